@@ -1,0 +1,57 @@
+// Package amazon reads the raw files of the Amazon product data set: the 2014
+// metadata (one Python dict literal per line), the 2018 metadata (strict JSON
+// per line) and the review files of both releases. Every reader streams, holds
+// bounded memory whatever the file size, and detects gzip from the content.
+//
+// Readers never log. A malformed line is handed to the caller as a Reject and
+// counted; deciding when there are too many is the caller's business.
+package amazon
+
+// Product is one metadata record. The 2014 and 2018 releases are mapped onto
+// the same fields: 2018's also_buy/also_view/category fill AlsoBought,
+// AlsoViewed and a one-path Categories.
+type Product struct {
+	ASIN  string
+	Title string // HTML-unescaped
+	Brand string // HTML-unescaped
+	// Price in dollars; HasPrice is false when the field is absent or
+	// unparsable (2018 gives "" or "$x.xx" strings).
+	Price    float64
+	HasPrice bool
+	ImURL    string
+	// SalesRank holds category -> rank (2014 dict; 2018 "rank" strings are
+	// parsed where they read "#N in Category").
+	SalesRank []Rank
+	// Categories is a list of paths, each a list of names from the root,
+	// HTML-unescaped ("&amp;" becomes "&").
+	Categories     [][]string
+	MainCat        string // 2018 only
+	AlsoBought     []string
+	AlsoViewed     []string
+	BoughtTogether []string
+}
+
+// Rank is one sales-rank entry.
+type Rank struct {
+	Category string
+	Rank     int64
+}
+
+// Review is one review record (2014 and 2018 share the fields used here).
+type Review struct {
+	ASIN           string
+	ReviewerID     string
+	ReviewText     string
+	Summary        string
+	Overall        float64
+	UnixReviewTime int64
+}
+
+// Reject is a malformed input line: where it is and why it was refused.
+type Reject struct {
+	File    string // base name of the file
+	Line    int64  // 1-based line number
+	Offset  int64  // byte offset of the line's start in the uncompressed stream
+	Err     string // one-line reason
+	Excerpt string // first 200 bytes of the line, valid UTF-8
+}

@@ -1,0 +1,74 @@
+// Command monomer runs the item-compatibility pipeline: one subcommand per
+// file (cmd_<name>.go), each registering itself on the root command.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"monomer/pipeline"
+)
+
+// Exit codes; the one place errors become codes. Listed in --help and README.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitBadInput    = 3
+	exitLocked      = 4
+	exitInterrupted = 130
+)
+
+const exitCodesHelp = `Exit codes:
+  0    success, or everything up to date
+  1    failure
+  2    usage error or invalid job file
+  3    bad input over the reject threshold
+  4    run directory locked by another run
+  130  interrupted (SIGINT or SIGTERM)`
+
+var cmdRoot = &cobra.Command{
+	Use:   "monomer",
+	Short: "Item-compatibility models (WNN, CT, LMT, Monomer, LDA+WNN) from raw Amazon data",
+	Long: `monomer turns raw Amazon product data into trained item-compatibility
+models and Parquet outputs, reproducing He, Packer & McAuley (ICDM 2016).
+
+` + exitCodesHelp,
+	SilenceUsage:  true,
+	SilenceErrors: true,
+}
+
+func exitCode(err error) int {
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case errors.Is(err, pipeline.ErrConfig), errors.Is(err, pipeline.ErrUsage):
+		return exitUsage
+	case errors.Is(err, pipeline.ErrBadInput):
+		return exitBadInput
+	case errors.Is(err, pipeline.ErrLocked):
+		return exitLocked
+	}
+	return exitFailure
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cmdRoot.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return fmt.Errorf("%w: %v", pipeline.ErrUsage, err)
+	})
+	err := cmdRoot.ExecuteContext(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "monomer:", err)
+	}
+	os.Exit(exitCode(err))
+}

@@ -1,0 +1,30 @@
+// Package graph builds what the models train on from an experiment's edges:
+// negatives by degree-preserving rewiring (or uniform sampling) and the
+// 80/10/10 split.
+package graph
+
+// Edge is a directed relationship: Dst is listed on Src's page. Ends are item
+// indices (rows of the experiment's items table).
+type Edge struct {
+	Src, Dst int32
+}
+
+// Split names the part of the data a pair belongs to.
+type Split int8
+
+const (
+	Train Split = iota
+	Valid
+	Test
+)
+
+func (s Split) String() string {
+	return [...]string{"train", "valid", "test"}[s]
+}
+
+// Pair is a labelled ordered pair of items.
+type Pair struct {
+	X, Y  int32
+	Label bool // true: related (from R); false: from the negatives
+	Split Split
+}

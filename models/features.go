@@ -1,0 +1,24 @@
+// Package models holds the compatibility models of the paper (WNN, CT, LMT,
+// Monomer, LDA+WNN), their shared L-BFGS trainer and compute kernels.
+package models
+
+// Features is an item-feature matrix: row i is item i's feature vector. The
+// features stage produces either kind; models accept both through this
+// interface and check which access a value offers.
+type Features interface {
+	Rows() int
+	Dim() int
+}
+
+// Dense gives rows as contiguous float32 slices (image features). The slice
+// is read-only and may point into a memory-mapped file.
+type Dense interface {
+	Features
+	Row(i int) []float32
+}
+
+// Sparse gives rows as sorted column indices with their values (bag of words).
+type Sparse interface {
+	Features
+	SparseRow(i int) (idx []int32, val []float32)
+}

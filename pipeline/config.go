@@ -1,0 +1,380 @@
+package pipeline
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ErrConfig marks an invalid job file or flag; the CLI maps it to exit code 2.
+var ErrConfig = errors.New("invalid job")
+
+// Job is a job file: a named set of experiments sharing raw data and a seed.
+type Job struct {
+	Name string `yaml:"name"`
+	// Seed drives every random choice of the job. Each experiment and stage
+	// derives its own stream from it (see Env.RNG), so adding an experiment
+	// never changes another's outputs. If Seed is 0, it is defaulted to 1.
+	Seed uint64 `yaml:"seed"`
+	// DataDir is the directory the data paths are relative to. Relative
+	// DataDir is itself relative to the job file. If empty, paths are
+	// relative to the job file.
+	DataDir string `yaml:"data_dir"`
+	// Data names the raw files shared by all experiments; an experiment may
+	// override any of them.
+	Data Data `yaml:"data"`
+	// Settings apply to every experiment unless it sets its own.
+	Settings Settings `yaml:"settings"`
+
+	Experiments []Experiment `yaml:"experiments"`
+
+	// Path is the job file's absolute path, set by LoadJob.
+	Path string `yaml:"-"`
+}
+
+// Data names raw input files. Empty fields are not used.
+type Data struct {
+	Meta          string `yaml:"meta"`
+	Reviews       string `yaml:"reviews"`
+	ImageFeatures string `yaml:"image_features"`
+}
+
+// Experiment is one (data set, category, graph, feature type) combination.
+type Experiment struct {
+	Name string `yaml:"name"`
+	// Category is the category-path prefix, levels separated by " > ".
+	Category string `yaml:"category"`
+	// Depth is how many levels below the prefix the subcategory node sits.
+	// If Depth is 0, it is defaulted to 1.
+	Depth int `yaml:"depth"`
+	// Graph is also_bought, also_viewed or bought_together.
+	Graph string `yaml:"graph"`
+	// Features is image or bow.
+	Features string `yaml:"features"`
+	// Models to train: wnn, ct, lmt, monomer, lda. If empty, all that fit the
+	// feature type (lda only with bow).
+	Models []string `yaml:"models"`
+	// Data overrides the job's raw files for this experiment.
+	Data Data `yaml:"data"`
+	// Settings override the job's settings for this experiment.
+	Settings Settings `yaml:"settings"`
+}
+
+// Settings are the tunable parameters. A zero field means "inherit": the
+// experiment's value wins over the job's, the job's over the default named on
+// each field. Resolve fills every field.
+type Settings struct {
+	// RejectRatio is the fraction of malformed lines above which ingest fails
+	// (exit 3). If 0, it is defaulted to 0.001. Use a negative value for
+	// "never fail".
+	RejectRatio float64 `yaml:"reject_ratio"`
+	// ImageScale divides every image feature. If 0, it is defaulted to
+	// 58.388599, the maximum FC7 activation the original code divides by.
+	ImageScale float64 `yaml:"image_scale"`
+	// VocabSize is the bag-of-words vocabulary size. If 0, 5000 (paper §4.5).
+	VocabSize int `yaml:"vocab_size"`
+	// UseSummary adds review summaries to the text. Default false.
+	UseSummary bool `yaml:"use_summary"`
+	// VocabSampleTokens caps the tokens used to choose the vocabulary; the
+	// vectors always count every review. If 0, 50,000,000.
+	VocabSampleTokens int64 `yaml:"vocab_sample_tokens"`
+	// Negatives is rewire (degree-preserving, the paper's) or uniform.
+	// If empty, rewire.
+	Negatives string `yaml:"negatives"`
+	// SwapsPerEdge is the number of switch attempts per edge in the first
+	// rewiring phase. If 0, 20.
+	SwapsPerEdge int `yaml:"swaps_per_edge"`
+	// TrainCap bounds the training pairs; larger data are subsampled before
+	// the 80/10/10 split. If 0, 2,000,000 (paper §4.1).
+	TrainCap int `yaml:"train_cap"`
+	// K is the embedding rank of LMT. If 0, 100 (paper Table 2).
+	K int `yaml:"k"`
+	// MonomerK is Monomer's per-space rank. If 0, 20 (paper Table 2).
+	MonomerK int `yaml:"monomer_k"`
+	// N is Monomer's number of non-anchor spaces. If 0, 4.
+	N int `yaml:"n"`
+	// Topics is the LDA topic count. If 0, 100.
+	Topics int `yaml:"topics"`
+	// Lambdas is the L2 grid searched on validation error. If empty,
+	// {0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2}.
+	Lambdas []float64 `yaml:"lambdas"`
+	// MaxIter caps L-BFGS iterations per fit. If 0, 200.
+	MaxIter int `yaml:"max_iter"`
+	// ValidEvery is how many iterations pass between validation checks.
+	// If 0, 10.
+	ValidEvery int `yaml:"valid_every"`
+	// CTTop is the fraction of linked subcategories CT predicts positive.
+	// If 0, 0.5 (paper §4.2).
+	CTTop float64 `yaml:"ct_top"`
+}
+
+// Defaults returns the documented defaults.
+func Defaults() Settings {
+	return Settings{
+		RejectRatio:       0.001,
+		ImageScale:        58.388599,
+		VocabSize:         5000,
+		VocabSampleTokens: 50_000_000,
+		Negatives:         "rewire",
+		SwapsPerEdge:      20,
+		TrainCap:          2_000_000,
+		K:                 100,
+		MonomerK:          20,
+		N:                 4,
+		Topics:            100,
+		Lambdas:           []float64{0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2},
+		MaxIter:           200,
+		ValidEvery:        10,
+		CTTop:             0.5,
+	}
+}
+
+// over returns s with every non-zero field of o copied over it.
+func (s Settings) over(o Settings) Settings {
+	if o.RejectRatio != 0 {
+		s.RejectRatio = o.RejectRatio
+	}
+	if o.ImageScale != 0 {
+		s.ImageScale = o.ImageScale
+	}
+	if o.VocabSize != 0 {
+		s.VocabSize = o.VocabSize
+	}
+	if o.UseSummary {
+		s.UseSummary = true
+	}
+	if o.VocabSampleTokens != 0 {
+		s.VocabSampleTokens = o.VocabSampleTokens
+	}
+	if o.Negatives != "" {
+		s.Negatives = o.Negatives
+	}
+	if o.SwapsPerEdge != 0 {
+		s.SwapsPerEdge = o.SwapsPerEdge
+	}
+	if o.TrainCap != 0 {
+		s.TrainCap = o.TrainCap
+	}
+	if o.K != 0 {
+		s.K = o.K
+	}
+	if o.MonomerK != 0 {
+		s.MonomerK = o.MonomerK
+	}
+	if o.N != 0 {
+		s.N = o.N
+	}
+	if o.Topics != 0 {
+		s.Topics = o.Topics
+	}
+	if len(o.Lambdas) != 0 {
+		s.Lambdas = slices.Clone(o.Lambdas)
+	}
+	if o.MaxIter != 0 {
+		s.MaxIter = o.MaxIter
+	}
+	if o.ValidEvery != 0 {
+		s.ValidEvery = o.ValidEvery
+	}
+	if o.CTTop != 0 {
+		s.CTTop = o.CTTop
+	}
+	return s
+}
+
+// Resolved is an experiment with every setting and path filled in.
+type Resolved struct {
+	Experiment
+	Seed     uint64
+	Data     Data // absolute paths
+	Settings Settings
+}
+
+// Resolve returns experiment i with defaults, job settings and its own
+// settings merged, and data paths made absolute.
+func (j *Job) Resolve(i int) Resolved {
+	e := j.Experiments[i]
+	r := Resolved{Experiment: e, Seed: j.Seed}
+	if r.Seed == 0 {
+		r.Seed = 1
+	}
+	if r.Depth == 0 {
+		r.Depth = 1
+	}
+	if len(r.Models) == 0 {
+		r.Models = []string{"wnn", "ct", "lmt", "monomer"}
+		if r.Features == "bow" {
+			r.Models = append(r.Models, "lda")
+		}
+	}
+	r.Settings = Defaults().over(j.Settings).over(e.Settings)
+	base := filepath.Dir(j.Path)
+	if j.DataDir != "" {
+		base = j.abs(base, j.DataDir)
+	}
+	pick := func(exp, job string) string {
+		if exp != "" {
+			return j.abs(base, exp)
+		}
+		if job != "" {
+			return j.abs(base, job)
+		}
+		return ""
+	}
+	r.Data = Data{
+		Meta:          pick(e.Data.Meta, j.Data.Meta),
+		Reviews:       pick(e.Data.Reviews, j.Data.Reviews),
+		ImageFeatures: pick(e.Data.ImageFeatures, j.Data.ImageFeatures),
+	}
+	return r
+}
+
+func (j *Job) abs(base, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(base, p)
+}
+
+// LoadJob reads and validates a job file. Unknown fields are errors. No other
+// file is touched: validation happens before any I/O on data.
+func LoadJob(path string) (*Job, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	return ParseJob(path, b)
+}
+
+// ParseJob parses and validates job-file bytes; path locates relative paths.
+func ParseJob(path string, b []byte) (*Job, error) {
+	var j Job
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&j); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrConfig, filepath.Base(path), err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	j.Path = abs
+	if err := j.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrConfig, filepath.Base(path), err)
+	}
+	return &j, nil
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// Validate checks every field and names the first bad one by its path in the
+// file, e.g. "experiments[2].graph".
+func (j *Job) Validate() error {
+	if !nameRE.MatchString(j.Name) {
+		return fmt.Errorf("name: %q must be letters, digits, '.', '_' or '-'", j.Name)
+	}
+	if err := j.Settings.validate("settings"); err != nil {
+		return err
+	}
+	if len(j.Experiments) == 0 {
+		return errors.New("experiments: at least one is required")
+	}
+	seen := map[string]bool{}
+	for i, e := range j.Experiments {
+		at := fmt.Sprintf("experiments[%d]", i)
+		if !nameRE.MatchString(e.Name) {
+			return fmt.Errorf("%s.name: %q must be letters, digits, '.', '_' or '-'", at, e.Name)
+		}
+		if seen[e.Name] {
+			return fmt.Errorf("%s.name: %q is used twice", at, e.Name)
+		}
+		seen[e.Name] = true
+		if strings.TrimSpace(e.Category) == "" {
+			return fmt.Errorf("%s.category: required", at)
+		}
+		if e.Depth < 0 {
+			return fmt.Errorf("%s.depth: %d must be positive", at, e.Depth)
+		}
+		if !slices.Contains(Graphs, e.Graph) {
+			return fmt.Errorf("%s.graph: %q is not one of %s", at, e.Graph, strings.Join(Graphs, ", "))
+		}
+		if !slices.Contains(FeatureKinds, e.Features) {
+			return fmt.Errorf("%s.features: %q is not one of %s", at, e.Features, strings.Join(FeatureKinds, ", "))
+		}
+		for k, m := range e.Models {
+			if !slices.Contains(Models, m) {
+				return fmt.Errorf("%s.models[%d]: %q is not one of %s", at, k, m, strings.Join(Models, ", "))
+			}
+			if m == "lda" && e.Features != "bow" {
+				return fmt.Errorf("%s.models[%d]: lda needs features: bow", at, k)
+			}
+		}
+		if err := e.Settings.validate(at + ".settings"); err != nil {
+			return err
+		}
+		r := j.Resolve(i)
+		if r.Data.Meta == "" {
+			return fmt.Errorf("%s.data.meta: no metadata file (set data.meta on the job or the experiment)", at)
+		}
+		if r.Features == "image" && r.Data.ImageFeatures == "" {
+			return fmt.Errorf("%s.data.image_features: required for features: image", at)
+		}
+		if r.Features == "bow" && r.Data.Reviews == "" {
+			return fmt.Errorf("%s.data.reviews: required for features: bow", at)
+		}
+	}
+	return nil
+}
+
+// The accepted values of the enumerated fields.
+var (
+	Graphs       = []string{"also_bought", "also_viewed", "bought_together"}
+	FeatureKinds = []string{"image", "bow"}
+	Models       = []string{"wnn", "ct", "lmt", "monomer", "lda"}
+)
+
+func (s Settings) validate(at string) error {
+	switch {
+	case s.RejectRatio > 1:
+		return fmt.Errorf("%s.reject_ratio: %g must be at most 1", at, s.RejectRatio)
+	case s.ImageScale < 0:
+		return fmt.Errorf("%s.image_scale: %g must be positive", at, s.ImageScale)
+	case s.VocabSize < 0:
+		return fmt.Errorf("%s.vocab_size: %d must be positive", at, s.VocabSize)
+	case s.VocabSampleTokens < 0:
+		return fmt.Errorf("%s.vocab_sample_tokens: %d must be positive", at, s.VocabSampleTokens)
+	case s.Negatives != "" && s.Negatives != "rewire" && s.Negatives != "uniform":
+		return fmt.Errorf("%s.negatives: %q is not one of rewire, uniform", at, s.Negatives)
+	case s.SwapsPerEdge < 0:
+		return fmt.Errorf("%s.swaps_per_edge: %d must be positive", at, s.SwapsPerEdge)
+	case s.TrainCap < 0:
+		return fmt.Errorf("%s.train_cap: %d must be positive", at, s.TrainCap)
+	case s.K < 0:
+		return fmt.Errorf("%s.k: %d must be positive", at, s.K)
+	case s.MonomerK < 0:
+		return fmt.Errorf("%s.monomer_k: %d must be positive", at, s.MonomerK)
+	case s.N < 0:
+		return fmt.Errorf("%s.n: %d must be positive", at, s.N)
+	case s.Topics < 0:
+		return fmt.Errorf("%s.topics: %d must be positive", at, s.Topics)
+	case s.MaxIter < 0:
+		return fmt.Errorf("%s.max_iter: %d must be positive", at, s.MaxIter)
+	case s.ValidEvery < 0:
+		return fmt.Errorf("%s.valid_every: %d must be positive", at, s.ValidEvery)
+	case s.CTTop < 0 || s.CTTop > 1:
+		return fmt.Errorf("%s.ct_top: %g must be in (0, 1]", at, s.CTTop)
+	}
+	for i, l := range s.Lambdas {
+		if l < 0 {
+			return fmt.Errorf("%s.lambdas[%d]: %g must be non-negative", at, i, l)
+		}
+	}
+	return nil
+}
