@@ -1,0 +1,127 @@
+package schema
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// Table is a Parquet file read whole, with typed column access by name.
+type Table struct {
+	Path string
+	arrow.Table
+}
+
+// Open reads the table at path; Release it when done.
+func Open(path string) (*Table, error) {
+	t, err := ReadTable(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Table{Path: path, Table: t}, nil
+}
+
+// Rows is the number of rows.
+func (t *Table) Rows() int { return int(t.NumRows()) }
+
+func (t *Table) column(name string) (*arrow.Chunked, error) {
+	idx := t.Schema().FieldIndices(name)
+	if len(idx) == 0 {
+		return nil, fmt.Errorf("%w %q in %s", ErrNoColumn, name, t.Path)
+	}
+	return t.Column(idx[0]).Data(), nil
+}
+
+// valuer is an arrow array with typed Value access.
+type valuer[T any] interface {
+	arrow.Array
+	Value(i int) T
+}
+
+func flat[T any, A valuer[T]](t *Table, name string) ([]T, error) {
+	c, err := t.column(name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, c.Len())
+	for _, ch := range c.Chunks() {
+		a, ok := ch.(A)
+		if !ok {
+			return nil, fmt.Errorf("schema: %s column %s is %s", t.Path, name, ch.DataType())
+		}
+		for i := 0; i < a.Len(); i++ {
+			out = append(out, a.Value(i))
+		}
+	}
+	return out, nil
+}
+
+// Strings returns a string column.
+func (t *Table) Strings(name string) ([]string, error) {
+	return flat[string, *array.String](t, name)
+}
+
+// Bools returns a boolean column.
+func (t *Table) Bools(name string) ([]bool, error) { return flat[bool, *array.Boolean](t, name) }
+
+// Int8s returns an int8 column.
+func (t *Table) Int8s(name string) ([]int8, error) { return flat[int8, *array.Int8](t, name) }
+
+// Int32s returns an int32 column.
+func (t *Table) Int32s(name string) ([]int32, error) { return flat[int32, *array.Int32](t, name) }
+
+// Int64s returns an int64 column.
+func (t *Table) Int64s(name string) ([]int64, error) { return flat[int64, *array.Int64](t, name) }
+
+// Float32s returns a float32 column.
+func (t *Table) Float32s(name string) ([]float32, error) {
+	return flat[float32, *array.Float32](t, name)
+}
+
+// Float64s returns a float64 column.
+func (t *Table) Float64s(name string) ([]float64, error) {
+	return flat[float64, *array.Float64](t, name)
+}
+
+func lists[T any, A valuer[T]](t *Table, name string) ([][]T, error) {
+	c, err := t.column(name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]T, 0, c.Len())
+	for _, ch := range c.Chunks() {
+		l, ok := ch.(*array.List)
+		if !ok {
+			return nil, fmt.Errorf("schema: %s column %s is %s, not a list", t.Path, name, ch.DataType())
+		}
+		vals, ok := l.ListValues().(A)
+		if !ok {
+			return nil, fmt.Errorf("schema: %s column %s has values %s", t.Path, name, l.ListValues().DataType())
+		}
+		for i := 0; i < l.Len(); i++ {
+			lo, hi := l.ValueOffsets(i)
+			row := make([]T, hi-lo)
+			for j := lo; j < hi; j++ {
+				row[j-lo] = vals.Value(int(j))
+			}
+			out = append(out, row)
+		}
+	}
+	return out, nil
+}
+
+// Int32Lists returns a list<int32> column.
+func (t *Table) Int32Lists(name string) ([][]int32, error) {
+	return lists[int32, *array.Int32](t, name)
+}
+
+// Float32Lists returns a list<float32> column.
+func (t *Table) Float32Lists(name string) ([][]float32, error) {
+	return lists[float32, *array.Float32](t, name)
+}
+
+// Float64Lists returns a list<float64> column.
+func (t *Table) Float64Lists(name string) ([][]float64, error) {
+	return lists[float64, *array.Float64](t, name)
+}

@@ -1,0 +1,102 @@
+// Package schema holds the Arrow schemas of every table monomer writes and is
+// the only code that reads or writes Parquet.
+//
+// Files are written one way so two runs on the same rows give the same bytes
+// (see DEPENDENCIES.md, "Reproducibility hazards"): a pinned created-by,
+// zstd compression at a fixed level, a fixed row-group length, and dictionary
+// encoding only for the low-cardinality string columns marked in the schema
+// (arrow-go writes encoding statistics in map order once a dictionary falls
+// back to plain encoding, which breaks byte identity).
+package schema
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// CreatedBy is pinned so the footer does not change with the library version.
+const CreatedBy = "monomer"
+
+// dictKey marks a field whose Parquet column is dictionary-encoded.
+const dictKey = "monomer.dictionary"
+
+var (
+	str   = arrow.BinaryTypes.String
+	i8    = arrow.PrimitiveTypes.Int8
+	i32   = arrow.PrimitiveTypes.Int32
+	i64   = arrow.PrimitiveTypes.Int64
+	f32   = arrow.PrimitiveTypes.Float32
+	f64   = arrow.PrimitiveTypes.Float64
+	boolT = arrow.FixedWidthTypes.Boolean
+)
+
+func field(name string, t arrow.DataType) arrow.Field {
+	return arrow.Field{Name: name, Type: t}
+}
+
+// dict is a low-cardinality string field (a category, a split name).
+func dict(name string) arrow.Field {
+	return arrow.Field{Name: name, Type: str, Metadata: arrow.NewMetadata([]string{dictKey}, []string{"true"})}
+}
+
+func newSchema(fields ...arrow.Field) *arrow.Schema { return arrow.NewSchema(fields, nil) }
+
+// The tables of SPEC section 8. The first columns are the contract; columns
+// after them are extras documented here.
+var (
+	// Items: one row per valid item of an experiment, in item-index order
+	// (row i is item i everywhere else). Extra: path_depth.
+	Items = newSchema(
+		field("asin", str), field("title", str), field("brand", str),
+		dict("subcategory"), field("category_path", str),
+		field("n_reviews", i32), field("has_image", boolT),
+	)
+	// Edges: kept relationships, sorted by (src_idx, dst_idx). Extras: the
+	// item indices of both ends.
+	Edges = newSchema(
+		field("src", str), field("dst", str), dict("graph"),
+		field("src_idx", i32), field("dst_idx", i32),
+	)
+	// Rejects: malformed input records, in file then line order.
+	Rejects = newSchema(
+		dict("file"), field("line", i64), field("offset", i64),
+		field("error", str), field("excerpt", str),
+	)
+	// Vocabulary: term ids in rank order (count desc, term asc). Extra:
+	// surface, a readable unstemmed form.
+	Vocabulary = newSchema(
+		field("term_id", i32), field("term", str), dict("kind"),
+		field("count", i64), field("doc_freq", i64), field("surface", str),
+	)
+	// Bow: one row per kept item, in item order. Extras: the item index and
+	// raw counts (LDA's input).
+	Bow = newSchema(
+		field("asin", str),
+		field("term_ids", arrow.ListOf(i32)), field("weights", arrow.ListOf(f32)),
+		field("item_idx", i32), field("counts", arrow.ListOf(i32)),
+	)
+	// Pairs: R and the negatives, split; rows in split order (train, valid,
+	// test), shuffled within. Extras: item indices.
+	Pairs = newSchema(
+		field("x", str), field("y", str), field("label", i8), dict("split"),
+		field("x_idx", i32), field("y_idx", i32),
+	)
+	// Predictions: per model and split, in pairs order.
+	Predictions = newSchema(
+		dict("model"), dict("split"), field("x", str), field("y", str),
+		field("label", i8), field("distance", f64), field("probability", f64),
+		field("predicted", i8),
+	)
+	// Metrics: one row per (model, lambda, split). Extra: selected marks the
+	// lambda chosen on validation error; only its rows have train and test.
+	Metrics = newSchema(
+		dict("experiment"), dict("model"), dict("split"),
+		field("error", f64), field("auc", f64), field("log_likelihood", f64),
+		field("pairs", i64), field("lambda", f64), field("k", i32), field("n", i32),
+		field("iterations", i32), field("selected", boolT),
+	)
+	// Params: learned parameters, one row per matrix row; c and other scalars
+	// are 1x1 matrices.
+	Params = newSchema(
+		dict("model"), dict("param"), field("row", i32), field("values", arrow.ListOf(f64)),
+	)
+)
