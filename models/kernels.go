@@ -1,0 +1,443 @@
+package models
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"monomer/graph"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// Float is the element type of the compute kernels: float32 in production
+// (features are float32 and sgemm is twice as fast), float64 for the
+// finite-difference gradient checks.
+type Float interface{ float32 | float64 }
+
+// Fixed work partitions. Every sum whose order could depend on scheduling is
+// taken over these units in index order, so results are bit-identical
+// whatever GOMAXPROCS or Spec.Workers is.
+const (
+	// rowBlock is the number of items per gemm call in the dense path: large
+	// enough for sgemm to reach its throughput, small enough that one block
+	// (rowBlock×F) stays a few MB.
+	rowBlock = 512
+	// maxItemGroups bounds the item groups; each group owns one F×C gradient
+	// accumulator, summed in group order.
+	maxItemGroups = 16
+	// pairChunk is the number of pairs per parallel task.
+	pairChunk = 4096
+)
+
+// itemSpan is a half-open index range [lo, hi).
+type itemSpan struct{ lo, hi int }
+
+// itemGroups splits n items into at most maxItemGroups contiguous groups of
+// whole rowBlocks. The split depends on n only.
+func itemGroups(n int) []itemSpan {
+	blocks := (n + rowBlock - 1) / rowBlock
+	g := min(blocks, maxItemGroups)
+	out := make([]itemSpan, g)
+	for i := range g {
+		out[i] = itemSpan{lo: i * blocks / g * rowBlock, hi: min((i+1)*blocks/g*rowBlock, n)}
+	}
+	return out
+}
+
+// runChunks runs fn(w, i) for every i in [0, n) on at most workers goroutines;
+// w in [0, workers) names the goroutine so fn can use per-goroutine scratch.
+// Which goroutine runs which i is unspecified: fn's effect must depend on i
+// only.
+func runChunks(n, workers int, fn func(w, i int)) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, n)
+	if workers <= 1 {
+		for i := range n {
+			fn(0, i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(w, i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// gemm computes c = a·b (acc false) or c += aᵀ·b (acc true) through the
+// swappable BLAS implementation (blas32.Use / blas64.Use): a is m×k (acc
+// false) or k×m (acc true), b is k×n, c is m×n, all row-major and dense.
+func gemm[T Float](acc bool, m, n, k int, a, b, c []T) {
+	tA, beta := blas.NoTrans, 0.0
+	lda := k
+	if acc {
+		tA, beta, lda = blas.Trans, 1, m
+	}
+	switch a := any(a).(type) {
+	case []float32:
+		blas32.Implementation().Sgemm(tA, blas.NoTrans, m, n, k, 1, a, lda, any(b).([]float32), n, float32(beta), any(c).([]float32), n)
+	case []float64:
+		blas64.Implementation().Dgemm(tA, blas.NoTrans, m, n, k, 1, a, lda, any(b).([]float64), n, beta, any(c).([]float64), n)
+	}
+}
+
+// axpy computes y += alpha·x; len(y) >= len(x).
+func axpy[T Float](alpha T, x, y []T) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] += alpha * v
+	}
+}
+
+// softplusStable is log(1 + e^t) without overflow or loss of precision for large |t|.
+func softplusStable(t float64) float64 {
+	if t > 0 {
+		return t + math.Log1p(math.Exp(-t))
+	}
+	return math.Log1p(math.Exp(t))
+}
+
+// sigmoidStable is 1/(1 + e^-t), computed from the side where e^(-|t|) <= 1.
+func sigmoidStable(t float64) float64 {
+	if t >= 0 {
+		return 1 / (1 + math.Exp(-t))
+	}
+	e := math.Exp(t)
+	return e / (1 + e)
+}
+
+// pairLogLik is one pair's log-likelihood under P(related) = σ(c − d) (paper
+// §III-C) with z = c − d, and its derivative with respect to z:
+// log σ(z) = −softplusStable(−z) for related pairs, log(1 − σ(z)) = −softplusStable(z)
+// for unrelated ones.
+func pairLogLik(z float64, related bool) (ll, dz float64) {
+	if related {
+		return -softplusStable(-z), sigmoidStable(-z)
+	}
+	return -softplusStable(z), -sigmoidStable(z)
+}
+
+// rowSource reads item feature rows, dense or sparse.
+type rowSource struct {
+	dense  Dense
+	sparse Sparse
+	dim    int
+	rows   int
+}
+
+func newRowSource(feat Features) (rowSource, error) {
+	if feat == nil {
+		return rowSource{}, fmt.Errorf("models: nil features: %w", ErrInput)
+	}
+	s := rowSource{dim: feat.Dim(), rows: feat.Rows()}
+	// Sparse first: a BoW matrix that can also densify rows is far cheaper
+	// through its non-zeros.
+	if sp, ok := feat.(Sparse); ok {
+		s.sparse = sp
+	} else if d, ok := feat.(Dense); ok {
+		s.dense = d
+	} else {
+		return rowSource{}, fmt.Errorf("models: features %T are neither Dense nor Sparse: %w", feat, ErrInput)
+	}
+	if s.dim <= 0 {
+		return rowSource{}, fmt.Errorf("models: features have dimension %d: %w", s.dim, ErrInput)
+	}
+	return s, nil
+}
+
+// check verifies the rows of items once, so the kernels can index W without
+// bounds surprises: dense rows at least dim long, sparse indices in [0, dim)
+// with one value each,
+// strictly ascending.
+func (s rowSource) check(items []int32) error {
+	for _, it := range items {
+		i := int(it)
+		if s.dense != nil {
+			if n := len(s.dense.Row(i)); n < s.dim {
+				return fmt.Errorf("models: feature row %d has %d values, want %d: %w", i, n, s.dim, ErrInput)
+			}
+			continue
+		}
+		idx, val := s.sparse.SparseRow(i)
+		if len(idx) != len(val) {
+			return fmt.Errorf("models: sparse feature row %d has %d indices and %d values: %w", i, len(idx), len(val), ErrInput)
+		}
+		for k, j := range idx {
+			if j < 0 || int(j) >= s.dim {
+				return fmt.Errorf("models: sparse feature row %d: column %d out of range [0, %d): %w", i, j, s.dim, ErrInput)
+			}
+			if k > 0 && j <= idx[k-1] {
+				return fmt.Errorf("models: sparse feature row %d: columns not strictly ascending at position %d: %w", i, k, ErrInput)
+			}
+		}
+	}
+	return nil
+}
+
+// sqNorm is ‖f_i‖².
+func (s rowSource) sqNorm(i int) float64 {
+	var v []float32
+	if s.sparse != nil {
+		_, v = s.sparse.SparseRow(i)
+	} else {
+		v = s.dense.Row(i)
+	}
+	var t float64
+	for _, x := range v {
+		t += float64(x) * float64(x)
+	}
+	return t
+}
+
+// denseRows copies the rows of items into buf (len(items)×dim, row-major).
+func denseRows[T Float](d Dense, items []int32, dim int, buf []T) {
+	for r, it := range items {
+		row := d.Row(int(it))[:dim]
+		dst := buf[r*dim : (r+1)*dim]
+		for j, v := range row {
+			dst[j] = T(v)
+		}
+	}
+}
+
+// pairSet is a set of labelled pairs over the distinct items they touch. Each
+// item gets a local index (items ascending), so every item is projected once
+// per evaluation however many pairs it is in.
+type pairSet struct {
+	items  []int32 // global item index of each local item, ascending
+	x, y   []int32 // local indices of each pair's ends
+	labels []bool
+	// byX[xOff[i]:xOff[i+1]] are the pairs whose x is local item i, in pair
+	// order; byY likewise for y. They fix the order in which an item's
+	// gradient terms are added.
+	xOff, byX []int32
+	yOff, byY []int32
+}
+
+// newPairSet indexes pairs over rows items; what names the pair set in errors.
+func newPairSet(pairs []graph.Pair, rows int, what string) (*pairSet, error) {
+	local := make([]int32, rows)
+	for i, p := range pairs {
+		for _, v := range [2]int32{p.X, p.Y} {
+			if v < 0 || int(v) >= rows {
+				return nil, fmt.Errorf("models: %s pair %d: item %d out of range [0, %d): %w", what, i, v, rows, ErrInput)
+			}
+			local[v] = 1
+		}
+	}
+	ps := &pairSet{}
+	for g, used := range local {
+		if used != 0 {
+			local[g] = int32(len(ps.items))
+			ps.items = append(ps.items, int32(g))
+		}
+	}
+	n := len(pairs)
+	ps.x, ps.y, ps.labels = make([]int32, n), make([]int32, n), make([]bool, n)
+	for i, p := range pairs {
+		ps.x[i], ps.y[i], ps.labels[i] = local[p.X], local[p.Y], p.Label
+	}
+	ps.xOff, ps.byX = incidence(ps.x, len(ps.items))
+	ps.yOff, ps.byY = incidence(ps.y, len(ps.items))
+	return ps, nil
+}
+
+// incidence groups pair indices by end (a counting sort, stable in pair order).
+func incidence(end []int32, items int) (off, by []int32) {
+	off = make([]int32, items+1)
+	for _, e := range end {
+		off[e+1]++
+	}
+	for i := range items {
+		off[i+1] += off[i]
+	}
+	by = make([]int32, len(end))
+	pos := append([]int32(nil), off[:items]...)
+	for p, e := range end {
+		by[pos[e]] = int32(p)
+		pos[e]++
+	}
+	return off, by
+}
+
+// pairKernel is the per-pair part of a projection model: given the projected
+// rows P[x] and P[y] (C columns each, see projEval) it computes the distance
+// in O(C) and, in the backward pass, the gradient of g·d with respect to P[x]
+// and P[y]. st is the pair's saved state (stateLen values) written by dist.
+type pairKernel[T Float] interface {
+	cols() int
+	stateLen() int
+	dist(px, py, st []T) T
+	gradX(px, py, st []T, g T, gx []T) // gx += g·∂d/∂P[x]
+	gradY(px, py, st []T, g T, gy []T) // gy += g·∂d/∂P[y]
+}
+
+// projEval evaluates a projection model (LMT, Monomer). One evaluation:
+//
+//  1. P = X·W for the distinct items X of the pair set, W the F×C parameter
+//     matrix (the concatenation [E₀ | E₁ … E_N | U] for Monomer): one gemm per
+//     rowBlock of dense rows, or CSR rows times W for sparse features;
+//  2. every pair's distance from its two rows of P, O(C) per pair;
+//  3. with a gradient: G = ∂f/∂P item by item over the item's pairs, then
+//     ∂f/∂W = Xᵀ·G, one gemm per block accumulated per item group and the
+//     groups summed in order.
+type projEval[T Float] struct {
+	kern    pairKernel[T]
+	src     rowSource
+	ps      *pairSet
+	workers int
+	f, c    int
+	groups  []itemSpan
+
+	w, p, g []T   // W (F×C), P and G (items×C)
+	acc     [][]T // per item group F×C
+	scratch [][]T // per worker rowBlock×F dense rows
+	st      []T   // per pair state
+	dg      []T   // per pair ∂f/∂d
+}
+
+func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, workers int) *projEval[T] {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	c, n := kern.cols(), len(ps.items)
+	return &projEval[T]{
+		kern: kern, src: src, ps: ps, workers: workers,
+		f: src.dim, c: c, groups: itemGroups(n),
+		w:       make([]T, src.dim*c),
+		p:       make([]T, n*c),
+		scratch: make([][]T, workers),
+		st:      make([]T, len(ps.x)*kern.stateLen()),
+		dg:      make([]T, len(ps.x)),
+	}
+}
+
+func (e *projEval[T]) eval(theta []float64, loss func(p int, d float64) float64, grad []float64) {
+	for i, v := range theta {
+		e.w[i] = T(v)
+	}
+	e.project()
+	e.pairs(loss)
+	if grad == nil {
+		return
+	}
+	e.backward()
+	// Fixed-order reduction of the item groups' accumulators.
+	clear(grad)
+	for _, a := range e.acc {
+		for i, v := range a {
+			grad[i] += float64(v)
+		}
+	}
+}
+
+func (e *projEval[T]) denseScratch(w int) []T {
+	if e.scratch[w] == nil {
+		e.scratch[w] = make([]T, rowBlock*e.f)
+	}
+	return e.scratch[w]
+}
+
+// project fills P = X·W.
+func (e *projEval[T]) project() {
+	f, c := e.f, e.c
+	runChunks(len(e.groups), e.workers, func(w, gi int) {
+		grp := e.groups[gi]
+		if e.src.sparse != nil {
+			for i := grp.lo; i < grp.hi; i++ {
+				row := e.p[i*c : (i+1)*c]
+				clear(row)
+				idx, val := e.src.sparse.SparseRow(int(e.ps.items[i]))
+				for j, col := range idx {
+					axpy(T(val[j]), e.w[int(col)*c:int(col+1)*c], row)
+				}
+			}
+			return
+		}
+		buf := e.denseScratch(w)
+		for lo := grp.lo; lo < grp.hi; lo += rowBlock {
+			hi := min(lo+rowBlock, grp.hi)
+			denseRows(e.src.dense, e.ps.items[lo:hi], f, buf)
+			gemm(false, hi-lo, c, f, buf[:(hi-lo)*f], e.w, e.p[lo*c:hi*c])
+		}
+	})
+}
+
+// pairs computes every pair's distance and stores loss's ∂f/∂d.
+func (e *projEval[T]) pairs(loss func(p int, d float64) float64) {
+	n, c, sl := len(e.ps.x), e.c, e.kern.stateLen()
+	runChunks((n+pairChunk-1)/pairChunk, e.workers, func(_, ch int) {
+		for q := ch * pairChunk; q < min((ch+1)*pairChunk, n); q++ {
+			x, y := int(e.ps.x[q]), int(e.ps.y[q])
+			d := e.kern.dist(e.p[x*c:(x+1)*c], e.p[y*c:(y+1)*c], e.st[q*sl:(q+1)*sl])
+			e.dg[q] = T(loss(q, float64(d)))
+		}
+	})
+}
+
+// backward forms G = ∂f/∂P and accumulates Xᵀ·G per item group.
+func (e *projEval[T]) backward() {
+	f, c, sl := e.f, e.c, e.kern.stateLen()
+	ps := e.ps
+	if e.g == nil {
+		e.g = make([]T, len(e.p))
+		e.acc = make([][]T, len(e.groups))
+		for i := range e.acc {
+			e.acc[i] = make([]T, f*c)
+		}
+	}
+	runChunks(len(e.groups), e.workers, func(w, gi int) {
+		grp := e.groups[gi]
+		// Each item's row of G is written by this group only, its terms
+		// added in pair order.
+		for i := grp.lo; i < grp.hi; i++ {
+			gr := e.g[i*c : (i+1)*c]
+			clear(gr)
+			pr := e.p[i*c : (i+1)*c]
+			for _, q := range ps.byX[ps.xOff[i]:ps.xOff[i+1]] {
+				y := int(ps.y[q])
+				e.kern.gradX(pr, e.p[y*c:(y+1)*c], e.st[int(q)*sl:int(q+1)*sl], e.dg[q], gr)
+			}
+			for _, q := range ps.byY[ps.yOff[i]:ps.yOff[i+1]] {
+				x := int(ps.x[q])
+				e.kern.gradY(e.p[x*c:(x+1)*c], pr, e.st[int(q)*sl:int(q+1)*sl], e.dg[q], gr)
+			}
+		}
+		acc := e.acc[gi]
+		clear(acc)
+		if e.src.sparse != nil {
+			for i := grp.lo; i < grp.hi; i++ {
+				gr := e.g[i*c : (i+1)*c]
+				idx, val := e.src.sparse.SparseRow(int(ps.items[i]))
+				for j, col := range idx {
+					axpy(T(val[j]), gr, acc[int(col)*c:int(col+1)*c])
+				}
+			}
+			return
+		}
+		buf := e.denseScratch(w)
+		for lo := grp.lo; lo < grp.hi; lo += rowBlock {
+			hi := min(lo+rowBlock, grp.hi)
+			denseRows(e.src.dense, ps.items[lo:hi], f, buf)
+			gemm(true, f, c, hi-lo, buf[:(hi-lo)*f], e.g[lo*c:hi*c], acc)
+		}
+	})
+}

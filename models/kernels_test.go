@@ -1,0 +1,220 @@
+package models
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+
+	"monomer/graph"
+)
+
+// gradProblem builds the training objective of model name on a random small
+// problem, float64 kernels, and a random point θ = [c, Θ] where related and
+// unrelated pairs fall on both sides of c.
+func gradProblem(t testing.TB, name, kind string, rng *rand.Rand) (model, *objective, []float64) {
+	const items, dim, k, n = 14, 7, 3, 3
+	var feat Features = randDense(rng, items, dim)
+	if kind == "sparse" {
+		feat = randSparse(rng, items, dim, 3)
+	}
+	src, ps, err := prepare(feat, dim, randPairs(rng, items, 60), "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := newModel(name, dim, k, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := newObjective(m.evaluator(src, ps, true, 3), ps.labels)
+	obj.lambda = 0.01
+	theta := make([]float64, 1+m.size())
+	m.draw(theta[1:], rng, 1)
+	for i := range theta[1:] {
+		theta[1+i] *= 0.5 + rng.Float64() // break WNN's uniform start
+	}
+	theta[0] = median(obj.distances(theta[1:]))
+	return m, obj, theta
+}
+
+// relErr is ‖a − b‖ / max(‖a‖, ‖b‖).
+func relErr(a, b []float64) float64 {
+	var d, na, nb float64
+	for i := range a {
+		d += (a[i] - b[i]) * (a[i] - b[i])
+		na += a[i] * a[i]
+		nb += b[i] * b[i]
+	}
+	if na == 0 && nb == 0 {
+		return 0
+	}
+	return math.Sqrt(d / max(na, nb))
+}
+
+func dot(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// TestGradients checks every analytic gradient block, c included, against
+// central differences in float64.
+func TestGradients(t *testing.T) {
+	tests := []struct {
+		model, features string
+	}{
+		{ModelWNN, "dense"}, {ModelWNN, "sparse"},
+		{ModelLMT, "dense"}, {ModelLMT, "sparse"},
+		{ModelMonomer, "dense"}, {ModelMonomer, "sparse"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.model+"/"+tc.features, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, 1))
+			m, obj, theta := gradProblem(t, tc.model, tc.features, rng)
+			grad := make([]float64, len(theta))
+			obj.eval(theta, grad)
+			fd := make([]float64, len(theta))
+			x := slices.Clone(theta)
+			for i := range x {
+				h := 1e-5 * max(1, math.Abs(x[i]))
+				x[i] = theta[i] + h
+				fp := obj.eval(x, nil)
+				x[i] = theta[i] - h
+				fm := obj.eval(x, nil)
+				x[i] = theta[i]
+				fd[i] = (fp - fm) / (2 * h)
+			}
+			if e := relErr(grad[:1], fd[:1]); !(e < 1e-6) {
+				t.Errorf("c: relative error %.3g (analytic %v, numeric %v)", e, grad[0], fd[0])
+			}
+			pa, pf := m.params(grad[1:]), m.params(fd[1:])
+			for i := range pa {
+				e := relErr(pa[i].Data, pf[i].Data)
+				if !(e < 1e-6) {
+					t.Errorf("%s: relative error %.3g", pa[i].Name, e)
+				}
+				t.Logf("%s: relative error %.2g, ‖∇‖ %.2g", pa[i].Name, e, math.Sqrt(dot(pa[i].Data, pa[i].Data)))
+			}
+		})
+	}
+}
+
+func TestPairLogLik(t *testing.T) {
+	tests := []struct {
+		name    string
+		z       float64
+		related bool
+		wantLL  float64
+		wantDz  float64
+	}{
+		{name: "related at 0", z: 0, related: true, wantLL: -math.Ln2, wantDz: 0.5},
+		{name: "unrelated at 0", z: 0, related: false, wantLL: -math.Ln2, wantDz: -0.5},
+		{name: "related far right", z: 800, related: true, wantLL: 0, wantDz: 0},
+		{name: "related far left", z: -800, related: true, wantLL: -800, wantDz: 1},
+		{name: "unrelated far right", z: 800, related: false, wantLL: -800, wantDz: -1},
+		{name: "unrelated far left", z: -800, related: false, wantLL: 0, wantDz: 0},
+		{name: "related tail keeps precision", z: 40, related: true, wantLL: -math.Exp(-40), wantDz: math.Exp(-40)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ll, dz := pairLogLik(tc.z, tc.related)
+			if math.Abs(ll-tc.wantLL) > 1e-12*max(1, math.Abs(tc.wantLL)) || math.Abs(dz-tc.wantDz) > 1e-12*max(1e-300, math.Abs(tc.wantDz))+1e-300 {
+				t.Errorf("pairLogLik(%v, %v) = %v, %v; want %v, %v", tc.z, tc.related, ll, dz, tc.wantLL, tc.wantDz)
+			}
+		})
+	}
+}
+
+// FuzzPairLogLik: for any finite z the log-likelihood is finite and <= 0,
+// its derivative within [-1, 1], and the two labels' probabilities sum to 1.
+func FuzzPairLogLik(f *testing.F) {
+	for _, z := range []float64{0, 1, -1, 36.7, -745, 710, 1e300} {
+		f.Add(z)
+	}
+	f.Fuzz(func(t *testing.T, z float64) {
+		if math.IsNaN(z) || math.IsInf(z, 0) {
+			return
+		}
+		for _, rel := range []bool{true, false} {
+			ll, dz := pairLogLik(z, rel)
+			if math.IsNaN(ll) || math.IsInf(ll, 0) && math.Abs(z) < 1e300 || ll > 0 || !(math.Abs(dz) <= 1) {
+				t.Fatalf("pairLogLik(%v, %v) = %v, %v", z, rel, ll, dz)
+			}
+		}
+		l1, _ := pairLogLik(z, true)
+		l0, _ := pairLogLik(z, false)
+		if s := math.Exp(l1) + math.Exp(l0); math.Abs(s-1) > 1e-12 {
+			t.Fatalf("probabilities at z=%v sum to %v", z, s)
+		}
+	})
+}
+
+func TestItemGroups(t *testing.T) {
+	for _, n := range []int{0, 1, rowBlock, rowBlock + 1, 40 * rowBlock, 40*rowBlock + 7} {
+		g := itemGroups(n)
+		if len(g) > maxItemGroups {
+			t.Fatalf("n=%d: %d groups", n, len(g))
+		}
+		at := 0
+		for _, s := range g {
+			if s.lo != at || s.hi <= s.lo || (s.lo%rowBlock) != 0 {
+				t.Fatalf("n=%d: groups %v", n, g)
+			}
+			at = s.hi
+		}
+		if at != n {
+			t.Fatalf("n=%d: groups %v end at %d", n, g, at)
+		}
+	}
+}
+
+// TestTrainDeterministic: GOMAXPROCS 1 and 2 give bit-identical parameters,
+// on a problem large enough for several item groups, pair chunks and gemm
+// blocks.
+func TestTrainDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const items = 3000
+	feats := map[string]Features{"dense": randDense(rng, items, 24), "sparse": randSparse(rng, items, 40, 5)}
+	pairs := randPairs(rng, items, 9000)
+	// Learnable labels: related iff the ends share their first coordinate's sign.
+	for i, p := range pairs {
+		d := feats["dense"].(*denseFeat)
+		pairs[i].Label = (d.Row(int(p.X))[0] > 0) == (d.Row(int(p.Y))[0] > 0)
+	}
+	train, valid := pairs[:8000], pairs[8000:]
+	for _, tc := range []struct{ model, features string }{
+		{ModelMonomer, "dense"}, {ModelMonomer, "sparse"}, {ModelWNN, "dense"}, {ModelWNN, "sparse"}, {ModelLMT, "dense"},
+	} {
+		t.Run(tc.model+"/"+tc.features, func(t *testing.T) {
+			var fits [2]*Fit
+			for i, procs := range []int{1, 2} {
+				old := runtime.GOMAXPROCS(procs)
+				spec := Spec{Model: tc.model, K: 4, N: 3, Lambdas: []float64{0, 1e-4}, MaxIter: 8, ValidEvery: 3}
+				f, err := Train(t.Context(), feats[tc.features], train, valid, spec, rand.New(rand.NewPCG(7, 7)), nil)
+				runtime.GOMAXPROCS(old)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fits[i] = f
+			}
+			a, b := fits[0], fits[1]
+			if a.C != b.C || a.Lambda != b.Lambda || a.BestIteration != b.BestIteration {
+				t.Fatalf("GOMAXPROCS 1: c=%v λ=%v iter %d; GOMAXPROCS 2: c=%v λ=%v iter %d", a.C, a.Lambda, a.BestIteration, b.C, b.Lambda, b.BestIteration)
+			}
+			for i := range a.Params {
+				if !slices.Equal(a.Params[i].Data, b.Params[i].Data) {
+					t.Fatalf("%s differs between GOMAXPROCS 1 and 2", a.Params[i].Name)
+				}
+			}
+			if fmt.Sprint(a.Grid) != fmt.Sprint(b.Grid) {
+				t.Fatalf("grids differ:\n%v\n%v", a.Grid, b.Grid)
+			}
+		})
+	}
+}
+
+var _ graph.Pair

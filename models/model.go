@@ -1,0 +1,371 @@
+package models
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"monomer/graph"
+)
+
+// Errors of the trained models, wrapped with the detail of what is wrong.
+var (
+	// ErrInput marks features or pairs the models cannot use.
+	ErrInput = errors.New("models: bad input")
+	// ErrSpec marks an invalid Spec or an inconsistent parameter set.
+	ErrSpec = errors.New("models: invalid spec")
+)
+
+// Names of the trained models, as in job files.
+const (
+	ModelWNN     = "wnn"
+	ModelLMT     = "lmt"
+	ModelMonomer = "monomer"
+)
+
+// DefaultLambdas is the L2 grid searched when Spec.Lambdas is empty.
+func DefaultLambdas() []float64 { return []float64{0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2} }
+
+// Spec says which model to train and how. The zero value of every field but
+// Model works.
+type Spec struct {
+	// Model is ModelWNN, ModelLMT or ModelMonomer.
+	Model string
+	// K is the embedding rank (columns of each E). If 0, 100 for LMT and 20
+	// for Monomer (paper Table 2); unused by WNN.
+	K int
+	// N is Monomer's number of non-anchor spaces E₁..E_N. If 0, 4.
+	N int
+	// Lambdas is the L2 grid; the fit with the lowest validation error wins.
+	// If empty, DefaultLambdas().
+	Lambdas []float64
+	// MaxIter caps L-BFGS iterations per grid point. If 0, 200.
+	MaxIter int
+	// ValidEvery is the number of iterations between validation checks; the
+	// parameters with the best validation error seen are kept. If 0, 10.
+	ValidEvery int
+	// Store is the L-BFGS memory. If 0, 20, as the original code.
+	Store int
+	// Float64 runs the kernels in float64. If false, float32 (production:
+	// features are float32 and sgemm is twice as fast).
+	Float64 bool
+	// Workers bounds the goroutines of one evaluation. If 0, GOMAXPROCS.
+	// Results do not depend on it.
+	Workers int
+}
+
+func (s Spec) resolve() (Spec, error) {
+	bad := func(format string, a ...any) (Spec, error) {
+		return Spec{}, fmt.Errorf("models: spec: "+format+": %w", append(a, ErrSpec)...)
+	}
+	switch s.Model {
+	case ModelWNN:
+		s.K, s.N = 0, 0
+	case ModelLMT:
+		s.N = 0
+		if s.K == 0 {
+			s.K = 100
+		}
+	case ModelMonomer:
+		if s.K == 0 {
+			s.K = 20
+		}
+		if s.N == 0 {
+			s.N = 4
+		}
+	default:
+		return bad("model %q is not one of %s, %s, %s", s.Model, ModelWNN, ModelLMT, ModelMonomer)
+	}
+	if s.K < 0 || s.N < 0 {
+		return bad("K=%d N=%d must be positive", s.K, s.N)
+	}
+	if len(s.Lambdas) == 0 {
+		s.Lambdas = DefaultLambdas()
+	} else {
+		s.Lambdas = slices.Clone(s.Lambdas)
+	}
+	for _, l := range s.Lambdas {
+		if !(l >= 0) || math.IsInf(l, 0) {
+			return bad("lambda %v must be finite and non-negative", l)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+		def  int
+	}{{"MaxIter", &s.MaxIter, 200}, {"ValidEvery", &s.ValidEvery, 10}, {"Store", &s.Store, 20}} {
+		if *f.v < 0 {
+			return bad("%s=%d is negative", f.name, *f.v)
+		}
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	return s, nil
+}
+
+// Param is one learned parameter block, row-major: Data[r*Cols+c]. Rows index
+// feature dimensions: "w" is F×1 (WNN), "E" F×K (LMT), "E0".."EN" F×K and
+// "U" F×N (Monomer).
+type Param struct {
+	Name       string
+	Rows, Cols int
+	Data       []float64
+}
+
+// GridPoint is the outcome of training at one λ.
+type GridPoint struct {
+	Lambda float64
+	// ValidError is the validation error of the parameters kept at this λ
+	// (NaN without validation pairs).
+	ValidError float64
+	// ValidLogLik is their mean validation log-likelihood, the tie-break
+	// between equal errors.
+	ValidLogLik float64
+	// TrainObjective is the maximised objective at the kept parameters: mean
+	// training log-likelihood minus λ‖Θ‖².
+	TrainObjective float64
+	// Iterations is the number of L-BFGS iterations run; BestIteration the
+	// one whose parameters were kept.
+	Iterations, BestIteration int
+	// Status is how L-BFGS stopped (gonum's optimize.Status, or a line-search
+	// failure, which ends a fit normally once the objective stops improving
+	// in floating point).
+	Status string
+}
+
+// Progress is reported after every L-BFGS iteration.
+type Progress struct {
+	GridIndex int     // index of Lambda in the grid
+	Lambda    float64 // λ being fitted
+	Iter      int     // iterations done at this λ
+	Objective float64 // maximised objective (mean log-likelihood − λ‖Θ‖²)
+	// ValidError is the validation error when it was checked at this
+	// iteration, NaN otherwise.
+	ValidError float64
+}
+
+// Fit is a trained WNN, LMT or Monomer model. A Fit rebuilt with NewFit from
+// saved parameters scores exactly as the one Train returned.
+type Fit struct {
+	Model string
+	Dim   int // F, the feature dimension
+	K, N  int // rank and number of non-anchor spaces (0 where unused)
+	// C is the offset of the shifted sigmoid P(related) = σ(c − d).
+	C      float64
+	Params []Param
+	// Float64 makes Score use the float64 kernels (as the training did).
+	Float64 bool
+
+	// Training record, zero in a Fit made by NewFit.
+	Lambda        float64     // the chosen λ
+	ValidError    float64     // its validation error
+	Iterations    int         // L-BFGS iterations run at the chosen λ
+	BestIteration int         // iteration whose parameters were kept
+	Grid          []GridPoint // every λ tried, in grid order
+}
+
+// NumParams is the number of learned values including c: F·(NK+K+N)+1 for
+// Monomer (paper §III-C).
+func (f *Fit) NumParams() int {
+	n := 1
+	for _, p := range f.Params {
+		n += len(p.Data)
+	}
+	return n
+}
+
+// NewFit rebuilds a model from its offset c and parameter blocks, as saved
+// from a Fit; shapes must agree (K, N and F are read from them).
+func NewFit(modelName string, c float64, params []Param) (*Fit, error) {
+	find := func(name string) (Param, error) {
+		for _, p := range params {
+			if p.Name == name {
+				if p.Rows <= 0 || p.Cols <= 0 || len(p.Data) != p.Rows*p.Cols {
+					return p, fmt.Errorf("models: %s parameter %s: %d values for %d×%d: %w", modelName, name, len(p.Data), p.Rows, p.Cols, ErrSpec)
+				}
+				return p, nil
+			}
+		}
+		return Param{}, fmt.Errorf("models: %s: parameter %s missing: %w", modelName, name, ErrSpec)
+	}
+	f := &Fit{Model: modelName, C: c}
+	var want []string
+	switch modelName {
+	case ModelWNN:
+		want = []string{"w"}
+	case ModelLMT:
+		want = []string{"E"}
+	case ModelMonomer:
+		for _, p := range params {
+			if p.Name != "U" {
+				want = append(want, fmt.Sprintf("E%d", len(want)))
+			}
+		}
+		want = append(want, "U")
+	default:
+		return nil, fmt.Errorf("models: model %q is not one of %s, %s, %s: %w", modelName, ModelWNN, ModelLMT, ModelMonomer, ErrSpec)
+	}
+	if len(params) != len(want) {
+		return nil, fmt.Errorf("models: %s: %d parameter blocks, want %v: %w", modelName, len(params), want, ErrSpec)
+	}
+	for _, name := range want {
+		p, err := find(name)
+		if err != nil {
+			return nil, err
+		}
+		f.Params = append(f.Params, Param{Name: p.Name, Rows: p.Rows, Cols: p.Cols, Data: slices.Clone(p.Data)})
+	}
+	f.Dim = f.Params[0].Rows
+	switch modelName {
+	case ModelWNN:
+		if f.Params[0].Cols != 1 {
+			return nil, fmt.Errorf("models: wnn: w is %d×%d, want F×1: %w", f.Dim, f.Params[0].Cols, ErrSpec)
+		}
+	case ModelLMT:
+		f.K = f.Params[0].Cols
+	case ModelMonomer:
+		f.K, f.N = f.Params[0].Cols, len(f.Params)-2
+		if f.N < 1 {
+			return nil, fmt.Errorf("models: monomer: needs E0, E1 and U: %w", ErrSpec)
+		}
+	}
+	for i, p := range f.Params {
+		wantCols := f.K
+		if modelName == ModelWNN {
+			wantCols = 1
+		} else if i == len(f.Params)-1 && modelName == ModelMonomer {
+			wantCols = f.N
+		}
+		if p.Rows != f.Dim || p.Cols != wantCols {
+			return nil, fmt.Errorf("models: %s: %s is %d×%d, want %d×%d: %w", modelName, p.Name, p.Rows, p.Cols, f.Dim, wantCols, ErrSpec)
+		}
+	}
+	return f, nil
+}
+
+// Score returns the distance d(x, y) and P(related) = σ(c − d) of every pair,
+// in pair order (labels and splits are ignored). Each distinct item is
+// projected once however many pairs it is in. A pair is predicted related iff
+// prob > 0.5.
+func (f *Fit) Score(feat Features, pairs []graph.Pair) (dist, prob []float64, err error) {
+	m, err := newModel(f.Model, f.Dim, f.K, f.N)
+	if err != nil {
+		return nil, nil, err
+	}
+	theta, err := m.pack(f.Params)
+	if err != nil {
+		return nil, nil, err
+	}
+	src, ps, err := prepare(feat, f.Dim, pairs, "scored")
+	if err != nil {
+		return nil, nil, err
+	}
+	dist = make([]float64, len(pairs))
+	m.evaluator(src, ps, f.Float64, 0).eval(theta, func(p int, d float64) float64 {
+		dist[p] = d
+		return 0
+	}, nil)
+	prob = make([]float64, len(pairs))
+	for i, d := range dist {
+		prob[i] = sigmoidStable(f.C - d)
+	}
+	return dist, prob, nil
+}
+
+// prepare checks the features against the model dimension and indexes pairs.
+func prepare(feat Features, dim int, pairs []graph.Pair, what string) (rowSource, *pairSet, error) {
+	src, err := newRowSource(feat)
+	if err != nil {
+		return src, nil, err
+	}
+	if src.dim != dim {
+		return src, nil, fmt.Errorf("models: features have dimension %d, model %d: %w", src.dim, dim, ErrInput)
+	}
+	ps, err := newPairSet(pairs, src.rows, what)
+	if err != nil {
+		return src, nil, err
+	}
+	return src, ps, src.check(ps.items)
+}
+
+// model is one family's parameter layout and kernels. Its parameter vector θ
+// excludes the offset c, which the trainer keeps in front of it.
+type model interface {
+	// size is len(θ).
+	size() int
+	// draw fills θ with a seeded random start; meanSq is the mean ‖f‖² over
+	// the training items, for scales that keep softmax logits O(1).
+	draw(theta []float64, rng *rand.Rand, meanSq float64)
+	// scale multiplies the parameters the distance is quadratic in by s, so
+	// every distance is multiplied by s².
+	scale(theta []float64, s float64)
+	// params unpacks θ into named blocks; pack is its inverse.
+	params(theta []float64) []Param
+	pack(params []Param) ([]float64, error)
+	// evaluator returns the kernels for the pair set.
+	evaluator(src rowSource, ps *pairSet, f64 bool, workers int) evaluator
+}
+
+// evaluator computes distances and gradients over one pair set.
+type evaluator interface {
+	// eval computes every pair's distance at θ and passes it to loss, which
+	// returns g = ∂f/∂d for that pair (loss is called concurrently for
+	// different pairs). If grad is not nil it receives Σ_p g_p ∂d_p/∂θ.
+	eval(theta []float64, loss func(p int, d float64) float64, grad []float64)
+}
+
+func newModel(name string, dim, k, n int) (model, error) {
+	switch name {
+	case ModelWNN:
+		return wnn{f: dim}, nil
+	case ModelLMT:
+		return lmt{f: dim, k: k}, nil
+	case ModelMonomer:
+		return monomer{f: dim, k: k, n: n}, nil
+	}
+	return nil, fmt.Errorf("models: model %q is not one of %s, %s, %s: %w", name, ModelWNN, ModelLMT, ModelMonomer, ErrSpec)
+}
+
+// packBlocks copies named blocks into θ at the given offsets after checking
+// their shapes; it serves every model's pack.
+func packBlocks(params []Param, theta []float64, blocks []blockLayout) error {
+	for _, b := range blocks {
+		var p *Param
+		for i := range params {
+			if params[i].Name == b.name {
+				p = &params[i]
+			}
+		}
+		if p == nil || p.Rows != b.rows || p.Cols != b.cols || len(p.Data) != b.rows*b.cols {
+			return fmt.Errorf("models: parameter %s missing or not %d×%d: %w", b.name, b.rows, b.cols, ErrSpec)
+		}
+		for r := range b.rows {
+			copy(theta[r*b.stride+b.col:r*b.stride+b.col+b.cols], p.Data[r*b.cols:(r+1)*b.cols])
+		}
+	}
+	return nil
+}
+
+// unpackBlocks is packBlocks' inverse.
+func unpackBlocks(theta []float64, blocks []blockLayout) []Param {
+	out := make([]Param, len(blocks))
+	for i, b := range blocks {
+		d := make([]float64, b.rows*b.cols)
+		for r := range b.rows {
+			copy(d[r*b.cols:(r+1)*b.cols], theta[r*b.stride+b.col:r*b.stride+b.col+b.cols])
+		}
+		out[i] = Param{Name: b.name, Rows: b.rows, Cols: b.cols, Data: d}
+	}
+	return out
+}
+
+// blockLayout places a rows×cols block in θ seen as a row-major matrix of
+// stride columns, starting at column col.
+type blockLayout struct {
+	name            string
+	rows, cols, col int
+	stride          int
+}

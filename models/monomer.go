@@ -1,0 +1,150 @@
+package models
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// monomer is the paper's mixture of non-metric embeddings (Eqs. 4-6):
+//
+//	d(x, y) = Σ_k P(k|x) · ‖E₀ᵀf_x − E_kᵀf_y‖²,  P(k|x) = softmax(Uᵀf_x)_k,
+//
+// k = 1..N, with E₀..E_N F×K and U F×N. θ is the F×C matrix
+// W = [E₀ | E₁ … E_N | U] row-major (C = (N+1)K + N), so one product X·W
+// gives every item's anchor position, its N pseudo-space positions and its
+// gating logits.
+type monomer struct{ f, k, n int }
+
+func (m monomer) cols() int { return (m.n+1)*m.k + m.n }
+func (m monomer) size() int { return m.f * m.cols() }
+
+// draw fills E₀..E_N with N(0, 1) (Train rescales them so the median initial
+// distance is 1) and U with N(0, 1/meanSq), so the gating logits Uᵀf_x start
+// O(1): neither uniform nor saturated.
+func (m monomer) draw(theta []float64, rng *rand.Rand, meanSq float64) {
+	c, e := m.cols(), (m.n+1)*m.k
+	su := 1.0
+	if meanSq > 0 {
+		su = 1 / math.Sqrt(meanSq)
+	}
+	for r := range m.f {
+		row := theta[r*c : (r+1)*c]
+		for j := range row {
+			if j < e {
+				row[j] = rng.NormFloat64()
+			} else {
+				row[j] = su * rng.NormFloat64()
+			}
+		}
+	}
+}
+
+// scale scales E₀..E_N; U is left alone (the gate is scale-free in d).
+func (m monomer) scale(theta []float64, s float64) {
+	c, e := m.cols(), (m.n+1)*m.k
+	for r := range m.f {
+		row := theta[r*c : r*c+e]
+		for j := range row {
+			row[j] *= s
+		}
+	}
+}
+
+func (m monomer) layout() []blockLayout {
+	c := m.cols()
+	out := make([]blockLayout, 0, m.n+2)
+	for k := range m.n + 1 {
+		out = append(out, blockLayout{name: fmt.Sprintf("E%d", k), rows: m.f, cols: m.k, col: k * m.k, stride: c})
+	}
+	return append(out, blockLayout{name: "U", rows: m.f, cols: m.n, col: (m.n + 1) * m.k, stride: c})
+}
+
+func (m monomer) params(theta []float64) []Param { return unpackBlocks(theta, m.layout()) }
+
+func (m monomer) pack(params []Param) ([]float64, error) {
+	theta := make([]float64, m.size())
+	return theta, packBlocks(params, theta, m.layout())
+}
+
+func (m monomer) evaluator(src rowSource, ps *pairSet, f64 bool, workers int) evaluator {
+	if f64 {
+		return newProjEval[float64](monomerKernel[float64]{m.k, m.n}, src, ps, workers)
+	}
+	return newProjEval[float32](monomerKernel[float32]{m.k, m.n}, src, ps, workers)
+}
+
+// monomerKernel works on a row of P = X·W: a = p[0:K] = E₀ᵀf (anchor),
+// b_k = p[kK:(k+1)K] = E_kᵀf (pseudo space k), z = p[(N+1)K:] = Uᵀf (gate).
+// Per pair: d_k = ‖a_x − b_k,y‖² (Eq. 4), s = softmax(z_x) (Eq. 5),
+// d = Σ s_k d_k (Eq. 6). The state keeps s, d_1..d_N and d for the backward
+// pass, where
+//
+//	∂d/∂a_x = Σ_k 2 s_k (a_x − b_k,y),  ∂d/∂b_k,y = −2 s_k (a_x − b_k,y),
+//	∂d/∂z_j = s_j (d_j − d)  (the softmax Jacobian).
+type monomerKernel[T Float] struct{ k, n int }
+
+func (m monomerKernel[T]) cols() int     { return (m.n+1)*m.k + m.n }
+func (m monomerKernel[T]) stateLen() int { return 2*m.n + 1 }
+
+func (m monomerKernel[T]) dist(px, py, st []T) T {
+	k, n := m.k, m.n
+	a, z := px[:k], px[(n+1)*k:(n+1)*k+n]
+	s, dk := st[:n], st[n:2*n]
+	// Shift by the largest logit so exp cannot overflow.
+	mx := z[0]
+	for _, v := range z[1:] {
+		mx = max(mx, v)
+	}
+	var sum T
+	for j, v := range z {
+		s[j] = T(math.Exp(float64(v - mx)))
+		sum += s[j]
+	}
+	var d T
+	for j := range n {
+		s[j] /= sum
+		b := py[(j+1)*k : (j+2)*k]
+		var dd T
+		for i, v := range a {
+			t := v - b[i]
+			dd += t * t
+		}
+		dk[j] = dd
+		d += s[j] * dd
+	}
+	st[2*n] = d
+	return d
+}
+
+func (m monomerKernel[T]) gradX(px, py, st []T, g T, gx []T) {
+	k, n := m.k, m.n
+	a := px[:k]
+	s, dk, d := st[:n], st[n:2*n], st[2*n]
+	ga := gx[:k]
+	for j := range n {
+		b := py[(j+1)*k : (j+2)*k]
+		coef := 2 * g * s[j]
+		for i, v := range a {
+			ga[i] += coef * (v - b[i])
+		}
+	}
+	gz := gx[(n+1)*k : (n+1)*k+n]
+	for j := range n {
+		gz[j] += g * s[j] * (dk[j] - d)
+	}
+}
+
+func (m monomerKernel[T]) gradY(px, py, st []T, g T, gy []T) {
+	k, n := m.k, m.n
+	a := px[:k]
+	s := st[:n]
+	for j := range n {
+		b := py[(j+1)*k : (j+2)*k]
+		gb := gy[(j+1)*k : (j+2)*k]
+		coef := 2 * g * s[j]
+		for i, v := range a {
+			gb[i] -= coef * (v - b[i])
+		}
+	}
+}

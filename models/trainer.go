@@ -1,0 +1,333 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"monomer/graph"
+
+	"gonum.org/v1/gonum/optimize"
+)
+
+// Train fits spec.Model to the train pairs by L-BFGS, once per λ of
+// spec.Lambdas, and returns the fit with the lowest validation error (ties:
+// higher validation log-likelihood, then the earlier λ), with every grid
+// point's outcome in Fit.Grid.
+//
+// The maximised objective (paper §III-C), scaled by the number of pairs n so
+// λ means the same at every data size, is
+//
+//	L(Θ) = (1/n) [Σ_R log σ(c − d(x,y)) + Σ_R̄ log(1 − σ(c − d(x,y)))] − λ‖Θ‖²
+//
+// where Θ excludes the offset c. Every grid point starts from the same seeded
+// initialisation: parameters drawn from rng and scaled so the median distance
+// over the train pairs is 1, and c at that median. During a fit the
+// validation error is checked every spec.ValidEvery iterations and at the
+// end, and the best parameters seen are kept (as the original code does).
+//
+// valid may be empty only with a single λ (the last parameters are kept).
+// progress, if not nil, is called after every iteration. The result depends
+// only on the inputs and rng's state, not on GOMAXPROCS or spec.Workers.
+// Cancelling ctx stops training with ctx's error.
+func Train(ctx context.Context, feat Features, train, valid []graph.Pair, spec Spec, rng *rand.Rand, progress func(Progress)) (*Fit, error) {
+	spec, err := spec.resolve()
+	if err != nil {
+		return nil, err
+	}
+	if rng == nil {
+		return nil, fmt.Errorf("models: %s: nil rng: %w", spec.Model, ErrSpec)
+	}
+	if len(train) == 0 {
+		return nil, fmt.Errorf("models: %s: no train pairs: %w", spec.Model, ErrInput)
+	}
+	if len(valid) == 0 && len(spec.Lambdas) > 1 {
+		return nil, fmt.Errorf("models: %s: no validation pairs to choose among %d lambdas: %w", spec.Model, len(spec.Lambdas), ErrInput)
+	}
+	if feat == nil {
+		return nil, fmt.Errorf("models: nil features: %w", ErrInput)
+	}
+	src, trainSet, err := prepare(feat, feat.Dim(), train, "train")
+	if err != nil {
+		return nil, err
+	}
+	m, err := newModel(spec.Model, src.dim, spec.K, spec.N)
+	if err != nil {
+		return nil, err
+	}
+	t := &trainer{spec: spec, model: m, progress: progress}
+	t.train = newObjective(m.evaluator(src, trainSet, spec.Float64, spec.Workers), trainSet.labels)
+	if len(valid) > 0 {
+		_, validSet, err := prepare(feat, src.dim, valid, "valid")
+		if err != nil {
+			return nil, err
+		}
+		t.valid = newObjective(m.evaluator(src, validSet, spec.Float64, spec.Workers), validSet.labels)
+	}
+	theta0 := t.init(src, trainSet, rng)
+
+	var best *fitResult
+	fit := &Fit{Model: spec.Model, Dim: src.dim, K: spec.K, N: spec.N, Float64: spec.Float64}
+	for gi, lambda := range spec.Lambdas {
+		r, err := t.fit(ctx, gi, lambda, theta0)
+		if err != nil {
+			return nil, err
+		}
+		fit.Grid = append(fit.Grid, r.point)
+		if best == nil || r.better(best) {
+			best = r
+		}
+	}
+	fit.C = best.theta[0]
+	fit.Params = m.params(best.theta[1:])
+	fit.Lambda = best.point.Lambda
+	fit.ValidError = best.point.ValidError
+	fit.Iterations = best.point.Iterations
+	fit.BestIteration = best.point.BestIteration
+	return fit, nil
+}
+
+type trainer struct {
+	spec         Spec
+	model        model
+	train, valid *objective
+	progress     func(Progress)
+}
+
+// init draws the shared starting point θ₀ = [c, Θ].
+func (t *trainer) init(src rowSource, ps *pairSet, rng *rand.Rand) []float64 {
+	theta := make([]float64, 1+t.model.size())
+	var meanSq float64
+	for _, it := range ps.items {
+		meanSq += src.sqNorm(int(it))
+	}
+	meanSq /= float64(len(ps.items))
+	t.model.draw(theta[1:], rng, meanSq)
+	med := median(t.train.distances(theta[1:]))
+	if med > 0 && !math.IsInf(med, 0) {
+		// Every model's distance is quadratic in its scaled parameters.
+		t.model.scale(theta[1:], 1/math.Sqrt(med))
+		med = median(t.train.distances(theta[1:]))
+	}
+	theta[0] = med
+	return theta
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// fitResult is one grid point's outcome and its kept parameters.
+type fitResult struct {
+	point GridPoint
+	theta []float64
+}
+
+// better orders fits by validation error, then validation log-likelihood.
+func (r *fitResult) better(o *fitResult) bool {
+	a, b := r.point, o.point
+	if a.ValidError != b.ValidError {
+		return a.ValidError < b.ValidError
+	}
+	return a.ValidLogLik > b.ValidLogLik
+}
+
+// validStatus are the optimize errors that end a fit normally: the line
+// search cannot improve the objective any more in floating point.
+var validStatus = []error{optimize.ErrLinesearcherFailure, optimize.ErrNoProgress, optimize.ErrNonDescentDirection, optimize.ErrLinesearcherBound}
+
+// fit runs L-BFGS at one λ from theta0.
+func (t *trainer) fit(ctx context.Context, gi int, lambda float64, theta0 []float64) (*fitResult, error) {
+	spec := t.spec
+	obj := t.train
+	obj.lambda = lambda
+	kept := &fitResult{
+		point: GridPoint{Lambda: lambda, ValidError: math.Inf(1), ValidLogLik: math.Inf(-1), BestIteration: -1},
+		theta: make([]float64, len(theta0)),
+	}
+	// consider validates x (iteration iter, minimised objective f) and keeps
+	// it when better; it returns the validation error.
+	consider := func(x []float64, f float64, iter int) float64 {
+		cand := &fitResult{point: GridPoint{ValidError: math.NaN(), ValidLogLik: math.NaN()}}
+		if t.valid != nil {
+			cand.point.ValidError, cand.point.ValidLogLik = t.valid.score(x)
+		}
+		if t.valid == nil || kept.point.BestIteration < 0 || cand.better(kept) {
+			copy(kept.theta, x)
+			kept.point.ValidError, kept.point.ValidLogLik = cand.point.ValidError, cand.point.ValidLogLik
+			kept.point.TrainObjective = -f
+			kept.point.BestIteration = iter
+		}
+		return cand.point.ValidError
+	}
+	lastChecked, lastReported := -1, -1
+	report := func(iter int, f, ve float64) {
+		lastReported = iter
+		if t.progress != nil {
+			t.progress(Progress{GridIndex: gi, Lambda: lambda, Iter: iter, Objective: -f, ValidError: ve})
+		}
+	}
+	rec := &iterRecorder{fn: func(loc *optimize.Location, iter int) {
+		ve := math.NaN()
+		// Without validation only the last iterate matters.
+		if t.valid != nil && iter%spec.ValidEvery == 0 {
+			ve = consider(loc.X, loc.F, iter)
+			lastChecked = iter
+		}
+		report(iter, loc.F, ve)
+	}}
+	problem := optimize.Problem{
+		Func: obj.value,
+		Grad: obj.gradient,
+		Status: func() (optimize.Status, error) {
+			if err := ctx.Err(); err != nil {
+				return optimize.Failure, err
+			}
+			return optimize.NotTerminated, nil
+		},
+	}
+	settings := &optimize.Settings{
+		// The starting point counts as a major iteration in gonum.
+		MajorIterations: spec.MaxIter + 1,
+		// Stop early only after 20 iterations without a relative gain of
+		// 1e-9: far below what moves the validation error.
+		Converger: &optimize.FunctionConverge{Absolute: 1e-12, Relative: 1e-9, Iterations: 20},
+		Recorder:  rec,
+	}
+	res, err := optimize.Minimize(problem, slices.Clone(theta0), settings, &optimize.LBFGS{Store: spec.Store})
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, fmt.Errorf("models: %s: training at lambda %g: %w", spec.Model, lambda, cerr)
+	}
+	status := ""
+	switch {
+	case err == nil && res != nil:
+		status = res.Status.String()
+	case res != nil && slices.ContainsFunc(validStatus, func(e error) bool { return errors.Is(err, e) }):
+		status = err.Error()
+	default:
+		return nil, fmt.Errorf("models: %s: training at lambda %g: %w", spec.Model, lambda, err)
+	}
+	iters := max(res.Stats.MajorIterations-1, 0)
+	if iters != lastChecked {
+		consider(res.Location.X, res.Location.F, iters)
+	}
+	if iters != lastReported {
+		report(iters, res.Location.F, kept.point.ValidError)
+	}
+	kept.point.Iterations = iters
+	kept.point.Status = status
+	return kept, nil
+}
+
+// iterRecorder passes each major iteration to fn with its index (0 = start).
+type iterRecorder struct {
+	fn func(loc *optimize.Location, iter int)
+}
+
+func (r *iterRecorder) Init() error { return nil }
+
+func (r *iterRecorder) Record(loc *optimize.Location, op optimize.Operation, stats *optimize.Stats) error {
+	if op == optimize.MajorIteration {
+		r.fn(loc, stats.MajorIterations-1)
+	}
+	return nil
+}
+
+// objective is the minimised f = −L over one pair set (see Train), with
+// value and gradient computed together: gonum asks for both at every point.
+type objective struct {
+	ev     evaluator
+	labels []bool
+	lambda float64
+	ll, g  []float64 // per pair log-likelihood and ∂f/∂d
+
+	x, grad []float64 // the last point evaluated and its gradient
+	f       float64
+}
+
+func newObjective(ev evaluator, labels []bool) *objective {
+	return &objective{ev: ev, labels: labels, ll: make([]float64, len(labels)), g: make([]float64, len(labels))}
+}
+
+// eval returns f(θ) and, if grad is not nil, stores ∇f in it; θ[0] is c.
+func (o *objective) eval(theta, grad []float64) float64 {
+	c, n := theta[0], float64(len(o.labels))
+	loss := func(p int, d float64) float64 {
+		ll, dz := pairLogLik(c-d, o.labels[p])
+		// f = −(1/n) Σ ll(c − d): ∂f/∂d_p = ll'(z_p)/n, ∂f/∂c = −Σ_p ∂f/∂d_p.
+		o.ll[p], o.g[p] = ll, dz/n
+		return o.g[p]
+	}
+	var gw []float64
+	if grad != nil {
+		gw = grad[1:]
+	}
+	o.ev.eval(theta[1:], loss, gw)
+	var sum, reg float64
+	for _, v := range o.ll { // pair order: the sum is reproducible
+		sum += v
+	}
+	for _, v := range theta[1:] {
+		reg += v * v
+	}
+	if grad != nil {
+		var gc float64
+		for _, v := range o.g {
+			gc += v
+		}
+		grad[0] = -gc
+		for i, v := range theta[1:] {
+			grad[1+i] += 2 * o.lambda * v
+		}
+	}
+	return -sum/n + o.lambda*reg
+}
+
+func (o *objective) value(x []float64) float64 {
+	if o.grad == nil {
+		o.grad = make([]float64, len(x))
+	}
+	o.f = o.eval(x, o.grad)
+	o.x = append(o.x[:0], x...)
+	return o.f
+}
+
+func (o *objective) gradient(grad, x []float64) {
+	if !slices.Equal(o.x, x) {
+		o.value(x)
+	}
+	copy(grad, o.grad)
+}
+
+// distances returns every pair's distance at Θ (without c).
+func (o *objective) distances(theta []float64) []float64 {
+	d := make([]float64, len(o.labels))
+	o.ev.eval(theta, func(p int, v float64) float64 { d[p] = v; return 0 }, nil)
+	return d
+}
+
+// score returns the error rate (prediction: σ(c − d) > 0.5) and the mean
+// log-likelihood at θ = [c, Θ].
+func (o *objective) score(theta []float64) (errRate, meanLL float64) {
+	c := theta[0]
+	wrong := 0
+	var sum float64
+	for p, d := range o.distances(theta[1:]) {
+		if (sigmoidStable(c-d) > 0.5) != o.labels[p] {
+			wrong++
+		}
+		ll, _ := pairLogLik(c-d, o.labels[p])
+		sum += ll
+	}
+	n := float64(len(o.labels))
+	return float64(wrong) / n, sum / n
+}

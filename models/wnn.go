@@ -1,0 +1,172 @@
+package models
+
+import (
+	"math/rand/v2"
+	"runtime"
+)
+
+// wnn is the weighted nearest neighbour baseline (paper §IV-B):
+// d(x, y) = ‖w ∘ (f_x − f_y)‖² = Σ_f w_f² (f_x,f − f_y,f)², θ = w.
+type wnn struct{ f int }
+
+func (m wnn) size() int { return m.f }
+
+// draw starts from plain Euclidean distance, w = 1 (Train rescales it so the
+// median initial distance is 1); w = 0 would be a saddle point of w ↦ w².
+func (m wnn) draw(theta []float64, _ *rand.Rand, _ float64) {
+	for i := range theta {
+		theta[i] = 1
+	}
+}
+
+func (m wnn) scale(theta []float64, s float64) {
+	for i := range theta {
+		theta[i] *= s
+	}
+}
+
+func (m wnn) layout() []blockLayout {
+	return []blockLayout{{name: "w", rows: m.f, cols: 1, stride: 1}}
+}
+
+func (m wnn) params(theta []float64) []Param { return unpackBlocks(theta, m.layout()) }
+
+func (m wnn) pack(params []Param) ([]float64, error) {
+	theta := make([]float64, m.size())
+	return theta, packBlocks(params, theta, m.layout())
+}
+
+func (m wnn) evaluator(src rowSource, ps *pairSet, f64 bool, workers int) evaluator {
+	if f64 {
+		return newWNNEval[float64](src, ps, workers)
+	}
+	return newWNNEval[float32](src, ps, workers)
+}
+
+// wnnChunk is the pairs per WNN task; each chunk owns an F-vector of
+// gradient sums, added in chunk order.
+const wnnChunk = 8192
+
+// wnnEval has no projection to share: each pair costs O(F) dense or
+// O(nnz_x + nnz_y) sparse. With q_f = (f_x,f − f_y,f)², d = Σ w_f² q_f and
+// ∂d/∂w_f = 2 w_f q_f.
+type wnnEval[T Float] struct {
+	src     rowSource
+	ps      *pairSet
+	workers int
+	w2      []T   // w²
+	acc     [][]T // per chunk Σ_p g_p q_p
+	idx     [][]int32
+	q       [][]T // per worker q of the current pair
+}
+
+func newWNNEval[T Float](src rowSource, ps *pairSet, workers int) *wnnEval[T] {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	return &wnnEval[T]{
+		src: src, ps: ps, workers: workers,
+		w2:  make([]T, src.dim),
+		idx: make([][]int32, workers),
+		q:   make([][]T, workers),
+	}
+}
+
+func (e *wnnEval[T]) eval(theta []float64, loss func(p int, d float64) float64, grad []float64) {
+	for i, w := range theta {
+		e.w2[i] = T(w * w)
+	}
+	n, f := len(e.ps.x), e.src.dim
+	chunks := (n + wnnChunk - 1) / wnnChunk
+	if grad != nil && len(e.acc) != chunks {
+		e.acc = make([][]T, chunks)
+		for i := range e.acc {
+			e.acc[i] = make([]T, f)
+		}
+	}
+	runChunks(chunks, e.workers, func(w, ch int) {
+		if e.q[w] == nil {
+			e.q[w], e.idx[w] = make([]T, 2*f), make([]int32, 2*f)
+		}
+		var acc []T
+		if grad != nil {
+			acc = e.acc[ch]
+			clear(acc)
+		}
+		for p := ch * wnnChunk; p < min((ch+1)*wnnChunk, n); p++ {
+			x, y := int(e.ps.items[e.ps.x[p]]), int(e.ps.items[e.ps.y[p]])
+			idx, q := e.diff(x, y, e.idx[w], e.q[w])
+			var d T
+			if idx == nil {
+				for j, v := range q {
+					d += e.w2[j] * v
+				}
+			} else {
+				for j, v := range q {
+					d += e.w2[idx[j]] * v
+				}
+			}
+			g := T(loss(p, float64(d)))
+			if acc == nil {
+				continue
+			}
+			if idx == nil {
+				axpy(g, q, acc)
+			} else {
+				for j, v := range q {
+					acc[idx[j]] += g * v
+				}
+			}
+		}
+	})
+	if grad == nil {
+		return
+	}
+	clear(grad)
+	for _, a := range e.acc {
+		for j, v := range a {
+			grad[j] += float64(v)
+		}
+	}
+	for j, w := range theta {
+		grad[j] *= 2 * w
+	}
+}
+
+// diff returns q = (f_x − f_y)² over all F columns (idx nil) for dense
+// features, or over the union of the two sparse supports with its column
+// indices.
+func (e *wnnEval[T]) diff(x, y int, idxBuf []int32, qBuf []T) ([]int32, []T) {
+	if e.src.dense != nil {
+		fx, fy := e.src.dense.Row(x)[:e.src.dim], e.src.dense.Row(y)[:e.src.dim]
+		q := qBuf[:len(fx)]
+		for j, v := range fx {
+			t := T(v) - T(fy[j])
+			q[j] = t * t
+		}
+		return nil, q
+	}
+	ix, vx := e.src.sparse.SparseRow(x)
+	iy, vy := e.src.sparse.SparseRow(y)
+	n := 0
+	put := func(j int32, t T) {
+		idxBuf[n], qBuf[n] = j, t*t
+		n++
+	}
+	a, b := 0, 0
+	for a < len(ix) || b < len(iy) {
+		switch {
+		case b == len(iy) || (a < len(ix) && ix[a] < iy[b]):
+			put(ix[a], T(vx[a]))
+			a++
+		case a == len(ix) || iy[b] < ix[a]:
+			put(iy[b], -T(vy[b]))
+			b++
+		default:
+			put(ix[a], T(vx[a])-T(vy[b]))
+			a++
+			b++
+		}
+	}
+	return idxBuf[:n], qBuf[:n]
+}
