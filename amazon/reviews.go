@@ -1,0 +1,118 @@
+package amazon
+
+// reviewRec is a Review in the making: spans into the scanner's arena.
+type reviewRec struct {
+	asin, reviewer, text, summary span
+	hasASIN                       bool
+	overall                       float64
+	time                          int64
+}
+
+func (r *reviewRec) value(s *scanner, key []byte) error {
+	var err error
+	switch string(key) {
+	case "asin":
+		var ok bool
+		r.asin, ok, err = s.text("asin")
+		r.hasASIN = r.hasASIN || ok
+	case "reviewerID":
+		r.reviewer, _, err = s.text("reviewerID")
+	case "reviewText":
+		r.text, _, err = s.text("reviewText")
+	case "summary":
+		r.summary, _, err = s.text("summary")
+	case "overall":
+		r.overall = 0
+		if !s.isNull() {
+			if s.i >= len(s.b) || s.b[s.i] != '-' && (s.b[s.i] < '0' || s.b[s.i] > '9') {
+				return s.typeError("overall", "a number")
+			}
+			r.overall, err = s.readFloat()
+		}
+	case "unixReviewTime":
+		r.time = 0
+		if !s.isNull() {
+			start := s.i
+			if s.i >= len(s.b) || s.b[s.i] != '-' && (s.b[s.i] < '0' || s.b[s.i] > '9') {
+				return s.typeError("unixReviewTime", "an integer")
+			}
+			var ok bool
+			r.time, ok, err = s.readInt()
+			if err == nil && !ok {
+				err = s.fail(start, "field unixReviewTime: expected an integer")
+			}
+		}
+	default:
+		err = s.skip()
+	}
+	return err
+}
+
+// parseReview parses one line into v. ASIN and ReviewerID get their own
+// allocations (callers group and key by them); the two texts share one.
+func (s *scanner) parseReview(line []byte, r *reviewRec, v *Review) error {
+	s.reset(line)
+	*r = reviewRec{}
+	if err := s.record(r); err != nil {
+		return err
+	}
+	if !r.hasASIN {
+		return errMissingASIN
+	}
+	if r.asin.off == r.asin.end {
+		return errEmptyASIN
+	}
+	a := s.arena
+	v.ASIN = string(a[r.asin.off:r.asin.end])
+	v.ReviewerID = string(a[r.reviewer.off:r.reviewer.end])
+	// One conversion covers both texts; only they (and perhaps an id) lie
+	// between them in the arena.
+	lo, hi := int32(-1), int32(0)
+	for _, sp := range [2]span{r.text, r.summary} {
+		if sp.end > sp.off {
+			if lo < 0 || sp.off < lo {
+				lo = sp.off
+			}
+			hi = max(hi, sp.end)
+		}
+	}
+	both := ""
+	if lo >= 0 {
+		both = string(a[lo:hi])
+	}
+	sub := func(sp span) string {
+		if sp.end == sp.off {
+			return ""
+		}
+		return both[sp.off-lo : sp.end-lo]
+	}
+	v.ReviewText, v.Summary = sub(r.text), sub(r.summary)
+	v.Overall = r.overall
+	v.UnixReviewTime = r.time
+	return nil
+}
+
+// ReadReviews streams the review file at path (JSON lines of the 2014 or
+// 2018 release, gzip or plain; the literal grammar of ReadMeta is accepted
+// too) and calls fn for each review in file order. Only asin is required;
+// a missing reviewText, summary, overall or unixReviewTime is left empty.
+// Review text is returned as written (no HTML unescaping).
+//
+// fn receives the same *Review every time; its strings may be kept. If fn
+// returns an error, ReadReviews stops and returns it unchanged. Malformed
+// lines go to reject (which may be nil) and are counted; read failures are
+// reported as by ReadMeta.
+func ReadReviews(path string, fn func(*Review) error, reject func(Reject)) (Stats, error) {
+	var (
+		sc  scanner
+		rec reviewRec
+		v   Review
+	)
+	return readLines(path, reject, func(line []byte, _ int64, st *Stats) (string, error) {
+		if err := sc.parseReview(line, &rec, &v); err != nil {
+			return err.Error(), nil
+		}
+		st.Records++
+		return "", fn(&v)
+	})
+}
