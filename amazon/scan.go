@@ -208,7 +208,7 @@ func plainEnd(b []byte, i int, q byte) int {
 //
 // Python 2 byte strings hold \xNN bytes: when they form valid UTF-8 the text
 // was UTF-8, otherwise it is read as Latin-1 (every byte is then a code point).
-// In a u” string \xNN is the code point U+00NN. Invalid UTF-8 that came in
+// In a u-prefixed string \xNN is the code point U+00NN. Invalid UTF-8 that came in
 // raw, not through escapes, becomes U+FFFD.
 func (s *scanner) str() (span, error) {
 	start := len(s.arena)
