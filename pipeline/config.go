@@ -1,16 +1,14 @@
 package pipeline
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // ErrConfig marks an invalid job file or flag; the CLI maps it to exit code 2.
@@ -255,12 +253,15 @@ func LoadJob(path string) (*Job, error) {
 
 // ParseJob parses and validates job-file bytes; path locates relative paths.
 func ParseJob(path string, b []byte) (*Job, error) {
-	var j Job
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&j); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrConfig, filepath.Base(path), err)
+	j, err := decodeJob(filepath.Base(path), b)
+	if err != nil {
+		return nil, err
 	}
+	return finishJob(path, j)
+}
+
+// finishJob sets the job's path and validates it.
+func finishJob(path string, j *Job) (*Job, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
@@ -269,7 +270,7 @@ func ParseJob(path string, b []byte) (*Job, error) {
 	if err := j.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrConfig, filepath.Base(path), err)
 	}
-	return &j, nil
+	return j, nil
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -299,6 +300,11 @@ func (j *Job) Validate() error {
 		if strings.TrimSpace(e.Category) == "" {
 			return fmt.Errorf("%s.category: required", at)
 		}
+		for _, level := range strings.Split(e.Category, ">") {
+			if strings.TrimSpace(level) == "" {
+				return fmt.Errorf("%s.category: %q has an empty level (levels are separated by \" > \")", at, e.Category)
+			}
+		}
 		if e.Depth < 0 {
 			return fmt.Errorf("%s.depth: %d must be positive", at, e.Depth)
 		}
@@ -311,6 +317,9 @@ func (j *Job) Validate() error {
 		for k, m := range e.Models {
 			if !slices.Contains(Models, m) {
 				return fmt.Errorf("%s.models[%d]: %q is not one of %s", at, k, m, strings.Join(Models, ", "))
+			}
+			if slices.Index(e.Models, m) < k {
+				return fmt.Errorf("%s.models[%d]: %q is listed twice", at, k, m)
 			}
 			if m == "lda" && e.Features != "bow" {
 				return fmt.Errorf("%s.models[%d]: lda needs features: bow", at, k)
@@ -341,6 +350,14 @@ var (
 )
 
 func (s Settings) validate(at string) error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"reject_ratio", s.RejectRatio}, {"image_scale", s.ImageScale}, {"ct_top", s.CTTop}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("%s.%s: %g is not a number", at, f.name, f.v)
+		}
+	}
 	switch {
 	case s.RejectRatio > 1:
 		return fmt.Errorf("%s.reject_ratio: %g must be at most 1", at, s.RejectRatio)
@@ -372,7 +389,7 @@ func (s Settings) validate(at string) error {
 		return fmt.Errorf("%s.ct_top: %g must be in (0, 1]", at, s.CTTop)
 	}
 	for i, l := range s.Lambdas {
-		if l < 0 {
+		if l < 0 || math.IsNaN(l) || math.IsInf(l, 0) {
 			return fmt.Errorf("%s.lambdas[%d]: %g must be non-negative", at, i, l)
 		}
 	}

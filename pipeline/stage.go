@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 )
 
-// Stage is one step of an experiment's pipeline.
+// Stage is one step of an experiment's pipeline, or of the whole job.
 //
 // Run reads the outputs of the stages named by Deps from env.InDir, and the
 // raw files named by Key, and writes every table it produces into env.OutDir,
@@ -21,16 +21,26 @@ import (
 // place. On error, nothing of env.OutDir becomes visible.
 //
 // Run must be deterministic: the same inputs, key and seed (env.RNG) give
-// byte-identical files, whatever GOMAXPROCS is.
+// byte-identical files, whatever GOMAXPROCS is. Run may create
+// subdirectories of env.OutDir; it must not create manifest.json, which the
+// runner writes. Run should return ctx.Err() soon after ctx is cancelled.
+//
+// Job-level stages (the job list of Run, e.g. report) implement the same
+// interface: Key is called with a nil exp, Run gets env.Exp == nil, their
+// directory is RunDir/<name>, and they read experiments' outputs through
+// env.StageDir.
 type Stage interface {
 	// Name is the stage's name on the command line and in the run directory.
 	Name() string
-	// Deps are the upstream stages, of the same experiment, whose outputs
-	// Run reads.
+	// Deps are the upstream stages whose outputs Run reads. For an
+	// experiment stage: stages of the same experiment. For a job-level
+	// stage: an experiment stage's name means that stage of every experiment
+	// of the job; a job-level stage's name means that stage.
 	Deps() []string
 	// Key returns the normalised parameters Run reads (hashed into the cache
 	// key, JSON-encodable) and the raw input files it reads (their content is
-	// hashed too).
+	// hashed too). Upstream outputs need not be listed: their hashes, from
+	// the upstream manifests, are part of the key already.
 	Key(exp *Resolved) (params any, files []string)
 	// Run computes the stage; see the type's comment.
 	Run(ctx context.Context, env *Env) (*Result, error)
@@ -58,17 +68,36 @@ type Env struct {
 	Tracker func(label string, total int64) Tracker
 }
 
-// InDir is the final directory of an upstream stage of the same experiment.
+// InDir is the final directory of an upstream stage of the same experiment
+// (of the job, for a job-level stage).
 func (e *Env) InDir(stage string) string {
-	return filepath.Join(e.RunDir, e.Exp.Name, stage)
+	if e.Exp == nil {
+		return e.StageDir("", stage)
+	}
+	return e.StageDir(e.Exp.Name, stage)
+}
+
+// StageDir is the final directory of stage of experiment; experiment ""
+// names a job-level stage. Job-level stages read every experiment's
+// outputs this way: for i := range env.Job.Experiments { env.StageDir(
+// env.Job.Experiments[i].Name, "evaluate") }.
+func (e *Env) StageDir(experiment, stage string) string {
+	return filepath.Join(e.RunDir, experiment, stage)
 }
 
 // RNG returns a generator seeded from the job seed, the experiment, the stage
 // and purpose, so streams are independent and stable when others change.
+// Job-level stages get the job's seed and an empty experiment name.
 func (e *Env) RNG(purpose string) *rand.Rand {
+	name, seed := "", uint64(1)
+	if e.Exp != nil {
+		name, seed = e.Exp.Name, e.Exp.Seed
+	} else if e.Job != nil && e.Job.Seed != 0 {
+		seed = e.Job.Seed
+	}
 	h := fnv.New64a()
-	h.Write([]byte(e.Exp.Name + "\x00" + e.Stage + "\x00" + purpose))
-	return rand.New(rand.NewPCG(e.Exp.Seed, h.Sum64()))
+	h.Write([]byte(name + "\x00" + e.Stage + "\x00" + purpose))
+	return rand.New(rand.NewPCG(seed, h.Sum64()))
 }
 
 // Track starts reporting progress of a step of total units (0 if unknown).
@@ -79,7 +108,25 @@ func (e *Env) Track(label string, total int64) Tracker {
 	return e.Tracker(label, total)
 }
 
-// Tracker receives progress; it never influences outputs.
+// Versioned is implemented by a stage that declares its code version. The
+// version goes into the cache key in place of the executable's hash: bump it
+// whenever the stage's outputs could change for the same inputs. See
+// CodeVersion for the trade-off.
+type Versioned interface {
+	Version() string
+}
+
+// Publisher is implemented by a job-level stage some of whose outputs also
+// appear at the run directory's root (report publishes metrics.parquet as
+// RunDir/metrics.parquet). The runner hard-links (or copies) each named
+// file from the stage's final directory to RunDir/<name> through a
+// temporary name and a rename, so the root file is never partial.
+type Publisher interface {
+	Publish() []string
+}
+
+// Tracker receives progress; it never influences outputs. Add may be called
+// from several goroutines.
 type Tracker interface {
 	Add(n int64)
 	Done()

@@ -1,0 +1,211 @@
+package pipeline
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"syscall"
+)
+
+// hashCache remembers the sha256 of files by identity, so a 10 GB raw file
+// is hashed once and not on every run. The identity is device, inode, size,
+// mtime and ctime: touching a file (mtime) makes it miss, and then the
+// rehash finds the same content, so the stage stays up to date; rewriting
+// the content and restoring the mtime still changes ctime, which no user
+// call can set back. Entries are keyed by absolute path.
+type hashCache struct {
+	path    string // file the cache persists to; "" means memory only
+	mu      sync.Mutex
+	entries map[string]hashEntry
+	dirty   bool
+}
+
+type hashEntry struct {
+	Dev     uint64 `json:"dev"`
+	Ino     uint64 `json:"ino"`
+	Size    int64  `json:"size"`
+	MtimeNs int64  `json:"mtime_ns"`
+	CtimeNs int64  `json:"ctime_ns"`
+	SHA256  string `json:"sha256"`
+}
+
+// loadHashCache reads the cache file; a missing or unreadable one starts
+// empty (it is only a cache).
+func loadHashCache(path string) *hashCache {
+	c := &hashCache{path: path, entries: map[string]hashEntry{}}
+	if path == "" {
+		return c
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return c
+	}
+	if json.Unmarshal(b, &c.entries) != nil {
+		c.entries = map[string]hashEntry{}
+	}
+	return c
+}
+
+func identity(fi os.FileInfo) hashEntry {
+	e := hashEntry{Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		e.Dev = uint64(st.Dev)
+		e.Ino = st.Ino
+		e.CtimeNs = st.Ctim.Sec*1e9 + st.Ctim.Nsec
+	}
+	return e
+}
+
+// file returns the hex sha256 and size of the file at path.
+func (c *hashCache) file(path string) (string, int64, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", 0, err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", 0, fmt.Errorf("%s: not a regular file", abs)
+	}
+	id := identity(fi)
+	c.mu.Lock()
+	e, ok := c.entries[abs]
+	c.mu.Unlock()
+	if ok && e.Dev == id.Dev && e.Ino == id.Ino && e.Size == id.Size && e.MtimeNs == id.MtimeNs && e.CtimeNs == id.CtimeNs {
+		return e.SHA256, e.Size, nil
+	}
+	sum, err := hashFile(abs)
+	if err != nil {
+		return "", 0, err
+	}
+	// Stat again: a file written while we hashed must not be cached under
+	// the identity it had before.
+	if fi2, err := os.Stat(abs); err == nil && identity(fi2) == id {
+		id.SHA256 = sum
+		c.mu.Lock()
+		c.entries[abs] = id
+		c.dirty = true
+		c.mu.Unlock()
+	}
+	return sum, id.Size, nil
+}
+
+// remember records sum for the file now at path (just written and hashed).
+func (c *hashCache) remember(path, sum string) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return
+	}
+	id := identity(fi)
+	id.SHA256 = sum
+	c.mu.Lock()
+	c.entries[abs] = id
+	c.dirty = true
+	c.mu.Unlock()
+}
+
+// forget drops entries under dir (stage directories that were replaced).
+func (c *hashCache) forget(dir string) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for p := range c.entries {
+		if p == abs || (len(p) > len(abs) && p[:len(abs)] == abs && p[len(abs)] == filepath.Separator) {
+			delete(c.entries, p)
+			c.dirty = true
+		}
+	}
+}
+
+// save writes the cache atomically when it changed. Concurrent runs sharing
+// the file may lose each other's entries, which only costs a rehash.
+func (c *hashCache) save() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.path == "" || !c.dirty {
+		return nil
+	}
+	// Drop entries of files that no longer exist so the cache does not
+	// grow without bound over many run ids.
+	keys := make([]string, 0, len(c.entries))
+	for p := range c.entries {
+		keys = append(keys, p)
+	}
+	sort.Strings(keys)
+	for _, p := range keys {
+		if _, err := os.Stat(p); err != nil {
+			delete(c.entries, p)
+		}
+	}
+	b, err := json.MarshalIndent(c.entries, "", " ")
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(c.path, b); err != nil {
+		return err
+	}
+	c.dirty = false
+	return nil
+}
+
+func hashFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.CopyBuffer(h, f, make([]byte, 1<<20)); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// writeFileAtomic writes b to path through a temporary file, fsync and
+// rename, so readers see the old or the new content, never a mix.
+func writeFileAtomic(path string, b []byte) error {
+	tmp := fmt.Sprintf("%s.tmp-%d", path, os.Getpid())
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,134 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// LockName is the lock file at the root of a run directory (and of each
+// experiment directory).
+const LockName = ".lock"
+
+// Locking is two-level so that a scheduler can run different experiments of
+// one run directory at the same time (one Airflow task per experiment and
+// stage) while a whole-job run, or a job-level stage reading every
+// experiment, still excludes everything else:
+//
+//   - DIR/.lock: exclusive for a run that includes job-level stages or all
+//     experiments, shared for a run restricted by --experiment;
+//   - DIR/<experiment>/.lock: exclusive for every experiment the run may
+//     touch.
+//
+// flock(2) locks vanish with their process, so a lock left by a killed run
+// is taken over simply by acquiring it; its pid line is only for messages.
+// flock is advisory and not reliable on some network file systems.
+type lock struct {
+	f         *os.File
+	path      string
+	exclusive bool
+	// Previous is the holder line found in a lock file we took over from a
+	// dead process ("" when the file was clean).
+	previous string
+}
+
+// holderLine is written into a lock file by its exclusive holder.
+func holderLine() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("pid %d started %s on %s", os.Getpid(), time.Now().UTC().Format(time.RFC3339), host)
+}
+
+// acquire takes the lock at path without waiting. On contention it returns
+// an error wrapping ErrLocked that names the holder.
+func acquire(path string, exclusive bool) (*lock, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: lock %s: %w", path, err)
+	}
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
+	if err := flock(f, how|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("pipeline: %w: %s is held by %s", ErrLocked, filepath.Dir(path), holders(path))
+		}
+		return nil, fmt.Errorf("pipeline: lock %s: %w", path, err)
+	}
+	l := &lock{f: f, path: path, exclusive: exclusive}
+	b, _ := os.ReadFile(path)
+	l.previous = strings.TrimSpace(string(b))
+	// A line left in the file belongs to a dead exclusive holder (a live
+	// one would have made us fail): erase it so messages never name it.
+	// Shared holders may all do this at once; they never write a line.
+	if l.previous != "" || exclusive {
+		f.Truncate(0)
+	}
+	if exclusive {
+		f.WriteAt([]byte(holderLine()+"\n"), 0)
+		f.Sync()
+	}
+	return l, nil
+}
+
+func flock(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+// holders describes who holds the lock at path: the exclusive holder's line,
+// or, for a root lock held shared, the holders of the experiment locks.
+func holders(path string) string {
+	b, _ := os.ReadFile(path)
+	if s := strings.TrimSpace(string(b)); s != "" {
+		return s
+	}
+	// Shared holders do not write the root file; they hold experiment locks.
+	dir := filepath.Dir(path)
+	entries, _ := os.ReadDir(dir)
+	var who []string
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		p := filepath.Join(dir, e.Name(), LockName)
+		f, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		if flock(f, syscall.LOCK_SH|syscall.LOCK_NB) != nil {
+			b, _ := os.ReadFile(p)
+			who = append(who, fmt.Sprintf("%s (experiment %s)", strings.TrimSpace(string(b)), e.Name()))
+		} else {
+			flock(f, syscall.LOCK_UN)
+		}
+		f.Close()
+	}
+	if len(who) == 0 {
+		return "another run"
+	}
+	return strings.Join(who, "; ")
+}
+
+// release empties the holder line and drops the lock. The file stays: removing
+// it would let a third run lock a new inode while a second holds the old.
+func (l *lock) release() {
+	if l == nil || l.f == nil {
+		return
+	}
+	if l.exclusive {
+		l.f.Truncate(0)
+	}
+	flock(l.f, syscall.LOCK_UN)
+	l.f.Close()
+	l.f = nil
+}

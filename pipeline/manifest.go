@@ -1,0 +1,421 @@
+package pipeline
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ManifestName is the file, in every stage directory, that records how the
+// outputs beside it were made.
+const ManifestName = "manifest.json"
+
+// manifestFormat versions the manifest and the key derivation; bumping it
+// makes every stage stale once.
+const manifestFormat = 1
+
+// Manifest records one finished stage. It is written last, into the
+// temporary directory, so a stage directory with a manifest is complete.
+type Manifest struct {
+	Format int `json:"format"`
+	// Key is the cache key: the hex sha256 of the canonical JSON of Inputs
+	// with file paths left out (content decides, not location).
+	Key string `json:"key"`
+	// Inputs is everything the key was computed from, kept so that a later
+	// run can say which parameter or input changed.
+	Inputs KeyInputs `json:"inputs"`
+	// Outputs are every file the stage wrote, sorted by name.
+	Outputs []Output `json:"outputs"`
+	// Stats are the stage's Result.Stats.
+	Stats map[string]any `json:"stats,omitempty"`
+	Seed  uint64         `json:"seed"`
+	// Config is the fully resolved experiment (every setting filled in), or
+	// the job for a job-level stage.
+	Config   any       `json:"config"`
+	Tools    Tools     `json:"tools"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	Seconds  float64   `json:"seconds"`
+}
+
+// KeyInputs is the complete description of a stage's computation, in the
+// manner of Go's build-cache ActionID.
+type KeyInputs struct {
+	Stage      string `json:"stage"`
+	Experiment string `json:"experiment,omitempty"`
+	// Code identifies the stage's code; see CodeVersion.
+	Code   string          `json:"code"`
+	Seed   uint64          `json:"seed"`
+	Params json.RawMessage `json:"params"`
+	// Files are the raw inputs named by Key, in its order.
+	Files []FileHash `json:"files"`
+	// Upstream are the output hashes recorded by the stages named in Deps:
+	// an upstream stage that reran but wrote the same bytes leaves this
+	// stage's key unchanged.
+	Upstream []UpstreamHash `json:"upstream"`
+}
+
+// FileHash is a raw input file and its content hash.
+type FileHash struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Bytes  int64  `json:"bytes"`
+}
+
+// UpstreamHash is one upstream stage's outputs, name -> sha256.
+type UpstreamHash struct {
+	Experiment string            `json:"experiment,omitempty"`
+	Stage      string            `json:"stage"`
+	Outputs    map[string]string `json:"outputs"`
+}
+
+// Output is one file a stage wrote.
+type Output struct {
+	Name   string `json:"name"` // path relative to the stage directory, '/'-separated
+	SHA256 string `json:"sha256"`
+	Bytes  int64  `json:"bytes"`
+	// Rows is the stage's Result.Rows for the file's stem, when given.
+	Rows *int64 `json:"rows,omitempty"`
+}
+
+// Tools are the versions of what built the outputs.
+type Tools struct {
+	Go      string            `json:"go"`
+	Module  string            `json:"module"`
+	VCS     string            `json:"vcs,omitempty"`
+	Modules map[string]string `json:"modules,omitempty"`
+}
+
+// key returns the cache key of in.
+func (in KeyInputs) key() string {
+	c := in
+	c.Files = make([]FileHash, len(in.Files))
+	for i, f := range in.Files {
+		c.Files[i] = FileHash{SHA256: f.SHA256, Bytes: f.Bytes}
+	}
+	b, err := json.Marshal(struct {
+		Format int `json:"format"`
+		KeyInputs
+	}{manifestFormat, c})
+	if err != nil {
+		panic(err) // only strings, numbers and validated raw JSON
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// normalizeParams returns the canonical JSON of params: object keys sorted,
+// numbers as written, no insignificant space.
+func normalizeParams(params any) (json.RawMessage, error) {
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+// outputMap returns the manifest's outputs as name -> sha256.
+func (m *Manifest) outputMap() map[string]string {
+	out := make(map[string]string, len(m.Outputs))
+	for _, o := range m.Outputs {
+		out[o.Name] = o.SHA256
+	}
+	return out
+}
+
+// ReadManifest reads dir/manifest.json. A missing manifest gives an error
+// satisfying errors.Is(err, fs.ErrNotExist).
+func ReadManifest(dir string) (*Manifest, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	if err != nil {
+		return nil, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("pipeline: %s: %w", filepath.Join(dir, ManifestName), err)
+	}
+	return &m, nil
+}
+
+func writeManifest(dir string, m *Manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("pipeline: manifest of %s: %w", dir, err)
+	}
+	b = append(b, '\n')
+	f, err := os.OpenFile(filepath.Join(dir, ManifestName), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// staleReasons explains why a stage with inputs now is not up to date
+// relative to its manifest old: the parameters, files, upstream outputs or
+// code that changed.
+func staleReasons(old, now KeyInputs) []string {
+	var r []string
+	if old.Code != now.Code {
+		r = append(r, fmt.Sprintf("code version changed (%s -> %s)", short(old.Code), short(now.Code)))
+	}
+	if old.Seed != now.Seed {
+		r = append(r, fmt.Sprintf("seed changed (%d -> %d)", old.Seed, now.Seed))
+	}
+	if !bytes.Equal(old.Params, now.Params) {
+		r = append(r, paramChanges(old.Params, now.Params)...)
+	}
+	for i, f := range now.Files {
+		name := filepath.Base(f.Path)
+		switch {
+		case i >= len(old.Files):
+			r = append(r, fmt.Sprintf("new input %s", name))
+		case old.Files[i].SHA256 != f.SHA256:
+			r = append(r, fmt.Sprintf("input %s changed (content %s -> %s)", name, short(old.Files[i].SHA256), short(f.SHA256)))
+		}
+	}
+	for i := len(now.Files); i < len(old.Files); i++ {
+		r = append(r, fmt.Sprintf("input %s no longer read", filepath.Base(old.Files[i].Path)))
+	}
+	prev := map[string]map[string]string{}
+	for _, u := range old.Upstream {
+		prev[u.Experiment+"/"+u.Stage] = u.Outputs
+	}
+	for _, u := range now.Upstream {
+		o, ok := prev[u.Experiment+"/"+u.Stage]
+		name := u.Stage
+		if u.Experiment != "" && now.Experiment == "" {
+			name = u.Experiment + "/" + u.Stage
+		}
+		switch {
+		case !ok:
+			r = append(r, fmt.Sprintf("new upstream %s", name))
+		case !mapsEqual(o, u.Outputs):
+			r = append(r, fmt.Sprintf("upstream %s outputs changed (%s)", name, changedNames(o, u.Outputs)))
+		}
+	}
+	if len(r) == 0 && old.key() != now.key() {
+		r = append(r, "cache key format changed")
+	}
+	return r
+}
+
+func short(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	if s == "" {
+		return `""`
+	}
+	return s
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func changedNames(a, b map[string]string) string {
+	var names []string
+	for k, v := range b {
+		if a[k] != v {
+			names = append(names, k)
+		}
+	}
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// paramChanges lists "param a.b: old -> new" for every leaf that differs.
+func paramChanges(oldRaw, nowRaw json.RawMessage) []string {
+	var o, n any
+	dec := func(b json.RawMessage, v *any) {
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.UseNumber()
+		if d.Decode(v) != nil {
+			*v = nil
+		}
+	}
+	dec(oldRaw, &o)
+	dec(nowRaw, &n)
+	fo, fn := map[string]string{}, map[string]string{}
+	flatten("", o, fo)
+	flatten("", n, fn)
+	keys := map[string]bool{}
+	for k := range fo {
+		keys[k] = true
+	}
+	for k := range fn {
+		keys[k] = true
+	}
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	var r []string
+	for _, k := range sorted {
+		a, aok := fo[k]
+		b, bok := fn[k]
+		if a == b && aok == bok {
+			continue
+		}
+		if !aok {
+			a = "(unset)"
+		}
+		if !bok {
+			b = "(unset)"
+		}
+		name := "param " + k
+		if k == "" {
+			name = "params"
+		}
+		r = append(r, fmt.Sprintf("%s changed (%s -> %s)", name, a, b))
+	}
+	if len(r) == 0 {
+		r = append(r, "params changed")
+	}
+	return r
+}
+
+// flatten maps every leaf of a decoded JSON value to its dotted path.
+// Arrays are leaves: "lambdas: [0,1e-6] -> [0]" reads better than indices.
+func flatten(prefix string, v any, out map[string]string) {
+	if m, ok := v.(map[string]any); ok && len(m) > 0 {
+		for k, x := range m {
+			p := k
+			if prefix != "" {
+				p = prefix + "." + k
+			}
+			flatten(p, x, out)
+		}
+		return
+	}
+	b, _ := json.Marshal(v)
+	out[prefix] = string(b)
+}
+
+var (
+	toolsOnce sync.Once
+	tools     Tools
+)
+
+// toolVersions reads the build information of the running binary once.
+func toolVersions() Tools {
+	toolsOnce.Do(func() {
+		bi, ok := debug.ReadBuildInfo()
+		if !ok {
+			return
+		}
+		tools.Go = bi.GoVersion
+		tools.Module = bi.Main.Path + "@" + bi.Main.Version
+		var rev, mod string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				mod = s.Value
+			}
+		}
+		if rev != "" {
+			tools.VCS = rev
+			if mod == "true" {
+				tools.VCS += "+modified"
+			}
+		}
+		tools.Modules = map[string]string{}
+		for _, d := range bi.Deps {
+			v := d.Version
+			if d.Replace != nil {
+				v = d.Replace.Path + "@" + d.Replace.Version
+			}
+			tools.Modules[d.Path] = v
+		}
+	})
+	return tools
+}
+
+// CodeVersion returns the code version hashed into a stage's key.
+//
+// A stage that implements Versioned gets "v:<Version()>" plus the Go
+// version and the dependency module versions (so a gonum upgrade reruns
+// it): precise and stable across rebuilds, but its author must bump the
+// version whenever the outputs could change. Any other stage gets
+// "exe:<sha256 of the running executable>": never stale by mistake, but
+// every rebuild that changes the binary (any code change, a new commit
+// stamped by -buildvcs, a new toolchain) reruns everything. --force is the
+// remedy for a forgotten bump.
+func CodeVersion(s Stage) (string, error) {
+	if v, ok := s.(Versioned); ok {
+		t := toolVersions()
+		deps := make([]string, 0, len(t.Modules))
+		for p, v := range t.Modules {
+			deps = append(deps, p+"@"+v)
+		}
+		slices.Sort(deps)
+		h := sha256.Sum256([]byte(t.Go + "\n" + strings.Join(deps, "\n")))
+		return "v:" + v.Version() + ";deps:" + hex.EncodeToString(h[:6]), nil
+	}
+	return exeVersion()
+}
+
+var (
+	exeOnce sync.Once
+	exeSum  string
+	exeErr  error
+)
+
+func exeVersion() (string, error) {
+	exeOnce.Do(func() {
+		p, err := os.Executable()
+		if err == nil {
+			exeSum, err = hashFile(p)
+		}
+		if err != nil {
+			exeErr = fmt.Errorf("pipeline: hashing the executable for the code version: %w", err)
+			return
+		}
+		exeSum = "exe:" + exeSum
+	})
+	return exeSum, exeErr
+}
+
+// notExist reports whether err means a missing file.
+func notExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -1,0 +1,327 @@
+package pipeline
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Override is one change to a job file, from --set or the environment.
+//
+// Key is a dotted path of the job file's YAML keys: "seed", "data_dir",
+// "data.meta", "settings.k", "settings.lambdas", and, for one experiment,
+// "experiments.<name>.settings.k" or "experiments.<name>.depth" (the name
+// may itself contain dots). Value is YAML: 50, 1e-4, [0, 1e-4], true,
+// "quoted text". Overrides apply in order, later ones winning; the result
+// is validated exactly like a file.
+type Override struct {
+	Key, Value string
+	// Source names the override in errors: "--set settings.k=50" or
+	// "MONOMER_SETTINGS__K".
+	Source string
+}
+
+// EnvPrefix starts the environment variables that override job settings.
+const EnvPrefix = "MONOMER_"
+
+// ParseSets parses --set key=value arguments.
+func ParseSets(sets []string) ([]Override, error) {
+	var out []Override
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("%w: --set %q: want key=value, e.g. settings.k=50", ErrUsage, s)
+		}
+		out = append(out, Override{Key: strings.TrimSpace(k), Value: v, Source: "--set " + s})
+	}
+	return out, nil
+}
+
+// EnvOverrides turns environment variables (as os.Environ gives them) into
+// overrides. The variable's name after MONOMER_ is the key with "." written
+// "__", case-insensitive except for the experiment name:
+//
+//	MONOMER_SEED=2                        seed
+//	MONOMER_DATA_DIR=/data/amazon         data_dir
+//	MONOMER_SETTINGS__MONOMER_K=10        settings.monomer_k
+//	MONOMER_EXPERIMENTS__men-bought__SETTINGS__K=50
+//
+// Only variables whose first part is a top-level job key (name, seed,
+// data_dir, data, settings, experiments) are overrides; other MONOMER_
+// variables are left alone. The result is sorted by variable name.
+func EnvOverrides(environ []string) []Override {
+	top := yamlKeys(reflect.TypeFor[Job]())
+	var out []Override
+	for _, kv := range environ {
+		name, v, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(name, EnvPrefix) {
+			continue
+		}
+		segs := strings.Split(name[len(EnvPrefix):], "__")
+		if !contains(top, strings.ToLower(segs[0])) {
+			continue
+		}
+		for i := range segs {
+			if i > 0 && strings.EqualFold(segs[i-1], "experiments") {
+				continue // an experiment name keeps its case
+			}
+			segs[i] = strings.ToLower(segs[i])
+		}
+		out = append(out, Override{Key: strings.Join(segs, "."), Value: v, Source: name})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Source < out[j].Source })
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// LoadJobWith reads a job file, applies the overrides in order and
+// validates the result. Nothing but the job file is read.
+func LoadJobWith(path string, overrides []Override) (*Job, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	return ParseJobWith(path, b, overrides)
+}
+
+// ParseJobWith is LoadJobWith on the file's bytes.
+func ParseJobWith(path string, b []byte, overrides []Override) (*Job, error) {
+	if len(overrides) == 0 {
+		return ParseJob(path, b)
+	}
+	base := filepath.Base(path)
+	// Decode the file alone first, so its own errors carry its line numbers.
+	if _, err := decodeJob(base, b); err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrConfig, base, err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
+	}
+	var j *Job
+	for _, o := range overrides {
+		if err := applyOverride(doc.Content[0], o); err != nil {
+			return nil, fmt.Errorf("%w: %s: %s: %v", ErrConfig, base, o.Source, err)
+		}
+		out, err := yaml.Marshal(&doc)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %s: %v", ErrConfig, base, o.Source, err)
+		}
+		if j, err = decodeJob(base, out); err != nil {
+			return nil, fmt.Errorf("%w: %s: %s: %s", ErrConfig, base, o.Source, yamlMessage(err))
+		}
+	}
+	return finishJob(path, j)
+}
+
+var yamlLine = regexp.MustCompile(`(?s)^.*?line \d+: `)
+
+// yamlMessage strips the decoder's preamble and line number, which refer
+// to the re-encoded document rather than to anything the user wrote.
+func yamlMessage(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "yaml: "); i >= 0 {
+		msg = msg[i:]
+	}
+	return yamlLine.ReplaceAllString(msg, "")
+}
+
+// applyOverride sets o.Key in the mapping root, checking each key against
+// the Job struct's YAML keys.
+func applyOverride(root *yaml.Node, o Override) error {
+	segs, err := splitKey(root, o.Key)
+	if err != nil {
+		return err
+	}
+	var val yaml.Node
+	if err := yaml.Unmarshal([]byte(o.Value), &val); err != nil {
+		return fmt.Errorf("value %q is not YAML: %v", o.Value, err)
+	}
+	v := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: ""}
+	if val.Kind == yaml.DocumentNode && len(val.Content) > 0 {
+		v = val.Content[0]
+	}
+	t := reflect.TypeFor[Job]()
+	node := root
+	path := ""
+	for i := 0; i < len(segs); i++ {
+		seg := segs[i]
+		f, ok := fieldByYAML(t, seg)
+		if !ok {
+			where := "the job"
+			if path != "" {
+				where = path
+			}
+			return fmt.Errorf("unknown key %q in %s (keys: %s)", seg, where, strings.Join(yamlKeys(t), ", "))
+		}
+		path = joinPath(path, seg)
+		if i == len(segs)-1 {
+			setKey(node, seg, v)
+			return nil
+		}
+		ft := f.Type
+		if ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct {
+			// experiments.<name>...: find the experiment by name.
+			i++
+			name := segs[i]
+			seq := getKey(node, seg)
+			var item *yaml.Node
+			if seq != nil && seq.Kind == yaml.SequenceNode {
+				for _, it := range seq.Content {
+					if n := getKey(it, "name"); n != nil && n.Value == name {
+						item = it
+					}
+				}
+			}
+			if item == nil {
+				return fmt.Errorf("no experiment named %q", name)
+			}
+			if i == len(segs)-1 {
+				return fmt.Errorf("%s.%s: name a field, e.g. %s.%s.settings.k", path, name, path, name)
+			}
+			node, t, path = item, ft.Elem(), path+"."+name
+			continue
+		}
+		if ft.Kind() != reflect.Struct {
+			return fmt.Errorf("%s is a value, not a section", path)
+		}
+		child := getKey(node, seg)
+		if child == nil || child.Kind != yaml.MappingNode {
+			child = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+			setKey(node, seg, child)
+		}
+		node, t = child, ft
+	}
+	return nil
+}
+
+func joinPath(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "." + b
+}
+
+// splitKey splits a dotted key, keeping an experiment name that contains
+// dots whole (the longest name of the file that fits).
+func splitKey(root *yaml.Node, key string) ([]string, error) {
+	for _, s := range strings.Split(key, ".") {
+		if s == "" {
+			return nil, fmt.Errorf("key %q has an empty part", key)
+		}
+	}
+	const exps = "experiments."
+	if !strings.HasPrefix(key, exps) {
+		return strings.Split(key, "."), nil
+	}
+	rest := key[len(exps):]
+	best := ""
+	if seq := getKey(root, "experiments"); seq != nil {
+		for _, it := range seq.Content {
+			n := getKey(it, "name")
+			if n == nil {
+				continue
+			}
+			if (rest == n.Value || strings.HasPrefix(rest, n.Value+".")) && len(n.Value) > len(best) {
+				best = n.Value
+			}
+		}
+	}
+	if best == "" {
+		best, _, _ = strings.Cut(rest, ".")
+	}
+	segs := []string{"experiments", best}
+	if tail := strings.TrimPrefix(rest[len(best):], "."); tail != "" {
+		segs = append(segs, strings.Split(tail, ".")...)
+	}
+	return segs, nil
+}
+
+func getKey(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func setKey(m *yaml.Node, key string, v *yaml.Node) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			m.Content[i+1] = v
+			return
+		}
+	}
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
+}
+
+// yamlKeys lists the YAML keys of struct type t, in field order.
+func yamlKeys(t reflect.Type) []string {
+	var keys []string
+	for i := 0; i < t.NumField(); i++ {
+		if k := yamlName(t.Field(i)); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+func yamlName(f reflect.StructField) string {
+	tag := f.Tag.Get("yaml")
+	name, _, _ := strings.Cut(tag, ",")
+	if name == "-" || !f.IsExported() {
+		return ""
+	}
+	if name == "" {
+		return strings.ToLower(f.Name)
+	}
+	return name
+}
+
+func fieldByYAML(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		if yamlName(t.Field(i)) == key {
+			return t.Field(i), true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// decodeJob decodes job-file bytes strictly (unknown keys are errors)
+// without validating.
+func decodeJob(base string, b []byte) (*Job, error) {
+	var j Job
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&j); err != nil {
+		if errors.Is(err, io.EOF) {
+			return &j, nil
+		}
+		return nil, fmt.Errorf("%w: %s: %v", ErrConfig, base, err)
+	}
+	return &j, nil
+}

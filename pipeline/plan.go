@@ -1,0 +1,104 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Step is one stage as Plan sees it, for --dry-run and status.
+type Step struct {
+	ID         string `json:"id"`
+	Experiment string `json:"experiment,omitempty"`
+	Stage      string `json:"stage"`
+	// State is the stage's standing against its manifest and the files on
+	// disk now; Reasons say what changed when it is stale.
+	State   State    `json:"state"`
+	Reasons []string `json:"reasons,omitempty"`
+	// Note qualifies an up-to-date stage whose upstream is not.
+	Note string `json:"note,omitempty"`
+	// Selected: the options include this stage.
+	Selected bool `json:"selected"`
+	// Run: a run with the same options would execute the stage now; Why
+	// says why, or why not ("up to date", "not selected", "fails: ...").
+	Run bool   `json:"run"`
+	Why string `json:"why"`
+}
+
+// Plan says, without writing anything or taking locks, what Run with the
+// same arguments would do. Stages downstream of one that runs are marked to
+// run, although Run skips them if the upstream's outputs come out unchanged.
+func Plan(job *Job, expStages, jobStages []Stage, opts Options) ([]Step, error) {
+	g, err := NewGraph(job, expStages, jobStages)
+	if err != nil {
+		return nil, err
+	}
+	sel, err := g.selection(&opts)
+	if err != nil {
+		return nil, err
+	}
+	cache := loadHashCache(opts.hashCachePath())
+	cache.path = "" // read only
+	r := &runner{g: g, opts: &opts, cache: cache}
+	var steps []Step
+	byNode := map[*Node]Step{}
+	for _, n := range g.Nodes {
+		st := Step{ID: n.ID, Experiment: n.Experiment, Stage: n.Stage.Name(), Selected: sel[n]}
+		ev, err := r.evaluate(n)
+		var mu *missingUpstream
+		switch {
+		case errors.As(err, &mu):
+			st.State = Missing
+			if _, serr := os.Stat(filepath.Join(n.Dir(opts.RunDir), ManifestName)); serr == nil {
+				st.State = Stale
+				st.Reasons = []string{"upstream " + mu.dep.ID + " has no outputs"}
+			}
+		case err != nil:
+			st.State = Stale
+			st.Reasons = []string{err.Error()}
+		default:
+			st.State, st.Reasons = ev.state, ev.reasons
+		}
+		var runs, notCurrent []string
+		for _, d := range n.Deps {
+			ds := byNode[d]
+			if ds.Run {
+				runs = append(runs, d.ID)
+			}
+			if ds.State != UpToDate {
+				notCurrent = append(notCurrent, d.ID)
+			}
+		}
+		if st.State == UpToDate && len(notCurrent) > 0 {
+			st.Note = "upstream " + strings.Join(notCurrent, ", ") + " not up to date"
+		}
+		switch {
+		case !st.Selected:
+			st.Why = "not selected"
+		case mu != nil && len(runs) == 0:
+			st.Why = "fails: " + mu.Error()
+		case err != nil && mu == nil:
+			st.Why = "fails: " + err.Error()
+		case opts.Force:
+			st.Run, st.Why = true, "forced"
+		case st.State != UpToDate:
+			st.Run, st.Why = true, describe(st.State, st.Reasons)
+		case len(runs) > 0:
+			st.Run, st.Why = true, fmt.Sprintf("upstream %s runs first (then skipped if its outputs come out unchanged)", strings.Join(runs, ", "))
+		default:
+			st.Why = "up to date"
+		}
+		steps = append(steps, st)
+		byNode[n] = st
+	}
+	return steps, nil
+}
+
+func describe(s State, reasons []string) string {
+	if len(reasons) == 0 {
+		return string(s)
+	}
+	return string(s) + ": " + strings.Join(reasons, "; ")
+}

@@ -1,0 +1,669 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Options control Run and Plan. The zero value (with RunDir set) runs every
+// stale stage of every experiment, then the job-level stages, logging
+// nothing.
+type Options struct {
+	// RunDir is the run directory. Required.
+	RunDir string
+	// Experiments restricts the run to these experiments' stages. Job-level
+	// stages are then left out unless Only or From names one. Empty: all.
+	Experiments []string
+	// Only selects just this stage (of each selected experiment, or the
+	// job-level stage of that name). Its upstream outputs must exist.
+	Only string
+	// From selects this stage and every stage downstream of it.
+	From string
+	// Force reruns the selected stages even when they are up to date.
+	Force bool
+	// Logger receives one line per stage start, end, skip and failure and a
+	// final summary. If nil, nothing is logged.
+	Logger *slog.Logger
+	// Tracker is handed to stages as Env.Tracker. If nil, no progress.
+	Tracker func(label string, total int64) Tracker
+	// HashCache is the file remembering raw-input hashes by path, size,
+	// mtime and ctime. If empty, RunDir/.hashcache.json. Several run
+	// directories may share one (the CLI puts it beside the --run-id dirs).
+	HashCache string
+}
+
+func (o *Options) logger() *slog.Logger {
+	if o.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Logger
+}
+
+func (o *Options) hashCachePath() string {
+	if o.HashCache != "" {
+		return o.HashCache
+	}
+	return filepath.Join(o.RunDir, ".hashcache.json")
+}
+
+// State is a stage's standing against its manifest.
+type State string
+
+// The states of Step.State.
+const (
+	UpToDate State = "up to date"
+	Stale    State = "stale"
+	Missing  State = "missing"
+)
+
+// Summary counts what Run did.
+type Summary struct {
+	Run, Skipped, Failed int
+	Seconds              float64
+}
+
+// testHook, when set by tests, is called at each step of running and
+// committing a stage so a test can kill the process exactly there.
+var testHook func(point, id string)
+
+func hook(point, id string) {
+	if testHook != nil {
+		testHook(point, id)
+	}
+}
+
+// Run runs the stale selected stages of job in DAG order: expStages for
+// every experiment (in job order), then jobStages. A stage whose key matches
+// its manifest and whose outputs still hash to the recorded values is
+// skipped. When a stage fails, its downstream stages are not run but other
+// experiments go on; the first error is returned (wrapped, so errors.Is finds
+// ErrBadInput, ErrConfig or context.Canceled). Cancelling ctx stops after the
+// running stage returns; nothing partial is ever visible in the run
+// directory.
+func Run(ctx context.Context, job *Job, expStages, jobStages []Stage, opts Options) (*Summary, error) {
+	start := time.Now()
+	if opts.RunDir == "" {
+		return nil, fmt.Errorf("%w: no run directory", ErrUsage)
+	}
+	g, err := NewGraph(job, expStages, jobStages)
+	if err != nil {
+		return nil, err
+	}
+	sel, err := g.selection(&opts)
+	if err != nil {
+		return nil, err
+	}
+	log := opts.logger()
+	if err := os.MkdirAll(opts.RunDir, 0o755); err != nil {
+		return nil, fmt.Errorf("pipeline: run directory: %w", err)
+	}
+	locks, err := lockFor(g, sel, &opts, log)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for i := len(locks) - 1; i >= 0; i-- {
+			locks[i].release()
+		}
+	}()
+
+	r := &runner{g: g, opts: &opts, log: log, cache: loadHashCache(opts.hashCachePath()), sum: &Summary{}}
+	defer r.cache.save()
+	var first error
+	failed := map[*Node]string{} // node -> ID of the failed stage that blocks it
+	for _, n := range g.Nodes {
+		if !sel[n] {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			first = errors.Join(first, err)
+			break
+		}
+		if blocker := blockedBy(n, failed); blocker != "" {
+			failed[n] = blocker
+			r.sum.Skipped++
+			log.Warn("stage skip", attrs(n, slog.String("reason", "upstream "+blocker+" failed"))...)
+			continue
+		}
+		if err := r.step(ctx, n); err != nil {
+			failed[n] = n.ID
+			r.sum.Failed++
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				log.Warn("stage interrupted", attrs(n)...)
+				first = err
+				break
+			}
+			log.Error("stage failed", attrs(n, slog.String("error", err.Error()))...)
+			if first == nil {
+				first = err
+			}
+		}
+		if err := r.cache.save(); err != nil {
+			log.Warn("hash cache not saved", slog.String("error", err.Error()))
+		}
+	}
+	r.sum.Seconds = time.Since(start).Seconds()
+	log.Info("run summary", slog.Int("run", r.sum.Run), slog.Int("skipped", r.sum.Skipped),
+		slog.Int("failed", r.sum.Failed), slog.Float64("seconds", round3(r.sum.Seconds)))
+	if first != nil && r.sum.Failed > 1 {
+		first = fmt.Errorf("%w (%d stages failed)", first, r.sum.Failed)
+	}
+	return r.sum, first
+}
+
+func blockedBy(n *Node, failed map[*Node]string) string {
+	for _, d := range n.Deps {
+		if b, ok := failed[d]; ok {
+			return b
+		}
+	}
+	return ""
+}
+
+func attrs(n *Node, more ...any) []any {
+	a := make([]any, 0, 2+len(more))
+	if n.Experiment != "" {
+		a = append(a, slog.String("experiment", n.Experiment))
+	}
+	a = append(a, slog.String("stage", n.Stage.Name()))
+	return append(a, more...)
+}
+
+func round3(x float64) float64 {
+	return float64(int64(x*1000+0.5)) / 1000
+}
+
+// lockFor takes the locks the selection needs (see LockName) and, holding
+// them, cleans what interrupted runs left in the directories it owns.
+func lockFor(g *Graph, sel map[*Node]bool, opts *Options, log *slog.Logger) ([]*lock, error) {
+	exclusive := len(opts.Experiments) == 0
+	var exps []string
+	for _, n := range g.Nodes {
+		if !sel[n] {
+			continue
+		}
+		if n.Experiment == "" {
+			exclusive = true
+		} else if len(exps) == 0 || exps[len(exps)-1] != n.Experiment {
+			exps = append(exps, n.Experiment)
+		}
+	}
+	root, err := acquire(filepath.Join(opts.RunDir, LockName), exclusive)
+	if err != nil {
+		return nil, err
+	}
+	if root.previous != "" {
+		log.Warn("took over the lock of a run that is gone", slog.String("holder", root.previous))
+	}
+	locks := []*lock{root}
+	var dirs []string
+	if exclusive {
+		// Nobody else is in the run directory: clean all of it.
+		dirs = append(dirs, opts.RunDir)
+		for _, e := range g.Job.Experiments {
+			dirs = append(dirs, filepath.Join(opts.RunDir, e.Name))
+		}
+	} else {
+		for _, e := range exps {
+			dir := filepath.Join(opts.RunDir, e)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, errors.Join(fmt.Errorf("pipeline: %w", err), releaseAll(locks))
+			}
+			l, err := acquire(filepath.Join(dir, LockName), true)
+			if err != nil {
+				return nil, errors.Join(err, releaseAll(locks))
+			}
+			if l.previous != "" {
+				log.Warn("took over the lock of a run that is gone", slog.String("experiment", e), slog.String("holder", l.previous))
+			}
+			locks = append(locks, l)
+			dirs = append(dirs, dir)
+		}
+	}
+	for _, d := range dirs {
+		if err := recoverDir(d, log); err != nil {
+			return nil, errors.Join(err, releaseAll(locks))
+		}
+	}
+	return locks, nil
+}
+
+func releaseAll(locks []*lock) error {
+	for i := len(locks) - 1; i >= 0; i-- {
+		locks[i].release()
+	}
+	return nil
+}
+
+// Temporary names beside final ones: ".<name>.tmp-<pid>" is a stage being
+// written (or a file being published), ".<name>.old-<pid>" a replaced stage
+// directory about to be removed.
+const (
+	tmpMark = ".tmp-"
+	oldMark = ".old-"
+)
+
+// recoverDir repairs what a killed run left in dir (a run directory or an
+// experiment directory). A commit replaces a stage directory by renaming the
+// old one to .<stage>.old-<pid> and the new one into place; killed between
+// the two renames, the final name is missing and the old directory, still
+// complete, is renamed back (the stage will then run again or be up to
+// date). Every temporary and old entry is then removed. Callers hold the
+// lock that covers dir, so no live run owns these entries.
+func recoverDir(dir string, log *slog.Logger) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if notExist(err) {
+			return nil
+		}
+		return fmt.Errorf("pipeline: %w", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, ".") {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if i := strings.LastIndex(name, oldMark); i > 0 {
+			final := filepath.Join(dir, name[1:i])
+			if _, err := os.Lstat(final); notExist(err) {
+				if err := os.Rename(p, final); err != nil {
+					return fmt.Errorf("pipeline: restoring %s: %w", final, err)
+				}
+				log.Warn("restored a stage directory an interrupted run was replacing", slog.String("dir", final))
+				continue
+			}
+		} else if !strings.Contains(name, tmpMark) {
+			continue
+		}
+		if err := os.RemoveAll(p); err != nil {
+			return fmt.Errorf("pipeline: removing %s: %w", p, err)
+		}
+		log.Info("removed what an interrupted run left", slog.String("path", p))
+	}
+	return syncDir(dir)
+}
+
+type runner struct {
+	g     *Graph
+	opts  *Options
+	log   *slog.Logger
+	cache *hashCache
+	sum   *Summary
+}
+
+// evaluation is a node's standing: its key inputs now and its state.
+type evaluation struct {
+	inputs   KeyInputs
+	manifest *Manifest
+	state    State
+	reasons  []string
+}
+
+// inputs computes the key inputs of n from its parameters, raw files and
+// its upstream manifests on disk.
+func (r *runner) inputs(n *Node) (KeyInputs, error) {
+	params, files := n.Stage.Key(n.exp)
+	pj, err := normalizeParams(params)
+	if err != nil {
+		return KeyInputs{}, fmt.Errorf("pipeline: %s: parameters: %w", n.ID, err)
+	}
+	code, err := CodeVersion(n.Stage)
+	if err != nil {
+		return KeyInputs{}, err
+	}
+	in := KeyInputs{Stage: n.Stage.Name(), Experiment: n.Experiment, Code: code, Params: pj,
+		Files: []FileHash{}, Upstream: []UpstreamHash{}}
+	in.Seed = r.g.Job.Seed
+	if n.exp != nil {
+		in.Seed = n.exp.Seed
+	} else if in.Seed == 0 {
+		in.Seed = 1
+	}
+	for _, f := range files {
+		sum, size, err := r.cache.file(f)
+		if err != nil {
+			if notExist(err) {
+				return in, fmt.Errorf("%w: %s: input file %s does not exist (check data_dir and data in the job file)", ErrConfig, n.ID, f)
+			}
+			return in, fmt.Errorf("pipeline: %s: input file: %w", n.ID, err)
+		}
+		in.Files = append(in.Files, FileHash{Path: f, SHA256: sum, Bytes: size})
+	}
+	for _, d := range n.Deps {
+		m, err := ReadManifest(d.Dir(r.opts.RunDir))
+		if err != nil {
+			if notExist(err) {
+				return in, &missingUpstream{n: n, dep: d}
+			}
+			return in, err
+		}
+		in.Upstream = append(in.Upstream, UpstreamHash{Experiment: d.Experiment, Stage: d.Stage.Name(), Outputs: m.outputMap()})
+	}
+	return in, nil
+}
+
+type missingUpstream struct{ n, dep *Node }
+
+func (e *missingUpstream) Error() string {
+	return fmt.Sprintf("pipeline: %s needs the outputs of %s, which has not run (run it, or use --from %s)", e.n.ID, e.dep.ID, e.dep.Stage.Name())
+}
+
+// evaluate compares n's inputs now with its manifest and its outputs with
+// their recorded hashes.
+func (r *runner) evaluate(n *Node) (*evaluation, error) {
+	in, err := r.inputs(n)
+	if err != nil {
+		return nil, err
+	}
+	ev := &evaluation{inputs: in}
+	dir := n.Dir(r.opts.RunDir)
+	m, err := ReadManifest(dir)
+	switch {
+	case notExist(err):
+		ev.state = Missing
+		return ev, nil
+	case err != nil:
+		ev.state, ev.reasons = Stale, []string{"manifest unreadable: " + err.Error()}
+		return ev, nil
+	}
+	ev.manifest = m
+	if m.Format != manifestFormat || m.Key != in.key() {
+		ev.state, ev.reasons = Stale, staleReasons(m.Inputs, in)
+		return ev, nil
+	}
+	for _, o := range m.Outputs {
+		sum, _, err := r.cache.file(filepath.Join(dir, filepath.FromSlash(o.Name)))
+		switch {
+		case err != nil:
+			ev.reasons = append(ev.reasons, "output "+o.Name+" is missing")
+		case sum != o.SHA256:
+			ev.reasons = append(ev.reasons, "output "+o.Name+" was modified")
+		}
+	}
+	if len(ev.reasons) > 0 {
+		ev.state = Stale
+		return ev, nil
+	}
+	ev.state = UpToDate
+	return ev, nil
+}
+
+// step runs n if it is stale (or forced), else logs the skip.
+func (r *runner) step(ctx context.Context, n *Node) error {
+	ev, err := r.evaluate(n)
+	if err != nil {
+		return err
+	}
+	if ev.state == UpToDate && !r.opts.Force {
+		r.sum.Skipped++
+		r.log.Info("stage skip", attrs(n, slog.String("reason", "up to date"))...)
+		return r.publish(n)
+	}
+	reason := string(ev.state)
+	switch {
+	case ev.state == UpToDate:
+		reason = "forced"
+	case len(ev.reasons) > 0:
+		reason = "stale: " + strings.Join(ev.reasons, "; ")
+	}
+	r.log.Info("stage start", attrs(n, slog.String("reason", reason))...)
+	m, err := r.execute(ctx, n, ev.inputs)
+	if err != nil {
+		return err
+	}
+	r.sum.Run++
+	var rows, bytes int64
+	tables := make([]any, 0, len(m.Outputs))
+	for _, o := range m.Outputs {
+		bytes += o.Bytes
+		if o.Rows != nil {
+			rows += *o.Rows
+			tables = append(tables, slog.Int64(strings.TrimSuffix(o.Name, filepath.Ext(o.Name)), *o.Rows))
+		}
+	}
+	r.log.Info("stage end", attrs(n, slog.Int64("rows", rows), slog.Int64("bytes", bytes),
+		slog.Float64("seconds", round3(m.Seconds)), slog.Group("tables", tables...), slog.Any("stats", m.Stats))...)
+	return r.publish(n)
+}
+
+// execute runs the stage into a temporary directory beside its final one,
+// records the outputs in a manifest and renames the directory into place.
+func (r *runner) execute(ctx context.Context, n *Node, in KeyInputs) (*Manifest, error) {
+	final := n.Dir(r.opts.RunDir)
+	parent := filepath.Dir(final)
+	name := filepath.Base(final)
+	tmp := filepath.Join(parent, fmt.Sprintf(".%s%s%d", name, tmpMark, os.Getpid()))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	if err := os.RemoveAll(tmp); err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			os.RemoveAll(tmp)
+		}
+	}()
+	env := &Env{Job: r.g.Job, Exp: n.exp, RunDir: r.opts.RunDir, OutDir: tmp, Stage: n.Stage.Name(), Tracker: r.opts.Tracker}
+	started := time.Now()
+	hook("run", n.ID)
+	res, err := runStage(ctx, n.Stage, env)
+	if err != nil {
+		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		}
+		return nil, fmt.Errorf("pipeline: %s: %w", n.ID, err)
+	}
+	finished := time.Now()
+	if res == nil {
+		res = &Result{}
+	}
+	outs, err := r.sealOutputs(tmp, res)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: %s: %w", n.ID, err)
+	}
+	hook("sealed", n.ID)
+	var config any = n.exp
+	if n.exp == nil {
+		config = r.g.Job
+	}
+	m := &Manifest{
+		Format: manifestFormat, Key: in.key(), Inputs: in, Outputs: outs, Stats: res.Stats,
+		Seed: in.Seed, Config: config, Tools: toolVersions(),
+		Started: started.UTC(), Finished: finished.UTC(), Seconds: finished.Sub(started).Seconds(),
+	}
+	if err := writeManifest(tmp, m); err != nil {
+		return nil, fmt.Errorf("pipeline: %s: %w", n.ID, err)
+	}
+	if err := syncDir(tmp); err != nil {
+		return nil, fmt.Errorf("pipeline: %s: %w", n.ID, err)
+	}
+	hook("manifest", n.ID)
+	if err := commitDir(tmp, final, n.ID); err != nil {
+		return nil, fmt.Errorf("pipeline: %s: %w", n.ID, err)
+	}
+	committed = true
+	// Remember the outputs' hashes under their final paths (a rename keeps
+	// inode, size, mtime and ctime) so the next run does not rehash them.
+	r.cache.forget(final)
+	for _, o := range outs {
+		r.cache.remember(filepath.Join(final, filepath.FromSlash(o.Name)), o.SHA256)
+	}
+	return m, nil
+}
+
+// runStage calls s.Run, turning a panic into an error so one broken
+// experiment does not take the others down.
+func runStage(ctx context.Context, s Stage, env *Env) (res *Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("stage panicked: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return s.Run(ctx, env)
+}
+
+// sealOutputs fsyncs and hashes every file under dir, in name order.
+func (r *runner) sealOutputs(dir string, res *Result) ([]Output, error) {
+	var outs []Output
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel != "." {
+				return syncDir(p)
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("output %s is not a regular file", rel)
+		}
+		if rel == ManifestName {
+			return fmt.Errorf("the stage wrote %s, which is the runner's", ManifestName)
+		}
+		sum, size, err := syncAndHash(p)
+		if err != nil {
+			return err
+		}
+		o := Output{Name: rel, SHA256: sum, Bytes: size}
+		if !strings.Contains(rel, "/") {
+			if rows, ok := res.Rows[strings.TrimSuffix(rel, filepath.Ext(rel))]; ok {
+				o.Rows = &rows
+			}
+		}
+		outs = append(outs, o)
+		return nil
+	})
+	sort.Slice(outs, func(i, j int) bool { return outs[i].Name < outs[j].Name })
+	return outs, err
+}
+
+func syncAndHash(p string) (string, int64, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", 0, err
+	}
+	err = f.Sync()
+	f.Close()
+	if err != nil {
+		return "", 0, err
+	}
+	sum, err := hashFile(p)
+	if err != nil {
+		return "", 0, err
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return "", 0, err
+	}
+	return sum, fi.Size(), nil
+}
+
+// commitDir replaces final by tmp: the old directory is renamed away, the
+// new one renamed in, and the old one removed. recoverDir repairs a crash
+// between any two of these steps.
+func commitDir(tmp, final, id string) error {
+	parent := filepath.Dir(final)
+	old := filepath.Join(parent, fmt.Sprintf(".%s%s%d", filepath.Base(final), oldMark, os.Getpid()))
+	hadOld := false
+	if _, err := os.Lstat(final); err == nil {
+		if err := os.RemoveAll(old); err != nil {
+			return err
+		}
+		if err := os.Rename(final, old); err != nil {
+			return err
+		}
+		hadOld = true
+		hook("moved-old", id)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		if hadOld {
+			os.Rename(old, final)
+		}
+		return err
+	}
+	if err := syncDir(parent); err != nil {
+		return err
+	}
+	hook("renamed", id)
+	if hadOld {
+		return os.RemoveAll(old)
+	}
+	return nil
+}
+
+// publish links the files a Publisher names from its stage directory to the
+// run directory's root, atomically, when they are not already there.
+func (r *runner) publish(n *Node) error {
+	p, ok := n.Stage.(Publisher)
+	if !ok || n.Experiment != "" {
+		return nil
+	}
+	dir := n.Dir(r.opts.RunDir)
+	for _, name := range p.Publish() {
+		src := filepath.Join(dir, name)
+		dst := filepath.Join(r.opts.RunDir, name)
+		si, err := os.Stat(src)
+		if err != nil {
+			return fmt.Errorf("pipeline: %s: publishing %s: %w", n.ID, name, err)
+		}
+		if di, err := os.Stat(dst); err == nil && os.SameFile(si, di) {
+			continue
+		}
+		tmp := filepath.Join(r.opts.RunDir, fmt.Sprintf(".%s%s%d", name, tmpMark, os.Getpid()))
+		os.Remove(tmp)
+		if err := os.Link(src, tmp); err != nil {
+			if err := copyFile(src, tmp); err != nil {
+				os.Remove(tmp)
+				return fmt.Errorf("pipeline: %s: publishing %s: %w", n.ID, name, err)
+			}
+		}
+		if err := os.Rename(tmp, dst); err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("pipeline: %s: publishing %s: %w", n.ID, name, err)
+		}
+		if err := syncDir(r.opts.RunDir); err != nil {
+			return fmt.Errorf("pipeline: %s: %w", n.ID, err)
+		}
+		hook("published", n.ID)
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
