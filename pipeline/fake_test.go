@@ -213,8 +213,8 @@ experiments:
 // fixture is a job directory with the raw file and a run directory.
 type fixture struct {
 	dir, job, runDir string
-	rec           *recorder
-	exp, jobSt    []Stage
+	rec              *recorder
+	exp, jobSt       []Stage
 }
 
 func newFixture(t testing.TB) *fixture {
