@@ -1,0 +1,294 @@
+package imagefeat
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+)
+
+// dense is models.Dense, restated so this package need not import models.
+type dense interface {
+	Rows() int
+	Dim() int
+	Row(i int) []float32
+}
+
+var _ dense = (*Matrix)(nil)
+
+func TestExtract(t *testing.T) {
+	const dim = 5
+	const scale = float32(58.388599)
+	rng := rand.New(rand.NewPCG(1, 1))
+	recs := randomRecords(rng, 30, dim)
+	// Plant duplicates: of a wanted ASIN (record 3, later copies differ so
+	// first-wins is visible) and of an unwanted one (record 1).
+	dupWanted := record{recs[3].asin, []float32{9, 9, 9, 9, 9}}
+	recs = append(recs, dupWanted, recs[1], dupWanted)
+	// Want every third record but record 1, in a shuffled row order.
+	var want []int
+	for i := 0; i < 30; i++ {
+		if i%3 != 1 {
+			want = append(want, i)
+		}
+	}
+	rng.Shuffle(len(want), func(i, j int) { want[i], want[j] = want[j], want[i] })
+	rows := map[string]int32{}
+	for r, i := range want {
+		rows[recs[i].asin] = int32(r)
+	}
+
+	tests := []struct {
+		name  string
+		gz    bool
+		batch int
+	}{
+		{name: "plain, batches of 4", batch: 4},
+		{name: "plain, one batch", batch: 0},
+		{name: "gzip, batches of 7", gz: true, batch: 7},
+		{name: "plain, batch of one row", batch: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			in := writeFile(t, dir, "image_features_Men.b", encode(t, recs, dim, tc.gz))
+			out := filepath.Join(dir, "m.arrow")
+			var progress int64
+			st, err := Extract(in, rows, len(rows), dim, scale, out,
+				WithBatchRows(tc.batch), WithProgress(func(n int64) { progress += n }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantSt := ExtractStats{
+				Records: 33, Bytes: int64(33 * RecordSize(dim)),
+				Kept: 20, Unwanted: 10, DuplicateASINs: 3,
+				FirstDuplicate: recs[3].asin, FirstDuplicateOffset: int64(30 * RecordSize(dim)),
+			}
+			if st.Records != wantSt.Records || st.Bytes != wantSt.Bytes || st.Kept != wantSt.Kept ||
+				st.Unwanted != wantSt.Unwanted || st.DuplicateASINs != wantSt.DuplicateASINs ||
+				st.FirstDuplicate != wantSt.FirstDuplicate || st.FirstDuplicateOffset != wantSt.FirstDuplicateOffset ||
+				len(st.Missing) != 0 {
+				t.Fatalf("stats %+v, want %+v", st, wantSt)
+			}
+			if progress != st.Bytes {
+				t.Fatalf("progress reported %d bytes, want %d", progress, st.Bytes)
+			}
+
+			m, err := OpenMatrix(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if m.Rows() != len(want) || m.Dim() != dim || m.Scale() != scale {
+				t.Fatalf("matrix %d x %d scale %v, want %d x %d scale %v", m.Rows(), m.Dim(), m.Scale(), len(want), dim, scale)
+			}
+			lo := uintptr(unsafe.Pointer(unsafe.SliceData(m.data)))
+			for r, i := range want {
+				row := m.Row(r)
+				for j, v := range recs[i].vec {
+					if row[j] != v/scale {
+						t.Fatalf("row %d dim %d: %v, want %v/%v = %v", r, j, row[j], v, scale, v/scale)
+					}
+				}
+				if m.ASIN(r) != recs[i].asin {
+					t.Fatalf("row %d: ASIN %s, want %s", r, m.ASIN(r), recs[i].asin)
+				}
+				if at := uintptr(unsafe.Pointer(unsafe.SliceData(row))); at < lo || at >= lo+uintptr(len(m.data)) {
+					t.Fatalf("row %d is not a view into the mapping", r)
+				}
+				if cap(row) != dim {
+					t.Fatalf("row %d: cap %d, want %d (appending must not reach the next row)", r, cap(row), dim)
+				}
+			}
+
+			// Rerun: byte-identical, also from the other encoding.
+			first, _ := os.ReadFile(out)
+			in2 := writeFile(t, dir, "again.b", encode(t, recs, dim, !tc.gz))
+			out2 := filepath.Join(dir, "m2.arrow")
+			if _, err := Extract(in2, rows, len(rows), dim, scale, out2, WithBatchRows(tc.batch)); err != nil {
+				t.Fatal(err)
+			}
+			second, _ := os.ReadFile(out2)
+			if !bytes.Equal(first, second) {
+				t.Fatal("two extractions of the same records differ")
+			}
+		})
+	}
+}
+
+// TestMatrixIsPlainArrow reads the file with arrow-go's ordinary (copying)
+// IPC reader, as any Arrow tool would.
+func TestMatrixIsPlainArrow(t *testing.T) {
+	const dim = 4
+	recs := randomRecords(rand.New(rand.NewPCG(1, 1)), 10, dim)
+	dir := t.TempDir()
+	in := writeFile(t, dir, "x.b", encode(t, recs, dim, false))
+	rows := map[string]int32{}
+	for i, r := range recs {
+		rows[r.asin] = int32(len(recs) - 1 - i)
+	}
+	out := filepath.Join(dir, "m.arrow")
+	if _, err := Extract(in, rows, len(rows), dim, 2, out, WithBatchRows(3)); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fr, err := ipc.NewFileReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fr.Close()
+	if fr.NumRecords() != 4 {
+		t.Fatalf("%d batches, want 4", fr.NumRecords())
+	}
+	if got := fr.Schema().String(); !strings.Contains(got, "features: type=fixed_size_list<item: float32>[4]") {
+		t.Fatalf("schema %s", got)
+	}
+	row := 0
+	for b := range fr.NumRecords() {
+		rec, err := fr.RecordBatch(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := rec.Column(0).(*array.String)
+		vals := rec.Column(1).(*array.FixedSizeList).ListValues().(*array.Float32).Float32Values()
+		for k := 0; k < int(rec.NumRows()); k++ {
+			src := recs[len(recs)-1-row]
+			if ids.Value(k) != src.asin {
+				t.Fatalf("row %d: asin %s, want %s", row, ids.Value(k), src.asin)
+			}
+			for j := range dim {
+				if vals[k*dim+j] != src.vec[j]/2 {
+					t.Fatalf("row %d dim %d: %v, want %v", row, j, vals[k*dim+j], src.vec[j]/2)
+				}
+			}
+			row++
+		}
+	}
+}
+
+func TestExtractMissingRows(t *testing.T) {
+	const dim = 3
+	recs := randomRecords(rand.New(rand.NewPCG(1, 1)), 5, dim)
+	dir := t.TempDir()
+	in := writeFile(t, dir, "image_features_Men.b", encode(t, recs, dim, false))
+	rows := map[string]int32{recs[0].asin: 0, "B0NOIMAGE1": 1, recs[4].asin: 2, "B0NOIMAGE2": 3}
+	out := filepath.Join(dir, "m.arrow")
+	st, err := Extract(in, rows, 4, dim, 1, out)
+	if !errors.Is(err, ErrMissingRows) {
+		t.Fatalf("error %v, want ErrMissingRows", err)
+	}
+	const msg = "imagefeat: image_features_Men.b: rows without a record: 2 of 4 rows (first: row 1, asin B0NOIMAGE1)"
+	if err.Error() != msg {
+		t.Fatalf("message\n%s\nwant\n%s", err, msg)
+	}
+	if !slices.Equal(st.Missing, []int32{1, 3}) || st.Kept != 2 || st.Unwanted != 3 || st.Records != 5 {
+		t.Fatalf("stats %+v", st)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("output left behind: %v", err)
+	}
+}
+
+func TestExtractArguments(t *testing.T) {
+	in := writeFile(t, t.TempDir(), "x.b", encode(t, randomRecords(rand.New(rand.NewPCG(1, 1)), 2, 2), 2, false))
+	tests := []struct {
+		name    string
+		rows    map[string]int32
+		n       int
+		scale   float32
+		wantMsg string
+	}{
+		{name: "zero scale", rows: map[string]int32{"A": 0}, n: 1, scale: 0,
+			wantMsg: "imagefeat: extract x.b: scale 0 is not a positive finite number"},
+		{name: "n disagrees", rows: map[string]int32{"A": 0}, n: 2, scale: 1,
+			wantMsg: "imagefeat: extract x.b: 1 ASINs for 2 rows"},
+		{name: "row out of range", rows: map[string]int32{"A": 0, "B": 2}, n: 2, scale: 1,
+			wantMsg: "imagefeat: extract x.b: ASIN B has row 2, outside 0..1"},
+		{name: "shared row", rows: map[string]int32{"A": 1, "B": 1}, n: 2, scale: 1,
+			wantMsg: "imagefeat: extract x.b: ASINs A and B share row 1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Extract(in, tc.rows, tc.n, 2, tc.scale, filepath.Join(t.TempDir(), "m.arrow"))
+			if err == nil || err.Error() != tc.wantMsg {
+				t.Fatalf("got %v, want %s", err, tc.wantMsg)
+			}
+		})
+	}
+}
+
+func TestExtractEmpty(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "x.b", encode(t, randomRecords(rand.New(rand.NewPCG(1, 1)), 3, 2), 2, false))
+	out := filepath.Join(dir, "m.arrow")
+	st, err := Extract(in, map[string]int32{}, 0, 2, 1, out)
+	if err != nil || st.Unwanted != 3 {
+		t.Fatalf("%+v %v", st, err)
+	}
+	m, err := OpenMatrix(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if m.Rows() != 0 || m.Dim() != 2 {
+		t.Fatalf("%d x %d, want 0 x 2", m.Rows(), m.Dim())
+	}
+}
+
+func TestOpenMatrixBadFile(t *testing.T) {
+	const dim = 3
+	dir := t.TempDir()
+	in := writeFile(t, dir, "x.b", encode(t, randomRecords(rand.New(rand.NewPCG(1, 1)), 5, dim), dim, false))
+	rows := map[string]int32{}
+	for i := range 5 {
+		rows[asinOf(i)] = int32(i)
+	}
+	good := filepath.Join(dir, "m.arrow")
+	if _, err := Extract(in, rows, 5, dim, 1, good); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(good)
+	tests := []struct {
+		name string
+		data []byte
+	}{
+		{name: "empty", data: nil},
+		{name: "a .b file", data: encode(t, randomRecords(rand.New(rand.NewPCG(1, 1)), 5, dim), dim, false)},
+		{name: "cut footer", data: b[:len(b)-20]},
+		{name: "scrambled footer", data: scramble(b)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeFile(t, t.TempDir(), "bad.arrow", tc.data)
+			m, err := OpenMatrix(p)
+			if !errors.Is(err, ErrFormat) || !strings.HasPrefix(err.Error(), "imagefeat: bad.arrow: ") {
+				if m != nil {
+					m.Close()
+				}
+				t.Fatalf("got %v, want ErrFormat naming bad.arrow", err)
+			}
+		})
+	}
+}
+
+// scramble flips bytes of the footer of an Arrow file, leaving its magic.
+func scramble(b []byte) []byte {
+	c := slices.Clone(b)
+	for i := len(c) - 120; i < len(c)-10; i += 3 {
+		c[i] ^= 0x5a
+	}
+	return c
+}

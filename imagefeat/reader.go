@@ -1,0 +1,393 @@
+package imagefeat
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// Dim is the dimension of the paper's image features (FC7 of the Caffe
+// reference network).
+const Dim = 4096
+
+// ASINLen is the width of a record's ASIN header in bytes.
+const ASINLen = 10
+
+// RecordSize is the size in bytes of one record at dimension dim.
+func RecordSize(dim int) int { return ASINLen + 4*dim }
+
+// Sentinel errors; every error of the package that is about the content of a
+// file wraps one of them (with %w) and names the file and the byte offset.
+var (
+	// ErrTruncated: the file ends inside a record.
+	ErrTruncated = errors.New("truncated record")
+	// ErrASIN: an ASIN header with a non-printable or non-ASCII byte, or an
+	// empty ASIN.
+	ErrASIN = errors.New("bad ASIN")
+	// ErrNonFinite: a NaN or infinite feature value.
+	ErrNonFinite = errors.New("non-finite value")
+	// ErrCorrupt: a gzip stream that is corrupt or ends early.
+	ErrCorrupt = errors.New("corrupt gzip stream")
+	// ErrDim: a vector or file of the wrong dimension.
+	ErrDim = errors.New("wrong dimension")
+	// ErrMissingRows: Extract found no record for some wanted rows.
+	ErrMissingRows = errors.New("rows without a record")
+	// ErrFormat: a matrix file that is not the Arrow layout OpenMatrix reads.
+	ErrFormat = errors.New("not an image-feature matrix")
+)
+
+// Option tunes Open, NewReader, ScanASINs and Extract.
+type Option func(*config)
+
+type config struct {
+	dim       int
+	batchRows int
+	progress  func(int64)
+	ctx       context.Context
+}
+
+func newConfig(opts []Option) config {
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.dim <= 0 {
+		c.dim = Dim
+	}
+	return c
+}
+
+// WithDim sets the number of float32 values per record. The default (and any
+// value <= 0) is Dim, 4096. Extract ignores it: its dim argument rules.
+func WithDim(dim int) Option { return func(c *config) { c.dim = dim } }
+
+// WithBatchRows sets the rows per Arrow record batch that Extract writes. The
+// default (and any value <= 0) is 4096 rows, fewer when a batch would exceed
+// 64 MiB of features.
+func WithBatchRows(n int) Option { return func(c *config) { c.batchRows = n } }
+
+// WithProgress makes Extract and ScanASINs call f with the number of
+// (uncompressed) bytes consumed since the previous call, about once per MiB.
+// It never influences a result. The default is no reporting.
+func WithProgress(f func(n int64)) Option { return func(c *config) { c.progress = f } }
+
+// WithContext makes Extract and ScanASINs stop with ctx's error, checked once
+// per chunk of about 1 MiB. The default is never to stop.
+func WithContext(ctx context.Context) Option { return func(c *config) { c.ctx = ctx } }
+
+// chunkBytes is how much the reader asks of the source at a time.
+const chunkBytes = 1 << 20
+
+// Reader streams the records of a .b file.
+type Reader struct {
+	name    string // file name in errors
+	closer  io.Closer
+	src     io.Reader
+	dim     int
+	recSize int
+
+	buf      []byte // chunk: whole records plus perhaps a partial one
+	pos, end int    // unread bytes are buf[pos:end]
+	bufOff   int64  // stream offset of buf[0]
+	pending  error  // read error to report once buf holds no whole record
+	gz       bool   // src decompresses
+	last     int64  // offset of the record Next returned last
+	records  int64
+	vec      []float32
+	progress func(int64)
+	ctx      context.Context
+}
+
+// Open opens a .b file, plain or gzip-compressed, for streaming. The caller
+// must Close the Reader.
+func Open(path string, opts ...Option) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("imagefeat: %w", err)
+	}
+	r, err := newReader(f, filepath.Base(path), newConfig(opts))
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.closer = f
+	return r, nil
+}
+
+// NewReader streams the records of a .b file read from src, plain or gzipped;
+// name is the file name used in errors. Close does not close src.
+func NewReader(src io.Reader, name string, opts ...Option) (*Reader, error) {
+	return newReader(src, name, newConfig(opts))
+}
+
+func newReader(src io.Reader, name string, c config) (*Reader, error) {
+	rs := RecordSize(c.dim)
+	per := max(1, chunkBytes/rs)
+	r := &Reader{
+		name:     name,
+		dim:      c.dim,
+		recSize:  rs,
+		buf:      make([]byte, per*rs),
+		vec:      make([]float32, c.dim),
+		progress: c.progress,
+		ctx:      c.ctx,
+	}
+	br := bufio.NewReaderSize(src, 64<<10)
+	magic, err := br.Peek(2)
+	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("imagefeat: %s: %w", name, err)
+	}
+	r.src = br
+	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("imagefeat: %s: %w at byte 0: %w", name, ErrCorrupt, err)
+		}
+		r.src = zr
+		r.gz = true
+	}
+	return r, nil
+}
+
+// Dim is the number of values per record.
+func (r *Reader) Dim() int { return r.dim }
+
+// Offset is the byte offset, in the uncompressed stream, of the record the
+// last call to Next returned (0 before the first call).
+func (r *Reader) Offset() int64 { return r.last }
+
+// Records is the number of records Next has returned.
+func (r *Reader) Records() int64 { return r.records }
+
+// Next returns the next record's ASIN and values. vec is reused by the next
+// call. At the end of the file Next returns io.EOF; any other error is final
+// and names the file and the offset.
+func (r *Reader) Next() (asin string, vec []float32, err error) {
+	a, v, err := r.next()
+	if err != nil {
+		return "", nil, err
+	}
+	return string(a), v, nil
+}
+
+// next is Next without allocating: asin points into the chunk buffer and is
+// valid until the following call.
+func (r *Reader) next() (asin []byte, vec []float32, err error) {
+	if r.end-r.pos < r.recSize {
+		if err := r.fill(); err != nil {
+			return nil, nil, err
+		}
+	}
+	rec := r.buf[r.pos : r.pos+r.recSize]
+	off := r.bufOff + int64(r.pos)
+	asin, err = r.parseASIN(rec[:ASINLen], off)
+	if err != nil {
+		return nil, nil, err
+	}
+	vals := rec[ASINLen:]
+	for j := range r.vec {
+		bits := binary.LittleEndian.Uint32(vals[4*j:])
+		// All exponent bits set: NaN or ±Inf.
+		if bits&0x7f800000 == 0x7f800000 {
+			return nil, nil, r.nonFinite(bits, off, asin, j)
+		}
+		r.vec[j] = math.Float32frombits(bits)
+	}
+	r.pos += r.recSize
+	r.last = off
+	r.records++
+	return asin, r.vec, nil
+}
+
+// fill makes buf hold at least one whole record, or returns io.EOF or the
+// error that stops the stream.
+func (r *Reader) fill() error {
+	if r.pending != nil {
+		return r.stop()
+	}
+	if r.ctx != nil {
+		if err := r.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	// Keep the partial record, if any, at the front.
+	n := copy(r.buf, r.buf[r.pos:r.end])
+	r.bufOff += int64(r.pos)
+	r.pos, r.end = 0, n
+	for empty := 0; r.end < len(r.buf); {
+		m, err := r.src.Read(r.buf[r.end:])
+		r.end += m
+		if m == 0 && err == nil {
+			// A source that keeps returning nothing would spin forever.
+			if empty++; empty == 100 {
+				err = io.ErrNoProgress
+			}
+		}
+		if err != nil {
+			r.pending = err
+			break
+		}
+	}
+	if r.progress != nil && r.end > n {
+		r.progress(int64(r.end - n))
+	}
+	if r.end < r.recSize {
+		return r.stop()
+	}
+	return nil
+}
+
+// stop turns the pending read error into the error Next reports once no whole
+// record is left.
+func (r *Reader) stop() error {
+	got := r.end - r.pos
+	off := r.bufOff + int64(r.pos)
+	switch {
+	case r.pending == io.EOF && got == 0:
+		return io.EOF
+	case r.pending == io.EOF:
+		return fmt.Errorf("imagefeat: %s: %w at byte %d: %d of %d bytes",
+			r.name, ErrTruncated, off, got, r.recSize)
+	case r.gz && !isFileErr(r.pending):
+		return fmt.Errorf("imagefeat: %s: %w after %d complete records (uncompressed byte %d): %w",
+			r.name, ErrCorrupt, r.records, off, r.pending)
+	default:
+		return fmt.Errorf("imagefeat: %s: read after %d complete records (uncompressed byte %d): %w",
+			r.name, r.records, off, r.pending)
+	}
+}
+
+// isFileErr tells an I/O error of the file under a gzip stream from an error
+// of the stream itself (unexpected EOF, bad checksum, corrupt deflate data).
+func isFileErr(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe)
+}
+
+// parseASIN checks a 10-byte header and returns the ASIN: the bytes before
+// the first space. Every header byte must be printable ASCII.
+func (r *Reader) parseASIN(h []byte, off int64) ([]byte, error) {
+	end := -1
+	for i, b := range h {
+		if b < 0x20 || b > 0x7e {
+			kind := "control"
+			if b > 0x7f {
+				kind = "non-ASCII"
+			}
+			return nil, fmt.Errorf("imagefeat: %s: %w at byte %d: %s byte %#02x at position %d",
+				r.name, ErrASIN, off, kind, b, i)
+		}
+		if b == ' ' && end < 0 {
+			end = i
+		}
+	}
+	if end < 0 {
+		end = len(h)
+	}
+	if end == 0 {
+		return nil, fmt.Errorf("imagefeat: %s: %w at byte %d: empty", r.name, ErrASIN, off)
+	}
+	return h[:end], nil
+}
+
+func (r *Reader) nonFinite(bits uint32, off int64, asin []byte, j int) error {
+	what := "NaN"
+	if bits&0x007fffff == 0 {
+		what = "+Inf"
+		if bits>>31 == 1 {
+			what = "-Inf"
+		}
+	}
+	return fmt.Errorf("imagefeat: %s: %w: %s at byte %d (asin %s, dim %d)",
+		r.name, ErrNonFinite, what, off+ASINLen+4*int64(j), asin, j)
+}
+
+// Close releases the file Open opened.
+func (r *Reader) Close() error {
+	if r.closer == nil {
+		return nil
+	}
+	err := r.closer.Close()
+	r.closer = nil
+	return err
+}
+
+// ScanASINs returns the ASINs of a .b file in file order, duplicates
+// included. For a plain file it reads only the 10-byte headers (one
+// positioned read per record) and checks neither values nor the trailing
+// record's completeness beyond the file size; a gzipped file is streamed and
+// fully validated as by Next.
+func ScanASINs(path string, opts ...Option) ([]string, error) {
+	c := newConfig(opts)
+	name := filepath.Base(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("imagefeat: %w", err)
+	}
+	defer f.Close()
+	var magic [2]byte
+	if n, _ := f.ReadAt(magic[:], 0); n == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		r, err := newReader(f, name, c)
+		if err != nil {
+			return nil, err
+		}
+		var asins []string
+		for {
+			a, _, err := r.Next()
+			if err == io.EOF {
+				return asins, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			asins = append(asins, a)
+		}
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("imagefeat: %w", err)
+	}
+	rs := int64(RecordSize(c.dim))
+	n := st.Size() / rs
+	asins := make([]string, 0, n)
+	r := Reader{name: name}
+	var h [ASINLen]byte
+	var reported int64
+	for i := range n {
+		if c.ctx != nil && i%64 == 0 {
+			if err := c.ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		off := i * rs
+		if _, err := f.ReadAt(h[:], off); err != nil {
+			return nil, fmt.Errorf("imagefeat: %s: read at byte %d: %w", name, off, err)
+		}
+		a, err := r.parseASIN(h[:], off)
+		if err != nil {
+			return nil, err
+		}
+		asins = append(asins, string(a))
+		if c.progress != nil && off+rs-reported >= chunkBytes {
+			c.progress(off + rs - reported)
+			reported = off + rs
+		}
+	}
+	if rest := st.Size() - n*rs; rest != 0 {
+		return nil, fmt.Errorf("imagefeat: %s: %w at byte %d: %d of %d bytes",
+			name, ErrTruncated, n*rs, rest, rs)
+	}
+	if c.progress != nil && st.Size() > reported {
+		c.progress(st.Size() - reported)
+	}
+	return asins, nil
+}
