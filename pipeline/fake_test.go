@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -56,7 +57,7 @@ type fakeStage struct {
 	files   func(e *Resolved) []string
 	rec     *recorder
 	fail    func(env *Env) error // nil: succeed
-	block   bool                 // wait for ctx
+	block   string               // experiment whose run waits for ctx
 	publish []string
 	version string
 }
@@ -88,7 +89,7 @@ func (s *fakeStage) Run(ctx context.Context, env *Env) (*Result, error) {
 			return nil, err
 		}
 	}
-	if s.block {
+	if env.Exp != nil && env.Exp.Name == s.block {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
@@ -318,9 +319,10 @@ func helperMain() int {
 		}
 	}
 	if id := os.Getenv("GO_PIPELINE_BLOCK"); id != "" {
+		exp, stage, _ := strings.Cut(id, "/")
 		for _, s := range f.exp {
-			if fs, ok := s.(*fakeStage); ok && fs.name == strings.SplitN(id, "/", 2)[1] {
-				fs.block = true
+			if fs, ok := s.(*fakeStage); ok && fs.name == stage {
+				fs.block = exp
 			}
 		}
 	}
@@ -343,8 +345,11 @@ func helperMain() int {
 		Logger: NewLogger(os.Stderr, false)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
-		if strings.Contains(err.Error(), ErrLocked.Error()) {
+		if errors.Is(err, ErrLocked) {
 			return 4
+		}
+		if errors.Is(err, context.Canceled) {
+			return 130
 		}
 		return 1
 	}

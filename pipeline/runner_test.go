@@ -234,7 +234,7 @@ func TestPanicIsAFailure(t *testing.T) {
 
 func TestCancel(t *testing.T) {
 	f := newFixture(t)
-	f.exp[2].(*fakeStage).block = true
+	f.exp[2].(*fakeStage).block = "a"
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		time.Sleep(100 * time.Millisecond)

@@ -1,0 +1,138 @@
+package pipeline
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const goodJob = `name: demo
+seed: 3
+data_dir: data
+data:
+  meta: meta_Demo.json.gz
+  reviews: reviews_Demo.json.gz
+  image_features: image_features_Demo.b
+settings:
+  k: 50
+experiments:
+  - name: men.v2
+    category: "Clothing, Shoes & Jewelry > Men"
+    graph: also_bought
+    features: image
+  - name: elect
+    category: Electronics
+    depth: 2
+    graph: also_viewed
+    features: bow
+    models: [wnn, lda]
+    settings: {k: 10, lambdas: [0, 0.1]}
+`
+
+func TestBadJobFiles(t *testing.T) {
+	exp := "\n    category: A > B\n    graph: also_bought\n    features: image\n"
+	head := "name: j\ndata: {meta: m, image_features: i, reviews: r}\nexperiments:\n  - name: e"
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{name: "empty", yaml: "", want: `j.yaml: name: "" must be letters, digits, '.', '_' or '-'`},
+		{name: "bad name", yaml: "name: a b\n", want: `j.yaml: name: "a b" must be letters, digits, '.', '_' or '-'`},
+		{name: "unknown key", yaml: "name: j\nsed: 1\n", want: "j.yaml: yaml: unmarshal errors:\n  line 2: field sed not found in type pipeline.Job"},
+		{name: "wrong type", yaml: "name: j\nseed: many\n", want: "j.yaml: yaml: unmarshal errors:\n  line 2: cannot unmarshal !!str `many` into uint64"},
+		{name: "no experiments", yaml: "name: j\n", want: "j.yaml: experiments: at least one is required"},
+		{name: "unknown setting", yaml: "name: j\nsettings: {kk: 1}\n", want: "j.yaml: yaml: unmarshal errors:\n  line 2: field kk not found in type pipeline.Settings"},
+		{name: "negative k", yaml: head + exp + "settings: {k: -1}\n", want: "j.yaml: settings.k: -1 must be positive"},
+		{name: "bad lambda", yaml: head + exp + "settings: {lambdas: [0, .nan]}\n", want: "j.yaml: settings.lambdas[1]: NaN must be non-negative"},
+		{name: "ct_top", yaml: head + exp + "settings: {ct_top: 2}\n", want: "j.yaml: settings.ct_top: 2 must be in (0, 1]"},
+		{name: "reject ratio", yaml: head + exp + "settings: {reject_ratio: .inf}\n", want: "j.yaml: settings.reject_ratio: +Inf is not a number"},
+		{name: "negatives", yaml: head + exp + "settings: {negatives: random}\n", want: `j.yaml: settings.negatives: "random" is not one of rewire, uniform`},
+		{name: "duplicate experiment", yaml: head + exp + "  - name: e" + exp, want: `j.yaml: experiments[1].name: "e" is used twice`},
+		{name: "no category", yaml: head + "\n    graph: also_bought\n    features: image\n", want: "j.yaml: experiments[0].category: required"},
+		{name: "empty level", yaml: head + "\n    category: A >  > B\n    graph: also_bought\n    features: image\n", want: `j.yaml: experiments[0].category: "A >  > B" has an empty level (levels are separated by " > ")`},
+		{name: "negative depth", yaml: head + exp + "    depth: -1\n", want: "j.yaml: experiments[0].depth: -1 must be positive"},
+		{name: "graph", yaml: head + "\n    category: A\n    graph: bought\n    features: image\n", want: `j.yaml: experiments[0].graph: "bought" is not one of also_bought, also_viewed, bought_together`},
+		{name: "features", yaml: head + "\n    category: A\n    graph: also_bought\n    features: text\n", want: `j.yaml: experiments[0].features: "text" is not one of image, bow`},
+		{name: "model", yaml: head + exp + "    models: [wnn, mnn]\n", want: `j.yaml: experiments[0].models[1]: "mnn" is not one of wnn, ct, lmt, monomer, lda`},
+		{name: "lda on images", yaml: head + exp + "    models: [lda]\n", want: "j.yaml: experiments[0].models[0]: lda needs features: bow"},
+		{name: "model twice", yaml: head + exp + "    models: [wnn, ct, wnn]\n", want: `j.yaml: experiments[0].models[2]: "wnn" is listed twice`},
+		{name: "experiment setting", yaml: head + exp + "    settings: {vocab_size: -5}\n", want: "j.yaml: experiments[0].settings.vocab_size: -5 must be positive"},
+		{name: "no meta", yaml: "name: j\nexperiments:\n  - name: e" + exp, want: "j.yaml: experiments[0].data.meta: no metadata file (set data.meta on the job or the experiment)"},
+		{name: "no image file", yaml: "name: j\ndata: {meta: m}\nexperiments:\n  - name: e" + exp, want: "j.yaml: experiments[0].data.image_features: required for features: image"},
+		{name: "no reviews", yaml: "name: j\ndata: {meta: m}\nexperiments:\n  - name: e\n    category: A\n    graph: also_bought\n    features: bow\n", want: "j.yaml: experiments[0].data.reviews: required for features: bow"},
+	}
+	for _, tt := range tests {
+		_, err := ParseJob("/jobs/j.yaml", []byte(tt.yaml))
+		if err == nil {
+			t.Errorf("%s: no error", tt.name)
+			continue
+		}
+		if !errors.Is(err, ErrConfig) || err.Error() != "invalid job: "+tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.name, err.Error(), "invalid job: "+tt.want)
+		}
+	}
+}
+
+func TestResolve(t *testing.T) {
+	j, err := ParseJob("/jobs/demo.yaml", []byte(goodJob))
+	must(t, err)
+	r := j.Resolve(1)
+	if r.Depth != 2 || r.Seed != 3 || r.Settings.K != 10 || r.Settings.MonomerK != 20 || len(r.Settings.Lambdas) != 2 {
+		t.Errorf("resolved %+v", r)
+	}
+	if r.Data.Meta != "/jobs/data/meta_Demo.json.gz" {
+		t.Errorf("meta %s", r.Data.Meta)
+	}
+	if m := j.Resolve(0); m.Settings.K != 50 || m.Depth != 1 || strings.Join(m.Models, ",") != "wnn,ct,lmt,monomer" {
+		t.Errorf("resolved %+v", m)
+	}
+}
+
+func TestOverrides(t *testing.T) {
+	tests := []struct {
+		name  string
+		sets  []string
+		env   []string
+		check func(j *Job) bool
+		err   string
+	}{
+		{name: "seed", sets: []string{"seed=9"}, check: func(j *Job) bool { return j.Seed == 9 }},
+		{name: "job setting", sets: []string{"settings.k=70"}, check: func(j *Job) bool { return j.Resolve(0).Settings.K == 70 }},
+		{name: "list value", sets: []string{"settings.lambdas=[1e-4, 1e-3]"}, check: func(j *Job) bool { return j.Resolve(0).Settings.Lambdas[1] == 1e-3 }},
+		{name: "new section", sets: []string{"experiments.men.v2.settings.n=2"}, check: func(j *Job) bool { return j.Resolve(0).Settings.N == 2 && j.Resolve(1).Settings.N == 4 }},
+		{name: "experiment field", sets: []string{"experiments.elect.depth=3"}, check: func(j *Job) bool { return j.Resolve(1).Depth == 3 }},
+		{name: "data", sets: []string{"data_dir=/data", "data.meta=m.gz"}, check: func(j *Job) bool { return j.Resolve(0).Data.Meta == "/data/m.gz" }},
+		{name: "string with spaces", sets: []string{"experiments.elect.category=Home & Kitchen > Bath"}, check: func(j *Job) bool { return j.Experiments[1].Category == "Home & Kitchen > Bath" }},
+		{name: "flag beats env", env: []string{"MONOMER_SETTINGS__K=1", "MONOMER_SEED=5"}, sets: []string{"settings.k=2"},
+			check: func(j *Job) bool { return j.Settings.K == 2 && j.Seed == 5 }},
+		{name: "env experiment", env: []string{"MONOMER_EXPERIMENTS__elect__SETTINGS__MONOMER_K=7", "MONOMER_DATA_DIR=/d", "MONOMER_RUN_DIR=/ignored"},
+			check: func(j *Job) bool { return j.Resolve(1).Settings.MonomerK == 7 && j.DataDir == "/d" }},
+		{name: "unknown key", sets: []string{"settings.kk=1"}, err: `demo.yaml: --set settings.kk=1: unknown key "kk" in settings (keys: reject_ratio, image_scale, vocab_size, use_summary, vocab_sample_tokens, negatives, swaps_per_edge, train_cap, k, monomer_k, n, topics, lambdas, max_iter, valid_every, ct_top)`},
+		{name: "unknown top key", sets: []string{"sed=1"}, err: `demo.yaml: --set sed=1: unknown key "sed" in the job (keys: name, seed, data_dir, data, settings, experiments)`},
+		{name: "unknown experiment", sets: []string{"experiments.women.settings.k=1"}, err: `demo.yaml: --set experiments.women.settings.k=1: no experiment named "women"`},
+		{name: "type", sets: []string{"settings.k=many"}, err: "demo.yaml: --set settings.k=many: cannot unmarshal !!str `many` into int"},
+		{name: "env type", env: []string{"MONOMER_SEED=-1"}, err: "demo.yaml: MONOMER_SEED: cannot unmarshal !!int `-1` into uint64"},
+		{name: "validated like the file", sets: []string{"experiments.elect.graph=bought"}, err: `demo.yaml: experiments[1].graph: "bought" is not one of also_bought, also_viewed, bought_together`},
+		{name: "value not a section", sets: []string{"seed.x=1"}, err: "demo.yaml: --set seed.x=1: seed is a value, not a section"},
+		{name: "no field", sets: []string{"experiments.elect=1"}, err: "demo.yaml: --set experiments.elect=1: experiments.elect: name a field, e.g. experiments.elect.settings.k"},
+	}
+	for _, tt := range tests {
+		sets, err := ParseSets(tt.sets)
+		must(t, err)
+		all := append(EnvOverrides(tt.env), sets...)
+		j, err := ParseJobWith(filepath.FromSlash("/jobs/demo.yaml"), []byte(goodJob), all)
+		switch {
+		case tt.err != "":
+			if err == nil || err.Error() != "invalid job: "+tt.err || !errors.Is(err, ErrConfig) {
+				t.Errorf("%s:\n got %v\nwant %q", tt.name, err, "invalid job: "+tt.err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case !tt.check(j):
+			t.Errorf("%s: job %+v", tt.name, j)
+		}
+	}
+	if _, err := ParseSets([]string{"novalue"}); err == nil || !errors.Is(err, ErrUsage) {
+		t.Errorf("--set without '=': %v", err)
+	}
+}

@@ -1,0 +1,107 @@
+package pipeline
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"monomer/schema"
+)
+
+var diffSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "asin", Type: arrow.BinaryTypes.String},
+	{Name: "n", Type: arrow.PrimitiveTypes.Int32},
+	{Name: "p", Type: arrow.PrimitiveTypes.Float64},
+	{Name: "w", Type: arrow.ListOf(arrow.PrimitiveTypes.Float32)},
+}, nil)
+
+type cols struct {
+	asin []string
+	n    []int32
+	p    []float64
+	w    [][]float32
+}
+
+func baseTable() cols {
+	return cols{
+		asin: []string{"A1", "A2", "A3", "A4"},
+		n:    []int32{1, 2, 3, 4},
+		p:    []float64{0.5, 0.25, 1e-3, 7},
+		w:    [][]float32{{1, 2}, {}, {0.5}, {3, 4, 5}},
+	}
+}
+
+func writeRun(t *testing.T, dir string, tb cols, extra func(dir string)) {
+	t.Helper()
+	must(t, os.MkdirAll(filepath.Join(dir, "e", "train"), 0o755))
+	_, err := schema.Write(filepath.Join(dir, "e", "train", "metrics.parquet"), diffSchema, tb.asin, tb.n, tb.p, tb.w)
+	must(t, err)
+	_, err = schema.Write(filepath.Join(dir, "metrics.parquet"), diffSchema, tb.asin[:1], tb.n[:1], tb.p[:1], tb.w[:1])
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(dir, ".lock"), []byte(dir), 0o644))
+	if extra != nil {
+		extra(dir)
+	}
+}
+
+func TestDiff(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(tb *cols)
+		extra  func(dir string)
+		tol    float64
+		want   string
+		same   bool
+	}{
+		{name: "identical", same: true, want: "identical (2 tables, 0 manifests)"},
+		{name: "string cell", change: func(tb *cols) { tb.asin[2] = "B3" },
+			want: `e/train/metrics.parquet: row 2, column asin: "A3" vs "B3"`},
+		{name: "first row wins over first column", change: func(tb *cols) { tb.asin[3] = "B4"; tb.p[1] = 0.3 },
+			want: "e/train/metrics.parquet: row 1, column p: 0.25 vs 0.3"},
+		{name: "list cell", change: func(tb *cols) { tb.w[3][2] = 6 },
+			want: "e/train/metrics.parquet: row 3, column w: [3,4,5] vs [3,4,6]"},
+		{name: "within tolerance", change: func(tb *cols) { tb.p[2] *= 1 + 1e-9; tb.w[0][1] = 2.000001 }, tol: 1e-6, same: true,
+			want: "identical (2 tables, 0 manifests); largest relative difference 4.77e-07 at e/train/metrics.parquet row 0, column w: [1,2] vs [1,2.000001]"},
+		{name: "beyond tolerance", change: func(tb *cols) { tb.p[0] = 0.6; tb.p[3] = 7.0000001 }, tol: 1e-6,
+			want: "e/train/metrics.parquet: row 0, column p: 0.5 vs 0.6; largest relative difference 0.167 at e/train/metrics.parquet row 0, column p: 0.5 vs 0.6"},
+		{name: "exact compare", change: func(tb *cols) { tb.p[3] = 7.000000000000001 },
+			want: "e/train/metrics.parquet: row 3, column p: 7 vs 7.000000000000001"},
+		{name: "more rows", change: func(tb *cols) {
+			tb.asin, tb.n, tb.p, tb.w = append(tb.asin, "A5"), append(tb.n, 5), append(tb.p, 1), append(tb.w, nil)
+		}, want: "e/train/metrics.parquet: 4 rows vs 5 (the first 4 are equal)"},
+		{name: "table on one side", extra: func(dir string) {
+			if strings.HasSuffix(dir, "b") {
+				schema.Write(filepath.Join(dir, "e", "train", "extra.parquet"), diffSchema, []string{}, []int32{}, []float64{}, [][]float32{})
+			}
+		}, want: "e/train/extra.parquet: only in B"},
+		{name: "manifest output hash", extra: func(dir string) {
+			m := &Manifest{Format: 1, Outputs: []Output{{Name: "metrics.parquet", SHA256: "x"}, {Name: "plot.png", SHA256: filepath.Base(dir)}}}
+			must(t, writeManifest(filepath.Join(dir, "e", "train"), m))
+		}, want: "e/train/manifest.json: output plot.png differs (sha256 a vs b)"},
+	}
+	for _, tt := range tests {
+		root := t.TempDir()
+		a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+		writeRun(t, a, baseTable(), tt.extra)
+		tb := baseTable()
+		if tt.change != nil {
+			tt.change(&tb)
+		}
+		writeRun(t, b, tb, tt.extra)
+		res, err := Diff(a, b, DiffOptions{Tolerance: tt.tol})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		got := strings.ReplaceAll(res.String(), b, "B")
+		if res.Identical != tt.same || got != tt.want {
+			t.Errorf("%s:\n got %q (identical %v)\nwant %q", tt.name, got, res.Identical, tt.want)
+		}
+	}
+	if _, err := Diff(t.TempDir(), "/nonexistent", DiffOptions{}); !errors.Is(err, ErrUsage) {
+		t.Errorf("missing directory: %v", err)
+	}
+}
