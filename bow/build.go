@@ -1,0 +1,309 @@
+package bow
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"runtime"
+	"sync"
+)
+
+// Options configure Build, CountShard, Merge and Vectorize. The zero value
+// gives the paper's setting.
+type Options struct {
+	// VocabSize is the number of terms kept. If 0, it is 5000 (the paper).
+	VocabSize int
+	// UseSummary records that the caller put each review's summary into
+	// Doc.Text; the package itself ignores it. Default false (SPEC 3).
+	UseSummary bool
+	// Workers is the number of tagging goroutines. If 0, GOMAXPROCS.
+	// Results do not depend on it.
+	Workers int
+	// SampleTokens bounds the tokens the vocabulary is counted on: above it
+	// the vocabulary comes from a deterministic sample of the reviews (see
+	// the package doc); the vectors always count every review. If 0, it is
+	// 50,000,000; if negative, the vocabulary is always exact.
+	SampleTokens int64
+}
+
+const (
+	defaultVocabSize    = 5000
+	defaultSampleTokens = 50_000_000
+	batchDocs           = 1024 // docs per work unit; any size gives the same result
+)
+
+func (o Options) vocabSize() int {
+	if o.VocabSize <= 0 {
+		return defaultVocabSize
+	}
+	return o.VocabSize
+}
+
+func (o Options) workers() int {
+	if o.Workers <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return o.Workers
+}
+
+func (o Options) sampleTokens() int64 {
+	switch {
+	case o.SampleTokens == 0:
+		return defaultSampleTokens
+	case o.SampleTokens < 0:
+		return -1
+	}
+	return o.SampleTokens
+}
+
+// Doc is one review: Item is the item's row in the experiment's items table.
+// Docs may come in any order (review-file order, not grouped by item).
+type Doc struct {
+	Item int32
+	Text string
+}
+
+// Stats describe a run. All fields but Work are the same for any Workers.
+type Stats struct {
+	Docs   int64 // reviews read (for CountShard: of this shard)
+	Tokens int64 // their tokens
+
+	Sampled      bool  // the vocabulary was counted on a sample
+	SampleLevel  int   // the sample is the reviews of level >= this (0: all)
+	SampleDocs   int64 // reviews the vocabulary was counted on
+	SampleTokens int64 // their tokens
+	Candidates   int64 // distinct candidate terms in them
+
+	Items           int // rows of the matrix
+	ItemsKept       int // items with a non-empty vector
+	ItemsNoReviews  int // dropped: no review at all
+	ItemsNoVocabHit int // dropped: reviews, but no vocabulary term in them
+	Hits            int64
+
+	Work WorkStats
+}
+
+// WorkStats count work done; they depend on how reviews were spread over
+// workers, so they are not part of any reproducible output.
+type WorkStats struct {
+	TaggedTokens int64 // tokens whose tag the perceptron computed (not memo, not lexicon)
+	MemoDocs     int64 // reviews answered from a worker's cache of short texts
+}
+
+// ErrItemRange is returned for a Doc whose Item is outside [0, nItems).
+var ErrItemRange = errors.New("bow: item out of range")
+
+// corpus is every review reduced to its candidate entries.
+type corpus struct {
+	lex      *lexicon
+	docItem  []int32
+	docLevel []uint8
+	docEnd   []int64 // entries of doc d: entries[docEnd[d-1]:docEnd[d]]
+	entries  []uint32
+
+	levelTokens [levels]int64
+	docs        int64
+	tokens      int64
+	work        WorkStats
+}
+
+func (c *corpus) doc(d int) []uint32 {
+	lo := int64(0)
+	if d > 0 {
+		lo = c.docEnd[d-1]
+	}
+	return c.entries[lo:c.docEnd[d]]
+}
+
+// Sampling levels: review number i gets level = trailing zeros of a hash of
+// i, capped; "level >= s" keeps a fixed pseudo-random 2^-s of the reviews,
+// and nested samples for growing s.
+const levels = 16
+
+func docLevel(i int64) uint8 {
+	x := uint64(i) + 0x9e3779b97f4a7c15 // splitmix64
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	x ^= x >> 31
+	return uint8(min(bits.TrailingZeros64(x), levels-1))
+}
+
+// sampleLevel is the smallest level s whose reviews (level >= s) hold at
+// most limit tokens: 0 (everything) when the corpus fits.
+func sampleLevel(levelTokens [levels]int64, limit int64) int {
+	if limit < 0 {
+		return 0
+	}
+	var suffix [levels + 1]int64
+	for l := levels - 1; l >= 0; l-- {
+		suffix[l] = suffix[l+1] + levelTokens[l]
+	}
+	for s := 0; s < levels; s++ {
+		if suffix[s] <= limit {
+			return s
+		}
+	}
+	return levels - 1
+}
+
+type batch struct {
+	docs  []Doc
+	index []int64 // stream index of each doc (docs may be filtered)
+	out   *batchOut
+}
+
+type batchOut struct {
+	items       []int32
+	lvls        []uint8
+	ends        []int64 // relative to the batch
+	entries     []uint32
+	levelTokens [levels]int64
+	tokens      int64
+}
+
+// analyzeAll reads every doc from next, keeps those keep accepts (nil: all),
+// and reduces them to candidate entries, in parallel and in input order.
+func analyzeAll(next func() (Doc, error), nItems int, keep func(Doc) bool, opts Options) (*corpus, error) {
+	m, err := loadModel()
+	if err != nil {
+		return nil, err
+	}
+	c := &corpus{lex: newLexicon()}
+	nw := opts.workers()
+	in := make(chan *batch, nw)
+	var wg sync.WaitGroup
+	works := make([]WorkStats, nw)
+	for w := range nw {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := newAnalyzer(m, c.lex)
+			for b := range in {
+				b.out = a.batch(b)
+				b.docs = nil // the texts are not needed any more
+			}
+			works[w] = WorkStats{TaggedTokens: a.work.Predicted, MemoDocs: a.work.MemoDocs}
+		}()
+	}
+
+	// Each batch is filled in by one worker and read after all are done,
+	// in input order: no hand-off per batch beyond the input channel.
+	var batches []*batch
+	readErr := func() error {
+		defer close(in)
+		var b *batch
+		for i := int64(0); ; i++ {
+			d, err := next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("bow: reading review %d: %w", i, err)
+			}
+			if d.Item < 0 || int(d.Item) >= nItems {
+				return fmt.Errorf("%w: review %d has item %d, want [0, %d)", ErrItemRange, i, d.Item, nItems)
+			}
+			if keep != nil && !keep(d) {
+				continue
+			}
+			if b == nil {
+				b = &batch{docs: make([]Doc, 0, batchDocs), index: make([]int64, 0, batchDocs)}
+				batches = append(batches, b)
+			}
+			b.docs = append(b.docs, d)
+			b.index = append(b.index, i)
+			if len(b.docs) == batchDocs {
+				in <- b
+				b = nil
+			}
+		}
+		if b != nil {
+			in <- b
+		}
+		return nil
+	}()
+	wg.Wait()
+	for _, w := range works {
+		c.work.TaggedTokens += w.TaggedTokens
+		c.work.MemoDocs += w.MemoDocs
+	}
+	if readErr != nil {
+		return nil, readErr
+	}
+	if c.lex.err != nil {
+		return nil, c.lex.err
+	}
+	for _, b := range batches {
+		c.append(b.out)
+	}
+	return c, nil
+}
+
+func (a *analyzer) batch(b *batch) *batchOut {
+	o := &batchOut{items: make([]int32, len(b.docs)), lvls: make([]uint8, len(b.docs)),
+		ends: make([]int64, len(b.docs))}
+	for k, d := range b.docs {
+		var n int
+		o.entries, n = a.analyze(o.entries, d.Text)
+		lvl := docLevel(b.index[k])
+		o.items[k], o.lvls[k], o.ends[k] = d.Item, lvl, int64(len(o.entries))
+		o.levelTokens[lvl] += int64(n)
+		o.tokens += int64(n)
+	}
+	return o
+}
+
+func (c *corpus) append(o *batchOut) {
+	base := int64(len(c.entries))
+	c.entries = append(c.entries, o.entries...)
+	c.docItem = append(c.docItem, o.items...)
+	c.docLevel = append(c.docLevel, o.lvls...)
+	for _, e := range o.ends {
+		c.docEnd = append(c.docEnd, base+e)
+	}
+	for l, n := range o.levelTokens {
+		c.levelTokens[l] += n
+	}
+	c.docs += int64(len(o.items))
+	c.tokens += o.tokens
+}
+
+// Result is the output of Build and Vectorize.
+type Result struct {
+	Vocab  []Term  // term id = index
+	Matrix *Matrix // one row per item, dropped items empty
+	Stats  Stats
+}
+
+// Build tags every review once, ranks the vocabulary (Options.SampleTokens)
+// and counts every review's vocabulary terms into its item's vector.
+// next returns io.EOF after the last review; nItems is the number of rows.
+func Build(next func() (Doc, error), nItems int, opts Options) (*Result, error) {
+	c, err := analyzeAll(next, nItems, nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	s := sampleLevel(c.levelTokens, opts.sampleTokens())
+	tc := c.count(s)
+	vocab := tc.rank(opts.vocabSize())
+	res, err := c.vectorize(vocab, nItems, opts)
+	if err != nil {
+		return nil, err
+	}
+	res.Stats.Sampled = s > 0
+	res.Stats.SampleLevel = s
+	res.Stats.SampleDocs, res.Stats.SampleTokens = tc.docs, tc.tokens
+	res.Stats.Candidates = int64(tc.distinct())
+	return res, nil
+}
+
+// Vectorize counts every review's terms of a given vocabulary (from Merge)
+// into its item's vector, and fills in each term's DocFreq and Surface.
+func Vectorize(next func() (Doc, error), nItems int, vocab []Term, opts Options) (*Result, error) {
+	c, err := analyzeAll(next, nItems, nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	return c.vectorize(vocab, nItems, opts)
+}

@@ -1,0 +1,205 @@
+package bow
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Matrix is the item-by-term matrix in compressed sparse rows: row i is
+// item i's vector, column j is term j. Rows of dropped items are empty. It
+// satisfies models.Sparse.
+type Matrix struct {
+	rows, dim int
+	ptr       []int64 // row i is [ptr[i], ptr[i+1])
+	idx       []int32 // term ids, ascending within a row
+	val       []float32
+	cnt       []int32
+}
+
+func (m *Matrix) Rows() int { return m.rows }
+func (m *Matrix) Dim() int  { return m.dim }
+
+// NNZ is the number of stored entries.
+func (m *Matrix) NNZ() int { return len(m.idx) }
+
+// SparseRow returns row i's term ids (ascending) and weights (raw counts
+// normalised to sum to 1, paper section V-D step 3). The slices are
+// read-only views.
+func (m *Matrix) SparseRow(i int) (idx []int32, val []float32) {
+	lo, hi := m.ptr[i], m.ptr[i+1]
+	return m.idx[lo:hi:hi], m.val[lo:hi:hi]
+}
+
+// Counts returns row i's term ids and raw counts (LDA's input).
+func (m *Matrix) Counts(i int) (idx []int32, cnt []int32) {
+	lo, hi := m.ptr[i], m.ptr[i+1]
+	return m.idx[lo:hi:hi], m.cnt[lo:hi:hi]
+}
+
+// itemsPerChunk is the unit of parallel vectorising; the result does not
+// depend on it.
+const itemsPerChunk = 1024
+
+// surfKey identifies a surface form of a term: lexicon word ids, b = -1 for
+// a unigram.
+type surfKey struct{ term, a, b int32 }
+
+type chunkOut struct {
+	rowLen []int32
+	idx    []int32
+	cnt    []int32
+	surf   map[surfKey]int64
+}
+
+// vectorize counts the vocabulary terms of every review per item.
+func (c *corpus) vectorize(vocab []Term, nItems int, opts Options) (*Result, error) {
+	lex := c.lex
+	termOfStem := make([]int32, len(lex.stems))
+	for i := range termOfStem {
+		termOfStem[i] = -1
+	}
+	pairTerm := map[uint64]int32{}
+	seen := map[string]bool{}
+	for id, t := range vocab {
+		if seen[t.Term] {
+			return nil, fmt.Errorf("bow: vocabulary term %d %q appears twice", id, t.Term)
+		}
+		seen[t.Term] = true
+		if a, b, ok := strings.Cut(t.Term, " "); ok {
+			sa, okA := lex.stemIDs[a]
+			sb, okB := lex.stemIDs[b]
+			if okA && okB {
+				pairTerm[uint64(sa)<<32|uint64(sb)] = int32(id)
+			}
+		} else if s, ok := lex.stemIDs[t.Term]; ok {
+			termOfStem[s] = int32(id)
+		}
+	}
+
+	// Reviews grouped by item (counting sort keeps input order per item).
+	start := make([]int64, nItems+1)
+	for _, it := range c.docItem {
+		start[it+1]++
+	}
+	for i := range nItems {
+		start[i+1] += start[i]
+	}
+	order := make([]int64, len(c.docItem))
+	fill := slices.Clone(start[:nItems])
+	for d, it := range c.docItem {
+		order[fill[it]] = int64(d)
+		fill[it]++
+	}
+
+	nChunks := (nItems + itemsPerChunk - 1) / itemsPerChunk
+	outs := make([]chunkOut, nChunks)
+	jobs := make(chan int, nChunks)
+	for k := range nChunks {
+		jobs <- k
+	}
+	close(jobs)
+	var wg sync.WaitGroup
+	for range min(opts.workers(), max(nChunks, 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			scratch := make([]int32, len(vocab))
+			var touched []int32
+			for k := range jobs {
+				o := chunkOut{surf: map[surfKey]int64{}}
+				lo, hi := k*itemsPerChunk, min((k+1)*itemsPerChunk, nItems)
+				for it := lo; it < hi; it++ {
+					touched = touched[:0]
+					hit := func(t, a, b int32) {
+						if scratch[t] == 0 {
+							touched = append(touched, t)
+						}
+						scratch[t]++
+						o.surf[surfKey{t, a, b}]++
+					}
+					for _, d := range order[start[it]:start[it+1]] {
+						es := c.doc(int(d))
+						for j, e := range es {
+							w := int32(e >> entryShift)
+							s := lex.stemOf[w]
+							if t := termOfStem[s]; t >= 0 {
+								hit(t, w, -1)
+							}
+							if e&entryPair != 0 {
+								w2 := int32(es[j+1] >> entryShift)
+								if t, ok := pairTerm[uint64(s)<<32|uint64(lex.stemOf[w2])]; ok {
+									hit(t, w, w2)
+								}
+							}
+						}
+					}
+					slices.Sort(touched)
+					o.rowLen = append(o.rowLen, int32(len(touched)))
+					for _, t := range touched {
+						o.idx = append(o.idx, t)
+						o.cnt = append(o.cnt, scratch[t])
+						scratch[t] = 0
+					}
+				}
+				outs[k] = o
+			}
+		}()
+	}
+	wg.Wait()
+
+	m := &Matrix{rows: nItems, dim: len(vocab), ptr: make([]int64, nItems+1)}
+	st := Stats{Docs: c.docs, Tokens: c.tokens, Items: nItems, Work: c.work}
+	surf := map[surfKey]int64{}
+	row := 0
+	for _, o := range outs {
+		p := 0
+		for _, n := range o.rowLen {
+			idx, cnt := o.idx[p:p+int(n)], o.cnt[p:p+int(n)]
+			p += int(n)
+			var total int64
+			for _, x := range cnt {
+				total += int64(x)
+			}
+			switch {
+			case start[row] == start[row+1]:
+				st.ItemsNoReviews++
+			case total == 0:
+				st.ItemsNoVocabHit++
+			default:
+				st.ItemsKept++
+			}
+			st.Hits += total
+			m.idx = append(m.idx, idx...)
+			m.cnt = append(m.cnt, cnt...)
+			for _, x := range cnt {
+				m.val = append(m.val, float32(float64(x)/float64(total)))
+			}
+			row++
+			m.ptr[row] = int64(len(m.idx))
+		}
+		for k, n := range o.surf {
+			surf[k] += n
+		}
+	}
+
+	out := slices.Clone(vocab)
+	for i := range out {
+		out[i].DocFreq, out[i].Surface = 0, ""
+	}
+	for _, t := range m.idx {
+		out[t].DocFreq++
+	}
+	best := make([]int64, len(out))
+	for k, n := range surf {
+		s := lex.words[k.a]
+		if k.b >= 0 {
+			s += " " + lex.words[k.b]
+		}
+		if n > best[k.term] || n == best[k.term] && s < out[k.term].Surface {
+			best[k.term], out[k.term].Surface = n, s
+		}
+	}
+	return &Result{Vocab: out, Matrix: m, Stats: st}, nil
+}
