@@ -35,6 +35,10 @@ type LDA struct {
 	minProb        float64
 	workers        int
 	seed           uint64 // inference streams of Transform and LogPerplexity
+	// unitGamma starts every document's gamma at 1, the mean of the usual
+	// Gamma(100, 1/100) draw. Only the test against gensim sets it: from
+	// random starts two implementations drift apart too fast to compare.
+	unitGamma bool
 
 	// Both word-major (v rows of k): the E-step reads one word's k topic
 	// weights contiguously.
@@ -272,18 +276,11 @@ func FitLDA(docs CountRows, opts LDAOptions, rng *rand.Rand) (*LDA, LDAStats, er
 	}
 	st.Documents = len(rows)
 
-	k := o.Topics
-	m := &LDA{
-		k: k, v: v, alpha: o.Alpha, eta: o.Eta,
-		iterations: o.Iterations, gammaThreshold: o.GammaThreshold,
-		minProb: o.MinimumProbability, workers: o.Workers,
-		sstats:      make([]float64, v*k),
-		expElogbeta: make([]float64, v*k),
-	}
+	m := newLDA(o, v)
 	// Drawn topic by topic as gensim's (num_topics, num_terms) array.
-	for t := 0; t < k; t++ {
+	for t := 0; t < m.k; t++ {
 		for w := 0; w < v; w++ {
-			m.sstats[w*k+t] = ldaGamma100(rng)
+			m.sstats[w*m.k+t] = ldaGamma100(rng)
 		}
 	}
 	fitSeed := rng.Uint64()
@@ -291,11 +288,26 @@ func FitLDA(docs CountRows, opts LDAOptions, rng *rand.Rand) (*LDA, LDAStats, er
 	// gensim's constructor takes exp(E[log beta]) of the draws alone, without
 	// eta; every later sync uses lambda = eta + sstats.
 	m.syncExpElogbeta(0)
+	m.train(docs, rows, o, fitSeed, &st)
+	return m, st, nil
+}
 
+func newLDA(o LDAOptions, v int) *LDA {
+	return &LDA{
+		k: o.Topics, v: v, alpha: o.Alpha, eta: o.Eta,
+		iterations: o.Iterations, gammaThreshold: o.GammaThreshold,
+		minProb: o.MinimumProbability, workers: o.Workers,
+		sstats:      make([]float64, v*o.Topics),
+		expElogbeta: make([]float64, v*o.Topics),
+	}
+}
+
+// train runs the passes of gensim's LdaModel.update over the non-empty rows.
+func (m *LDA) train(docs CountRows, rows []int, o LDAOptions, fitSeed uint64, st *LDAStats) {
 	d := len(rows)
 	chunk := min(d, o.ChunkSize)
 	st.Chunks = (d + chunk - 1) / chunk
-	other := make([]float64, v*k)
+	other := make([]float64, m.v*m.k)
 	var b ldaBatch
 	var res ldaResult
 	updated := 0
@@ -328,7 +340,6 @@ func FitLDA(docs CountRows, opts LDAOptions, rng *rand.Rand) (*LDA, LDAStats, er
 	if n := len(st.Evaluations); n > 0 {
 		st.PerWordBound = st.Evaluations[n-1].PerWordBound
 	}
-	return m, st, nil
 }
 
 // ldaCheckRow validates row i and returns its total count.
@@ -591,6 +602,9 @@ func (m *LDA) inferDoc(s *ldaScratch, idx []int32, cnt []float64, gamma []float6
 	k := m.k
 	for t := range gamma {
 		gamma[t] = ldaGamma100(s.rng)
+		if m.unitGamma {
+			gamma[t] = 1
+		}
 	}
 	ldaExpDirichlet(gamma, s.expTheta)
 	if cap(s.phinorm) < len(idx) {

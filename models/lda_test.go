@@ -1,10 +1,13 @@
 package models
 
 import (
+	"compress/gzip"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"runtime"
 	"slices"
@@ -333,6 +336,90 @@ func TestLDAInvalidInput(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q: want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestLDAMatchesGensim replays testdata/lda_gensim.json.gz, written by
+// testdata/lda_gensim.py with gensim's LdaModel: the same corpus, initial
+// lambda and options, every document's gamma started at 1 on both sides.
+// Topics, per-word bound and topic proportions must agree to rounding.
+func TestLDAMatchesGensim(t *testing.T) {
+	f, err := os.Open("testdata/lda_gensim.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Gensim        string
+		Vocab, Topics int
+		ChunkSize     int `json:"chunksize"`
+		Docs          [][][2]int32
+		Init          [][]float64
+		Runs          []struct {
+			Passes        int
+			Sstats        [][]float64
+			LogPerplexity float64     `json:"log_perplexity"`
+			DocTopics     [][]float64 `json:"doc_topics"`
+		}
+	}
+	if err := json.NewDecoder(zr).Decode(&ref); err != nil {
+		t.Fatal(err)
+	}
+	docs := &ldaTestRows{v: ref.Vocab}
+	for _, d := range ref.Docs {
+		var idx, cnt []int32
+		for _, p := range d {
+			idx = append(idx, p[0])
+			cnt = append(cnt, p[1])
+		}
+		docs.add(idx, cnt)
+	}
+	rows := make([]int, docs.Rows())
+	for i := range rows {
+		rows[i] = i
+	}
+	for _, run := range ref.Runs {
+		t.Run(fmt.Sprintf("passes=%d", run.Passes), func(t *testing.T) {
+			o, err := LDAOptions{Topics: ref.Topics, ChunkSize: ref.ChunkSize, Passes: run.Passes, EvalEvery: -1}.resolve()
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := newLDA(o, ref.Vocab)
+			m.unitGamma = true
+			for k, row := range ref.Init {
+				for w, x := range row {
+					m.sstats[w*m.k+k] = x
+				}
+			}
+			m.syncExpElogbeta(0)
+			var st LDAStats
+			m.train(docs, rows, o, 1, &st)
+			var worst float64
+			for k, row := range run.Sstats {
+				for w, x := range row {
+					worst = max(worst, math.Abs(m.sstats[w*m.k+k]-x)/(math.Abs(x)+1))
+				}
+			}
+			t.Logf("largest relative difference from gensim %s: %.3g", ref.Gensim, worst)
+			if worst > 1e-6 {
+				t.Errorf("lambda differs from gensim %s by up to %.3g (relative)", ref.Gensim, worst)
+			}
+			if got := m.LogPerplexity(docs); math.Abs(got-run.LogPerplexity) > 1e-7 {
+				t.Errorf("LogPerplexity %v, gensim %v", got, run.LogPerplexity)
+			}
+			tm := m.Transform(docs)
+			for d, want := range run.DocTopics {
+				for k, p := range want {
+					if got := float64(tm.Row(d)[k]); math.Abs(got-p) > 1e-6 {
+						t.Errorf("document %d topic %d: proportion %v, gensim %v", d, k, got, p)
+					}
+				}
 			}
 		})
 	}
