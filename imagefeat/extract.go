@@ -1,7 +1,6 @@
 package imagefeat
 
 import (
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -125,6 +124,7 @@ func Extract(path string, rows map[string]int32, n int, dim int, scale float32, 
 	seen := make(map[[ASINLen]byte]struct{})
 	rowBytes := 4 * dim
 	enc := make([]byte, rowBytes)
+	scaled := make([]float32, dim)
 	for {
 		a, vec, err := r.next()
 		if err == io.EOF {
@@ -138,8 +138,9 @@ func Extract(path string, rows map[string]int32, n int, dim int, scale float32, 
 		if want && filled[row/64]&(1<<(row%64)) == 0 {
 			filled[row/64] |= 1 << (row % 64)
 			for j, v := range vec {
-				binary.LittleEndian.PutUint32(enc[4*j:], math.Float32bits(v/scale))
+				scaled[j] = v / scale
 			}
+			encodeValues(enc, scaled)
 			b := int(row) / batch
 			at := dataAt[b] + int64(int(row)-b*batch)*int64(rowBytes)
 			if _, err := f.WriteAt(enc, at); err != nil {

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -291,4 +292,33 @@ func scramble(b []byte) []byte {
 		c[i] ^= 0x5a
 	}
 	return c
+}
+
+// TestExtractGOMAXPROCS: the gzip read-ahead runs in its own goroutine; the
+// output must not depend on how many cores run it.
+func TestExtractGOMAXPROCS(t *testing.T) {
+	const dim = 64
+	recs := randomRecords(rand.New(rand.NewPCG(1, 1)), 500, dim)
+	dir := t.TempDir()
+	in := writeFile(t, dir, "x.b", encode(t, recs, dim, true))
+	rows := map[string]int32{}
+	for i, r := range recs {
+		rows[r.asin] = int32(len(recs) - 1 - i)
+	}
+	var outs [][]byte
+	for _, procs := range []int{1, 2, 4} {
+		prev := runtime.GOMAXPROCS(procs)
+		out := filepath.Join(dir, "m.arrow")
+		_, err := Extract(in, rows, len(rows), dim, DefaultScale, out, WithBatchRows(64))
+		runtime.GOMAXPROCS(prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(out)
+		outs = append(outs, b)
+		os.Remove(out)
+	}
+	if !bytes.Equal(outs[0], outs[1]) || !bytes.Equal(outs[0], outs[2]) {
+		t.Fatal("output depends on GOMAXPROCS")
+	}
 }

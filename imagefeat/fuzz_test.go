@@ -23,6 +23,7 @@ func FuzzReader(f *testing.F) {
 			}
 			return
 		}
+		defer r.Close()
 		var recs []record
 		for {
 			a, v, err := r.Next()
@@ -66,6 +67,7 @@ func FuzzReader(f *testing.F) {
 			t.Fatal(err)
 		}
 		r2, _ := NewReader(bytes.NewReader(buf.Bytes()), "again.b", WithDim(dim))
+		defer r2.Close()
 		for i, want := range recs {
 			a, v, err := r2.Next()
 			if err != nil || a != want.asin || !slices.Equal(v, want.vec) {

@@ -3,7 +3,6 @@ package imagefeat
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -100,7 +99,8 @@ type Reader struct {
 	bufOff   int64  // stream offset of buf[0]
 	pending  error  // read error to report once buf holds no whole record
 	gz       bool   // src decompresses
-	last     int64  // offset of the record Next returned last
+	ahead    *readAhead
+	last     int64 // offset of the record Next returned last
 	records  int64
 	vec      []float32
 	progress func(int64)
@@ -152,8 +152,13 @@ func newReader(src io.Reader, name string, c config) (*Reader, error) {
 		if err != nil {
 			return nil, fmt.Errorf("imagefeat: %s: %w at byte 0: %w", name, ErrCorrupt, err)
 		}
-		r.src = zr
+		// Inflating costs about ten times the parsing: do it on another
+		// core. A plain file is a page-cache copy, faster than the
+		// hand-off between goroutines (measured 5 GB/s direct, 1.5 through
+		// the read-ahead).
 		r.gz = true
+		r.ahead = newReadAhead(zr, chunkBytes, 2)
+		r.src = r.ahead
 	}
 	return r, nil
 }
@@ -193,14 +198,8 @@ func (r *Reader) next() (asin []byte, vec []float32, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	vals := rec[ASINLen:]
-	for j := range r.vec {
-		bits := binary.LittleEndian.Uint32(vals[4*j:])
-		// All exponent bits set: NaN or ±Inf.
-		if bits&0x7f800000 == 0x7f800000 {
-			return nil, nil, r.nonFinite(bits, off, asin, j)
-		}
-		r.vec[j] = math.Float32frombits(bits)
+	if j := decodeValues(r.vec, rec[ASINLen:]); j >= 0 {
+		return nil, nil, r.nonFinite(math.Float32bits(r.vec[j]), off, asin, j)
 	}
 	r.pos += r.recSize
 	r.last = off
@@ -311,8 +310,14 @@ func (r *Reader) nonFinite(bits uint32, off int64, asin []byte, j int) error {
 		r.name, ErrNonFinite, what, off+ASINLen+4*int64(j), asin, j)
 }
 
-// Close releases the file Open opened.
+// Close stops the reader's read-ahead goroutine and closes the file Open
+// opened. Call it also on a Reader from NewReader that was not read to the
+// end.
 func (r *Reader) Close() error {
+	if r.ahead != nil {
+		r.ahead.stop()
+		r.ahead = nil
+	}
 	if r.closer == nil {
 		return nil
 	}
@@ -340,6 +345,7 @@ func ScanASINs(path string, opts ...Option) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
+		defer r.Close()
 		var asins []string
 		for {
 			a, _, err := r.Next()

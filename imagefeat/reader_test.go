@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -323,5 +324,28 @@ func TestWriterRefuses(t *testing.T) {
 				t.Fatalf("file after a refused write: %v %v, want the one good record", recs, err)
 			}
 		})
+	}
+}
+
+// TestCloseEarly stops reading a gzipped file after one record: Close must
+// end the read-ahead goroutine, or the goroutine count grows.
+func TestCloseEarly(t *testing.T) {
+	recs := randomRecords(rand.New(rand.NewPCG(1, 1)), 300, Dim)
+	path := writeFile(t, t.TempDir(), "x.b", encode(t, recs, Dim, true))
+	before := runtime.NumGoroutine()
+	for range 5 {
+		r, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := runtime.NumGoroutine(); after > before {
+		t.Fatalf("%d goroutines before, %d after closing five readers", before, after)
 	}
 }

@@ -2,10 +2,8 @@ package imagefeat
 
 import (
 	"bufio"
-	"encoding/binary"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 )
@@ -78,15 +76,11 @@ func (w *Writer) Write(asin string, vec []float32) error {
 	for i := n; i < ASINLen; i++ {
 		w.rec[i] = ' '
 	}
-	vals := w.rec[ASINLen:]
-	for j, v := range vec {
-		bits := math.Float32bits(v)
-		if bits&0x7f800000 == 0x7f800000 {
-			return fmt.Errorf("imagefeat: %s: %w: %v at byte %d (asin %s, dim %d)",
-				w.name, ErrNonFinite, v, w.off+ASINLen+4*int64(j), asin, j)
-		}
-		binary.LittleEndian.PutUint32(vals[4*j:], bits)
+	if j := firstNonFinite(vec); j >= 0 {
+		return fmt.Errorf("imagefeat: %s: %w: %v at byte %d (asin %s, dim %d)",
+			w.name, ErrNonFinite, vec[j], w.off+ASINLen+4*int64(j), asin, j)
 	}
+	encodeValues(w.rec[ASINLen:], vec)
 	if _, err := w.bw.Write(w.rec); err != nil {
 		w.err = fmt.Errorf("imagefeat: %s: write at byte %d: %w", w.name, w.off, err)
 		return w.err
