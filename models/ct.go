@@ -10,7 +10,7 @@ import (
 	"monomer/graph"
 )
 
-// CT is the paper's Category Tree baseline (Section V): a matrix of link
+// CT is the paper's Category Tree baseline (Sec. IV-B): a matrix of link
 // counts between subcategories from the training positives; (x, y) is
 // predicted related iff sub(y) is among the top fraction of subcategories
 // most often linked from sub(x). It has no features and no training beyond

@@ -16,8 +16,9 @@ import (
 // LDA is latent Dirichlet allocation fitted by online variational Bayes
 // (Hoffman, Blei and Bach, "Online Learning for Latent Dirichlet Allocation",
 // NIPS 2010) the way gensim's LdaModel does it, with gensim's defaults: the
-// paper's LDA+WNN baseline (Section V, "default parameters kept") runs WNN on
-// the topic proportions this model gives each item.
+// paper's LDA+WNN baseline (Sec. IV, "Learning Compatibility from Textual
+// Features": 100 topics, gensim, "default parameters kept") runs WNN on the
+// topic proportions this model gives each item.
 //
 // Differences from gensim, all deliberate: arithmetic is float64 (gensim's
 // default dtype is float32); the random initial gamma of each document comes
@@ -239,8 +240,8 @@ const ldaEps = 1e-100
 // same model and stats bit for bit, whatever Workers or GOMAXPROCS.
 //
 // Each pass walks the non-empty rows in order in chunks of ChunkSize; after
-// each chunk's E-step, lambda is blended (Hoffman et al. eq. 7, gensim's
-// LdaState.blend):
+// each chunk's E-step, lambda is blended (Hoffman et al. Algorithm 2,
+// gensim's LdaState.blend):
 //
 //	lambda = eta + (1-rho) sstats + rho (D/|chunk|) sstats_chunk
 //	rho    = (Offset + pass + updatedDocs/ChunkSize)^(-Decay)

@@ -443,8 +443,8 @@ func TestLDAGammaDraws(t *testing.T) {
 }
 
 // BenchmarkLDA fits one pass with gensim's defaults except the topic count
-// on an Amazon-like corpus: documents of about 100 tokens from 3 of 100
-// planted topics over the vocabulary.
+// on an Amazon-like corpus: documents of 50-150 tokens from 1-3 of 100
+// planted topics over the vocabulary; with one worker and with GOMAXPROCS.
 func BenchmarkLDA(b *testing.B) {
 	for _, size := range []struct {
 		name           string
@@ -454,30 +454,31 @@ func BenchmarkLDA(b *testing.B) {
 		{name: "docs=2k/V=1000/K=20", docs: 2000, v: 1000, k: 20, minLen: 50, maxLen: 150},
 		{name: "docs=20k/V=5000/K=100", docs: 20000, v: 5000, k: 100, minLen: 50, maxLen: 150},
 	} {
-		b.Run(size.name, func(b *testing.B) {
-			docs, _ := ldaPlanted(rand.New(rand.NewPCG(1, 1)), size.docs, size.v, 100, size.v/100, size.minLen, size.maxLen)
-			var nnz int
-			for _, idx := range docs.idx {
-				nnz += len(idx)
-			}
-			b.ResetTimer()
-			cpu0 := ldaCPUSeconds()
-			var st LDAStats
-			for i := 0; i < b.N; i++ {
-				var err error
-				_, st, err = FitLDA(docs, LDAOptions{Topics: size.k}, rand.New(rand.NewPCG(1, 1)))
-				if err != nil {
-					b.Fatal(err)
+		docs, _ := ldaPlanted(rand.New(rand.NewPCG(1, 1)), size.docs, size.v, 100, size.v/100, size.minLen, size.maxLen)
+		var nnz int
+		for _, idx := range docs.idx {
+			nnz += len(idx)
+		}
+		for _, workers := range []int{1, 0} {
+			b.Run(fmt.Sprintf("%s/workers=%d", size.name, workers), func(b *testing.B) {
+				cpu0 := ldaCPUSeconds()
+				var st LDAStats
+				for i := 0; i < b.N; i++ {
+					var err error
+					_, st, err = FitLDA(docs, LDAOptions{Topics: size.k, Workers: workers}, rand.New(rand.NewPCG(1, 1)))
+					if err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-			sec := b.Elapsed().Seconds() / float64(b.N)
-			b.ReportMetric(float64(size.docs)/sec, "docs/s")
-			// On a shared machine wall time overstates the cost: also report
-			// documents per second of this process's CPU time.
-			b.ReportMetric(float64(size.docs)*float64(b.N)/(ldaCPUSeconds()-cpu0), "docs/cpu-s")
-			b.ReportMetric(float64(nnz)/float64(size.docs), "terms/doc")
-			b.ReportMetric(float64(st.Iterations)/float64(st.Inferences), "iters/doc")
-		})
+				sec := b.Elapsed().Seconds() / float64(b.N)
+				b.ReportMetric(float64(size.docs)/sec, "docs/s")
+				// On a shared machine wall time overstates the cost: also
+				// report documents per second of this process's CPU time.
+				b.ReportMetric(float64(size.docs)*float64(b.N)/(ldaCPUSeconds()-cpu0), "docs/cpu-s")
+				b.ReportMetric(float64(nnz)/float64(size.docs), "terms/doc")
+				b.ReportMetric(float64(st.Iterations)/float64(st.Inferences), "iters/doc")
+			})
+		}
 	}
 }
 
