@@ -66,8 +66,9 @@ type ExtractStats struct {
 // rows. Duplicate ASINs are not an error: the first record wins and the rest
 // are counted. On any error out is removed.
 //
-// Memory: a few MiB of buffers plus a set of the file's ASINs (to count
-// duplicates), whatever the file size.
+// Memory: a few MiB of buffers, the ASINs of rows and a set of the file's
+// unwanted ASINs (to count duplicates), whatever the file size. Options:
+// WithBatchRows, WithProgress (uncompressed bytes) and WithContext.
 func Extract(path string, rows map[string]int32, n int, dim int, scale float32, out string, opts ...Option) (ExtractStats, error) {
 	var st ExtractStats
 	c := newConfig(opts)
