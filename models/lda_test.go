@@ -442,6 +442,55 @@ func TestLDAGammaDraws(t *testing.T) {
 	}
 }
 
+// FuzzLDA: any small corpus either is rejected with ErrLDAInput or gives
+// finite topics and proportions.
+func FuzzLDA(f *testing.F) {
+	f.Add([]byte{0, 1, 1, 2, 255, 3, 4, 1, 255, 255, 9, 200}, uint8(3))
+	f.Add([]byte{7, 0, 7, 0}, uint8(1))
+	f.Add([]byte{1, 127, 2, 127, 255, 1, 255, 3, 3}, uint8(2))
+	f.Fuzz(func(t *testing.T, data []byte, topics uint8) {
+		// Byte pairs (term, count) make rows; 255 ends a row. Terms >= 10
+		// are out of the vocabulary and counts >= 128 negative.
+		docs := &ldaTestRows{v: 10}
+		var idx, cnt []int32
+		for i := 0; i < len(data); i++ {
+			if data[i] == 255 || i+1 == len(data) {
+				docs.add(idx, cnt)
+				idx, cnt = nil, nil
+				continue
+			}
+			idx = append(idx, int32(data[i]))
+			cnt = append(cnt, int32(int8(data[i+1])))
+			i++
+		}
+		m, _, err := FitLDA(docs, LDAOptions{Topics: int(topics%5) + 1, ChunkSize: 2, Passes: 2, Workers: 2}, rand.New(rand.NewPCG(1, 1)))
+		if err != nil {
+			if !errors.Is(err, ErrLDAInput) {
+				t.Fatalf("error %v does not wrap ErrLDAInput", err)
+			}
+			return
+		}
+		for _, row := range m.Topics() {
+			for _, p := range row {
+				if math.IsNaN(p) || p < 0 || p > 1 {
+					t.Fatalf("topic probability %v", p)
+				}
+			}
+		}
+		tm := m.Transform(docs)
+		for i := 0; i < tm.Rows(); i++ {
+			for _, p := range tm.Row(i) {
+				if math.IsNaN(float64(p)) || p < 0 || p > 1 {
+					t.Fatalf("row %d: proportion %v", i, p)
+				}
+			}
+		}
+		if b := m.LogPerplexity(docs); math.IsNaN(b) || b > 0 {
+			t.Fatalf("per-word bound %v", b)
+		}
+	})
+}
+
 // BenchmarkLDA fits one pass with gensim's defaults except the topic count
 // on an Amazon-like corpus: documents of 50-150 tokens from 1-3 of 100
 // planted topics over the vocabulary; with one worker and with GOMAXPROCS.
