@@ -99,12 +99,47 @@ func gemm[T Float](acc bool, m, n, k int, a, b, c []T) {
 	}
 }
 
-// axpy computes y += alpha·x; len(y) >= len(x).
-func axpy[T Float](alpha T, x, y []T) {
-	y = y[:len(x)]
-	for i, v := range x {
-		y[i] += alpha * v
+// tinyFor is the magnitude below which float32 kernels flush values to
+// zero. Subnormal float32 operands (below 1.2e-38) make each multiply-add
+// about a hundred times slower, and they arise from saturated gates and
+// confidently classified pairs (σ(−z) for z ≳ 70); 1e-30 leaves room for a
+// further product and changes no result at the precision float32 carries.
+// float64 kernels flush nothing.
+func tinyFor[T Float]() T {
+	var f any = T(0)
+	if _, ok := f.(float32); ok {
+		return T(1e-30)
 	}
+	return 0
+}
+
+// flushRow zeroes the entries of v smaller than tiny in magnitude.
+func flushRow[T Float](v []T, tiny T) {
+	if tiny == 0 {
+		return
+	}
+	for i, x := range v {
+		if x < tiny && x > -tiny {
+			v[i] = 0
+		}
+	}
+}
+
+// axpyFunc returns y += alpha·x for T through the swappable BLAS (SIMD in
+// gonum's assembly: twice a plain Go loop at the lengths used here, C ≈ 100).
+// It is chosen once per evaluator: converting slices to interfaces per call
+// would allocate.
+func axpyFunc[T Float]() func(alpha T, x, y []T) {
+	var f any
+	switch any(T(0)).(type) {
+	case float32:
+		impl := blas32.Implementation()
+		f = func(alpha float32, x, y []float32) { impl.Saxpy(len(x), alpha, x, 1, y, 1) }
+	case float64:
+		impl := blas64.Implementation()
+		f = func(alpha float64, x, y []float64) { impl.Daxpy(len(x), alpha, x, 1, y, 1) }
+	}
+	return f.(func(T, []T, []T))
 }
 
 // softplusStable is log(1 + e^t) without overflow or loss of precision for large |t|.
@@ -307,6 +342,8 @@ type projEval[T Float] struct {
 	f, c    int
 	groups  []itemSpan
 
+	axpy    func(alpha T, x, y []T)
+	tiny    T
 	w, p, g []T   // W (F×C), P and G (items×C)
 	acc     [][]T // per item group F×C
 	scratch [][]T // per worker rowBlock×F dense rows
@@ -321,7 +358,7 @@ func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, worker
 	c, n := kern.cols(), len(ps.items)
 	return &projEval[T]{
 		kern: kern, src: src, ps: ps, workers: workers,
-		f: src.dim, c: c, groups: itemGroups(n),
+		f: src.dim, c: c, groups: itemGroups(n), axpy: axpyFunc[T](), tiny: tinyFor[T](),
 		w:       make([]T, src.dim*c),
 		p:       make([]T, n*c),
 		scratch: make([][]T, workers),
@@ -334,6 +371,7 @@ func (e *projEval[T]) eval(theta []float64, loss func(p int, d float64) float64,
 	for i, v := range theta {
 		e.w[i] = T(v)
 	}
+	flushRow(e.w, e.tiny)
 	e.project()
 	e.pairs(loss)
 	if grad == nil {
@@ -367,7 +405,7 @@ func (e *projEval[T]) project() {
 				clear(row)
 				idx, val := e.src.sparse.SparseRow(int(e.ps.items[i]))
 				for j, col := range idx {
-					axpy(T(val[j]), e.w[int(col)*c:int(col+1)*c], row)
+					e.axpy(T(val[j]), e.w[int(col)*c:int(col+1)*c], row)
 				}
 			}
 			return
@@ -388,7 +426,11 @@ func (e *projEval[T]) pairs(loss func(p int, d float64) float64) {
 		for q := ch * pairChunk; q < min((ch+1)*pairChunk, n); q++ {
 			x, y := int(e.ps.x[q]), int(e.ps.y[q])
 			d := e.kern.dist(e.p[x*c:(x+1)*c], e.p[y*c:(y+1)*c], e.st[q*sl:(q+1)*sl])
-			e.dg[q] = T(loss(q, float64(d)))
+			g := T(loss(q, float64(d)))
+			if g < e.tiny && g > -e.tiny {
+				g = 0
+			}
+			e.dg[q] = g
 		}
 	})
 }
@@ -420,6 +462,7 @@ func (e *projEval[T]) backward() {
 				x := int(ps.x[q])
 				e.kern.gradY(e.p[x*c:(x+1)*c], pr, e.st[int(q)*sl:int(q+1)*sl], e.dg[q], gr)
 			}
+			flushRow(gr, e.tiny)
 		}
 		acc := e.acc[gi]
 		clear(acc)
@@ -428,7 +471,7 @@ func (e *projEval[T]) backward() {
 				gr := e.g[i*c : (i+1)*c]
 				idx, val := e.src.sparse.SparseRow(int(ps.items[i]))
 				for j, col := range idx {
-					axpy(T(val[j]), gr, acc[int(col)*c:int(col+1)*c])
+					e.axpy(T(val[j]), gr, acc[int(col)*c:int(col+1)*c])
 				}
 			}
 			return

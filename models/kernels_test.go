@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"slices"
+	"syscall"
 	"testing"
-
-	"monomer/graph"
 )
 
 // gradProblem builds the training objective of model name on a random small
@@ -217,4 +217,101 @@ func TestTrainDeterministic(t *testing.T) {
 	}
 }
 
-var _ graph.Pair
+// benchSize is one objective-evaluation benchmark problem.
+type benchSize struct {
+	name         string
+	items, pairs int
+	dim, nnz     int // nnz 0: dense features
+	medium       bool
+}
+
+// benchSizes: the medium sizes (the 50k items, 200k pairs) take tens
+// of seconds per evaluation with pure-Go sgemm, so they run only with
+// MONOMER_BENCH=medium in the environment.
+var benchSizes = []benchSize{
+	{name: "dense-4096/items=5k/pairs=20k", items: 5000, pairs: 20000, dim: 4096},
+	{name: "sparse-5000/items=50k/pairs=200k", items: 50000, pairs: 200000, dim: 5000, nnz: 50},
+	{name: "dense-4096/items=50k/pairs=200k", items: 50000, pairs: 200000, dim: 4096, medium: true},
+}
+
+// BenchmarkObjective times one evaluation of the training objective with its
+// gradient (float32 kernels, as in production) for LMT (K=100) and Monomer
+// (K=20, N=4: the same embedding budget). GFLOP/s counts the two products
+// X·W and Xᵀ·G, 2·F·C flops per dense item each (2·nnz·C sparse), which
+// dominate.
+func BenchmarkObjective(b *testing.B) {
+	for _, sz := range benchSizes {
+		if sz.medium && os.Getenv("MONOMER_BENCH") != "medium" {
+			continue
+		}
+		rng := rand.New(rand.NewPCG(1, 1))
+		var feat Features
+		nnz := float64(sz.items * sz.dim)
+		if sz.nnz == 0 {
+			feat = randDense(rng, sz.items, sz.dim)
+		} else {
+			sf := benchSparse(rng, sz.items, sz.dim, sz.nnz)
+			feat = sf
+			nnz = 0
+			for _, r := range sf.idx {
+				nnz += float64(len(r))
+			}
+		}
+		pairs := randPairs(rng, sz.items, sz.pairs)
+		for _, spec := range []Spec{{Model: ModelLMT, K: 100}, {Model: ModelMonomer, K: 20, N: 4}} {
+			b.Run(spec.Model+"/"+sz.name, func(b *testing.B) {
+				spec, _ := spec.resolve()
+				src, ps, err := prepare(feat, sz.dim, pairs, "train")
+				if err != nil {
+					b.Fatal(err)
+				}
+				m, _ := newModel(spec.Model, sz.dim, spec.K, spec.N)
+				obj := newObjective(m.evaluator(src, ps, false, 0), ps.labels)
+				// Start where training starts: median distance 1, c at it.
+				theta := (&trainer{model: m, train: obj}).init(src, ps, rng)
+				grad := make([]float64, len(theta))
+				obj.eval(theta, grad) // allocate buffers outside the timing
+				cols := float64(len(theta)-1) / float64(sz.dim)
+				cpu0 := cpuSeconds()
+				b.ResetTimer()
+				for b.Loop() {
+					obj.eval(theta, grad)
+				}
+				sec := b.Elapsed().Seconds() / float64(b.N)
+				b.ReportMetric(sec, "s/eval")
+				// On a shared machine the process's CPU time is the steadier figure.
+				b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/eval")
+				b.ReportMetric(2*2*nnz*cols/sec/1e9, "GFLOP/s")
+				b.ReportMetric(float64(sz.pairs)/sec, "pairs/s")
+			})
+		}
+	}
+}
+
+// cpuSeconds is the process's user+system CPU time.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return math.NaN()
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// benchSparse draws exactly nnz distinct columns a row, BoW-like.
+func benchSparse(rng *rand.Rand, rows, dim, nnz int) *sparseFeat {
+	m := &sparseFeat{dim: dim, idx: make([][]int32, rows), val: make([][]float32, rows)}
+	for i := range rows {
+		cols := map[int32]bool{}
+		for len(cols) < nnz {
+			cols[int32(rng.IntN(dim))] = true
+		}
+		for c := range cols {
+			m.idx[i] = append(m.idx[i], c)
+		}
+		slices.Sort(m.idx[i])
+		for range m.idx[i] {
+			m.val[i] = append(m.val[i], 1/float32(nnz))
+		}
+	}
+	return m
+}

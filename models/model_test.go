@@ -2,6 +2,7 @@ package models
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -217,4 +218,26 @@ func TestMonomerN1IsLMT(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A Fit is rebuilt from saved parameters and scores pairs: here LMT with
+// F = 2, K = 1 projects onto the first feature, so d(x, y) = (x₁ − y₁)².
+func ExampleNewFit() {
+	fit, err := NewFit(ModelLMT, 5, []Param{{Name: "E", Rows: 2, Cols: 1, Data: []float64{1, 0}}})
+	if err != nil {
+		panic(err)
+	}
+	feat := &denseFeat{rows: 3, dim: 2, data: []float32{0, 0, 3, 0, 0, 4}}
+	pairs := []graph.Pair{{X: 0, Y: 1}, {X: 0, Y: 2}, {X: 1, Y: 2}}
+	dist, prob, err := fit.Score(feat, pairs)
+	if err != nil {
+		panic(err)
+	}
+	for i, p := range pairs {
+		fmt.Printf("d(%d,%d) = %g, P(related) = %.3f\n", p.X, p.Y, dist[i], prob[i])
+	}
+	// Output:
+	// d(0,1) = 9, P(related) = 0.018
+	// d(0,2) = 0, P(related) = 0.993
+	// d(1,2) = 9, P(related) = 0.018
 }

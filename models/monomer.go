@@ -69,9 +69,9 @@ func (m monomer) pack(params []Param) ([]float64, error) {
 
 func (m monomer) evaluator(src rowSource, ps *pairSet, f64 bool, workers int) evaluator {
 	if f64 {
-		return newProjEval[float64](monomerKernel[float64]{m.k, m.n}, src, ps, workers)
+		return newProjEval[float64](monomerKernel[float64]{m.k, m.n, 0}, src, ps, workers)
 	}
-	return newProjEval[float32](monomerKernel[float32]{m.k, m.n}, src, ps, workers)
+	return newProjEval[float32](monomerKernel[float32]{m.k, m.n, tinyFor[float32]()}, src, ps, workers)
 }
 
 // monomerKernel works on a row of P = X·W: a = p[0:K] = E₀ᵀf (anchor),
@@ -82,7 +82,10 @@ func (m monomer) evaluator(src rowSource, ps *pairSet, f64 bool, workers int) ev
 //
 //	∂d/∂a_x = Σ_k 2 s_k (a_x − b_k,y),  ∂d/∂b_k,y = −2 s_k (a_x − b_k,y),
 //	∂d/∂z_j = s_j (d_j − d)  (the softmax Jacobian).
-type monomerKernel[T Float] struct{ k, n int }
+type monomerKernel[T Float] struct {
+	k, n int
+	tiny T // gate weights below it are zero (see tinyFor)
+}
 
 func (m monomerKernel[T]) cols() int     { return (m.n+1)*m.k + m.n }
 func (m monomerKernel[T]) stateLen() int { return 2*m.n + 1 }
@@ -104,6 +107,9 @@ func (m monomerKernel[T]) dist(px, py, st []T) T {
 	var d T
 	for j := range n {
 		s[j] /= sum
+		if s[j] < m.tiny {
+			s[j] = 0
+		}
 		b := py[(j+1)*k : (j+2)*k]
 		var dd T
 		for i, v := range a {

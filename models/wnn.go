@@ -54,6 +54,8 @@ type wnnEval[T Float] struct {
 	src     rowSource
 	ps      *pairSet
 	workers int
+	axpy    func(alpha T, x, y []T)
+	tiny    T
 	w2      []T   // w²
 	acc     [][]T // per chunk Σ_p g_p q_p
 	idx     [][]int32
@@ -65,7 +67,7 @@ func newWNNEval[T Float](src rowSource, ps *pairSet, workers int) *wnnEval[T] {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	return &wnnEval[T]{
-		src: src, ps: ps, workers: workers,
+		src: src, ps: ps, workers: workers, axpy: axpyFunc[T](), tiny: tinyFor[T](),
 		w2:  make([]T, src.dim),
 		idx: make([][]int32, workers),
 		q:   make([][]T, workers),
@@ -76,6 +78,7 @@ func (e *wnnEval[T]) eval(theta []float64, loss func(p int, d float64) float64, 
 	for i, w := range theta {
 		e.w2[i] = T(w * w)
 	}
+	flushRow(e.w2, e.tiny)
 	n, f := len(e.ps.x), e.src.dim
 	chunks := (n + wnnChunk - 1) / wnnChunk
 	if grad != nil && len(e.acc) != chunks {
@@ -107,11 +110,11 @@ func (e *wnnEval[T]) eval(theta []float64, loss func(p int, d float64) float64, 
 				}
 			}
 			g := T(loss(p, float64(d)))
-			if acc == nil {
+			if acc == nil || (g < e.tiny && g > -e.tiny) {
 				continue
 			}
 			if idx == nil {
-				axpy(g, q, acc)
+				e.axpy(g, q, acc)
 			} else {
 				for j, v := range q {
 					acc[idx[j]] += g * v
