@@ -74,6 +74,9 @@ var (
 		field("term_ids", arrow.ListOf(i32)), field("weights", arrow.ListOf(f32)),
 		field("item_idx", i32), field("counts", arrow.ListOf(i32)),
 	)
+	// FeatureItems: the items that have a feature vector, in item order;
+	// for image features, row i of the matrix is item_idx[i].
+	FeatureItems = newSchema(field("asin", str), field("item_idx", i32))
 	// Pairs: R and the negatives, split; rows in split order (train, valid,
 	// test), shuffled within. Extras: item indices.
 	Pairs = newSchema(
@@ -94,9 +97,30 @@ var (
 		field("pairs", i64), field("lambda", f64), field("k", i32), field("n", i32),
 		field("iterations", i32), field("selected", boolT),
 	)
+	// Fits: the training record, one row per (model, lambda) in grid order;
+	// selected marks the lambda chosen on validation error, and c is the
+	// chosen fit's sigmoid offset (NaN on other rows).
+	Fits = newSchema(
+		dict("model"), field("lambda", f64), field("valid_error", f64),
+		field("valid_log_likelihood", f64), field("train_objective", f64),
+		field("iterations", i32), field("best_iteration", i32), dict("status"),
+		field("selected", boolT), field("k", i32), field("n", i32), field("c", f64),
+	)
+	// Topics: LDA topic proportions of each item with a vector, item order.
+	Topics = newSchema(field("item_idx", i32), field("proportions", arrow.ListOf(f32)))
 	// Params: learned parameters, one row per matrix row; c and other scalars
 	// are 1x1 matrices.
 	Params = newSchema(
 		dict("model"), dict("param"), field("row", i32), field("values", arrow.ListOf(f64)),
+	)
+	// JobMetrics: the job-level table across experiments, one row per
+	// (experiment, model, split) at the chosen lambda, with the paper's
+	// published test error beside ours (NaN where the paper has none).
+	JobMetrics = newSchema(
+		dict("experiment"), dict("dataset"), dict("graph"), dict("features"),
+		dict("model"), dict("split"),
+		field("error", f64), field("auc", f64), field("log_likelihood", f64),
+		field("pairs", i64), field("lambda", f64), field("k", i32), field("n", i32),
+		field("iterations", i32), field("paper_error", f64),
 	)
 )

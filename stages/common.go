@@ -1,0 +1,299 @@
+package stages
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"monomer/graph"
+	"monomer/imagefeat"
+	"monomer/models"
+	"monomer/pipeline"
+	"monomer/schema"
+)
+
+// Experiment lists the per-experiment stages in DAG order. Stages not built
+// yet are absent, never faked.
+func Experiment() []pipeline.Stage {
+	return []pipeline.Stage{Ingest{}, Features{}, Negatives{}, Split{}, Train{}, Evaluate{}}
+}
+
+// Job lists the job-level stages, run after every experiment.
+func Job() []pipeline.Stage {
+	return []pipeline.Stage{Report{}}
+}
+
+// items is the part of an experiment's items table later stages use.
+type items struct {
+	asin    []string
+	sub     []int32  // subcategory id of each item
+	subName []string // subcategory names, by id (sorted)
+}
+
+func readItems(dir string) (*items, error) {
+	t, err := schema.Open(filepath.Join(dir, "items.parquet"))
+	if err != nil {
+		return nil, err
+	}
+	defer t.Release()
+	asin, err := t.Strings("asin")
+	if err != nil {
+		return nil, err
+	}
+	subs, err := t.Strings("subcategory")
+	if err != nil {
+		return nil, err
+	}
+	names := slices.Clone(subs)
+	slices.Sort(names)
+	names = slices.Compact(names)
+	id := make(map[string]int32, len(names))
+	for i, s := range names {
+		id[s] = int32(i)
+	}
+	it := &items{asin: asin, sub: make([]int32, len(asin)), subName: names}
+	for i, s := range subs {
+		it.sub[i] = id[s]
+	}
+	return it, nil
+}
+
+// readEdges reads an edges-schema table's item indices.
+func readEdges(path string) ([]graph.Edge, error) {
+	t, err := schema.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Release()
+	src, err := t.Int32s("src_idx")
+	if err != nil {
+		return nil, err
+	}
+	dst, err := t.Int32s("dst_idx")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]graph.Edge, len(src))
+	for i := range src {
+		out[i] = graph.Edge{Src: src[i], Dst: dst[i]}
+	}
+	return out, nil
+}
+
+// writeEdges writes edges by item index with their ASINs.
+func writeEdges(path string, it *items, g string, edges []graph.Edge) (int64, error) {
+	n := len(edges)
+	src, dst, gs := make([]string, n), make([]string, n), make([]string, n)
+	si, di := make([]int32, n), make([]int32, n)
+	for k, e := range edges {
+		src[k], dst[k], gs[k], si[k], di[k] = it.asin[e.Src], it.asin[e.Dst], g, e.Src, e.Dst
+	}
+	return schema.Write(path, schema.Edges, src, dst, gs, si, di)
+}
+
+// readFeatureItems reads which items the features stage kept.
+func readFeatureItems(dir string, n int) ([]bool, error) {
+	t, err := schema.Open(filepath.Join(dir, "feature_items.parquet"))
+	if err != nil {
+		return nil, err
+	}
+	defer t.Release()
+	idx, err := t.Int32s("item_idx")
+	if err != nil {
+		return nil, err
+	}
+	keep := make([]bool, n)
+	for _, i := range idx {
+		if int(i) >= n || i < 0 {
+			return nil, fmt.Errorf("stages: %s: item_idx %d out of range", t.Path, i)
+		}
+		keep[i] = true
+	}
+	return keep, nil
+}
+
+// pairs is the split stage's output as training needs it.
+func readPairs(dir string) ([]graph.Pair, error) {
+	t, err := schema.Open(filepath.Join(dir, "pairs.parquet"))
+	if err != nil {
+		return nil, err
+	}
+	defer t.Release()
+	x, err := t.Int32s("x_idx")
+	if err != nil {
+		return nil, err
+	}
+	y, err := t.Int32s("y_idx")
+	if err != nil {
+		return nil, err
+	}
+	label, err := t.Int8s("label")
+	if err != nil {
+		return nil, err
+	}
+	split, err := t.Strings("split")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]graph.Pair, len(x))
+	for i := range x {
+		var s graph.Split
+		switch split[i] {
+		case "train":
+			s = graph.Train
+		case "valid":
+			s = graph.Valid
+		case "test":
+			s = graph.Test
+		default:
+			return nil, fmt.Errorf("stages: %s row %d: unknown split %q", t.Path, i, split[i])
+		}
+		out[i] = graph.Pair{X: x[i], Y: y[i], Label: label[i] == 1, Split: s}
+	}
+	return out, nil
+}
+
+// bySplit returns the pairs of one split, in table order.
+func bySplit(p []graph.Pair, s graph.Split) []graph.Pair {
+	var out []graph.Pair
+	for _, q := range p {
+		if q.Split == s {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// csr is a bag-of-words matrix read back from bow.parquet: one row per item
+// (empty for items without a vector), normalised weights and raw counts.
+type csr struct {
+	dim int
+	ptr []int64
+	idx []int32
+	val []float32
+	cnt []int32
+}
+
+func (m *csr) Rows() int { return len(m.ptr) - 1 }
+func (m *csr) Dim() int  { return m.dim }
+func (m *csr) SparseRow(i int) ([]int32, []float32) {
+	lo, hi := m.ptr[i], m.ptr[i+1]
+	return m.idx[lo:hi:hi], m.val[lo:hi:hi]
+}
+func (m *csr) Counts(i int) ([]int32, []int32) {
+	lo, hi := m.ptr[i], m.ptr[i+1]
+	return m.idx[lo:hi:hi], m.cnt[lo:hi:hi]
+}
+func (m *csr) empty(i int) bool { return m.ptr[i] == m.ptr[i+1] }
+
+var (
+	_ models.Sparse    = (*csr)(nil)
+	_ models.CountRows = (*csr)(nil)
+)
+
+func readBow(dir string, nItems int) (*csr, error) {
+	voc, err := schema.Open(filepath.Join(dir, "vocabulary.parquet"))
+	if err != nil {
+		return nil, err
+	}
+	dim := voc.Rows()
+	voc.Release()
+	t, err := schema.Open(filepath.Join(dir, "bow.parquet"))
+	if err != nil {
+		return nil, err
+	}
+	defer t.Release()
+	item, err := t.Int32s("item_idx")
+	if err != nil {
+		return nil, err
+	}
+	ids, err := t.Int32Lists("term_ids")
+	if err != nil {
+		return nil, err
+	}
+	w, err := t.Float32Lists("weights")
+	if err != nil {
+		return nil, err
+	}
+	c, err := t.Int32Lists("counts")
+	if err != nil {
+		return nil, err
+	}
+	m := &csr{dim: dim, ptr: make([]int64, nItems+1)}
+	r := 0
+	for i := range nItems {
+		for r < len(item) && int(item[r]) == i {
+			m.idx = append(m.idx, ids[r]...)
+			m.val = append(m.val, w[r]...)
+			m.cnt = append(m.cnt, c[r]...)
+			r++
+		}
+		m.ptr[i+1] = int64(len(m.idx))
+	}
+	if r != len(item) {
+		return nil, fmt.Errorf("stages: %s: item_idx not ascending below %d items", t.Path, nItems)
+	}
+	return m, nil
+}
+
+// dense is a row-major float32 matrix (LDA topic proportions read back).
+type dense struct {
+	rows, dim int
+	data      []float32
+}
+
+func (m *dense) Rows() int           { return m.rows }
+func (m *dense) Dim() int            { return m.dim }
+func (m *dense) Row(i int) []float32 { return m.data[i*m.dim : (i+1)*m.dim : (i+1)*m.dim] }
+
+func readTopics(dir string, nItems int) (*dense, error) {
+	t, err := schema.Open(filepath.Join(dir, "topics.parquet"))
+	if err != nil {
+		return nil, err
+	}
+	defer t.Release()
+	item, err := t.Int32s("item_idx")
+	if err != nil {
+		return nil, err
+	}
+	props, err := t.Float32Lists("proportions")
+	if err != nil {
+		return nil, err
+	}
+	if len(props) == 0 {
+		return nil, fmt.Errorf("stages: %s: no rows", t.Path)
+	}
+	m := &dense{rows: nItems, dim: len(props[0]), data: make([]float32, nItems*len(props[0]))}
+	for r, i := range item {
+		copy(m.Row(int(i)), props[r])
+	}
+	return m, nil
+}
+
+// loadFeatures opens the experiment's feature matrix: the memory-mapped
+// image matrix, or the bag-of-words rows (also returned as counts for LDA).
+func loadFeatures(env *pipeline.Env) (models.Features, *csr, func(), error) {
+	it, err := schema.Open(filepath.Join(env.InDir("ingest"), "items.parquet"))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	n := it.Rows()
+	it.Release()
+	dir := env.InDir("features")
+	if env.Exp.Features == "image" {
+		m, err := imagefeat.OpenMatrix(filepath.Join(dir, imageMatrixFile))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if m.Rows() != n {
+			m.Close()
+			return nil, nil, nil, fmt.Errorf("stages: %s: %d rows for %d items", imageMatrixFile, m.Rows(), n)
+		}
+		return m, nil, func() { m.Close() }, nil
+	}
+	b, err := readBow(dir, n)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return b, b, func() {}, nil
+}

@@ -1,0 +1,253 @@
+package stages
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+
+	"monomer/graph"
+	"monomer/models"
+	"monomer/pipeline"
+	"monomer/schema"
+)
+
+// Evaluate scores every model from its saved parameters (so the parameter
+// table is proven complete) on the train, validation and test pairs. It
+// writes predictions.parquet (validation and test pairs) and metrics.parquet
+// (every split at the chosen λ, and the validation error of every other grid
+// point). CT, a counting model, is fitted here on the train positives.
+type Evaluate struct{}
+
+var _ pipeline.Stage = Evaluate{}
+
+func (Evaluate) Name() string   { return "evaluate" }
+func (Evaluate) Deps() []string { return []string{"ingest", "features", "split", "train"} }
+
+type evaluateParams struct {
+	Models []string `json:"models"`
+	CTTop  float64  `json:"ct_top"`
+}
+
+func (Evaluate) Key(e *pipeline.Resolved) (any, []string) {
+	return evaluateParams{e.Models, e.Settings.CTTop}, nil
+}
+
+type predTable struct {
+	model, split, x, y    []string
+	label, predicted      []int8
+	distance, probability []float64
+}
+
+type metricTable struct {
+	exp, model, split     []string
+	errs, auc, ll, lambda []float64
+	pairs                 []int64
+	k, n, iters           []int32
+	selected              []bool
+}
+
+func (t *metricTable) add(exp, model, split string, errRate, auc, ll float64, pairs int, lambda float64, k, n, iters int, sel bool) {
+	t.exp, t.model, t.split = append(t.exp, exp), append(t.model, model), append(t.split, split)
+	t.errs, t.auc, t.ll, t.lambda = append(t.errs, errRate), append(t.auc, auc), append(t.ll, ll), append(t.lambda, lambda)
+	t.pairs = append(t.pairs, int64(pairs))
+	t.k, t.n, t.iters = append(t.k, int32(k)), append(t.n, int32(n)), append(t.iters, int32(iters))
+	t.selected = append(t.selected, sel)
+}
+
+// savedFit is one model's training record read back from train's tables.
+type savedFit struct {
+	c      float64
+	params []models.Param
+	grid   []models.GridPoint
+	lambda float64
+	k, n   int
+	iters  int
+}
+
+func readFits(dir string) (map[string]*savedFit, error) {
+	out := map[string]*savedFit{}
+	ft, err := schema.Open(filepath.Join(dir, "fits.parquet"))
+	if err != nil {
+		return nil, err
+	}
+	defer ft.Release()
+	model, e1 := ft.Strings("model")
+	lambda, e2 := ft.Float64s("lambda")
+	verr, e3 := ft.Float64s("valid_error")
+	iters, e4 := ft.Int32s("iterations")
+	sel, e5 := ft.Bools("selected")
+	k, e6 := ft.Int32s("k")
+	n, e7 := ft.Int32s("n")
+	c, e8 := ft.Float64s("c")
+	for _, err := range []error{e1, e2, e3, e4, e5, e6, e7, e8} {
+		if err != nil {
+			return nil, err
+		}
+	}
+	for i, m := range model {
+		s := out[m]
+		if s == nil {
+			s = &savedFit{}
+			out[m] = s
+		}
+		s.grid = append(s.grid, models.GridPoint{Lambda: lambda[i], ValidError: verr[i], Iterations: int(iters[i])})
+		if sel[i] {
+			s.c, s.lambda, s.k, s.n, s.iters = c[i], lambda[i], int(k[i]), int(n[i]), int(iters[i])
+		}
+	}
+	pt, err := schema.Open(filepath.Join(dir, "params.parquet"))
+	if err != nil {
+		return nil, err
+	}
+	defer pt.Release()
+	pm, e1 := pt.Strings("model")
+	pn, e2 := pt.Strings("param")
+	vals, e3 := pt.Float64Lists("values")
+	for _, err := range []error{e1, e2, e3} {
+		if err != nil {
+			return nil, err
+		}
+	}
+	for i := 0; i < len(pm); {
+		j := i
+		var data []float64
+		for j < len(pm) && pm[j] == pm[i] && pn[j] == pn[i] {
+			data = append(data, vals[j]...)
+			j++
+		}
+		s := out[pm[i]]
+		if s == nil {
+			return nil, fmt.Errorf("stages: %s: parameters of %s without a fit", pt.Path, pm[i])
+		}
+		if pn[i] != "c" {
+			s.params = append(s.params, models.Param{Name: pn[i], Rows: j - i, Cols: len(vals[i]), Data: data})
+		}
+		i = j
+	}
+	return out, nil
+}
+
+func (Evaluate) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
+	it, err := readItems(env.InDir("ingest"))
+	if err != nil {
+		return nil, err
+	}
+	feat, _, closeFeat, err := loadFeatures(env)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFeat()
+	pairs, err := readPairs(env.InDir("split"))
+	if err != nil {
+		return nil, err
+	}
+	saved, err := readFits(env.InDir("train"))
+	if err != nil {
+		return nil, err
+	}
+	splits := []graph.Split{graph.Train, graph.Valid, graph.Test}
+	bySplitPairs := map[graph.Split][]graph.Pair{}
+	for _, s := range splits {
+		bySplitPairs[s] = bySplit(pairs, s)
+	}
+	var pred predTable
+	var met metricTable
+	exp := env.Exp.Name
+	for _, model := range env.Exp.Models {
+		var score func([]graph.Pair) ([]float64, []float64, error)
+		var fit *savedFit
+		if model == "ct" {
+			ct, err := models.FitCT(it.sub, it.subName, bySplitPairs[graph.Train], env.Exp.Settings.CTTop)
+			if err != nil {
+				return nil, err
+			}
+			score = func(p []graph.Pair) ([]float64, []float64, error) {
+				d, pr := ct.Score(p)
+				return d, pr, nil
+			}
+			fit = &savedFit{lambda: math.NaN()}
+		} else {
+			fit = saved[model]
+			if fit == nil {
+				return nil, fmt.Errorf("stages: evaluate: no trained %s in %s", model, env.InDir("train"))
+			}
+			name := model
+			f := feat
+			if model == "lda" {
+				name = models.ModelWNN
+				if f, err = readTopics(env.InDir("train"), len(it.asin)); err != nil {
+					return nil, err
+				}
+			}
+			mf, err := models.NewFit(name, fit.c, fit.params)
+			if err != nil {
+				return nil, err
+			}
+			score = func(p []graph.Pair) ([]float64, []float64, error) { return mf.Score(f, p) }
+		}
+		for _, s := range splits {
+			p := bySplitPairs[s]
+			dist, prob, err := score(p)
+			if err != nil {
+				return nil, fmt.Errorf("stages: evaluate %s: %w", model, err)
+			}
+			labels := make([]bool, len(p))
+			for i, q := range p {
+				labels[i] = q.Label
+			}
+			// AUC ranks by probability: σ(c − d) is monotone in −d for the
+			// distance models, and CT's probability is its only score.
+			met.add(exp, model, s.String(), models.ErrorRate(labels, prob), models.AUC(labels, prob),
+				models.LogLikelihood(labels, prob), len(p), fit.lambda, fit.k, fit.n, fit.iters, true)
+			if s == graph.Train {
+				continue
+			}
+			for i, q := range p {
+				pred.model = append(pred.model, model)
+				pred.split = append(pred.split, s.String())
+				pred.x = append(pred.x, it.asin[q.X])
+				pred.y = append(pred.y, it.asin[q.Y])
+				pred.label = append(pred.label, b2i(q.Label))
+				pred.distance = append(pred.distance, dist[i])
+				pred.probability = append(pred.probability, prob[i])
+				pred.predicted = append(pred.predicted, b2i(prob[i] > 0.5))
+			}
+		}
+		// The other grid points: their validation error only.
+		for _, g := range fit.grid {
+			if g.Lambda == fit.lambda {
+				continue
+			}
+			nan := math.NaN()
+			met.add(exp, model, "valid", g.ValidError, nan, nan, len(bySplitPairs[graph.Valid]), g.Lambda, fit.k, fit.n, g.Iterations, false)
+		}
+	}
+	np, err := schema.Write(filepath.Join(env.OutDir, "predictions.parquet"), schema.Predictions,
+		pred.model, pred.split, pred.x, pred.y, pred.label, pred.distance, pred.probability, pred.predicted)
+	if err != nil {
+		return nil, err
+	}
+	nm, err := schema.Write(filepath.Join(env.OutDir, "metrics.parquet"), schema.Metrics,
+		met.exp, met.model, met.split, met.errs, met.auc, met.ll, met.pairs, met.lambda, met.k, met.n, met.iters, met.selected)
+	if err != nil {
+		return nil, err
+	}
+	test := map[string]float64{}
+	for i := range met.model {
+		if met.selected[i] && met.split[i] == "test" {
+			test[met.model[i]] = met.errs[i]
+		}
+	}
+	return &pipeline.Result{
+		Rows:  map[string]int64{"predictions": np, "metrics": nm},
+		Stats: map[string]any{"test_error": test},
+	}, nil
+}
+
+func b2i(b bool) int8 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,293 @@
+// Package stages holds one file per pipeline stage. Each reads its inputs
+// from the run directory (or the raw files), writes its tables into the
+// directory the runner gives it, and returns counts; the runner logs.
+package stages
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"monomer/amazon"
+	"monomer/imagefeat"
+	"monomer/pipeline"
+	"monomer/schema"
+)
+
+// Ingest scopes an experiment: it reads the raw metadata, keeps the items
+// under the category prefix that have a subcategory at the configured depth
+// and a feature source (an image record, or at least one review), and keeps
+// the edges of the experiment's graph between two such items of different
+// subcategories (SPEC section 2).
+type Ingest struct{}
+
+var _ pipeline.Stage = Ingest{}
+
+func (Ingest) Name() string   { return "ingest" }
+func (Ingest) Deps() []string { return nil }
+
+type ingestParams struct {
+	Category    string  `json:"category"`
+	Depth       int     `json:"depth"`
+	Graph       string  `json:"graph"`
+	Features    string  `json:"features"`
+	RejectRatio float64 `json:"reject_ratio"`
+}
+
+func (Ingest) Key(e *pipeline.Resolved) (any, []string) {
+	files := []string{e.Data.Meta}
+	if e.Data.Reviews != "" {
+		files = append(files, e.Data.Reviews)
+	}
+	if e.Features == "image" {
+		files = append(files, e.Data.ImageFeatures)
+	}
+	return ingestParams{e.Category, e.Depth, e.Graph, e.Features, e.Settings.RejectRatio}, files
+}
+
+// scopedItem is an item of the experiment while ingest collects them.
+type scopedItem struct {
+	asin, title, brand, sub, path string
+	related                       []string
+	nReviews                      int32
+	hasImage                      bool
+}
+
+// CategoryPrefix splits a job's category ("A > B") into its levels.
+func CategoryPrefix(s string) []string {
+	parts := strings.Split(s, ">")
+	for i, p := range parts {
+		parts[i] = strings.TrimSpace(p)
+	}
+	return parts
+}
+
+// Subcategory finds an item's subcategory: on the first category path that
+// starts with prefix, the levels from just below the prefix down to depth
+// levels below it, joined by " > " (so equal names under different parents
+// stay apart). matched reports whether any path starts with prefix; ok
+// whether that path reaches the depth.
+func Subcategory(paths [][]string, prefix []string, depth int) (sub, path string, matched, ok bool) {
+	for _, p := range paths {
+		if len(p) < len(prefix) || !slices.Equal(p[:len(prefix)], prefix) {
+			continue
+		}
+		full := strings.Join(p, " > ")
+		if len(p) < len(prefix)+depth {
+			return "", full, true, false
+		}
+		return strings.Join(p[len(prefix):len(prefix)+depth], " > "), full, true, true
+	}
+	return "", "", false, false
+}
+
+func related(p *amazon.Product, graph string) []string {
+	switch graph {
+	case "also_bought":
+		return p.AlsoBought
+	case "also_viewed":
+		return p.AlsoViewed
+	case "bought_together":
+		return p.BoughtTogether
+	}
+	return nil
+}
+
+// rejectSink collects rejects of all files read by a stage.
+type rejectSink struct {
+	rows []amazon.Reject
+}
+
+func (r *rejectSink) add(j amazon.Reject) { r.rows = append(r.rows, j) }
+
+func (r *rejectSink) write(dir string) (int64, error) {
+	n := len(r.rows)
+	file, errs, excerpt := make([]string, n), make([]string, n), make([]string, n)
+	line, off := make([]int64, n), make([]int64, n)
+	for i, j := range r.rows {
+		file[i], line[i], off[i], errs[i], excerpt[i] = j.File, j.Line, j.Offset, j.Err, j.Excerpt
+	}
+	return schema.Write(filepath.Join(dir, "rejects.parquet"), schema.Rejects, file, line, off, errs, excerpt)
+}
+
+// check fails with ErrBadInput once rejects exceed ratio of the lines read.
+func (r *rejectSink) check(lines int64, ratio float64) error {
+	if ratio < 0 || len(r.rows) == 0 {
+		return nil
+	}
+	if float64(len(r.rows)) > ratio*float64(lines) {
+		j := r.rows[0]
+		return fmt.Errorf("%w: %d of %d lines rejected (over %g); first: %s line %d (byte %d): %s",
+			pipeline.ErrBadInput, len(r.rows), lines, ratio, j.File, j.Line, j.Offset, j.Err)
+	}
+	return nil
+}
+
+func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
+	e := env.Exp
+	prefix := CategoryPrefix(e.Category)
+	stats := map[string]any{}
+	var rej rejectSink
+	var lines int64
+
+	// Metadata: scope the items.
+	items := map[string]*scopedItem{}
+	var outOfScope, noSub int64
+	tr := env.Track("read "+filepath.Base(e.Data.Meta), 0)
+	ms, err := amazon.ReadMeta(e.Data.Meta, func(p *amazon.Product) error {
+		tr.Add(1)
+		sub, path, matched, ok := Subcategory(p.Categories, prefix, e.Depth)
+		switch {
+		case !matched:
+			outOfScope++
+			return nil
+		case !ok:
+			noSub++
+			return nil
+		}
+		items[p.ASIN] = &scopedItem{
+			asin: p.ASIN, title: p.Title, brand: p.Brand, sub: sub, path: path,
+			related: slices.Clone(related(p, e.Graph)),
+		}
+		return ctx.Err()
+	}, rej.add)
+	tr.Done()
+	if err != nil {
+		return nil, err
+	}
+	lines += ms.Lines
+	stats["meta_lines"] = ms.Lines
+	stats["meta_duplicates"] = ms.Duplicates
+	stats["items_out_of_scope"] = outOfScope
+	stats["items_dropped_no_subcategory"] = noSub
+
+	// Reviews: counted per item; bow experiments need at least one.
+	if e.Data.Reviews != "" {
+		tr := env.Track("read "+filepath.Base(e.Data.Reviews), 0)
+		rs, err := amazon.ReadReviews(e.Data.Reviews, func(r *amazon.Review) error {
+			tr.Add(1)
+			if it := items[r.ASIN]; it != nil {
+				it.nReviews++
+			}
+			return nil
+		}, rej.add)
+		tr.Done()
+		if err != nil {
+			return nil, err
+		}
+		lines += rs.Lines
+		stats["review_lines"] = rs.Lines
+	}
+	if err := rej.check(lines, e.Settings.RejectRatio); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	// Image records: only their presence matters here.
+	if e.Features == "image" {
+		asins, err := imagefeat.ScanASINs(e.Data.ImageFeatures)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range asins {
+			if it := items[a]; it != nil {
+				it.hasImage = true
+			}
+		}
+	}
+
+	// Keep items with a feature source, in ASIN order so the item index does
+	// not depend on the file's line order.
+	asins := make([]string, 0, len(items))
+	var noImage, noReviews int64
+	for a, it := range items {
+		switch {
+		case e.Features == "image" && !it.hasImage:
+			noImage++
+		case e.Features == "bow" && it.nReviews == 0:
+			noReviews++
+		default:
+			asins = append(asins, a)
+		}
+	}
+	slices.Sort(asins)
+	stats["items_dropped_no_image"] = noImage
+	stats["items_dropped_no_reviews"] = noReviews
+	index := make(map[string]int32, len(asins))
+	for i, a := range asins {
+		index[a] = int32(i)
+	}
+
+	n := len(asins)
+	title, brand, sub, path := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	nrev, hasImg := make([]int32, n), make([]bool, n)
+	subs := map[string]bool{}
+	for i, a := range asins {
+		it := items[a]
+		title[i], brand[i], sub[i], path[i], nrev[i], hasImg[i] = it.title, it.brand, it.sub, it.path, it.nReviews, it.hasImage
+		subs[it.sub] = true
+	}
+	stats["subcategories"] = len(subs)
+	stats["items"] = n
+	if _, err := schema.Write(filepath.Join(env.OutDir, "items.parquet"), schema.Items, asins, title, brand, sub, path, nrev, hasImg); err != nil {
+		return nil, err
+	}
+
+	// Edges of the graph between valid items of different subcategories.
+	type edge struct{ s, d int32 }
+	var edges []edge
+	seen := map[edge]bool{}
+	var notItem, sameSub, selfLoop, dup int64
+	for i, a := range asins {
+		for _, b := range items[a].related {
+			j, ok := index[b]
+			switch {
+			case !ok:
+				notItem++
+			case int(j) == i:
+				selfLoop++
+			case sub[j] == sub[i]:
+				sameSub++
+			case seen[edge{int32(i), j}]:
+				dup++
+			default:
+				seen[edge{int32(i), j}] = true
+				edges = append(edges, edge{int32(i), j})
+			}
+		}
+	}
+	// Rows in (src, dst) order, whatever the order of the related lists.
+	slices.SortFunc(edges, func(x, y edge) int {
+		if x.s != y.s {
+			return int(x.s - y.s)
+		}
+		return int(x.d - y.d)
+	})
+	m := len(edges)
+	src, dst, g := make([]string, m), make([]string, m), make([]string, m)
+	si, di := make([]int32, m), make([]int32, m)
+	for k, ed := range edges {
+		src[k], dst[k], g[k], si[k], di[k] = asins[ed.s], asins[ed.d], e.Graph, ed.s, ed.d
+	}
+	stats["edges"] = m
+	stats["edges_dropped_target_not_item"] = notItem
+	stats["edges_dropped_same_subcategory"] = sameSub
+	stats["edges_dropped_self_loop"] = selfLoop
+	stats["edges_dropped_duplicate"] = dup
+	if _, err := schema.Write(filepath.Join(env.OutDir, "edges.parquet"), schema.Edges, src, dst, g, si, di); err != nil {
+		return nil, err
+	}
+	nrej, err := rej.write(env.OutDir)
+	if err != nil {
+		return nil, err
+	}
+	stats["rejects"] = nrej
+	return &pipeline.Result{
+		Rows:  map[string]int64{"items": int64(n), "edges": int64(m), "rejects": nrej},
+		Stats: stats,
+	}, nil
+}

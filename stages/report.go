@@ -1,0 +1,229 @@
+package stages
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"monomer/pipeline"
+	"monomer/schema"
+)
+
+// Report is the job-level stage: one metrics table across experiments and
+// report/tables.md laid out like the paper's Tables 2 and 4, with the
+// published figures beside ours.
+type Report struct{}
+
+var _ pipeline.Stage = Report{}
+
+func (Report) Name() string   { return "report" }
+func (Report) Deps() []string { return []string{"ingest", "evaluate"} }
+
+func (Report) Key(*pipeline.Resolved) (any, []string) { return struct{}{}, nil }
+
+// modelOrder is the column order of the tables (the paper's letters).
+var modelOrder = []string{"wnn", "ct", "lda", "lmt", "monomer"}
+
+var modelTitle = map[string]string{"wnn": "WNN", "ct": "CT", "lda": "LDA", "lmt": "LMT", "monomer": "Monomer"}
+
+type expReport struct {
+	r        pipeline.Resolved
+	paper    paperRow
+	hasPaper bool
+	subcats  int
+	items    int
+	edges    int64
+	test     map[string]float64 // model -> test error
+}
+
+func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
+	var (
+		cols    jobMetricCols
+		reports []expReport
+	)
+	for i := range env.Job.Experiments {
+		r := env.Job.Resolve(i)
+		er := expReport{r: r, test: map[string]float64{}}
+		er.paper, er.hasPaper = paperFor(r.Category, r.Features)
+		it, err := readItems(filepath.Join(env.RunDir, r.Name, "ingest"))
+		if err != nil {
+			return nil, err
+		}
+		er.items, er.subcats = len(it.asin), len(it.subName)
+		edges, err := readEdges(filepath.Join(env.RunDir, r.Name, "ingest", "edges.parquet"))
+		if err != nil {
+			return nil, err
+		}
+		er.edges = int64(len(edges))
+		if err := cols.add(&er, filepath.Join(env.RunDir, r.Name, "evaluate", "metrics.parquet")); err != nil {
+			return nil, err
+		}
+		reports = append(reports, er)
+	}
+	rows, err := schema.Write(filepath.Join(env.OutDir, "metrics.parquet"), schema.JobMetrics, cols.all()...)
+	if err != nil {
+		return nil, err
+	}
+	md := renderTables(env.Job.Name, reports)
+	if err := os.WriteFile(filepath.Join(env.OutDir, "tables.md"), []byte(md), 0o644); err != nil {
+		return nil, err
+	}
+	return &pipeline.Result{Rows: map[string]int64{"metrics": rows}, Stats: map[string]any{"experiments": len(reports)}}, nil
+}
+
+type jobMetricCols struct {
+	exp, dataset, graph, features, model, split []string
+	errs, auc, ll, lambda, paper                []float64
+	pairs                                       []int64
+	k, n, iters                                 []int32
+}
+
+func (c *jobMetricCols) all() []any {
+	return []any{c.exp, c.dataset, c.graph, c.features, c.model, c.split,
+		c.errs, c.auc, c.ll, c.pairs, c.lambda, c.k, c.n, c.iters, c.paper}
+}
+
+// add appends the chosen-lambda rows of one experiment's metrics table.
+func (c *jobMetricCols) add(er *expReport, path string) error {
+	t, err := schema.Open(path)
+	if err != nil {
+		return err
+	}
+	defer t.Release()
+	model, e1 := t.Strings("model")
+	split, e2 := t.Strings("split")
+	errs, e3 := t.Float64s("error")
+	auc, e4 := t.Float64s("auc")
+	ll, e5 := t.Float64s("log_likelihood")
+	pairs, e6 := t.Int64s("pairs")
+	lambda, e7 := t.Float64s("lambda")
+	k, e8 := t.Int32s("k")
+	n, e9 := t.Int32s("n")
+	iters, e10 := t.Int32s("iterations")
+	sel, e11 := t.Bools("selected")
+	for _, err := range []error{e1, e2, e3, e4, e5, e6, e7, e8, e9, e10, e11} {
+		if err != nil {
+			return err
+		}
+	}
+	dataset := er.r.Name
+	if er.hasPaper {
+		dataset = er.paper.dataset
+	}
+	for i := range model {
+		if !sel[i] {
+			continue
+		}
+		paper := math.NaN()
+		if er.hasPaper && split[i] == "test" {
+			if v, ok := er.paper.errorPct[er.r.Graph][model[i]]; ok {
+				paper = v / 100
+			}
+		}
+		if split[i] == "test" {
+			er.test[model[i]] = errs[i]
+		}
+		c.exp = append(c.exp, er.r.Name)
+		c.dataset = append(c.dataset, dataset)
+		c.graph = append(c.graph, er.r.Graph)
+		c.features = append(c.features, er.r.Features)
+		c.model = append(c.model, model[i])
+		c.split = append(c.split, split[i])
+		c.errs = append(c.errs, errs[i])
+		c.auc = append(c.auc, auc[i])
+		c.ll = append(c.ll, ll[i])
+		c.pairs = append(c.pairs, pairs[i])
+		c.lambda = append(c.lambda, lambda[i])
+		c.k = append(c.k, k[i])
+		c.n = append(c.n, n[i])
+		c.iters = append(c.iters, iters[i])
+		c.paper = append(c.paper, paper)
+	}
+	return nil
+}
+
+func pct(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) }
+
+// renderTables lays the test errors out like the paper's Tables 2 and 4.
+func renderTables(job string, reports []expReport) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s: test error rates\n\n", job)
+	b.WriteString("Lower is better. Cells read `ours (paper)`; the paper's figures are for the real 2014 Amazon data of the same category and graph, so they are comparable only when this job ran on that data. `impr.` is Monomer's relative improvement over LMT.\n")
+	for _, kind := range []struct{ features, title string }{
+		{"image", "Image features (the paper's Table 2)"},
+		{"bow", "Bag-of-words features (the paper's Table 4)"},
+	} {
+		var rs []expReport
+		for _, r := range reports {
+			if r.r.Features == kind.features {
+				rs = append(rs, r)
+			}
+		}
+		if len(rs) == 0 {
+			continue
+		}
+		var models []string
+		for _, m := range modelOrder {
+			for _, r := range rs {
+				if slices.Contains(r.r.Models, m) {
+					models = append(models, m)
+					break
+				}
+			}
+		}
+		fmt.Fprintf(&b, "\n## %s\n\n| Experiment | Dataset | Graph |", kind.title)
+		for _, m := range models {
+			fmt.Fprintf(&b, " %s |", modelTitle[m])
+		}
+		b.WriteString(" impr. |\n|---|---|---|")
+		for range models {
+			b.WriteString("---:|")
+		}
+		b.WriteString("---:|\n")
+		for _, r := range rs {
+			ds := "—"
+			if r.hasPaper {
+				ds = r.paper.dataset
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |", r.r.Name, ds, r.r.Graph)
+			for _, m := range models {
+				cell := "—"
+				if v, ok := r.test[m]; ok {
+					cell = pct(v)
+				}
+				if p, ok := r.paper.errorPct[r.r.Graph][m]; r.hasPaper && ok {
+					cell += fmt.Sprintf(" (%.2f%%)", p)
+				}
+				fmt.Fprintf(&b, " %s |", cell)
+			}
+			impr := "—"
+			if l, ok := r.test["lmt"]; ok && l > 0 {
+				if m, ok := r.test["monomer"]; ok {
+					impr = fmt.Sprintf("%.0f%%", 100*(l-m)/l)
+				}
+			}
+			if r.hasPaper {
+				pl, pm := r.paper.errorPct[r.r.Graph]["lmt"], r.paper.errorPct[r.r.Graph]["monomer"]
+				impr += fmt.Sprintf(" (%.0f%%)", 100*(pl-pm)/pl)
+			}
+			fmt.Fprintf(&b, " %s |\n", impr)
+		}
+	}
+	b.WriteString("\n## Data sets (the paper's Tables 1 and 3)\n\n| Experiment | Graph | Subcategories | Items | Edges |\n|---|---|---:|---:|---:|\n")
+	for _, r := range reports {
+		sc, it, ed := fmt.Sprint(r.subcats), fmt.Sprint(r.items), fmt.Sprint(r.edges)
+		if r.hasPaper {
+			sc += fmt.Sprintf(" (%d)", r.paper.subcats)
+			it += fmt.Sprintf(" (%d)", r.paper.items)
+			if e, ok := r.paper.edges[r.r.Graph]; ok {
+				ed += fmt.Sprintf(" (%d)", e)
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.r.Name, r.r.Graph, sc, it, ed)
+	}
+	return b.String()
+}

@@ -1,0 +1,58 @@
+package stages
+
+import (
+	"context"
+	"path/filepath"
+
+	"monomer/graph"
+	"monomer/pipeline"
+	"monomer/schema"
+)
+
+// Split shuffles R ∪ R̄ with the seed and cuts it 80/10/10, capping the
+// training part (SPEC section 4).
+type Split struct{}
+
+var _ pipeline.Stage = Split{}
+
+func (Split) Name() string   { return "split" }
+func (Split) Deps() []string { return []string{"ingest", "negatives"} }
+
+type splitParams struct {
+	TrainCap int `json:"train_cap"`
+}
+
+func (Split) Key(e *pipeline.Resolved) (any, []string) {
+	return splitParams{e.Settings.TrainCap}, nil
+}
+
+func (Split) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
+	it, err := readItems(env.InDir("ingest"))
+	if err != nil {
+		return nil, err
+	}
+	pos, err := readEdges(filepath.Join(env.InDir("negatives"), "positives.parquet"))
+	if err != nil {
+		return nil, err
+	}
+	neg, err := readEdges(filepath.Join(env.InDir("negatives"), "negatives.parquet"))
+	if err != nil {
+		return nil, err
+	}
+	pairs, st := graph.SplitPairs(pos, neg, env.RNG("split"), env.Exp.Settings.TrainCap)
+	n := len(pairs)
+	x, y, split := make([]string, n), make([]string, n), make([]string, n)
+	label := make([]int8, n)
+	xi, yi := make([]int32, n), make([]int32, n)
+	for i, p := range pairs {
+		x[i], y[i], split[i], xi[i], yi[i] = it.asin[p.X], it.asin[p.Y], p.Split.String(), p.X, p.Y
+		if p.Label {
+			label[i] = 1
+		}
+	}
+	rows, err := schema.Write(filepath.Join(env.OutDir, "pairs.parquet"), schema.Pairs, x, y, label, split, xi, yi)
+	if err != nil {
+		return nil, err
+	}
+	return &pipeline.Result{Rows: map[string]int64{"pairs": rows}, Stats: map[string]any{"split": st}}, nil
+}
