@@ -354,3 +354,36 @@ func checkWeights(t *testing.T, res *Result) {
 		t.Errorf("drop counts do not add up: %d rows, %d non-empty, stats %+v", m.Rows(), kept, st)
 	}
 }
+
+// TestSampleOverlap: a vocabulary ranked on a sample keeps most of the
+// exact one, less as the sample shrinks (figures for a large corpus:
+// BenchmarkSampleOverlap), and Build picks the sample that fits.
+func TestSampleOverlap(t *testing.T) {
+	docs := synthDocs(rand.New(rand.NewPCG(4, 4)), 20_000, 5000)
+	c, err := analyzeAll(SliceDocs(docs), 5000, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact := c.count(0).rank(500)
+	prev := 1.0
+	for s := 1; s <= 4; s++ {
+		o, mass := vocabOverlap(exact, c.count(s).rank(500))
+		t.Logf("sample 1/%d: %.3f of the top 500 kept, %.3f of their occurrences", 1<<s, o, mass)
+		if o > prev+0.02 || s == 1 && o < 0.85 || mass < o {
+			t.Errorf("sample 1/%d: overlap %.3f (previous %.3f), mass %.3f", 1<<s, o, prev, mass)
+		}
+		prev = o
+	}
+	limit := c.tokens / 5 // fits level >= 3 (about 1/8), not level >= 2
+	res, err := Build(SliceDocs(docs), 5000, Options{VocabSize: 500, SampleTokens: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := res.Stats
+	if !st.Sampled || st.SampleTokens > limit || st.SampleTokens < limit/4 || st.Docs != int64(len(docs)) {
+		t.Errorf("SampleTokens %d of %d: stats %+v", limit, c.tokens, st)
+	}
+	if o, _ := vocabOverlap(c.count(st.SampleLevel).rank(500), res.Vocab); o != 1 {
+		t.Errorf("Build's vocabulary is not the level-%d sample's (overlap %.3f)", st.SampleLevel, o)
+	}
+}

@@ -41,6 +41,23 @@ var (
 		"Exactly as described.", "Very comfortable.", "Fits great, looks great.", "Nice.", "Good value for the money."}
 )
 
+// synthRare are 3000 made-up nouns ("bravel", "monrix"): brand and model
+// names, misspellings, the long tail of real review vocabularies.
+var synthRare = func() []string {
+	r := rand.New(rand.NewPCG(7, 7))
+	on, nu, co := strings.Fields("b br c d f g gr k l m n p pr r s st t tr v z"), strings.Fields("a e i o u ou ea"), strings.Fields("l n r x ck m st ll nd")
+	seen := map[string]bool{}
+	var out []string
+	for len(out) < 3000 {
+		w := on[r.IntN(len(on))] + nu[r.IntN(len(nu))] + on[r.IntN(len(on))] + nu[r.IntN(len(nu))] + co[r.IntN(len(co))]
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}()
+
 // zipfPick draws an index in [0, n) with probability ~ 1/(i+1).
 func zipfPick(r *rand.Rand, n int) int {
 	// inverse transform on the continuous 1/x density over [1, n+1)
@@ -48,7 +65,12 @@ func zipfPick(r *rand.Rand, n int) int {
 }
 
 func synthSentence(r *rand.Rand, b *strings.Builder) {
-	n := func() string { return synthNouns[zipfPick(r, len(synthNouns))] }
+	n := func() string {
+		if r.IntN(10) == 0 {
+			return synthRare[zipfPick(r, len(synthRare))]
+		}
+		return synthNouns[zipfPick(r, len(synthNouns))]
+	}
 	a := func() string { return synthAdjs[zipfPick(r, len(synthAdjs))] }
 	v := func() string { return synthVerbs[r.IntN(len(synthVerbs))] }
 	switch r.IntN(8) {

@@ -43,6 +43,19 @@ type wEntry struct {
 	w   int32
 }
 
+// wordRows are the rows of one normalised word: as i word, i-1 word, i-2
+// word, i+1 word, i+2 word (-1 when absent), and "i-1 tag+i word" by tag.
+type wordRows struct {
+	rows    [5]int32
+	tagWord []tagRow
+}
+
+// Word and suffix templates, in wordRows.rows and bySuffix order.
+var (
+	wordTemplates   = [5]string{"i word ", "i-1 word ", "i-2 word ", "i+1 word ", "i+2 word "}
+	suffixTemplates = [3]string{"i suffix ", "i-1 suffix ", "i+1 suffix "}
+)
+
 // tagRow is a feature row conditioned on the previous tag.
 type tagRow struct {
 	tag uint8
@@ -59,13 +72,14 @@ type taggerModel struct {
 	start2  uint8            // id of -START2-
 	fixed   map[string]string
 
-	rowOf   map[string]int32 // feature key -> row
-	rowOff  []int32          // row r is entries[rowOff[r]:rowOff[r+1]]
+	rowOff  []int32 // row r is entries[rowOff[r]:rowOff[r+1]]
 	entries []wEntry
 
-	// prevTagWord holds, per normalised word, the rows of
-	// "i-1 tag+i word <tag> <word>" keyed by tag.
-	prevTagWord map[string][]tagRow
+	// The word-dependent rows by template, so that a new word costs three
+	// small look-ups instead of ten in the big map.
+	byWord   map[string]*wordRows // normalised word
+	bySuffix map[string]*[3]int32 // i suffix, i-1 suffix, i+1 suffix; -1 absent
+	byPref   [256]int32           // i pref1 by first byte; -1 absent
 
 	// tagPart[p1*nTags+p2] sums bias, "i-1 tag p1", "i-2 tag p2" and
 	// "i tag+i-2 tag p1 p2": everything that depends on tags only.
@@ -114,7 +128,10 @@ func decodeModel() (*taggerModel, error) {
 		return nil, fmt.Errorf("bow: prose tagger model has %d classes, more than %d", len(classes), maxClasses)
 	}
 	m := &taggerModel{classes: classes, fixed: fixed, tagIDs: map[string]uint8{},
-		rowOf: make(map[string]int32, len(weights)), prevTagWord: map[string][]tagRow{}}
+		byWord: map[string]*wordRows{}, bySuffix: map[string]*[3]int32{}}
+	for i := range m.byPref {
+		m.byPref[i] = -1
+	}
 	clsIdx := map[string]uint8{}
 	for i, c := range classes {
 		clsIdx[c] = uint8(i)
@@ -140,6 +157,7 @@ func decodeModel() (*taggerModel, error) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	rowOf := make(map[string]int32, len(keys)) // feature key -> row
 	m.rowOff = make([]int32, 0, len(keys)+1)
 	for _, k := range keys {
 		row := int32(len(m.rowOff))
@@ -158,13 +176,8 @@ func decodeModel() (*taggerModel, error) {
 		if len(weights[k]) != int(int32(len(m.entries))-m.rowOff[row]) {
 			return nil, fmt.Errorf("bow: prose tagger feature %q has a weight for an unknown class", k)
 		}
-		m.rowOf[k] = row
-		if rest, ok := strings.CutPrefix(k, "i-1 tag+i word "); ok {
-			tag, word, _ := strings.Cut(rest, " ")
-			if id, ok := m.tagIDs[tag]; ok {
-				m.prevTagWord[word] = append(m.prevTagWord[word], tagRow{id, row})
-			}
-		}
+		rowOf[k] = row
+		m.index(k, row)
 	}
 	m.rowOff = append(m.rowOff, int32(len(m.entries)))
 
@@ -174,7 +187,7 @@ func decodeModel() (*taggerModel, error) {
 			d := &m.tagPart[p1*m.nTags+p2]
 			a, b := m.tagName[p1], m.tagName[p2]
 			for _, k := range []string{"bias", "i-1 tag " + a, "i-2 tag " + b, "i tag+i-2 tag " + a + " " + b} {
-				if r, ok := m.rowOf[k]; ok {
+				if r, ok := rowOf[k]; ok {
 					for _, e := range m.row(r) {
 						d.w[e.cls] += e.w
 						d.mask |= 1 << e.cls
@@ -184,6 +197,48 @@ func decodeModel() (*taggerModel, error) {
 		}
 	}
 	return m, nil
+}
+
+// index files row under its template's table.
+func (m *taggerModel) index(k string, row int32) {
+	word := func(w string) *wordRows {
+		wr := m.byWord[w]
+		if wr == nil {
+			wr = &wordRows{rows: [5]int32{-1, -1, -1, -1, -1}}
+			m.byWord[w] = wr
+		}
+		return wr
+	}
+	if rest, ok := strings.CutPrefix(k, "i-1 tag+i word "); ok {
+		tag, w, _ := strings.Cut(rest, " ")
+		if id, ok := m.tagIDs[tag]; ok {
+			wr := word(w)
+			wr.tagWord = append(wr.tagWord, tagRow{id, row})
+		}
+		return
+	}
+	for t, p := range wordTemplates {
+		if w, ok := strings.CutPrefix(k, p); ok {
+			word(w).rows[t] = row
+			return
+		}
+	}
+	for t, p := range suffixTemplates {
+		if sfx, ok := strings.CutPrefix(k, p); ok {
+			sr := m.bySuffix[sfx]
+			if sr == nil {
+				sr = &[3]int32{-1, -1, -1}
+				m.bySuffix[sfx] = sr
+			}
+			sr[t] = row
+			return
+		}
+	}
+	if p, ok := strings.CutPrefix(k, "i pref1 "); ok {
+		if r := []rune(p); len(r) == 1 && r[0] < 256 {
+			m.byPref[r[0]] = row
+		}
+	}
 }
 
 func (m *taggerModel) row(r int32) []wEntry { return m.entries[m.rowOff[r]:m.rowOff[r+1]] }
@@ -210,11 +265,11 @@ type featArena struct {
 	dense   [maxClasses]int32
 }
 
-// merge sums the rows of keys (absent keys ignored) into one arena span.
-func (a *featArena) merge(keys ...string) span {
+// merge sums rows (-1 ignored) into one arena span.
+func (a *featArena) merge(rows ...int32) span {
 	var mask uint64
-	for _, k := range keys {
-		if r, ok := a.m.rowOf[k]; ok {
+	for _, r := range rows {
+		if r >= 0 {
 			for _, e := range a.m.row(r) {
 				if mask&(1<<e.cls) == 0 {
 					a.dense[e.cls] = 0
@@ -249,15 +304,34 @@ func (a *featArena) features(w string, pseudo bool) wordFeat {
 				f.fixed = int16(a.m.other)
 			}
 		}
-		pref := string(rune(w[0])) // prose keys the first byte as a rune
-		f.self = a.merge("i suffix "+suffix3(w), "i pref1 "+pref, "i word "+norm)
-		f.tagWord = a.m.prevTagWord[norm]
+		wr, sr := a.m.byWord[norm], a.m.bySuffix[suffix3(w)]
+		f.self = a.merge(suffixRow(sr, 0), a.m.byPref[w[0]], wordRow(wr, 0))
+		if wr != nil {
+			f.tagWord = wr.tagWord
+		}
 	}
-	f.prev = a.merge("i-1 word "+norm, "i-1 suffix "+suffix3(norm))
-	f.prev2 = a.merge("i-2 word " + norm)
-	f.next = a.merge("i+1 word "+norm, "i+1 suffix "+suffix3(norm))
-	f.next2 = a.merge("i+2 word " + norm)
+	wr, sr := a.m.byWord[norm], a.m.bySuffix[suffix3(norm)]
+	f.prev = a.merge(wordRow(wr, 1), suffixRow(sr, 1))
+	f.prev2 = a.merge(wordRow(wr, 2))
+	f.next = a.merge(wordRow(wr, 3), suffixRow(sr, 2))
+	f.next2 = a.merge(wordRow(wr, 4))
 	return f
+}
+
+// wordRow and suffixRow are row t of a word's or suffix's rows, -1 when
+// the model has none.
+func wordRow(wr *wordRows, t int) int32 {
+	if wr == nil {
+		return -1
+	}
+	return wr.rows[t]
+}
+
+func suffixRow(sr *[3]int32, t int) int32 {
+	if sr == nil {
+		return -1
+	}
+	return sr[t]
 }
 
 func suffix3(w string) string {
