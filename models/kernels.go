@@ -15,7 +15,7 @@ import (
 )
 
 // Float is the element type of the compute kernels: float32 in production
-// (features are float32 and sgemm is twice as fast), float64 for the
+// (features are float32, and it halves memory traffic), float64 for the
 // finite-difference gradient checks.
 type Float interface{ float32 | float64 }
 

@@ -49,9 +49,10 @@ type Spec struct {
 	// Store is the L-BFGS memory. If 0, 20, as the original code.
 	Store int
 	// Float64 runs the kernels in float64. If false, float32 (production:
-	// features are float32 and sgemm is twice as fast).
+	// features are float32; the objective and its sums stay float64).
 	Float64 bool
-	// Workers bounds the goroutines of one evaluation. If 0, GOMAXPROCS.
+	// Workers bounds the goroutines of the pair loops and item groups of one
+	// evaluation (the BLAS gemm schedules its own). If 0, GOMAXPROCS.
 	// Results do not depend on it.
 	Workers int
 }

@@ -217,11 +217,12 @@ func (t *trainer) fit(ctx context.Context, gi int, lambda float64, theta0 []floa
 		return nil, fmt.Errorf("models: %s: training at lambda %g: %w", spec.Model, lambda, err)
 	}
 	iters := max(res.Stats.MajorIterations-1, 0)
+	ve := math.NaN()
 	if iters != lastChecked {
-		consider(res.Location.X, res.Location.F, iters)
+		ve = consider(res.Location.X, res.Location.F, iters)
 	}
 	if iters != lastReported {
-		report(iters, res.Location.F, kept.point.ValidError)
+		report(iters, res.Location.F, ve)
 	}
 	kept.point.Iterations = iters
 	kept.point.Status = status
