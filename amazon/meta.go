@@ -390,17 +390,17 @@ func (r *metaRec) fill(arena []byte, p *Product) {
 	p.BoughtTogether = fillList(p.BoughtTogether, r.lists[listBoughtTogether])
 	// Reuse the inner path slices too: they are the bulk of the small
 	// allocations otherwise.
-	paths := p.Categories[:cap(p.Categories)]
+	paths := p.Categories[:0]
 	start := 0
 	for k, end := range r.catEnds {
 		var path []string
-		if k < len(paths) {
-			path = paths[k]
+		if k < cap(paths) {
+			path = paths[:k+1][k]
 		}
-		paths = append(paths[:k], fillList(path, r.cats[start:end]))
+		paths = append(paths, fillList(path, r.cats[start:end]))
 		start = end
 	}
-	p.Categories = paths[:len(r.catEnds)]
+	p.Categories = paths
 }
 
 // Clone returns a deep copy of p, for keeping a Product that ReadMeta is

@@ -23,6 +23,10 @@ const MaxLineBytes = 16 << 20
 // starts with the gzip magic bytes (whatever its name says). Concatenated
 // gzip members are read as one stream. Damaged compressed data surfaces as a
 // Read error wrapping ErrCorrupt, never as a short stream.
+//
+// A compressed file is decompressed ahead of the reader on another
+// goroutine (at most 1 MiB ahead), so that decompression and parsing use two
+// cores; Close stops it. The bytes delivered are the same either way.
 func Open(path string) (io.ReadCloser, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -45,7 +49,7 @@ func Open(path string) (io.ReadCloser, error) {
 		}
 		return nil, fmt.Errorf("amazon: %s: %w", path, &gzipError{err})
 	}
-	return &gunzipReader{zr: zr, f: f}, nil
+	return newReadahead(&gunzipReader{zr: zr, f: f}), nil
 }
 
 type readCloser struct {
@@ -110,6 +114,101 @@ func (g *gunzipReader) Read(p []byte) (int, error) {
 func (g *gunzipReader) Close() error {
 	g.zr.Close()
 	return g.f.Close()
+}
+
+// readahead runs Read of its source on a goroutine, a fixed number of
+// buffers ahead of the consumer.
+type readahead struct {
+	src    io.ReadCloser
+	full   chan chunk  // read by the goroutine, in order
+	free   chan []byte // consumed, for the goroutine to refill
+	done   chan struct{}
+	exit   chan struct{} // closed when the goroutine has returned
+	cur    chunk
+	pos    int
+	closed bool
+}
+
+type chunk struct {
+	b   []byte
+	err error
+}
+
+const (
+	aheadBuffers = 4
+	aheadSize    = 256 << 10
+)
+
+func newReadahead(src io.ReadCloser) *readahead {
+	r := &readahead{
+		src:  src,
+		full: make(chan chunk, aheadBuffers),
+		free: make(chan []byte, aheadBuffers),
+		done: make(chan struct{}),
+		exit: make(chan struct{}),
+	}
+	for range aheadBuffers {
+		r.free <- make([]byte, aheadSize)
+	}
+	go r.run()
+	return r
+}
+
+func (r *readahead) run() {
+	defer close(r.exit)
+	for {
+		var buf []byte
+		select {
+		case buf = <-r.free:
+		case <-r.done:
+			return
+		}
+		// Fill the buffer, so that chunks are large whatever the
+		// decompressor's read sizes.
+		n, err := io.ReadFull(r.src, buf)
+		if err == io.ErrUnexpectedEOF && n > 0 {
+			// Short final read; the next ReadFull reports how it ended.
+			// An unexpected EOF from the decompressor itself is wrapped
+			// in gzipError, so it cannot be confused with this one.
+			err = nil
+		}
+		select {
+		case r.full <- chunk{buf[:n], err}:
+		case <-r.done:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (r *readahead) Read(p []byte) (int, error) {
+	for r.pos == len(r.cur.b) {
+		if r.cur.err != nil {
+			return 0, r.cur.err
+		}
+		if r.cur.b != nil {
+			r.free <- r.cur.b[:cap(r.cur.b)]
+		}
+		if r.closed {
+			return 0, os.ErrClosed
+		}
+		r.cur, r.pos = <-r.full, 0
+	}
+	n := copy(p, r.cur.b[r.pos:])
+	r.pos += n
+	return n, nil
+}
+
+func (r *readahead) Close() error {
+	if r.closed {
+		return os.ErrClosed
+	}
+	r.closed = true
+	close(r.done)
+	<-r.exit
+	return r.src.Close()
 }
 
 // gzipError is damaged compressed data; it wraps ErrCorrupt and the

@@ -3,7 +3,6 @@ package amazon
 import (
 	"bytes"
 	"fmt"
-	"html"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -683,21 +682,6 @@ func (s *scanner) kind() string {
 		return "a boolean"
 	}
 	return showByte(s.b, s.i)
-}
-
-// unescapeHTML replaces HTML entities in arena[sp] in place. The text moves
-// to the end of arena, so sp must be the last span appended.
-func (s *scanner) unescapeHTML(sp span) span {
-	t := s.arena[sp.off:sp.end]
-	if bytes.IndexByte(t, '&') < 0 {
-		return sp
-	}
-	// html.UnescapeString maps numeric entities in 0x80-0x9F through
-	// Windows-1252 as HTML5 prescribes (&#x92; is U+2019), and leaves
-	// unknown names such as &B; as they are.
-	u := html.UnescapeString(string(t))
-	s.arena = append(s.arena[:sp.off], u...)
-	return span{sp.off, int32(len(s.arena))}
 }
 
 // seq iterates over a list or tuple value, calling elem with s positioned
