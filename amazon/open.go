@@ -184,15 +184,15 @@ func (r *readahead) run() {
 }
 
 func (r *readahead) Read(p []byte) (int, error) {
+	if r.closed {
+		return 0, os.ErrClosed
+	}
 	for r.pos == len(r.cur.b) {
 		if r.cur.err != nil {
 			return 0, r.cur.err
 		}
 		if r.cur.b != nil {
 			r.free <- r.cur.b[:cap(r.cur.b)]
-		}
-		if r.closed {
-			return 0, os.ErrClosed
 		}
 		r.cur, r.pos = <-r.full, 0
 	}
