@@ -94,13 +94,12 @@ type WorkStats struct {
 // ErrItemRange is returned for a Doc whose Item is outside [0, nItems).
 var ErrItemRange = errors.New("bow: item out of range")
 
-// corpus is every review reduced to its candidate entries.
+// corpus is every review reduced to its candidate entries, kept in the
+// batches the workers filled (no copy): review d is number d%batchDocs of
+// batch d/batchDocs, since every batch but the last is full.
 type corpus struct {
-	lex      *lexicon
-	docItem  []int32
-	docLevel []uint8
-	docEnd   []int64 // entries of doc d: entries[docEnd[d-1]:docEnd[d]]
-	entries  []uint32
+	lex     *lexicon
+	batches []*batchOut
 
 	levelTokens [levels]int64
 	docs        int64
@@ -108,12 +107,20 @@ type corpus struct {
 	work        WorkStats
 }
 
+func (c *corpus) nDocs() int { return int(c.docs) }
+
+func (c *corpus) item(d int) int32 { return c.batches[d/batchDocs].items[d%batchDocs] }
+
+func (c *corpus) level(d int) uint8 { return c.batches[d/batchDocs].lvls[d%batchDocs] }
+
+// doc is review d's candidate entries.
 func (c *corpus) doc(d int) []uint32 {
-	lo := int64(0)
-	if d > 0 {
-		lo = c.docEnd[d-1]
+	b, k := c.batches[d/batchDocs], d%batchDocs
+	lo := 0
+	if k > 0 {
+		lo = b.ends[k-1]
 	}
-	return c.entries[lo:c.docEnd[d]]
+	return b.entries[lo:b.ends[k]]
 }
 
 // Sampling levels: review number i gets level = trailing zeros of a hash of
@@ -156,7 +163,7 @@ type batch struct {
 type batchOut struct {
 	items       []int32
 	lvls        []uint8
-	ends        []int64 // relative to the batch
+	ends        []int // relative to the batch
 	entries     []uint32
 	levelTokens [levels]int64
 	tokens      int64
@@ -235,33 +242,27 @@ func analyzeAll(next func() (Doc, error), nItems int, keep func(Doc) bool, opts 
 		return nil, c.lex.err
 	}
 	for _, b := range batches {
-		c.append(b.out)
+		c.add(b.out)
 	}
 	return c, nil
 }
 
 func (a *analyzer) batch(b *batch) *batchOut {
 	o := &batchOut{items: make([]int32, len(b.docs)), lvls: make([]uint8, len(b.docs)),
-		ends: make([]int64, len(b.docs))}
+		ends: make([]int, len(b.docs))}
 	for k, d := range b.docs {
 		var n int
 		o.entries, n = a.analyze(o.entries, d.Text)
 		lvl := docLevel(b.index[k])
-		o.items[k], o.lvls[k], o.ends[k] = d.Item, lvl, int64(len(o.entries))
+		o.items[k], o.lvls[k], o.ends[k] = d.Item, lvl, len(o.entries)
 		o.levelTokens[lvl] += int64(n)
 		o.tokens += int64(n)
 	}
 	return o
 }
 
-func (c *corpus) append(o *batchOut) {
-	base := int64(len(c.entries))
-	c.entries = append(c.entries, o.entries...)
-	c.docItem = append(c.docItem, o.items...)
-	c.docLevel = append(c.docLevel, o.lvls...)
-	for _, e := range o.ends {
-		c.docEnd = append(c.docEnd, base+e)
-	}
+func (c *corpus) add(o *batchOut) {
+	c.batches = append(c.batches, o)
 	for l, n := range o.levelTokens {
 		c.levelTokens[l] += n
 	}

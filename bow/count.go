@@ -66,8 +66,8 @@ func (c *corpus) count(minLevel int) *termCounts {
 	tc := &termCounts{lex: c.lex, nouns: make([]int64, len(c.lex.stems)),
 		adjs: make([]int64, len(c.lex.stems)), pairs: map[uint64]int64{}}
 	stemOf := c.lex.stemOf
-	for d := range c.docEnd {
-		if int(c.docLevel[d]) < minLevel {
+	for d := range c.nDocs() {
+		if int(c.level(d)) < minLevel {
 			continue
 		}
 		tc.docs++
@@ -220,8 +220,8 @@ func CountShard(next func() (Doc, error), shard, nShards int, opts Options) (*Co
 	}
 	rows := map[key]*CountRow{}
 	stemOf := c.lex.stemOf
-	for d := range c.docEnd {
-		lvl := c.docLevel[d]
+	for d := range c.nDocs() {
+		lvl := c.level(d)
 		es := c.doc(d)
 		for k, e := range es {
 			s := stemOf[e>>entryShift]

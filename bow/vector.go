@@ -80,15 +80,16 @@ func (c *corpus) vectorize(vocab []Term, nItems int, opts Options) (*Result, err
 
 	// Reviews grouped by item (counting sort keeps input order per item).
 	start := make([]int64, nItems+1)
-	for _, it := range c.docItem {
-		start[it+1]++
+	for d := range c.nDocs() {
+		start[c.item(d)+1]++
 	}
 	for i := range nItems {
 		start[i+1] += start[i]
 	}
-	order := make([]int64, len(c.docItem))
+	order := make([]int64, c.nDocs())
 	fill := slices.Clone(start[:nItems])
-	for d, it := range c.docItem {
+	for d := range c.nDocs() {
+		it := c.item(d)
 		order[fill[it]] = int64(d)
 		fill[it]++
 	}
