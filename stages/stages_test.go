@@ -1,0 +1,324 @@
+package stages
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"monomer/amazon"
+	"monomer/imagefeat"
+	"monomer/pipeline"
+	"monomer/schema"
+)
+
+// testJob is the demo job on the committed tiny data with a short training
+// budget, so the whole pipeline runs in seconds.
+const testJob = `
+name: stages-test
+seed: 7
+data_dir: DATA
+data:
+  meta: meta_Demo.json.gz
+  reviews: reviews_Demo.json.gz
+  image_features: image_features_Demo.b
+settings:
+  k: 6
+  monomer_k: 2
+  n: 2
+  topics: 5
+  lambdas: [0.0001]
+  max_iter: 15
+  valid_every: 5
+experiments:
+  - name: men-image
+    category: "Clothing, Shoes & Jewelry > Men"
+    graph: also_bought
+    features: image
+    models: [wnn, ct, lmt, monomer]
+  - name: women-bow
+    category: "Clothing, Shoes & Jewelry > Women"
+    graph: also_viewed
+    features: bow
+    models: [wnn, ct, lda, lmt, monomer]
+`
+
+func loadTestJob(t *testing.T) *pipeline.Job {
+	t.Helper()
+	data, err := filepath.Abs(testData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(data, "meta_Demo.json.gz")); err != nil {
+		t.Fatalf("the committed tiny data set is missing (make testdata): %v", err)
+	}
+	job, err := pipeline.ParseJob(filepath.Join(t.TempDir(), "job.yaml"), []byte(strings.ReplaceAll(testJob, "DATA", data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return job
+}
+
+func runJob(t *testing.T, job *pipeline.Job, dir string) {
+	t.Helper()
+	if _, err := pipeline.Run(context.Background(), job, Experiment(), Job(), pipeline.Options{RunDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// parquetFiles maps every Parquet file under dir (relative path) to its bytes.
+func parquetFiles(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".parquet") && !strings.HasSuffix(p, ".arrow") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		out[rel] = b
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestPipelineDeterministic runs the whole pipeline at GOMAXPROCS 1 and 2:
+// every table must come out byte-identical.
+func TestPipelineDeterministic(t *testing.T) {
+	job := loadTestJob(t)
+	dirs := [2]string{t.TempDir(), t.TempDir()}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for i, procs := range []int{1, 2} {
+		runtime.GOMAXPROCS(procs)
+		runJob(t, job, dirs[i])
+	}
+	a, b := parquetFiles(t, dirs[0]), parquetFiles(t, dirs[1])
+	if len(a) < 20 || len(a) != len(b) {
+		t.Fatalf("%d and %d tables", len(a), len(b))
+	}
+	for name, x := range a {
+		if !bytes.Equal(x, b[name]) {
+			t.Errorf("%s differs between GOMAXPROCS 1 and 2", name)
+		}
+	}
+	checkIngest(t, job, dirs[0])
+	checkNegativesAndSplit(t, dirs[0])
+	checkEvaluate(t, job, dirs[0])
+}
+
+func open(t *testing.T, path string) *schema.Table {
+	t.Helper()
+	tb, err := schema.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tb.Release)
+	return tb
+}
+
+func must[T any](v T, err error) func(*testing.T) T {
+	return func(t *testing.T) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+// checkIngest recomputes each experiment's items and edges from the raw
+// files with the rules of SPEC section 2 and compares them to the tables.
+func checkIngest(t *testing.T, job *pipeline.Job, dir string) {
+	for i := range job.Experiments {
+		e := job.Resolve(i)
+		prefix := CategoryPrefix(e.Category)
+		reviews := map[string]int32{}
+		must(amazon.ReadReviews(e.Data.Reviews, func(r *amazon.Review) error { reviews[r.ASIN]++; return nil }, func(amazon.Reject) {}))(t)
+		type raw struct {
+			sub     string
+			related []string
+		}
+		valid := map[string]raw{}
+		must(amazon.ReadMeta(e.Data.Meta, func(p *amazon.Product) error {
+			for _, path := range p.Categories {
+				if len(path) < len(prefix) || !slices.Equal(path[:len(prefix)], prefix) {
+					continue
+				}
+				if len(path) > len(prefix) && (e.Features != "bow" || reviews[p.ASIN] > 0) {
+					valid[p.ASIN] = raw{path[len(prefix)], slices.Clone(related(p, e.Graph))}
+				}
+				break
+			}
+			return nil
+		}, func(amazon.Reject) {}))(t)
+		if e.Features == "image" {
+			img := map[string]bool{}
+			asins := must(imagefeat.ScanASINs(e.Data.ImageFeatures))(t)
+			for _, a := range asins {
+				img[a] = true
+			}
+			for a := range valid {
+				if !img[a] {
+					delete(valid, a)
+				}
+			}
+		}
+
+		items := open(t, filepath.Join(dir, e.Name, "ingest", "items.parquet"))
+		asins := must(items.Strings("asin"))(t)
+		subs := must(items.Strings("subcategory"))(t)
+		nrev := must(items.Int32s("n_reviews"))(t)
+		if !slices.IsSorted(asins) || len(slices.Compact(slices.Clone(asins))) != len(asins) {
+			t.Errorf("%s: items not sorted and unique by asin", e.Name)
+		}
+		if len(asins) != len(valid) {
+			t.Errorf("%s: %d items, the raw files give %d", e.Name, len(asins), len(valid))
+		}
+		index := map[string]int{}
+		for k, a := range asins {
+			index[a] = k
+			if r, ok := valid[a]; !ok || r.sub != subs[k] {
+				t.Errorf("%s: item %s subcategory %q, raw %q (valid %v)", e.Name, a, subs[k], r.sub, ok)
+			}
+			if nrev[k] != reviews[a] {
+				t.Errorf("%s: item %s n_reviews %d, raw %d", e.Name, a, nrev[k], reviews[a])
+			}
+		}
+
+		// Edges: both ends valid, different subcategories, no self loops, no
+		// duplicates, sorted, and nothing that the rules keep is missing.
+		want := map[[2]string]bool{}
+		for a, r := range valid {
+			for _, b := range r.related {
+				if rb, ok := valid[b]; ok && a != b && rb.sub != r.sub {
+					want[[2]string{a, b}] = true
+				}
+			}
+		}
+		edges := open(t, filepath.Join(dir, e.Name, "ingest", "edges.parquet"))
+		src := must(edges.Strings("src"))(t)
+		dst := must(edges.Strings("dst"))(t)
+		si := must(edges.Int32s("src_idx"))(t)
+		di := must(edges.Int32s("dst_idx"))(t)
+		if len(src) != len(want) {
+			t.Errorf("%s: %d edges, the rules keep %d", e.Name, len(src), len(want))
+		}
+		for k := range src {
+			if !want[[2]string{src[k], dst[k]}] {
+				t.Errorf("%s: edge %s -> %s breaks a rule", e.Name, src[k], dst[k])
+			}
+			if asins[si[k]] != src[k] || asins[di[k]] != dst[k] {
+				t.Errorf("%s: edge %d indices disagree with asins", e.Name, k)
+			}
+			if k > 0 && (si[k-1] > si[k] || si[k-1] == si[k] && di[k-1] >= di[k]) {
+				t.Errorf("%s: edges not sorted or duplicated at row %d", e.Name, k)
+			}
+		}
+		if len(src) == 0 {
+			t.Errorf("%s: no edges", e.Name)
+		}
+	}
+}
+
+func checkNegativesAndSplit(t *testing.T, dir string) {
+	for _, exp := range []string{"men-image", "women-bow"} {
+		pos := must(readEdges(filepath.Join(dir, exp, "negatives", "positives.parquet")))(t)
+		neg := must(readEdges(filepath.Join(dir, exp, "negatives", "negatives.parquet")))(t)
+		it := must(readItems(filepath.Join(dir, exp, "ingest")))(t)
+		inPos := map[[2]int32]bool{}
+		outDeg, inDeg := map[int32]int{}, map[int32]int{}
+		for _, e := range pos {
+			inPos[[2]int32{e.Src, e.Dst}] = true
+			outDeg[e.Src]++
+			inDeg[e.Dst]++
+		}
+		for _, e := range neg {
+			if inPos[[2]int32{e.Src, e.Dst}] || e.Src == e.Dst || it.sub[e.Src] == it.sub[e.Dst] {
+				t.Errorf("%s: bad negative %v", exp, e)
+			}
+			outDeg[e.Src]--
+			inDeg[e.Dst]--
+		}
+		for i, d := range outDeg {
+			if d != 0 || inDeg[i] != 0 {
+				t.Errorf("%s: item %d degree changed by rewiring (out %d, in %d)", exp, i, d, inDeg[i])
+				break
+			}
+		}
+		pairs := must(readPairs(filepath.Join(dir, exp, "split")))(t)
+		if len(pairs) != len(pos)+len(neg) {
+			t.Errorf("%s: %d pairs from %d + %d", exp, len(pairs), len(pos), len(neg))
+		}
+		var count [3]int
+		for _, p := range pairs {
+			count[p.Split]++
+		}
+		if n := float64(len(pairs)); math.Abs(float64(count[0])/n-0.8) > 0.01 || math.Abs(float64(count[1])/n-0.1) > 0.01 {
+			t.Errorf("%s: split sizes %v", exp, count)
+		}
+	}
+}
+
+func checkEvaluate(t *testing.T, job *pipeline.Job, dir string) {
+	for i := range job.Experiments {
+		e := job.Resolve(i)
+		pairs := must(readPairs(filepath.Join(dir, e.Name, "split")))(t)
+		var scored int
+		for _, p := range pairs {
+			if p.Split != 0 {
+				scored++
+			}
+		}
+		pr := open(t, filepath.Join(dir, e.Name, "evaluate", "predictions.parquet"))
+		if pr.Rows() != scored*len(e.Models) {
+			t.Errorf("%s: %d predictions, want %d pairs x %d models", e.Name, pr.Rows(), scored, len(e.Models))
+		}
+		prob := must(pr.Float64s("probability"))(t)
+		pred := must(pr.Int8s("predicted"))(t)
+		for k, p := range prob {
+			if !(p >= 0 && p <= 1) || (pred[k] == 1) != (p > 0.5) {
+				t.Fatalf("%s: prediction %d: probability %v predicted %d", e.Name, k, p, pred[k])
+			}
+		}
+		m := open(t, filepath.Join(dir, e.Name, "evaluate", "metrics.parquet"))
+		models := must(m.Strings("model"))(t)
+		splits := must(m.Strings("split"))(t)
+		sel := must(m.Bools("selected"))(t)
+		errs := must(m.Float64s("error"))(t)
+		got := map[string]int{}
+		for k := range models {
+			if sel[k] {
+				got[models[k]]++
+				if !(errs[k] >= 0 && errs[k] <= 1) {
+					t.Errorf("%s: %s %s error %v", e.Name, models[k], splits[k], errs[k])
+				}
+			}
+		}
+		for _, model := range e.Models {
+			if got[model] != 3 {
+				t.Errorf("%s: %d selected metric rows for %s, want 3 (train, valid, test)", e.Name, got[model], model)
+			}
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report", "tables.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| men-image | Men | also_bought |", "| women-bow | — | also_viewed |", "(56)"} {
+		if !bytes.Contains(md, []byte(want)) {
+			t.Errorf("tables.md lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// testData is the committed tiny data set.
+var testData = "../testdata/amazon"
