@@ -136,3 +136,33 @@ func TestOverrides(t *testing.T) {
 		t.Errorf("--set without '=': %v", err)
 	}
 }
+
+// FuzzParseJob checks that no job file or --set override makes parsing
+// panic, and that whatever parses is valid.
+func FuzzParseJob(f *testing.F) {
+	f.Add(goodJob, "settings.k=5")
+	f.Add(goodJob, "experiments.men.v2.depth=2")
+	f.Add("name: j\n", "seed=1")
+	f.Fuzz(func(t *testing.T, yaml, set string) {
+		var sets []Override
+		if set != "" {
+			var err error
+			if sets, err = ParseSets([]string{set}); err != nil {
+				return
+			}
+		}
+		j, err := ParseJobWith("/jobs/f.yaml", []byte(yaml), sets)
+		if err != nil {
+			if !errors.Is(err, ErrConfig) {
+				t.Fatalf("error without ErrConfig: %v", err)
+			}
+			return
+		}
+		if err := j.Validate(); err != nil {
+			t.Fatalf("parsed but invalid: %v", err)
+		}
+		for i := range j.Experiments {
+			j.Resolve(i)
+		}
+	})
+}

@@ -86,7 +86,11 @@ func Plan(job *Job, expStages, jobStages []Stage, opts Options) ([]Step, error) 
 		case st.State != UpToDate:
 			st.Run, st.Why = true, describe(st.State, st.Reasons)
 		case len(runs) > 0:
-			st.Run, st.Why = true, fmt.Sprintf("upstream %s runs first (then skipped if its outputs come out unchanged)", strings.Join(runs, ", "))
+			verb := "runs"
+			if len(runs) > 1 {
+				verb = "run"
+			}
+			st.Run, st.Why = true, fmt.Sprintf("upstream %s %s first (then skipped if its outputs come out unchanged)", strings.Join(runs, ", "), verb)
 		default:
 			st.Why = "up to date"
 		}

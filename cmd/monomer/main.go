@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -27,7 +28,7 @@ const (
 
 const exitCodesHelp = `Exit codes:
   0    success, or everything up to date
-  1    failure
+  1    failure (diff: the run directories differ)
   2    usage error or invalid job file
   3    bad input over the reject threshold
   4    run directory locked by another run
@@ -50,7 +51,8 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
-	case errors.Is(err, pipeline.ErrConfig), errors.Is(err, pipeline.ErrUsage):
+	case errors.Is(err, pipeline.ErrConfig), errors.Is(err, pipeline.ErrUsage),
+		strings.HasPrefix(err.Error(), "unknown command "): // cobra's, not wrappable
 		return exitUsage
 	case errors.Is(err, pipeline.ErrBadInput):
 		return exitBadInput

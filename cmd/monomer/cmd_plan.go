@@ -1,0 +1,107 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"monomer/pipeline"
+)
+
+var planOpts struct {
+	json bool
+	sets []string
+}
+
+// planJSON is what `monomer plan --json` prints and jobs/airflow reads: the
+// DAG as the binary builds it, so a scheduler's task list cannot drift.
+type planJSON struct {
+	Job         string     `json:"job"`
+	JobFile     string     `json:"job_file"`
+	Experiments []string   `json:"experiments"`
+	Stages      []string   `json:"stages"`     // per experiment, in order
+	JobStages   []string   `json:"job_stages"` // after every experiment
+	Tasks       []planTask `json:"tasks"`
+}
+
+// planTask is one stage of one experiment (or a job-level stage).
+type planTask struct {
+	// ID is "<experiment>.<stage>" or "<stage>": valid as an Airflow task id.
+	ID         string   `json:"id"`
+	Experiment string   `json:"experiment,omitempty"`
+	Stage      string   `json:"stage"`
+	Upstream   []string `json:"upstream"` // task ids
+	// Args follow "monomer run JOB.yaml [--run-dir DIR --run-id ID]" to run
+	// exactly this task.
+	Args []string `json:"args"`
+	// Dir is the task's output directory relative to the run directory.
+	Dir string `json:"dir"`
+}
+
+func taskID(n *pipeline.Node) string {
+	if n.Experiment == "" {
+		return n.Stage.Name()
+	}
+	return n.Experiment + "." + n.Stage.Name()
+}
+
+var cmdPlan = &cobra.Command{
+	Use:   "plan JOB.yaml [--json] [--set key=value]...",
+	Short: "Print the job's DAG: experiments, stages and dependencies",
+	Long: `plan prints the DAG the job file defines: one task per stage and
+experiment plus the job-level stages, each with its upstream tasks and the
+"monomer run" arguments that run exactly it. With --json it is the input of
+jobs/airflow/monomer_dag.py. It reads only the job file.
+
+` + exitCodesHelp,
+	Args: exactArgs(1),
+	RunE: func(cmd *cobra.Command, args []string) error {
+		sets, err := pipeline.ParseSets(planOpts.sets)
+		if err != nil {
+			return err
+		}
+		job, err := pipeline.LoadJobWith(args[0], append(pipeline.EnvOverrides(os.Environ()), sets...))
+		if err != nil {
+			return err
+		}
+		exp, jobSt := stageSet()
+		g, err := pipeline.NewGraph(job, exp, jobSt)
+		if err != nil {
+			return err
+		}
+		p := planJSON{Job: job.Name, JobFile: job.Path, Stages: g.ExpStages, JobStages: g.JobStages, Tasks: []planTask{}}
+		for _, e := range job.Experiments {
+			p.Experiments = append(p.Experiments, e.Name)
+		}
+		for _, n := range g.Nodes {
+			t := planTask{ID: taskID(n), Experiment: n.Experiment, Stage: n.Stage.Name(), Upstream: []string{}, Dir: n.Dir("")}
+			for _, d := range n.Deps {
+				t.Upstream = append(t.Upstream, taskID(d))
+			}
+			if n.Experiment != "" {
+				t.Args = []string{"--experiment", n.Experiment}
+			}
+			t.Args = append(t.Args, "--only", n.Stage.Name())
+			p.Tasks = append(p.Tasks, t)
+		}
+		w := cmd.OutOrStdout()
+		if planOpts.json {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(p)
+		}
+		for _, t := range p.Tasks {
+			fmt.Fprintf(w, "%s <- %s\n", t.ID, strings.Join(t.Upstream, ", "))
+		}
+		return nil
+	},
+}
+
+func init() {
+	cmdPlan.Flags().BoolVar(&planOpts.json, "json", false, "print the DAG as JSON")
+	cmdPlan.Flags().StringArrayVar(&planOpts.sets, "set", nil, "override a job setting, key=value (as for run)")
+	cmdRoot.AddCommand(cmdPlan)
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"monomer/pipeline"
+	"monomer/stages"
+)
+
+// stageSet returns the experiment and job-level stages; tests replace it.
+var stageSet = func() (exp, job []pipeline.Stage) {
+	return stages.Experiment(), stages.Job()
+}
+
+var runOpts struct {
+	dirFlags
+	experiments []string
+	only, from  string
+	force       bool
+	dryRun      bool
+}
+
+// dirFlags are the flags every command that reads a run directory shares.
+type dirFlags struct {
+	runDir, runID string
+	sets          []string
+}
+
+func (d *dirFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&d.runDir, "run-dir", "", "run directory (default $MONOMER_RUN_DIR, else runs/<job name>)")
+	cmd.Flags().StringVar(&d.runID, "run-id", "", "a subdirectory of the run directory per scheduled run, e.g. Airflow's {{ ds }}")
+	cmd.Flags().StringArrayVar(&d.sets, "set", nil, "override a job setting, key=value (repeatable; see 'monomer run --help')")
+}
+
+var runIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:+-]*$`)
+
+// load reads the job file with overrides (flags over MONOMER_* over the
+// file) and returns it with the run directory and the hash-cache path.
+func (d *dirFlags) load(path string) (*pipeline.Job, pipeline.Options, error) {
+	sets, err := pipeline.ParseSets(d.sets)
+	if err != nil {
+		return nil, pipeline.Options{}, err
+	}
+	job, err := pipeline.LoadJobWith(path, append(pipeline.EnvOverrides(os.Environ()), sets...))
+	if err != nil {
+		return nil, pipeline.Options{}, err
+	}
+	base := d.runDir
+	if base == "" {
+		base = os.Getenv("MONOMER_RUN_DIR")
+	}
+	if base == "" {
+		base = filepath.Join("runs", job.Name)
+	}
+	opts := pipeline.Options{RunDir: base, HashCache: filepath.Join(base, ".hashcache.json")}
+	if d.runID != "" {
+		if !runIDRE.MatchString(d.runID) {
+			return nil, opts, fmt.Errorf("%w: --run-id %q: letters, digits and . _ : + - only", pipeline.ErrUsage, d.runID)
+		}
+		opts.RunDir = filepath.Join(base, d.runID)
+	}
+	return job, opts, nil
+}
+
+// exactArgs is cobra.ExactArgs with the usage exit code.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return fmt.Errorf("%w: %s takes %d argument(s), got %d (see --help)", pipeline.ErrUsage, cmd.Name(), n, len(args))
+		}
+		return nil
+	}
+}
+
+var cmdRun = &cobra.Command{
+	Use:   "run JOB.yaml [--run-dir DIR] [--run-id ID] [--experiment NAME]... [--only STAGE | --from STAGE] [--force] [--dry-run] [--set key=value]...",
+	Short: "Run every stale stage of a job",
+	Long: `run runs the job's stages in DAG order (ingest, features, negatives,
+split, train, evaluate per experiment, then report) into the run directory,
+skipping every stage whose parameters, input content, upstream outputs and
+code are unchanged since its manifest was written.
+
+Selection: --experiment NAME (repeatable) restricts the run to those
+experiments and leaves the job-level report out; --only STAGE runs one stage
+(its upstream outputs must exist); --from STAGE runs it and everything
+downstream; --force reruns the selected stages even when up to date;
+--dry-run prints each selected stage as "run: reason" or "skip: up to date"
+and touches nothing.
+
+Overrides: --set key=value, where key is a dotted path of the job file and
+value is YAML: seed=2, data_dir=/data/amazon, settings.k=50,
+settings.lambdas=[0,1e-4], experiments.NAME.settings.monomer_k=10. The
+environment does the same with MONOMER_ and "__" for ".":
+MONOMER_SETTINGS__K=50, MONOMER_EXPERIMENTS__NAME__DEPTH=2. Precedence:
+--set over environment over the file; the result is validated like the file.
+
+Layout: DIR/<experiment>/<stage>/*.parquet with a manifest.json in each
+stage directory, DIR/report/ and DIR/metrics.parquet. A stage writes into a
+temporary directory renamed into place when complete, so an interrupted run
+leaves nothing partial and the next run resumes. DIR/.lock keeps two runs
+apart (runs of different experiments may share a directory). Logs are JSON
+lines on stderr unless stderr is a terminal.
+
+` + exitCodesHelp,
+	Example: `  monomer run jobs/demo.yaml
+  monomer run jobs/paper-table2-image.yaml --set data_dir=/data/amazon --experiment men-also_bought --from train
+  monomer run jobs/demo.yaml --dry-run --set experiments.men-also_bought-image.settings.k=20`,
+	Args: exactArgs(1),
+	RunE: func(cmd *cobra.Command, args []string) error {
+		job, opts, err := runOpts.load(args[0])
+		if err != nil {
+			return err
+		}
+		opts.Experiments, opts.Only, opts.From, opts.Force = runOpts.experiments, runOpts.only, runOpts.from, runOpts.force
+		exp, jobSt := stageSet()
+		if runOpts.dryRun {
+			steps, err := pipeline.Plan(job, exp, jobSt, opts)
+			if err != nil {
+				return err
+			}
+			printPlan(cmd.OutOrStdout(), steps)
+			return nil
+		}
+		term := pipeline.IsTerminal(os.Stderr)
+		opts.Logger = pipeline.NewLogger(os.Stderr, term)
+		if term {
+			opts.Tracker = pipeline.BarTracker(os.Stderr)
+		}
+		_, err = pipeline.Run(cmd.Context(), job, exp, jobSt, opts)
+		return err
+	},
+}
+
+func printPlan(w io.Writer, steps []pipeline.Step) {
+	width := 0
+	for _, s := range steps {
+		width = max(width, len(s.ID))
+	}
+	for _, s := range steps {
+		if !s.Selected {
+			continue
+		}
+		verb := "skip"
+		switch {
+		case s.Run:
+			verb = "run"
+		case strings.HasPrefix(s.Why, "fails: "):
+			verb, s.Why = "fail", strings.TrimPrefix(s.Why, "fails: ")
+		}
+		fmt.Fprintf(w, "%-*s  %s: %s\n", width, s.ID, verb, s.Why)
+	}
+}
+
+func init() {
+	f := cmdRun.Flags()
+	runOpts.register(cmdRun)
+	f.StringArrayVar(&runOpts.experiments, "experiment", nil, "run only this experiment (repeatable)")
+	f.StringVar(&runOpts.only, "only", "", "run only this stage")
+	f.StringVar(&runOpts.from, "from", "", "run this stage and everything downstream of it")
+	f.BoolVar(&runOpts.force, "force", false, "rerun the selected stages even when up to date")
+	f.BoolVar(&runOpts.dryRun, "dry-run", false, "print what would run and why; touch nothing")
+	cmdRoot.AddCommand(cmdRun)
+}

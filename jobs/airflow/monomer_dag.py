@@ -1,0 +1,184 @@
+"""Airflow DAGs running a monomer job, one task per stage and experiment.
+
+The task list is not written here: it comes from `monomer plan --json JOB`,
+the same job-file parsing and stage DAG the binary runs, so the DAG cannot
+drift from the binary. Two DAGs are defined:
+
+* monomer_<job>: BashOperator tasks on the worker, one per (experiment,
+  stage), grouped by experiment, then the job-level report. Each task runs
+  `monomer run JOB --run-dir RUNS --run-id {{ ds }} --experiment E --only S`.
+* monomer_<job>_k8s: one KubernetesPodOperator per experiment, fanned out
+  with dynamic task mapping (.expand), each running the experiment's whole
+  chain, then the report.
+
+Retries are safe: a stage writes into a temporary directory renamed into
+place only when complete, a rerun of a finished stage is a no-op (its
+manifest matches), and a run killed at any point is resumed by the next.
+Experiments of one run directory may run at the same time (each holds its
+own lock); the report takes the whole directory. Exit codes: 2 (bad job
+file or flags) and 3 (bad input over the reject threshold) will fail again
+on retry; 4 (directory locked) and 130 (interrupted) are worth retrying.
+
+Configuration (environment of the scheduler, read at parse time):
+  MONOMER_DAG_BIN    the monomer binary            (default: monomer on PATH)
+  MONOMER_DAG_JOB    the job file                  (default: jobs/demo.yaml)
+  MONOMER_DAG_RUNS   run directory root            (default: /data/monomer/runs)
+  MONOMER_DAG_IMAGE  container image for the k8s DAG (default: monomer:latest)
+  MONOMER_DAG_PVC    volume claim holding data and runs, mounted at /data
+                     (default: monomer-data)
+  MONOMER_DAG_POD_JOB   the job file inside the image
+                        (default: /opt/monomer/jobs/<basename of the job>)
+  MONOMER_DAG_POD_DATA  data_dir inside the pod (default: /data/amazon)
+"""
+
+import json
+import os
+import shlex
+import subprocess
+from datetime import datetime, timedelta
+
+from airflow import DAG
+
+try:  # Airflow 3
+    from airflow.providers.standard.operators.bash import BashOperator
+except ImportError:  # Airflow 2
+    from airflow.operators.bash import BashOperator
+try:
+    from airflow.sdk import TaskGroup
+except ImportError:
+    from airflow.utils.task_group import TaskGroup
+
+MONOMER = os.environ.get("MONOMER_DAG_BIN", "monomer")
+JOB = os.environ.get("MONOMER_DAG_JOB", "jobs/demo.yaml")
+RUNS = os.environ.get("MONOMER_DAG_RUNS", "/data/monomer/runs")
+IMAGE = os.environ.get("MONOMER_DAG_IMAGE", "monomer:latest")
+PVC = os.environ.get("MONOMER_DAG_PVC", "monomer-data")
+POD_JOB = os.environ.get("MONOMER_DAG_POD_JOB", "/opt/monomer/jobs/" + os.path.basename(JOB))
+POD_DATA = os.environ.get("MONOMER_DAG_POD_DATA", "/data/amazon")
+
+
+def load_plan(binary=MONOMER, job=JOB):
+    """Returns the job's DAG as `monomer plan --json` prints it."""
+    out = subprocess.run(
+        [binary, "plan", "--json", job],
+        check=True, capture_output=True, text=True, timeout=120,
+    )
+    return json.loads(out.stdout)
+
+
+def run_command(plan, task, binary=MONOMER, runs=RUNS):
+    """The shell command that runs exactly one task of the plan."""
+    argv = [binary, "run", plan["job_file"], "--run-dir", os.path.join(runs, plan["job"])]
+    argv += task["args"]
+    # {{ ds }} is left for Airflow to render: one run directory per logical date.
+    return " ".join(shlex.quote(a) for a in argv) + " --run-id {{ ds }}"
+
+
+DEFAULT_ARGS = {
+    "owner": "monomer",
+    "retries": 2,
+    "retry_delay": timedelta(minutes=5),
+    "retry_exponential_backoff": True,
+}
+
+
+def bash_dag(plan):
+    """One BashOperator per (experiment, stage), wired as the plan says."""
+    dag = DAG(
+        dag_id="monomer_" + plan["job"],
+        description="monomer job %s, one task per stage" % plan["job"],
+        schedule="@daily",
+        start_date=datetime(2026, 1, 1),
+        catchup=False,
+        max_active_runs=1,
+        default_args=DEFAULT_ARGS,
+        tags=["monomer"],
+    )
+    tasks = {}
+    with dag:
+        groups = {e: TaskGroup(group_id=e) for e in plan["experiments"]}
+        for t in plan["tasks"]:
+            group = groups.get(t.get("experiment", ""))
+            tasks[t["id"]] = BashOperator(
+                task_id=t["stage"],
+                task_group=group,
+                bash_command=run_command(plan, t),
+                # Each stage is one process; its own logs are JSON lines.
+                append_env=True,
+            )
+        for t in plan["tasks"]:
+            for up in t["upstream"]:
+                tasks[up] >> tasks[t["id"]]
+    return dag
+
+
+def k8s_dag(plan):
+    """Experiments fanned out as mapped KubernetesPodOperator tasks."""
+    from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator
+    from kubernetes.client import models as k8s
+
+    volume = k8s.V1Volume(
+        name="data",
+        persistent_volume_claim=k8s.V1PersistentVolumeClaimVolumeSource(claim_name=PVC),
+    )
+    mount = k8s.V1VolumeMount(name="data", mount_path="/data")
+    resources = k8s.V1ResourceRequirements(
+        requests={"cpu": "2", "memory": "24Gi"}, limits={"memory": "24Gi"},
+    )
+    run_dir = os.path.join(RUNS, plan["job"])
+    common = dict(
+        image=IMAGE,
+        cmds=["monomer"],
+        volumes=[volume],
+        volume_mounts=[mount],
+        container_resources=resources,
+        # monomer reads job overrides from MONOMER_* (here: data_dir).
+        env_vars={"MONOMER_DATA_DIR": POD_DATA},
+        get_logs=True,
+        on_finish_action="delete_pod",
+    )
+    dag = DAG(
+        dag_id="monomer_%s_k8s" % plan["job"],
+        description="monomer job %s, experiments fanned out on Kubernetes" % plan["job"],
+        schedule="@daily",
+        start_date=datetime(2026, 1, 1),
+        catchup=False,
+        max_active_runs=1,
+        default_args=DEFAULT_ARGS,
+        tags=["monomer"],
+    )
+    with dag:
+        experiments = KubernetesPodOperator.partial(
+            task_id="experiment",
+            name="monomer-experiment",
+            **common,
+        ).expand(
+            arguments=[
+                ["run", POD_JOB, "--run-dir", run_dir, "--run-id", "{{ ds }}", "--experiment", e]
+                for e in plan["experiments"]
+            ],
+        )
+        job_level = [
+            KubernetesPodOperator(
+                task_id=s,
+                name="monomer-" + s,
+                arguments=["run", POD_JOB, "--run-dir", run_dir, "--run-id", "{{ ds }}", "--only", s],
+                **common,
+            )
+            for s in plan["job_stages"]
+        ]
+        prev = experiments
+        for t in job_level:
+            prev >> t
+            prev = t
+    return dag
+
+
+PLAN = load_plan()
+bash = bash_dag(PLAN)
+globals()[bash.dag_id] = bash
+try:
+    k8s_variant = k8s_dag(PLAN)
+    globals()[k8s_variant.dag_id] = k8s_variant
+except ImportError:  # the cncf.kubernetes provider is not installed
+    pass
