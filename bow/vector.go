@@ -42,15 +42,17 @@ func (m *Matrix) Counts(i int) (idx []int32, cnt []int32) {
 // depend on it.
 const itemsPerChunk = 1024
 
-// surfKey identifies a surface form of a term: lexicon word ids, b = -1 for
-// a unigram.
-type surfKey struct{ term, a, b int32 }
-
 type chunkOut struct {
 	rowLen []int32
 	idx    []int32
 	cnt    []int32
-	surf   map[surfKey]int64
+}
+
+// surfaces count the surface forms of hits, per worker: unigram hits by
+// word id (the word determines the term), bigram hits by word-id pair.
+type surfaces struct {
+	uni  []int64
+	pair map[uint64]int64
 }
 
 // vectorize counts the vocabulary terms of every review per item.
@@ -101,37 +103,41 @@ func (c *corpus) vectorize(vocab []Term, nItems int, opts Options) (*Result, err
 		jobs <- k
 	}
 	close(jobs)
+	nw := min(opts.workers(), max(nChunks, 1))
+	surfs := make([]surfaces, nw)
 	var wg sync.WaitGroup
-	for range min(opts.workers(), max(nChunks, 1)) {
+	for w := range nw {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			sf := surfaces{uni: make([]int64, len(lex.words)), pair: map[uint64]int64{}}
 			scratch := make([]int32, len(vocab))
 			var touched []int32
+			hit := func(t int32) {
+				if scratch[t] == 0 {
+					touched = append(touched, t)
+				}
+				scratch[t]++
+			}
 			for k := range jobs {
-				o := chunkOut{surf: map[surfKey]int64{}}
+				var o chunkOut
 				lo, hi := k*itemsPerChunk, min((k+1)*itemsPerChunk, nItems)
 				for it := lo; it < hi; it++ {
 					touched = touched[:0]
-					hit := func(t, a, b int32) {
-						if scratch[t] == 0 {
-							touched = append(touched, t)
-						}
-						scratch[t]++
-						o.surf[surfKey{t, a, b}]++
-					}
 					for _, d := range order[start[it]:start[it+1]] {
 						es := c.doc(int(d))
 						for j, e := range es {
-							w := int32(e >> entryShift)
+							w := e >> entryShift
 							s := lex.stemOf[w]
 							if t := termOfStem[s]; t >= 0 {
-								hit(t, w, -1)
+								hit(t)
+								sf.uni[w]++
 							}
 							if e&entryPair != 0 {
-								w2 := int32(es[j+1] >> entryShift)
+								w2 := es[j+1] >> entryShift
 								if t, ok := pairTerm[uint64(s)<<32|uint64(lex.stemOf[w2])]; ok {
-									hit(t, w, w2)
+									hit(t)
+									sf.pair[uint64(w)<<32|uint64(w2)]++
 								}
 							}
 						}
@@ -146,13 +152,13 @@ func (c *corpus) vectorize(vocab []Term, nItems int, opts Options) (*Result, err
 				}
 				outs[k] = o
 			}
+			surfs[w] = sf
 		}()
 	}
 	wg.Wait()
 
 	m := &Matrix{rows: nItems, dim: len(vocab), ptr: make([]int64, nItems+1)}
 	st := Stats{Docs: c.docs, Tokens: c.tokens, Items: nItems, Work: c.work}
-	surf := map[surfKey]int64{}
 	row := 0
 	for _, o := range outs {
 		p := 0
@@ -180,9 +186,6 @@ func (c *corpus) vectorize(vocab []Term, nItems int, opts Options) (*Result, err
 			row++
 			m.ptr[row] = int64(len(m.idx))
 		}
-		for k, n := range o.surf {
-			surf[k] += n
-		}
 	}
 
 	out := slices.Clone(vocab)
@@ -192,15 +195,33 @@ func (c *corpus) vectorize(vocab []Term, nItems int, opts Options) (*Result, err
 	for _, t := range m.idx {
 		out[t].DocFreq++
 	}
+	// Surface forms: sums over workers (order-free), then the most frequent
+	// per term, ties by string.
 	best := make([]int64, len(out))
-	for k, n := range surf {
-		s := lex.words[k.a]
-		if k.b >= 0 {
-			s += " " + lex.words[k.b]
+	offer := func(t int32, n int64, s string) {
+		if n > best[t] || n == best[t] && s < out[t].Surface {
+			best[t], out[t].Surface = n, s
 		}
-		if n > best[k.term] || n == best[k.term] && s < out[k.term].Surface {
-			best[k.term], out[k.term].Surface = n, s
+	}
+	pairs := map[uint64]int64{}
+	for _, sf := range surfs[1:] {
+		for w, n := range sf.uni {
+			surfs[0].uni[w] += n
 		}
+	}
+	for _, sf := range surfs {
+		for k, n := range sf.pair {
+			pairs[k] += n
+		}
+	}
+	for w, n := range surfs[0].uni {
+		if n > 0 {
+			offer(termOfStem[lex.stemOf[w]], n, lex.words[w])
+		}
+	}
+	for k, n := range pairs {
+		a, b := k>>32, uint32(k)
+		offer(pairTerm[uint64(lex.stemOf[a])<<32|uint64(lex.stemOf[b])], n, lex.words[a]+" "+lex.words[b])
 	}
 	return &Result{Vocab: out, Matrix: m, Stats: st}, nil
 }
