@@ -1,0 +1,526 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"monomer/pipeline"
+	"monomer/schema"
+)
+
+// The test binary doubles as the monomer binary: with GO_MONOMER_MAIN set
+// it runs main() instead of the tests, with the real stages ("real") or the
+// fakes below ("fake"), so the tests exercise flags, exit codes and output
+// exactly as a user sees them, without a second build.
+func TestMain(m *testing.M) {
+	switch os.Getenv("GO_MONOMER_MAIN") {
+	case "":
+		os.Exit(m.Run())
+	case "fake":
+		stageSet = fakeStages
+	}
+	main()
+}
+
+// fakeStages: ingest reads the raw meta file, train reads settings.k, report
+// reads every experiment's train. Each writes a one-row table whose value
+// hashes everything it read. GO_MONOMER_FAIL=<stage> makes a stage fail
+// with bad input; GO_MONOMER_BLOCK=<stage> makes it wait for cancellation.
+func fakeStages() (exp, job []pipeline.Stage) {
+	return []pipeline.Stage{
+			&fake{name: "ingest"},
+			&fake{name: "train", deps: []string{"ingest"}},
+		}, []pipeline.Stage{
+			&fake{name: "report", deps: []string{"train"}},
+		}
+}
+
+type fake struct {
+	name string
+	deps []string
+}
+
+var fakeSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.BinaryTypes.String},
+	{Name: "value", Type: arrow.PrimitiveTypes.Float64},
+}, nil)
+
+func (f *fake) Name() string   { return f.name }
+func (f *fake) Deps() []string { return f.deps }
+func (f *fake) Key(e *pipeline.Resolved) (any, []string) {
+	if e == nil {
+		return map[string]any{}, nil
+	}
+	if f.name == "ingest" {
+		return map[string]any{"category": e.Category}, []string{e.Data.Meta}
+	}
+	return map[string]any{"k": e.Settings.K}, nil
+}
+
+func (f *fake) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
+	if os.Getenv("GO_MONOMER_FAIL") == f.name {
+		return nil, fmt.Errorf("fake: 5 of 10 lines rejected: %w", pipeline.ErrBadInput)
+	}
+	if os.Getenv("GO_MONOMER_BLOCK") == f.name {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	h := sha256.New()
+	params, files := f.Key(env.Exp)
+	json.NewEncoder(h).Encode(params)
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		h.Write(b)
+	}
+	var ids []string
+	var vals []float64
+	exps := env.Job.Experiments
+	if env.Exp != nil {
+		exps = exps[:0:0]
+		exps = append(exps, env.Exp.Experiment)
+	}
+	for _, e := range exps {
+		for _, d := range f.deps {
+			b, err := os.ReadFile(filepath.Join(env.StageDir(e.Name, d), "out.parquet"))
+			if err != nil {
+				return nil, err
+			}
+			h.Write(b)
+		}
+	}
+	binary.Write(h, binary.LittleEndian, env.RNG("x").Uint64())
+	sum := h.Sum(nil)
+	ids = append(ids, f.name)
+	vals = append(vals, float64(binary.LittleEndian.Uint32(sum))/(1<<32))
+	n, err := schema.Write(filepath.Join(env.OutDir, "out.parquet"), fakeSchema, ids, vals)
+	return &pipeline.Result{Rows: map[string]int64{"out": n}}, err
+}
+
+const cmdJob = `name: cmdtest
+data: {meta: meta.txt, image_features: img.b}
+experiments:
+  - {name: a, category: "T > A", graph: also_bought, features: image}
+  - {name: b, category: "T > B", graph: also_viewed, features: image}
+`
+
+// job writes a job file and its raw input into a new directory.
+func job(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "job.yaml"), cmdJob)
+	write(t, filepath.Join(dir, "meta.txt"), "raw\n")
+	return dir
+}
+
+func write(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// monomer runs the binary in dir with mode "fake" or "real".
+func monomer(t *testing.T, dir, mode string, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "GO_MONOMER_MAIN="+mode), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code, stdout.String(), stderr.String()}
+}
+
+func TestExitCodes(t *testing.T) {
+	dir := job(t)
+	write(t, filepath.Join(dir, "bad.yaml"), strings.Replace(cmdJob, "also_viewed", "also_liked", 1))
+	tests := []struct {
+		name   string
+		env    []string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{name: "ok", args: []string{"run", "job.yaml"}, code: 0},
+		{name: "up to date", args: []string{"run", "job.yaml"}, code: 0},
+		{name: "no job", args: []string{"run"}, code: 2, stderr: "monomer: usage: run takes 1 argument(s), got 0 (see --help)\n"},
+		{name: "unknown command", args: []string{"rnu"}, code: 2},
+		{name: "unknown flag", args: []string{"run", "job.yaml", "--forse"}, code: 2, stderr: "monomer: usage: unknown flag: --forse\n"},
+		{name: "missing job file", args: []string{"run", "nope.yaml"}, code: 2, stderr: "monomer: invalid job: open nope.yaml: no such file or directory\n"},
+		{name: "invalid job", args: []string{"run", "bad.yaml"}, code: 2,
+			stderr: `monomer: invalid job: bad.yaml: experiments[1].graph: "also_liked" is not one of also_bought, also_viewed, bought_together` + "\n"},
+		{name: "bad override", args: []string{"run", "job.yaml", "--set", "settings.k=x"}, code: 2,
+			stderr: "monomer: invalid job: job.yaml: --set settings.k=x: cannot unmarshal !!str `x` into int\n"},
+		{name: "bad env override", env: []string{"MONOMER_SETTINGS__KK=1"}, args: []string{"run", "job.yaml"}, code: 2,
+			stderr: `monomer: invalid job: job.yaml: MONOMER_SETTINGS__KK: unknown key "kk" in settings`},
+		{name: "unknown stage", args: []string{"run", "job.yaml", "--only", "trian"}, code: 2,
+			stderr: `monomer: usage: no stage "trian" (stages: ingest, train, report)` + "\n"},
+		{name: "bad run id", args: []string{"run", "job.yaml", "--run-id", "../x"}, code: 2},
+		{name: "missing input", args: []string{"run", "job.yaml", "--set", "data.meta=gone.txt", "--run-id", "x"}, code: 2,
+			stderr: "input file " + filepath.Join(dir, "gone.txt") + " does not exist"},
+		{name: "bad input", env: []string{"GO_MONOMER_FAIL=ingest"}, args: []string{"run", "job.yaml", "--run-id", "y"}, code: 3,
+			stderr: "monomer: pipeline: a/ingest: fake: 5 of 10 lines rejected: bad input (2 stages failed)\n"},
+		{name: "diff differs", args: []string{"diff", "runs", "runs/cmdtest"}, code: 1,
+			stderr: "monomer: run directories differ\n"},
+		{name: "diff usage", args: []string{"diff", "runs/cmdtest", "nowhere"}, code: 2},
+	}
+	for _, tt := range tests {
+		r := monomer(t, dir, "fake", tt.env, tt.args...)
+		if r.code != tt.code || !strings.Contains(r.stderr, tt.stderr) {
+			t.Errorf("%s: exit %d, want %d; stderr:\n%s", tt.name, r.code, tt.code, r.stderr)
+		}
+		if tt.code == 2 && strings.HasSuffix(tt.stderr, "\n") && !strings.HasSuffix(r.stderr, tt.stderr) {
+			t.Errorf("%s: stderr %q, want %q", tt.name, r.stderr, tt.stderr)
+		}
+	}
+}
+
+func TestHelpListsExitCodes(t *testing.T) {
+	r := monomer(t, t.TempDir(), "fake", nil, "--help")
+	for _, want := range []string{"Exit codes:", "  2    usage error or invalid job file", "  4    run directory locked by another run", "  130  interrupted"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("help lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+// logLines parses the JSON log lines of a run.
+func logLines(t *testing.T, stderr string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		if l == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not a JSON line: %q", l)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestRunStatusDryRun(t *testing.T) {
+	dir := job(t)
+	r := monomer(t, dir, "fake", nil, "run", "job.yaml")
+	if r.code != 0 {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	lines := logLines(t, r.stderr)
+	var ends int
+	for _, l := range lines {
+		if l["msg"] == "stage end" {
+			ends++
+			for _, k := range []string{"stage", "rows", "bytes", "seconds"} {
+				if _, ok := l[k]; !ok {
+					t.Errorf("stage end without %s: %v", k, l)
+				}
+			}
+		}
+	}
+	last := lines[len(lines)-1]
+	if ends != 5 || last["msg"] != "run summary" || last["run"] != 5.0 || last["skipped"] != 0.0 || last["failed"] != 0.0 {
+		t.Errorf("%d ends, last %v", ends, last)
+	}
+	if !fileExists(filepath.Join(dir, "runs", "cmdtest", "b", "train", "out.parquet")) {
+		t.Error("default run directory not runs/<job name>")
+	}
+
+	set := []string{"--set", "experiments.b.settings.k=7"}
+	r = monomer(t, dir, "fake", nil, append([]string{"status", "job.yaml"}, set...)...)
+	want := `a/ingest  up to date
+a/train   up to date
+b/ingest  up to date
+b/train   stale: param k changed (100 -> 7)
+report    up to date (upstream b/train not up to date)
+`
+	if r.stdout != want || r.code != 0 {
+		t.Errorf("status:\n%s\nwant\n%s", r.stdout, want)
+	}
+	before := tree(t, dir)
+	r = monomer(t, dir, "fake", nil, append([]string{"run", "job.yaml", "--dry-run"}, set...)...)
+	want = `a/ingest  skip: up to date
+a/train   skip: up to date
+b/ingest  skip: up to date
+b/train   run: stale: param k changed (100 -> 7)
+report    run: upstream b/train runs first (then skipped if its outputs come out unchanged)
+`
+	if r.stdout != want || r.code != 0 {
+		t.Errorf("dry run:\n%s\nwant\n%s", r.stdout, want)
+	}
+	if after := tree(t, dir); after != before {
+		t.Errorf("dry run changed the directory:\n%s\n---\n%s", before, after)
+	}
+	// The environment sets the same, and a flag beats it.
+	r = monomer(t, dir, "fake", []string{"MONOMER_EXPERIMENTS__b__SETTINGS__K=7"}, "run", "job.yaml", "--experiment", "b")
+	if l := logLines(t, r.stderr); r.code != 0 || l[len(l)-1]["run"] != 1.0 {
+		t.Errorf("env override: %s", r.stderr)
+	}
+	r = monomer(t, dir, "fake", []string{"MONOMER_EXPERIMENTS__b__SETTINGS__K=7"}, "status", "job.yaml", "--set", "experiments.b.settings.k=100")
+	if !strings.Contains(r.stdout, "b/train   stale: param k changed (7 -> 100)") {
+		t.Errorf("flag over env:\n%s", r.stdout)
+	}
+}
+
+// tree lists every path under dir with its size and mtime.
+func tree(t *testing.T, dir string) string {
+	var b strings.Builder
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%s %d %d\n", p, fi.Size(), fi.ModTime().UnixNano())
+		return nil
+	})
+	return b.String()
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func TestRunIDAndDiff(t *testing.T) {
+	dir := job(t)
+	for _, id := range []string{"2026-01-01", "2026-01-02"} {
+		if r := monomer(t, dir, "fake", nil, "run", "job.yaml", "--run-dir", "out", "--run-id", id); r.code != 0 {
+			t.Fatal(r.stderr)
+		}
+	}
+	r := monomer(t, dir, "fake", nil, "diff", "out/2026-01-01", "out/2026-01-02")
+	if r.code != 0 || r.stdout != "identical (5 tables, 5 manifests)\n" {
+		t.Errorf("diff: %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	if !fileExists(filepath.Join(dir, "out", ".hashcache.json")) {
+		t.Error("the hash cache is not shared beside the run ids")
+	}
+	monomer(t, dir, "fake", nil, "run", "job.yaml", "--run-dir", "out", "--run-id", "2026-01-02", "--set", "seed=5", "--experiment", "b")
+	r = monomer(t, dir, "fake", nil, "diff", "out/2026-01-01", "out/2026-01-02", "--tolerance", "1e-9")
+	if r.code != 1 || !strings.HasPrefix(r.stdout, "b/ingest/out.parquet: row 0, column value: ") {
+		t.Errorf("diff after a change: %d %q", r.code, r.stdout)
+	}
+}
+
+func TestPlanJSON(t *testing.T) {
+	dir := job(t)
+	r := monomer(t, dir, "fake", nil, "plan", "--json", "job.yaml")
+	var p planJSON
+	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil || r.code != 0 {
+		t.Fatalf("%v %s", err, r.stderr)
+	}
+	if len(p.Tasks) != 5 || p.JobFile != filepath.Join(dir, "job.yaml") || strings.Join(p.JobStages, ",") != "report" {
+		t.Errorf("plan %+v", p)
+	}
+	rep := p.Tasks[4]
+	if rep.ID != "report" || strings.Join(rep.Upstream, ",") != "a.train,b.train" || strings.Join(rep.Args, " ") != "--only report" {
+		t.Errorf("report task %+v", rep)
+	}
+	if tr := p.Tasks[1]; tr.ID != "a.train" || strings.Join(tr.Args, " ") != "--experiment a --only train" || tr.Dir != "a/train" {
+		t.Errorf("train task %+v", tr)
+	}
+}
+
+// startRun starts a fake run that blocks in stage, returning once the
+// stage has started.
+func startRun(t *testing.T, dir, stage string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"run", "job.yaml"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GO_MONOMER_MAIN=fake", "GO_MONOMER_BLOCK="+stage)
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	started := make(chan struct{})
+	go func() {
+		var once sync.Once
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), `"msg":"stage start"`) && strings.Contains(sc.Text(), `"stage":"`+stage+`"`) {
+				once.Do(func() { close(started) })
+			}
+		}
+	}()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); pw.Close() })
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run did not start " + stage)
+	}
+	return cmd
+}
+
+func TestLockedAndInterrupted(t *testing.T) {
+	dir := job(t)
+	cmd := startRun(t, dir, "train")
+	r := monomer(t, dir, "fake", nil, "run", "job.yaml")
+	want := fmt.Sprintf("monomer: pipeline: run directory locked: runs/cmdtest is held by pid %d started ", cmd.Process.Pid)
+	if r.code != 4 || !strings.HasPrefix(r.stderr, want) {
+		t.Errorf("second run: exit %d, stderr %q, want prefix %q", r.code, r.stderr, want)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("interrupted run: %v", err)
+	}
+	// The next run takes the lock and resumes after ingest.
+	r = monomer(t, dir, "fake", nil, "run", "job.yaml")
+	if l := logLines(t, r.stderr); r.code != 0 || l[len(l)-1]["run"] != 4.0 {
+		t.Errorf("resumed: %s", r.stderr)
+	}
+}
+
+func TestLockTakenOverAfterKill(t *testing.T) {
+	dir := job(t)
+	cmd := startRun(t, dir, "train", "--experiment", "a")
+	// A run of the other experiment may share the directory.
+	if r := monomer(t, dir, "fake", nil, "run", "job.yaml", "--experiment", "b"); r.code != 0 {
+		t.Errorf("b beside a: %d %s", r.code, r.stderr)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	r := monomer(t, dir, "fake", nil, "run", "job.yaml")
+	if r.code != 0 || !strings.Contains(r.stderr, `"msg":"removed what an interrupted run left"`) {
+		t.Errorf("after kill -9: %d\n%s", r.code, r.stderr)
+	}
+}
+
+func TestAirflowDAG(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	dag, _ := filepath.Abs("../../jobs/airflow/monomer_dag.py")
+	if out, err := exec.Command(py, "-m", "py_compile", dag).CombinedOutput(); err != nil {
+		t.Fatalf("py_compile: %v\n%s", err, out)
+	}
+	// Airflow is not installable here: load the DAG file against stub
+	// modules that record the tasks, with this binary as monomer.
+	dir := job(t)
+	bin := filepath.Join(dir, "monomer")
+	write(t, bin, fmt.Sprintf("#!/bin/sh\nGO_MONOMER_MAIN=fake exec %q \"$@\"\n", os.Args[0]))
+	os.Chmod(bin, 0o755)
+	write(t, filepath.Join(dir, "load.py"), airflowStubs)
+	cmd := exec.Command(py, filepath.Join(dir, "load.py"), dag)
+	cmd.Env = append(os.Environ(), "MONOMER_DAG_BIN="+bin, "MONOMER_DAG_JOB="+filepath.Join(dir, "job.yaml"), "MONOMER_DAG_RUNS=/runs")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := `dag monomer_cmdtest
+a.ingest: ` + bin + ` run ` + filepath.Join(dir, "job.yaml") + ` --run-dir /runs/cmdtest --experiment a --only ingest --run-id {{ ds }} <- 
+a.train: ` + bin + ` run ` + filepath.Join(dir, "job.yaml") + ` --run-dir /runs/cmdtest --experiment a --only train --run-id {{ ds }} <- a.ingest
+b.ingest: ` + bin + ` run ` + filepath.Join(dir, "job.yaml") + ` --run-dir /runs/cmdtest --experiment b --only ingest --run-id {{ ds }} <- 
+b.train: ` + bin + ` run ` + filepath.Join(dir, "job.yaml") + ` --run-dir /runs/cmdtest --experiment b --only train --run-id {{ ds }} <- b.ingest
+report: ` + bin + ` run ` + filepath.Join(dir, "job.yaml") + ` --run-dir /runs/cmdtest --only report --run-id {{ ds }} <- a.train,b.train
+dag monomer_cmdtest_k8s
+experiment: mapped over 2 <- 
+report: run /opt/monomer/jobs/job.yaml --run-dir /runs/cmdtest --run-id {{ ds }} --only report <- experiment
+`
+	if string(out) != want {
+		t.Errorf("DAG:\n%s\nwant\n%s", out, want)
+	}
+}
+
+// airflowStubs is a Python program that installs stand-ins for the Airflow
+// and Kubernetes modules the DAG file imports, executes the DAG file, and
+// prints every DAG's tasks with their commands and upstream tasks.
+const airflowStubs = `import sys, types, runpy
+
+dags = []
+class DAG:
+    def __init__(self, dag_id, **kw):
+        self.dag_id, self.tasks = dag_id, []
+        dags.append(self)
+    def __enter__(self):
+        DAG.current = self
+        return self
+    def __exit__(self, *a):
+        DAG.current = None
+
+class TaskGroup:
+    def __init__(self, group_id):
+        self.group_id = group_id
+
+class Op:
+    def __init__(self, task_id, task_group=None, bash_command=None, arguments=None, **kw):
+        self.task_id = (task_group.group_id + "." if task_group else "") + task_id
+        self.command = bash_command if bash_command is not None else " ".join(arguments)
+        self.up = []
+        DAG.current.tasks.append(self)
+    def __rshift__(self, other):
+        other.up.append(self.task_id)
+        return other
+    @classmethod
+    def partial(cls, task_id, **kw):
+        class Partial:
+            def expand(self, arguments):
+                op = cls(task_id, arguments=[])
+                op.command = "mapped over %d" % len(arguments)
+                return op
+        return Partial()
+
+def module(name, **attrs):
+    m = types.ModuleType(name)
+    m.__dict__.update(attrs)
+    sys.modules[name] = m
+
+class K8s:
+    def __getattr__(self, name):
+        return lambda *a, **kw: None
+
+module("airflow", DAG=DAG)
+module("airflow.operators")
+module("airflow.operators.bash", BashOperator=Op)
+module("airflow.utils")
+module("airflow.utils.task_group", TaskGroup=TaskGroup)
+for p in ["airflow.providers", "airflow.providers.cncf", "airflow.providers.cncf.kubernetes",
+          "airflow.providers.cncf.kubernetes.operators"]:
+    module(p)
+module("airflow.providers.cncf.kubernetes.operators.pod", KubernetesPodOperator=Op)
+module("kubernetes")
+module("kubernetes.client", models=K8s())
+
+runpy.run_path(sys.argv[1])
+for d in dags:
+    print("dag", d.dag_id)
+    for t in d.tasks:
+        print("%s: %s <- %s" % (t.task_id, t.command, ",".join(t.up)))
+`
