@@ -49,18 +49,21 @@ func (Features) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 		return nil, err
 	}
 	if env.Exp.Features == "image" {
-		return imageFeatures(env, it)
+		return imageFeatures(ctx, env, it)
 	}
 	return bowFeatures(ctx, env, it)
 }
 
-func imageFeatures(env *pipeline.Env, it *items) (*pipeline.Result, error) {
+func imageFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.Result, error) {
 	rows := make(map[string]int32, len(it.asin))
 	for i, a := range it.asin {
 		rows[a] = int32(i)
 	}
+	tr := env.Track("extract image features", 0)
 	st, err := imagefeat.Extract(env.Exp.Data.ImageFeatures, rows, len(it.asin), imagefeat.Dim,
-		float32(env.Exp.Settings.ImageScale), filepath.Join(env.OutDir, imageMatrixFile))
+		float32(env.Exp.Settings.ImageScale), filepath.Join(env.OutDir, imageMatrixFile),
+		imagefeat.WithContext(ctx), imagefeat.WithProgress(tr.Add))
+	tr.Done()
 	if err != nil {
 		return nil, err
 	}

@@ -187,17 +187,33 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		return nil, err
 	}
 
-	// Image records: only their presence matters here.
+	// Image records: only their presence matters here. A repeated ASIN is a
+	// reject (the first record is the one used).
 	if e.Features == "image" {
-		asins, err := imagefeat.ScanASINs(e.Data.ImageFeatures)
+		asins, err := imagefeat.ScanASINs(e.Data.ImageFeatures, imagefeat.WithContext(ctx))
 		if err != nil {
 			return nil, err
 		}
-		for _, a := range asins {
+		first := make(map[string]int, len(asins))
+		for k, a := range asins {
+			if j, dup := first[a]; dup {
+				rej.add(amazon.Reject{
+					File: filepath.Base(e.Data.ImageFeatures), Line: int64(k + 1),
+					Offset: int64(k) * int64(imagefeat.RecordSize(imagefeat.Dim)),
+					Err:    fmt.Sprintf("duplicate asin %s (first at record %d)", a, j+1), Excerpt: a,
+				})
+				continue
+			}
+			first[a] = k
 			if it := items[a]; it != nil {
 				it.hasImage = true
 			}
 		}
+		lines += int64(len(asins))
+		stats["image_records"] = len(asins)
+	}
+	if err := rej.check(lines, e.Settings.RejectRatio); err != nil {
+		return nil, err
 	}
 
 	// Keep items with a feature source, in ASIN order so the item index does
