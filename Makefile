@@ -24,4 +24,4 @@ lint:
 
 # Regenerates the committed tiny data set.
 testdata: build
-	./$(BIN) gen --scale tiny --seed 1 --out testdata/amazon
+	./$(BIN) gen --scale tiny --seed 1 --out testdata/amazon --name Demo
