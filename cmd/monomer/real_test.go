@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// These tests run the real stages on jobs/demo.yaml and the committed tiny
+// data set (testdata/amazon; GO_MONOMER_TESTDATA may point elsewhere).
+// Training is cut short with overrides: the tests are about the runner,
+// and every stage still runs.
+var fastSets = []string{"--set", "settings.max_iter=10", "--set", "settings.lambdas=[0.0001]"}
+
+// demo copies the demo data into a new directory (so tests may change it)
+// and returns the directory and the arguments selecting it.
+func demo(t *testing.T) (string, []string) {
+	t.Helper()
+	src := os.Getenv("GO_MONOMER_TESTDATA")
+	if src == "" {
+		src, _ = filepath.Abs("../../testdata/amazon")
+	}
+	if _, err := os.Stat(filepath.Join(src, "meta_Demo.json.gz")); err != nil {
+		t.Skipf("no demo data in %s (run make testdata)", src)
+	}
+	jobFile, _ := filepath.Abs("../../jobs/demo.yaml")
+	dir := t.TempDir()
+	data := filepath.Join(dir, "amazon")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(src)
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(data, e.Name()), string(b))
+	}
+	return dir, append([]string{jobFile, "--set", "data_dir=" + data}, fastSets...)
+}
+
+// started lists "experiment/stage" of every stage a run's log says started.
+func started(t *testing.T, stderr string) []string {
+	var out []string
+	for _, l := range logLines(t, stderr) {
+		if l["msg"] == "stage start" {
+			id, _ := l["stage"].(string)
+			if e, ok := l["experiment"].(string); ok {
+				id = e + "/" + id
+			}
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func realRun(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
+	r := monomer(t, dir, "real", env, append([]string{"run"}, args...)...)
+	if r.code != 0 {
+		t.Fatalf("monomer run %v: exit %d\n%s", args, r.code, r.stderr)
+	}
+	return r
+}
+
+func TestDemoDeterminismAndSkips(t *testing.T) {
+	dir, args := demo(t)
+	realRun(t, dir, []string{"GOMAXPROCS=1"}, append(args, "--run-dir", "p1")...)
+	realRun(t, dir, []string{"GOMAXPROCS=2"}, append(args, "--run-dir", "p2")...)
+	r := monomer(t, dir, "real", nil, "diff", "p1", "p2")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "identical") {
+		t.Fatalf("GOMAXPROCS 1 vs 2: %s%s", r.stdout, r.stderr)
+	}
+
+	const men, women = "men-also_bought-image", "women-also_viewed-bow"
+	after := func(exp string, stages ...string) []string {
+		var out []string
+		for _, s := range stages {
+			out = append(out, exp+"/"+s)
+		}
+		return out
+	}
+	meta := filepath.Join(dir, "amazon", "meta_Demo.json.gz")
+	steps := []struct {
+		name   string
+		before func()
+		sets   []string
+		want   []string // stages that start
+	}{
+		{name: "second run runs nothing"},
+		{name: "a negatives parameter reruns negatives and what it changes",
+			sets: []string{"--set", "experiments." + men + ".settings.swaps_per_edge=3"},
+			want: append(after(men, "evaluate", "negatives", "split", "train"), "report")},
+		{name: "touching the raw file reruns nothing", sets: []string{"--set", "experiments." + men + ".settings.swaps_per_edge=3"},
+			before: func() {
+				later := time.Now().Add(time.Hour)
+				os.Chtimes(meta, later, later)
+			}},
+		{name: "new bytes, same records: ingest reruns, its outputs do not change",
+			sets: []string{"--set", "experiments." + men + ".settings.swaps_per_edge=3"},
+			before: func() { regzip(t, meta) },
+			want:   []string{men + "/ingest", women + "/ingest"}},
+	}
+	for _, s := range steps {
+		if s.before != nil {
+			s.before()
+		}
+		r := realRun(t, dir, nil, append(append(args, "--run-dir", "p1"), s.sets...)...)
+		if got := started(t, r.stderr); !slices.Equal(got, s.want) {
+			t.Errorf("%s: started %v, want %v", s.name, got, s.want)
+		}
+	}
+}
+
+// regzip rewrites a gzip file with another compression level: other bytes,
+// the same content.
+func regzip(t *testing.T, p string) {
+	t.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw, _ := gzip.NewWriterLevel(out, gzip.BestSpeed)
+	zw.Write(raw)
+	zw.Close()
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDemoCrash kills a real run with SIGKILL during several stages,
+// resumes it, and compares the outputs with an uninterrupted run's.
+func TestDemoCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several runs of the demo job")
+	}
+	dir, args := demo(t)
+	realRun(t, dir, nil, append(args, "--run-dir", "ref")...)
+	points := []struct {
+		stage string // "experiment/stage" whose start triggers the kill
+		delay time.Duration
+	}{
+		{"men-also_bought-image/features", 0},
+		{"men-also_bought-image/train", 300 * time.Millisecond},
+		{"women-also_viewed-bow/ingest", 20 * time.Millisecond},
+		{"women-also_viewed-bow/features", 200 * time.Millisecond},
+		{"report", 0},
+	}
+	for _, p := range points {
+		run := "crash-" + strings.ReplaceAll(p.stage, "/", "-")
+		cmd := exec.Command(os.Args[0], append([]string{"run"}, append(args, "--run-dir", run)...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GO_MONOMER_MAIN=real")
+		stderr, _ := cmd.StderrPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exp, stage, ok := strings.Cut(p.stage, "/")
+		if !ok {
+			exp, stage = "", p.stage
+		}
+		sc := bufio.NewScanner(stderr)
+		killed := false
+		for sc.Scan() {
+			l := sc.Text()
+			if !killed && strings.Contains(l, `"msg":"stage start"`) && strings.Contains(l, `"stage":"`+stage+`"`) &&
+				(exp == "" || strings.Contains(l, `"experiment":"`+exp+`"`)) {
+				time.Sleep(p.delay)
+				cmd.Process.Kill()
+				killed = true
+			}
+		}
+		cmd.Wait()
+		if !killed {
+			t.Fatalf("%s: the run never reached it", p.stage)
+		}
+		r := realRun(t, dir, nil, append(args, "--run-dir", run)...)
+		if s := started(t, r.stderr); len(s) == 13 { // none is fine: the kill may come after the last commit
+			t.Errorf("%s: resumed with %v", p.stage, s)
+		}
+		d := monomer(t, dir, "real", nil, "diff", "ref", run)
+		if d.code != 0 {
+			t.Errorf("%s: %s%s", p.stage, d.stdout, d.stderr)
+		}
+	}
+}
