@@ -106,7 +106,7 @@ func TestDemoDeterminismAndSkips(t *testing.T) {
 				os.Chtimes(meta, later, later)
 			}},
 		{name: "new bytes, same records: ingest reruns, its outputs do not change",
-			sets: []string{"--set", "experiments." + men + ".settings.swaps_per_edge=3"},
+			sets:   []string{"--set", "experiments." + men + ".settings.swaps_per_edge=3"},
 			before: func() { regzip(t, meta) },
 			want:   []string{men + "/ingest", women + "/ingest"}},
 	}
