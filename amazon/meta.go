@@ -489,6 +489,8 @@ func ReadMeta(path string, fn func(*Product) error, reject func(Reject)) (Stats,
 	})
 }
 
+var utf8BOM = []byte("\uFEFF")
+
 // readLines drives a reader: handle returns a reject reason (empty when the
 // line was accepted or skipped) or an error that stops reading.
 func readLines(path string, reject func(Reject), handle func(line []byte, lineNo int64, st *Stats) (string, error)) (Stats, error) {
@@ -508,6 +510,12 @@ func readLines(path string, reject func(Reject), handle func(line []byte, lineNo
 		}
 		if line == nil {
 			break
+		}
+		if st.Lines == 0 && bytes.HasPrefix(line, utf8BOM) {
+			line, off = line[len(utf8BOM):], off+int64(len(utf8BOM))
+		}
+		if n := len(line); n > 0 && line[n-1] == '\r' { // CRLF file
+			line = line[:n-1]
 		}
 		st.Lines++
 		var why string

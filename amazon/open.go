@@ -36,7 +36,7 @@ func Open(path string) (io.ReadCloser, error) {
 	magic, err := br.Peek(2)
 	if err != nil && err != io.EOF {
 		f.Close()
-		return nil, fmt.Errorf("amazon: read %s: %w", path, unwrapFile(err))
+		return nil, fmt.Errorf("amazon: %w", unwrapFile(err)) // names the path
 	}
 	if !bytes.Equal(magic, []byte{0x1f, 0x8b}) {
 		return readCloser{br, f}, nil
@@ -45,7 +45,7 @@ func Open(path string) (io.ReadCloser, error) {
 	if err != nil {
 		f.Close()
 		if isFileErr(err) {
-			return nil, fmt.Errorf("amazon: read %s: %w", path, unwrapFile(err))
+			return nil, fmt.Errorf("amazon: %w", unwrapFile(err))
 		}
 		return nil, fmt.Errorf("amazon: %s: %w", path, &gzipError{err})
 	}

@@ -369,3 +369,25 @@ func TestReadaheadOrder(t *testing.T) {
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// TestReadMetaBOMAndCRLF: a byte-order mark and CRLF line ends are not
+// content: offsets still point into the stream.
+func TestReadMetaBOMAndCRLF(t *testing.T) {
+	content := "\uFEFF{'asin': 'A1'}\r\n{'asin': 'A2', 'x': ?}\r\n{'asin': 'A1'}\n"
+	asins, rejects, st, err := readAll(writeFile(t, "meta_BOM.json", []byte(content)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Reject{{File: "meta_BOM.json", Line: 2, Offset: 19, Err: "unexpected `?` at byte 20, expected a value", Excerpt: "{'asin': 'A2', 'x': ?}"}}
+	if !reflect.DeepEqual(asins, []string{"A1"}) || !reflect.DeepEqual(rejects, want) || st.Duplicates != 1 {
+		t.Errorf("records %q, rejects %+v, stats %+v", asins, rejects, st)
+	}
+}
+
+func TestOpenDirectory(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Open(dir)
+	if want := "amazon: read " + dir + ": is a directory"; err == nil || err.Error() != want {
+		t.Errorf("Open(dir): %v, want %s", err, want)
+	}
+}
