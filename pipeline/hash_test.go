@@ -161,3 +161,23 @@ func BenchmarkSkipCheck(b *testing.B) {
 		})
 	}
 }
+
+func TestBarTracker(t *testing.T) {
+	var buf strings.Builder
+	tr := BarTracker(&buf)("reading", 100)
+	tr.Add(10) // before the delay: no bar
+	if buf.Len() != 0 {
+		t.Fatalf("bar drawn at once: %q", buf.String())
+	}
+	defer func(d time.Duration) { progressDelay = d }(progressDelay)
+	progressDelay = 0
+	tr = BarTracker(&buf)("reading", 100)
+	for range 10 {
+		tr.Add(10)
+	}
+	tr.Done()
+	tr.Add(1) // after Done: ignored
+	if !strings.Contains(buf.String(), "reading") {
+		t.Errorf("no bar: %q", buf.String())
+	}
+}

@@ -28,7 +28,7 @@ func NewLogger(w io.Writer, terminal bool) *slog.Logger {
 
 // progressDelay is how long a step must take before it gets a bar, so short
 // steps do not flicker.
-const progressDelay = 2 * time.Second
+var progressDelay = 2 * time.Second
 
 // BarTracker returns an Env.Tracker drawing progress bars on w (a
 // terminal). A bar appears only once its step has run for two seconds.
