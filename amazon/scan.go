@@ -205,10 +205,10 @@ func plainEnd(b []byte, i int, q byte) int {
 
 // str decodes the string at s.i and appends it to arena as valid UTF-8.
 //
-// Python 2 byte strings hold \xNN bytes: when they form valid UTF-8 the text
-// was UTF-8, otherwise it is read as Latin-1 (every byte is then a code point).
-// In a u-prefixed string \xNN is the code point U+00NN. Invalid UTF-8 that came in
-// raw, not through escapes, becomes U+FFFD.
+// Python 2 byte strings hold \xNN bytes: when they form valid UTF-8 the
+// text was UTF-8, otherwise it is read as Latin-1 (every byte is then a code
+// point). In a u-prefixed string \xNN is the code point U+00NN. Invalid
+// UTF-8 that came in raw, not through escapes, becomes U+FFFD (one per run).
 func (s *scanner) str() (span, error) {
 	start := len(s.arena)
 	open := s.i

@@ -38,6 +38,7 @@ type Rank struct {
 }
 
 // Review is one review record (2014 and 2018 share the fields used here).
+// Absent text fields are empty; absent numbers are 0.
 type Review struct {
 	ASIN           string
 	ReviewerID     string
@@ -52,6 +53,11 @@ type Reject struct {
 	File    string // base name of the file
 	Line    int64  // 1-based line number
 	Offset  int64  // byte offset of the line's start in the uncompressed stream
-	Err     string // one-line reason
-	Excerpt string // first 200 bytes of the line, valid UTF-8
+	// Err is the one-line reason, e.g. "unterminated string at byte 77".
+	// "at byte N" counts from 0 at the line's start, so Offset+N is the
+	// position in the uncompressed stream.
+	Err string
+	// Excerpt is the line's first 200 bytes (cut back to a character
+	// boundary), invalid UTF-8 replaced by U+FFFD.
+	Excerpt string
 }
