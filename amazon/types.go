@@ -50,9 +50,9 @@ type Review struct {
 
 // Reject is a malformed input line: where it is and why it was refused.
 type Reject struct {
-	File    string // base name of the file
-	Line    int64  // 1-based line number
-	Offset  int64  // byte offset of the line's start in the uncompressed stream
+	File   string // base name of the file
+	Line   int64  // 1-based line number
+	Offset int64  // byte offset of the line's start in the uncompressed stream
 	// Err is the one-line reason, e.g. "unterminated string at byte 77".
 	// "at byte N" counts from 0 at the line's start, so Offset+N is the
 	// position in the uncompressed stream.
