@@ -10,6 +10,27 @@ import (
 	"testing"
 )
 
+// cpuClock reports MB per CPU-second (whole process: GC and the readahead
+// goroutine included) beside the wall-clock MB/s of b.SetBytes.
+type cpuClock struct {
+	b     *testing.B
+	cpu0  float64
+	bytes int64
+}
+
+func startCPU(b *testing.B, bytesPerOp int) *cpuClock {
+	b.SetBytes(int64(bytesPerOp))
+	b.ReportAllocs()
+	b.ResetTimer()
+	return &cpuClock{b: b, cpu0: cpuSeconds(), bytes: int64(bytesPerOp)}
+}
+
+func (c *cpuClock) report() {
+	if cpu := cpuSeconds() - c.cpu0; cpu > 0 {
+		c.b.ReportMetric(float64(c.bytes)*float64(c.b.N)/cpu/1e6, "MB/cpu-s")
+	}
+}
+
 // benchASIN is a random ASIN, an ISBN-10 one time in five.
 func benchASIN(rng *rand.Rand) string {
 	const alnum = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -90,9 +111,7 @@ func BenchmarkParseMeta(b *testing.B) {
 				r metaRec
 				p Product
 			)
-			b.SetBytes(int64(total))
-			b.ReportAllocs()
-			b.ResetTimer()
+			c := startCPU(b, total)
 			for range b.N {
 				for _, l := range raw {
 					if err := s.parseMeta(l, &r, &p); err != nil {
@@ -100,6 +119,7 @@ func BenchmarkParseMeta(b *testing.B) {
 					}
 				}
 			}
+			c.report()
 		})
 	}
 }
@@ -119,15 +139,14 @@ func BenchmarkReadMeta(b *testing.B) {
 			if err := os.WriteFile(path, data, 0o644); err != nil {
 				b.Fatal(err)
 			}
-			b.SetBytes(int64(len(text)))
-			b.ReportAllocs()
-			b.ResetTimer()
+			c := startCPU(b, len(text))
 			for range b.N {
 				st, err := ReadMeta(path, func(*Product) error { return nil }, nil)
 				if err != nil || st.Records != int64(len(lines)) {
 					b.Fatal(err, st)
 				}
 			}
+			c.report()
 		})
 	}
 }
@@ -167,8 +186,7 @@ func BenchmarkReadReviews(b *testing.B) {
 				r reviewRec
 				v Review
 			)
-			b.SetBytes(int64(total))
-			b.ReportAllocs()
+			c := startCPU(b, total)
 			for range b.N {
 				for _, l := range raw {
 					if err := s.parseReview(l, &r, &v); err != nil {
@@ -176,6 +194,7 @@ func BenchmarkReadReviews(b *testing.B) {
 					}
 				}
 			}
+			c.report()
 		})
 		b.Run(fmt.Sprintf("words=%d/decoder=encoding_json", words), func(b *testing.B) {
 			var v struct {
@@ -186,8 +205,7 @@ func BenchmarkReadReviews(b *testing.B) {
 				Overall        float64 `json:"overall"`
 				UnixReviewTime int64   `json:"unixReviewTime"`
 			}
-			b.SetBytes(int64(total))
-			b.ReportAllocs()
+			c := startCPU(b, total)
 			for range b.N {
 				for _, l := range raw {
 					if err := json.Unmarshal(l, &v); err != nil {
@@ -195,19 +213,27 @@ func BenchmarkReadReviews(b *testing.B) {
 					}
 				}
 			}
+			c.report()
 		})
-		b.Run(fmt.Sprintf("words=%d/file", words), func(b *testing.B) {
-			path := filepath.Join(b.TempDir(), "reviews_Bench.json")
-			if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-				b.Fatal(err)
-			}
-			b.SetBytes(int64(total))
-			b.ReportAllocs()
-			for range b.N {
-				if _, err := ReadReviews(path, func(*Review) error { return nil }, nil); err != nil {
+		text := strings.Join(lines, "\n") + "\n"
+		for _, compress := range []bool{false, true} {
+			b.Run(fmt.Sprintf("words=%d/file/gzip=%v", words, compress), func(b *testing.B) {
+				data := []byte(text)
+				if compress {
+					data = gz(b, text)
+				}
+				path := filepath.Join(b.TempDir(), "reviews_Bench.json.gz")
+				if err := os.WriteFile(path, data, 0o644); err != nil {
 					b.Fatal(err)
 				}
-			}
-		})
+				c := startCPU(b, total)
+				for range b.N {
+					if _, err := ReadReviews(path, func(*Review) error { return nil }, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				c.report()
+			})
+		}
 	}
 }
