@@ -56,7 +56,10 @@ func Plan(job *Job, expStages, jobStages []Stage, opts Options) ([]Step, error) 
 				st.Reasons = []string{"upstream " + mu.dep.ID + " has no outputs"}
 			}
 		case err != nil:
-			st.State = Stale
+			st.State = Missing
+			if _, serr := os.Stat(filepath.Join(n.Dir(opts.RunDir), ManifestName)); serr == nil {
+				st.State = Stale
+			}
 			st.Reasons = []string{err.Error()}
 		default:
 			st.State, st.Reasons = ev.state, ev.reasons
