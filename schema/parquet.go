@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -68,7 +69,7 @@ func Create(path string, s *arrow.Schema) (*Writer, error) {
 
 // Append writes rows given as one Go slice per schema field, in field order.
 // Supported slice types: []string, []bool, []int8, []int32, []int64,
-// []float32, []float64, [][]int32, [][]float32, [][]float64. All slices must
+// []float32, []float64, [][]int32, [][]int64, [][]float32, [][]float64. All slices must
 // have the same length. Rows are cut into row groups of RowGroupRows.
 func (w *Writer) Append(cols ...any) error {
 	if len(cols) != w.schema.NumFields() {
@@ -134,107 +135,43 @@ func Write(path string, s *arrow.Schema, cols ...any) (int64, error) {
 }
 
 func colLen(c any) (int, error) {
-	switch v := c.(type) {
-	case []string:
-		return len(v), nil
-	case []bool:
-		return len(v), nil
-	case []int8:
-		return len(v), nil
-	case []int32:
-		return len(v), nil
-	case []int64:
-		return len(v), nil
-	case []float32:
-		return len(v), nil
-	case []float64:
-		return len(v), nil
-	case [][]int32:
-		return len(v), nil
-	case [][]float32:
-		return len(v), nil
-	case [][]float64:
-		return len(v), nil
+	switch c.(type) {
+	case []string, []bool, []int8, []int32, []int64, []float32, []float64,
+		[][]int32, [][]int64, [][]float32, [][]float64:
+		return reflect.ValueOf(c).Len(), nil
 	}
 	return 0, fmt.Errorf("unsupported column type %T", c)
 }
 
 func (w *Writer) batch(cols []any, lo, hi int) (arrow.RecordBatch, error) {
-	mem := memory.DefaultAllocator
-	b := array.NewRecordBuilder(mem, w.schema)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, w.schema)
 	defer b.Release()
 	for i, c := range cols {
 		fb := b.Field(i)
-		ok := true
+		var ok bool
 		switch v := c.(type) {
 		case []string:
-			bb, k := fb.(*array.StringBuilder)
-			ok = k && appendStrings(bb, v[lo:hi])
+			ok = appendFlat[*array.StringBuilder](fb, v[lo:hi])
 		case []bool:
-			bb, k := fb.(*array.BooleanBuilder)
-			if ok = k; ok {
-				bb.AppendValues(v[lo:hi], nil)
-			}
+			ok = appendFlat[*array.BooleanBuilder](fb, v[lo:hi])
 		case []int8:
-			bb, k := fb.(*array.Int8Builder)
-			if ok = k; ok {
-				bb.AppendValues(v[lo:hi], nil)
-			}
+			ok = appendFlat[*array.Int8Builder](fb, v[lo:hi])
 		case []int32:
-			bb, k := fb.(*array.Int32Builder)
-			if ok = k; ok {
-				bb.AppendValues(v[lo:hi], nil)
-			}
+			ok = appendFlat[*array.Int32Builder](fb, v[lo:hi])
 		case []int64:
-			bb, k := fb.(*array.Int64Builder)
-			if ok = k; ok {
-				bb.AppendValues(v[lo:hi], nil)
-			}
+			ok = appendFlat[*array.Int64Builder](fb, v[lo:hi])
 		case []float32:
-			bb, k := fb.(*array.Float32Builder)
-			if ok = k; ok {
-				bb.AppendValues(v[lo:hi], nil)
-			}
+			ok = appendFlat[*array.Float32Builder](fb, v[lo:hi])
 		case []float64:
-			bb, k := fb.(*array.Float64Builder)
-			if ok = k; ok {
-				bb.AppendValues(v[lo:hi], nil)
-			}
+			ok = appendFlat[*array.Float64Builder](fb, v[lo:hi])
 		case [][]int32:
-			lb, k := fb.(*array.ListBuilder)
-			if ok = k; ok {
-				vb, k2 := lb.ValueBuilder().(*array.Int32Builder)
-				if ok = k2; ok {
-					for _, row := range v[lo:hi] {
-						lb.Append(true)
-						vb.AppendValues(row, nil)
-					}
-				}
-			}
+			ok = appendList[*array.Int32Builder](fb, v[lo:hi])
+		case [][]int64:
+			ok = appendList[*array.Int64Builder](fb, v[lo:hi])
 		case [][]float32:
-			lb, k := fb.(*array.ListBuilder)
-			if ok = k; ok {
-				vb, k2 := lb.ValueBuilder().(*array.Float32Builder)
-				if ok = k2; ok {
-					for _, row := range v[lo:hi] {
-						lb.Append(true)
-						vb.AppendValues(row, nil)
-					}
-				}
-			}
+			ok = appendList[*array.Float32Builder](fb, v[lo:hi])
 		case [][]float64:
-			lb, k := fb.(*array.ListBuilder)
-			if ok = k; ok {
-				vb, k2 := lb.ValueBuilder().(*array.Float64Builder)
-				if ok = k2; ok {
-					for _, row := range v[lo:hi] {
-						lb.Append(true)
-						vb.AppendValues(row, nil)
-					}
-				}
-			}
-		default:
-			ok = false
+			ok = appendList[*array.Float64Builder](fb, v[lo:hi])
 		}
 		if !ok {
 			return nil, fmt.Errorf("schema: %s column %s: %T does not match %s", w.path, w.schema.Field(i).Name, c, w.schema.Field(i).Type)
@@ -243,8 +180,35 @@ func (w *Writer) batch(cols []any, lo, hi int) (arrow.RecordBatch, error) {
 	return b.NewRecordBatch(), nil
 }
 
-func appendStrings(b *array.StringBuilder, v []string) bool {
-	b.AppendValues(v, nil)
+// valuesBuilder is an arrow builder of one Go element type.
+type valuesBuilder[T any] interface {
+	array.Builder
+	AppendValues(v []T, valid []bool)
+}
+
+// appendFlat appends v if fb builds T values; it reports whether it did.
+func appendFlat[B valuesBuilder[T], T any](fb array.Builder, v []T) bool {
+	bb, ok := fb.(B)
+	if ok {
+		bb.AppendValues(v, nil)
+	}
+	return ok
+}
+
+// appendList appends one list per row if fb builds lists of T.
+func appendList[B valuesBuilder[T], T any](fb array.Builder, rows [][]T) bool {
+	lb, ok := fb.(*array.ListBuilder)
+	if !ok {
+		return false
+	}
+	vb, ok := lb.ValueBuilder().(B)
+	if !ok {
+		return false
+	}
+	for _, row := range rows {
+		lb.Append(true)
+		vb.AppendValues(row, nil)
+	}
 	return true
 }
 

@@ -125,3 +125,8 @@ func (t *Table) Float32Lists(name string) ([][]float32, error) {
 func (t *Table) Float64Lists(name string) ([][]float64, error) {
 	return lists[float64, *array.Float64](t, name)
 }
+
+// Int64Lists returns a list<int64> column.
+func (t *Table) Int64Lists(name string) ([][]int64, error) {
+	return lists[int64, *array.Int64](t, name)
+}

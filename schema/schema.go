@@ -74,6 +74,11 @@ var (
 		field("term_ids", arrow.ListOf(i32)), field("weights", arrow.ListOf(f32)),
 		field("item_idx", i32), field("counts", arrow.ListOf(i32)),
 	)
+	// BowCounts: one shard's candidate-term counts (monomer bow-shard), by
+	// term then sampling level; BowShard its totals, one row.
+	BowCounts = newSchema(field("term", str), field("level", i32), field("count", i64), field("nouns", i64))
+	BowShard  = newSchema(field("shard", i32), field("shards", i32), field("docs", i64),
+		field("tokens", i64), field("level_tokens", arrow.ListOf(i64)))
 	// FeatureItems: the items that have a feature vector, in item order;
 	// for image features, row i of the matrix is item_idx[i].
 	FeatureItems = newSchema(field("asin", str), field("item_idx", i32))
