@@ -83,6 +83,11 @@ type Settings struct {
 	// VocabSampleTokens caps the tokens used to choose the vocabulary; the
 	// vectors always count every review. If 0, 50,000,000.
 	VocabSampleTokens int64 `yaml:"vocab_sample_tokens"`
+	// VocabShards, when above 0, makes the features stage merge the
+	// candidate counts of that many shards written by `monomer bow-shard`
+	// instead of counting them itself (the vocabulary is the same). If 0,
+	// the stage counts in-process.
+	VocabShards int `yaml:"vocab_shards"`
 	// Negatives is rewire (degree-preserving, the paper's) or uniform.
 	// If empty, rewire.
 	Negatives string `yaml:"negatives"`
@@ -150,6 +155,9 @@ func (s Settings) over(o Settings) Settings {
 	}
 	if o.VocabSampleTokens != 0 {
 		s.VocabSampleTokens = o.VocabSampleTokens
+	}
+	if o.VocabShards != 0 {
+		s.VocabShards = o.VocabShards
 	}
 	if o.Negatives != "" {
 		s.Negatives = o.Negatives
@@ -367,6 +375,8 @@ func (s Settings) validate(at string) error {
 		return fmt.Errorf("%s.vocab_size: %d must be positive", at, s.VocabSize)
 	case s.VocabSampleTokens < 0:
 		return fmt.Errorf("%s.vocab_sample_tokens: %d must be positive", at, s.VocabSampleTokens)
+	case s.VocabShards < 0:
+		return fmt.Errorf("%s.vocab_shards: %d must be positive", at, s.VocabShards)
 	case s.Negatives != "" && s.Negatives != "rewire" && s.Negatives != "uniform":
 		return fmt.Errorf("%s.negatives: %q is not one of rewire, uniform", at, s.Negatives)
 	case s.SwapsPerEdge < 0:

@@ -26,6 +26,7 @@ func (Features) Deps() []string { return []string{"ingest"} }
 
 type featuresParams struct {
 	Kind              string  `json:"kind"`
+	VocabShards       int     `json:"vocab_shards,omitempty"`
 	ImageScale        float64 `json:"image_scale,omitempty"`
 	VocabSize         int     `json:"vocab_size,omitempty"`
 	UseSummary        bool    `json:"use_summary,omitempty"`
@@ -36,7 +37,7 @@ func (Features) Key(e *pipeline.Resolved) (any, []string) {
 	if e.Features == "image" {
 		return featuresParams{Kind: "image", ImageScale: e.Settings.ImageScale}, []string{e.Data.ImageFeatures}
 	}
-	return featuresParams{Kind: "bow", VocabSize: e.Settings.VocabSize, UseSummary: e.Settings.UseSummary,
+	return featuresParams{Kind: "bow", VocabShards: e.Settings.VocabShards, VocabSize: e.Settings.VocabSize, UseSummary: e.Settings.UseSummary,
 		VocabSampleTokens: e.Settings.VocabSampleTokens}, []string{e.Data.Reviews}
 }
 
@@ -135,8 +136,25 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.R
 		rows[a] = int32(i)
 	}
 	s := env.Exp.Settings
+	opts := bowOptions(env.Exp)
+	var vocab []bow.Term
+	if s.VocabShards > 0 {
+		shards, err := readBowShards(env.RunDir, env.Exp.Name, s.VocabShards)
+		if err != nil {
+			return nil, err
+		}
+		if vocab, err = bow.Merge(shards, opts); err != nil {
+			return nil, err
+		}
+	}
 	next, stop := reviewDocs(ctx, env.Exp.Data.Reviews, rows, s.UseSummary)
-	res, err := bow.Build(next, len(it.asin), bow.Options{VocabSize: s.VocabSize, SampleTokens: s.VocabSampleTokens})
+	var res *bow.Result
+	var err error
+	if vocab != nil {
+		res, err = bow.Vectorize(next, len(it.asin), vocab, opts)
+	} else {
+		res, err = bow.Build(next, len(it.asin), opts)
+	}
 	stop()
 	if err != nil {
 		if errors.Is(err, context.Canceled) && ctx.Err() != nil {

@@ -18,7 +18,13 @@ import (
 // published figures beside ours.
 type Report struct{}
 
-var _ pipeline.Stage = Report{}
+var (
+	_ pipeline.Stage     = Report{}
+	_ pipeline.Publisher = Report{}
+)
+
+// Publish puts the job-level metrics table at the run directory's root.
+func (Report) Publish() []string { return []string{"metrics.parquet"} }
 
 func (Report) Name() string   { return "report" }
 func (Report) Deps() []string { return []string{"ingest", "evaluate"} }

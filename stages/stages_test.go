@@ -322,3 +322,40 @@ func checkEvaluate(t *testing.T, job *pipeline.Job, dir string) {
 
 // testData is the committed tiny data set.
 var testData = "../testdata/amazon"
+
+// TestBowShards: counting in 3 shards (monomer bow-shard) and merging gives
+// the same vocabulary and vectors, byte for byte, as one process.
+func TestBowShards(t *testing.T) {
+	job := loadTestJob(t)
+	job.Experiments = job.Experiments[1:] // women-bow
+	one, sharded := t.TempDir(), t.TempDir()
+	for _, stage := range []string{"ingest", "features"} {
+		if _, err := pipeline.Run(context.Background(), job, Experiment(), Job(), pipeline.Options{RunDir: one, Only: stage}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := pipeline.Run(context.Background(), job, Experiment(), Job(), pipeline.Options{RunDir: sharded, Only: "ingest"}); err != nil {
+		t.Fatal(err)
+	}
+	job.Experiments[0].Settings.VocabShards = 3
+	e := job.Resolve(0)
+	if _, err := pipeline.Run(context.Background(), job, Experiment(), Job(), pipeline.Options{RunDir: sharded, Only: "features"}); err == nil ||
+		!strings.Contains(err.Error(), "shard 0 is missing") {
+		t.Fatalf("features without shards: err = %v", err)
+	}
+	for i := range 3 {
+		if _, err := CountBowShard(context.Background(), sharded, &e, i, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := pipeline.Run(context.Background(), job, Experiment(), Job(), pipeline.Options{RunDir: sharded, Only: "features"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"vocabulary.parquet", "bow.parquet", "feature_items.parquet"} {
+		a, err1 := os.ReadFile(filepath.Join(one, e.Name, "features", table))
+		b, err2 := os.ReadFile(filepath.Join(sharded, e.Name, "features", table))
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s: sharded differs from one process (%v, %v)", table, err1, err2)
+		}
+	}
+}
