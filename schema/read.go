@@ -130,3 +130,59 @@ func (t *Table) Float64Lists(name string) ([][]float64, error) {
 func (t *Table) Int64Lists(name string) ([][]int64, error) {
 	return lists[int64, *array.Int64](t, name)
 }
+
+// Cols reads several columns of a table, keeping the first error, so a
+// reader of many columns checks once: c := t.Cols(); x := c.Int32s("x");
+// y := c.Strings("y"); if c.Err() != nil { ... }.
+type Cols struct {
+	t   *Table
+	err error
+}
+
+// Cols starts a multi-column read.
+func (t *Table) Cols() *Cols { return &Cols{t: t} }
+
+// Err is the first error of the reads so far.
+func (c *Cols) Err() error { return c.err }
+
+func sticky[T any](c *Cols, read func(string) ([]T, error), name string) []T {
+	if c.err != nil {
+		return nil
+	}
+	v, err := read(name)
+	c.err = err
+	return v
+}
+
+func (c *Cols) Strings(name string) []string         { return sticky(c, c.t.Strings, name) }
+func (c *Cols) Bools(name string) []bool             { return sticky(c, c.t.Bools, name) }
+func (c *Cols) Int8s(name string) []int8             { return sticky(c, c.t.Int8s, name) }
+func (c *Cols) Int32s(name string) []int32           { return sticky(c, c.t.Int32s, name) }
+func (c *Cols) Int64s(name string) []int64           { return sticky(c, c.t.Int64s, name) }
+func (c *Cols) Float32s(name string) []float32       { return sticky(c, c.t.Float32s, name) }
+func (c *Cols) Float64s(name string) []float64       { return sticky(c, c.t.Float64s, name) }
+func (c *Cols) Int32Lists(name string) [][]int32     { return sticky(c, c.t.Int32Lists, name) }
+func (c *Cols) Int64Lists(name string) [][]int64     { return sticky(c, c.t.Int64Lists, name) }
+func (c *Cols) Float32Lists(name string) [][]float32 { return sticky(c, c.t.Float32Lists, name) }
+func (c *Cols) Float64Lists(name string) [][]float64 { return sticky(c, c.t.Float64Lists, name) }
+
+// Rows is the table's row count.
+func (c *Cols) Rows() int { return c.t.Rows() }
+
+// Path is the table's file.
+func (c *Cols) Path() string { return c.t.Path }
+
+// Read opens the table at path, hands its columns to read and releases it;
+// the error is the first of opening, reading a column, or read's own.
+func Read(path string, read func(c *Cols) error) error {
+	t, err := Open(path)
+	if err != nil {
+		return err
+	}
+	defer t.Release()
+	c := t.Cols()
+	if err := read(c); err != nil {
+		return err
+	}
+	return c.Err()
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -140,4 +141,21 @@ func ExampleWrite() {
 	// Output:
 	// 2 <nil>
 	// [B000000002 000000001X]
+}
+
+func TestReadKeepsFirstError(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "edges.parquet")
+	if _, err := Write(p, Edges, []string{"a"}, []string{"b"}, []string{"g"}, []int32{0}, []int32{1}); err != nil {
+		t.Fatal(err)
+	}
+	var src []string
+	var missing []int32
+	err := Read(p, func(c *Cols) error {
+		src, missing = c.Strings("src"), c.Int32s("nope")
+		_ = c.Strings("dst") // after an error, reads return nil
+		return nil
+	})
+	if len(src) != 1 || missing != nil || err == nil || !strings.Contains(err.Error(), `no such column "nope"`) {
+		t.Fatalf("src %v missing %v err %v", src, missing, err)
+	}
 }

@@ -91,42 +91,30 @@ func readBowShards(runDir, exp string, n int) ([]*bow.Counts, error) {
 			return nil, fmt.Errorf("stages: vocab_shards is %d but shard %d is missing (run `monomer bow-shard --experiment %s --shard %d/%d`): %w",
 				n, i, exp, i, n, err)
 		}
-		info, err := schema.Open(infoPath)
+		c := &bow.Counts{}
+		err := schema.Read(infoPath, func(t *schema.Cols) error {
+			shard, shards, docs, tokens, levels := t.Int32s("shard"), t.Int32s("shards"), t.Int64s("docs"), t.Int64s("tokens"), t.Int64Lists("level_tokens")
+			if t.Err() == nil && len(shard) != 1 {
+				return fmt.Errorf("stages: %s: %d rows, want 1", infoPath, len(shard))
+			}
+			if t.Err() == nil {
+				c.Shard, c.Shards, c.Docs, c.Tokens, c.LevelTokens = int(shard[0]), int(shards[0]), docs[0], tokens[0], levels[0]
+			}
+			return nil
+		})
 		if err != nil {
 			return nil, err
 		}
-		shard, e1 := info.Int32s("shard")
-		shards, e2 := info.Int32s("shards")
-		docs, e3 := info.Int64s("docs")
-		tokens, e4 := info.Int64s("tokens")
-		levels, e5 := info.Int64Lists("level_tokens")
-		info.Release()
-		for _, err := range []error{e1, e2, e3, e4, e5} {
-			if err != nil {
-				return nil, err
+		err = schema.Read(countsPath, func(t *schema.Cols) error {
+			term, level, count, nouns := t.Strings("term"), t.Int32s("level"), t.Int64s("count"), t.Int64s("nouns")
+			c.Rows = make([]bow.CountRow, len(term))
+			for k := range term {
+				c.Rows[k] = bow.CountRow{Term: term[k], Level: level[k], Count: count[k], Nouns: nouns[k]}
 			}
-		}
-		if len(shard) != 1 {
-			return nil, fmt.Errorf("stages: %s: %d rows, want 1", infoPath, len(shard))
-		}
-		c := &bow.Counts{Shard: int(shard[0]), Shards: int(shards[0]), Docs: docs[0], Tokens: tokens[0], LevelTokens: levels[0]}
-		t, err := schema.Open(countsPath)
+			return nil
+		})
 		if err != nil {
 			return nil, err
-		}
-		term, e1 := t.Strings("term")
-		level, e2 := t.Int32s("level")
-		count, e3 := t.Int64s("count")
-		nouns, e4 := t.Int64s("nouns")
-		t.Release()
-		for _, err := range []error{e1, e2, e3, e4} {
-			if err != nil {
-				return nil, err
-			}
-		}
-		c.Rows = make([]bow.CountRow, len(term))
-		for k := range term {
-			c.Rows[k] = bow.CountRow{Term: term[k], Level: level[k], Count: count[k], Nouns: nouns[k]}
 		}
 		out = append(out, c)
 	}

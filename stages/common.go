@@ -31,16 +31,11 @@ type items struct {
 }
 
 func readItems(dir string) (*items, error) {
-	t, err := schema.Open(filepath.Join(dir, "items.parquet"))
-	if err != nil {
-		return nil, err
-	}
-	defer t.Release()
-	asin, err := t.Strings("asin")
-	if err != nil {
-		return nil, err
-	}
-	subs, err := t.Strings("subcategory")
+	var asin, subs []string
+	err := schema.Read(filepath.Join(dir, "items.parquet"), func(c *schema.Cols) error {
+		asin, subs = c.Strings("asin"), c.Strings("subcategory")
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -60,24 +55,16 @@ func readItems(dir string) (*items, error) {
 
 // readEdges reads an edges-schema table's item indices.
 func readEdges(path string) ([]graph.Edge, error) {
-	t, err := schema.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer t.Release()
-	src, err := t.Int32s("src_idx")
-	if err != nil {
-		return nil, err
-	}
-	dst, err := t.Int32s("dst_idx")
-	if err != nil {
-		return nil, err
-	}
-	out := make([]graph.Edge, len(src))
-	for i := range src {
-		out[i] = graph.Edge{Src: src[i], Dst: dst[i]}
-	}
-	return out, nil
+	var out []graph.Edge
+	err := schema.Read(path, func(c *schema.Cols) error {
+		src, dst := c.Int32s("src_idx"), c.Int32s("dst_idx")
+		out = make([]graph.Edge, len(src))
+		for i := range src {
+			out[i] = graph.Edge{Src: src[i], Dst: dst[i]}
+		}
+		return nil
+	})
+	return out, err
 }
 
 // writeEdges writes edges by item index with their ASINs.
@@ -93,64 +80,42 @@ func writeEdges(path string, it *items, g string, edges []graph.Edge) (int64, er
 
 // readFeatureItems reads which items the features stage kept.
 func readFeatureItems(dir string, n int) ([]bool, error) {
-	t, err := schema.Open(filepath.Join(dir, "feature_items.parquet"))
-	if err != nil {
-		return nil, err
-	}
-	defer t.Release()
-	idx, err := t.Int32s("item_idx")
-	if err != nil {
-		return nil, err
-	}
 	keep := make([]bool, n)
-	for _, i := range idx {
-		if int(i) >= n || i < 0 {
-			return nil, fmt.Errorf("stages: %s: item_idx %d out of range", t.Path, i)
+	err := schema.Read(filepath.Join(dir, "feature_items.parquet"), func(c *schema.Cols) error {
+		for _, i := range c.Int32s("item_idx") {
+			if int(i) >= n || i < 0 {
+				return fmt.Errorf("stages: %s: item_idx %d out of range", c.Path(), i)
+			}
+			keep[i] = true
 		}
-		keep[i] = true
-	}
-	return keep, nil
+		return nil
+	})
+	return keep, err
 }
 
-// pairs is the split stage's output as training needs it.
+// readPairs reads the split stage's pairs as training needs them.
 func readPairs(dir string) ([]graph.Pair, error) {
-	t, err := schema.Open(filepath.Join(dir, "pairs.parquet"))
-	if err != nil {
-		return nil, err
-	}
-	defer t.Release()
-	x, err := t.Int32s("x_idx")
-	if err != nil {
-		return nil, err
-	}
-	y, err := t.Int32s("y_idx")
-	if err != nil {
-		return nil, err
-	}
-	label, err := t.Int8s("label")
-	if err != nil {
-		return nil, err
-	}
-	split, err := t.Strings("split")
-	if err != nil {
-		return nil, err
-	}
-	out := make([]graph.Pair, len(x))
-	for i := range x {
-		var s graph.Split
-		switch split[i] {
-		case "train":
-			s = graph.Train
-		case "valid":
-			s = graph.Valid
-		case "test":
-			s = graph.Test
-		default:
-			return nil, fmt.Errorf("stages: %s row %d: unknown split %q", t.Path, i, split[i])
+	var out []graph.Pair
+	err := schema.Read(filepath.Join(dir, "pairs.parquet"), func(c *schema.Cols) error {
+		x, y, label, split := c.Int32s("x_idx"), c.Int32s("y_idx"), c.Int8s("label"), c.Strings("split")
+		out = make([]graph.Pair, len(x))
+		for i := range x {
+			var s graph.Split
+			switch split[i] {
+			case "train":
+				s = graph.Train
+			case "valid":
+				s = graph.Valid
+			case "test":
+				s = graph.Test
+			default:
+				return fmt.Errorf("stages: %s row %d: unknown split %q", c.Path(), i, split[i])
+			}
+			out[i] = graph.Pair{X: x[i], Y: y[i], Label: label[i] == 1, Split: s}
 		}
-		out[i] = graph.Pair{X: x[i], Y: y[i], Label: label[i] == 1, Split: s}
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
 // bySplit returns the pairs of one split, in table order.
@@ -192,48 +157,32 @@ var (
 )
 
 func readBow(dir string, nItems int) (*csr, error) {
-	voc, err := schema.Open(filepath.Join(dir, "vocabulary.parquet"))
+	m := &csr{ptr: make([]int64, nItems+1)}
+	err := schema.Read(filepath.Join(dir, "vocabulary.parquet"), func(c *schema.Cols) error {
+		m.dim = c.Rows()
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	dim := voc.Rows()
-	voc.Release()
-	t, err := schema.Open(filepath.Join(dir, "bow.parquet"))
-	if err != nil {
-		return nil, err
-	}
-	defer t.Release()
-	item, err := t.Int32s("item_idx")
-	if err != nil {
-		return nil, err
-	}
-	ids, err := t.Int32Lists("term_ids")
-	if err != nil {
-		return nil, err
-	}
-	w, err := t.Float32Lists("weights")
-	if err != nil {
-		return nil, err
-	}
-	c, err := t.Int32Lists("counts")
-	if err != nil {
-		return nil, err
-	}
-	m := &csr{dim: dim, ptr: make([]int64, nItems+1)}
-	r := 0
-	for i := range nItems {
-		for r < len(item) && int(item[r]) == i {
-			m.idx = append(m.idx, ids[r]...)
-			m.val = append(m.val, w[r]...)
-			m.cnt = append(m.cnt, c[r]...)
-			r++
+	err = schema.Read(filepath.Join(dir, "bow.parquet"), func(c *schema.Cols) error {
+		item, ids, w, cnt := c.Int32s("item_idx"), c.Int32Lists("term_ids"), c.Float32Lists("weights"), c.Int32Lists("counts")
+		r := 0
+		for i := range nItems {
+			for r < len(item) && int(item[r]) == i {
+				m.idx = append(m.idx, ids[r]...)
+				m.val = append(m.val, w[r]...)
+				m.cnt = append(m.cnt, cnt[r]...)
+				r++
+			}
+			m.ptr[i+1] = int64(len(m.idx))
 		}
-		m.ptr[i+1] = int64(len(m.idx))
-	}
-	if r != len(item) {
-		return nil, fmt.Errorf("stages: %s: item_idx not ascending below %d items", t.Path, nItems)
-	}
-	return m, nil
+		if r != len(item) {
+			return fmt.Errorf("stages: %s: item_idx not ascending below %d items", c.Path(), nItems)
+		}
+		return nil
+	})
+	return m, err
 }
 
 // dense is a row-major float32 matrix (LDA topic proportions read back).
@@ -247,38 +196,32 @@ func (m *dense) Dim() int            { return m.dim }
 func (m *dense) Row(i int) []float32 { return m.data[i*m.dim : (i+1)*m.dim : (i+1)*m.dim] }
 
 func readTopics(dir string, nItems int) (*dense, error) {
-	t, err := schema.Open(filepath.Join(dir, "topics.parquet"))
-	if err != nil {
-		return nil, err
-	}
-	defer t.Release()
-	item, err := t.Int32s("item_idx")
-	if err != nil {
-		return nil, err
-	}
-	props, err := t.Float32Lists("proportions")
-	if err != nil {
-		return nil, err
-	}
-	if len(props) == 0 {
-		return nil, fmt.Errorf("stages: %s: no rows", t.Path)
-	}
-	m := &dense{rows: nItems, dim: len(props[0]), data: make([]float32, nItems*len(props[0]))}
-	for r, i := range item {
-		copy(m.Row(int(i)), props[r])
-	}
-	return m, nil
+	var m *dense
+	err := schema.Read(filepath.Join(dir, "topics.parquet"), func(c *schema.Cols) error {
+		item, props := c.Int32s("item_idx"), c.Float32Lists("proportions")
+		if len(props) == 0 {
+			return fmt.Errorf("stages: %s: no rows", c.Path())
+		}
+		m = &dense{rows: nItems, dim: len(props[0]), data: make([]float32, nItems*len(props[0]))}
+		for r, i := range item {
+			copy(m.Row(int(i)), props[r])
+		}
+		return nil
+	})
+	return m, err
 }
 
 // loadFeatures opens the experiment's feature matrix: the memory-mapped
 // image matrix, or the bag-of-words rows (also returned as counts for LDA).
 func loadFeatures(env *pipeline.Env) (models.Features, *csr, func(), error) {
-	it, err := schema.Open(filepath.Join(env.InDir("ingest"), "items.parquet"))
+	var n int
+	err := schema.Read(filepath.Join(env.InDir("ingest"), "items.parquet"), func(c *schema.Cols) error {
+		n = c.Rows()
+		return nil
+	})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	n := it.Rows()
-	it.Release()
 	dir := env.InDir("features")
 	if env.Exp.Features == "image" {
 		m, err := imagefeat.OpenMatrix(filepath.Join(dir, imageMatrixFile))

@@ -67,65 +67,50 @@ type savedFit struct {
 
 func readFits(dir string) (map[string]*savedFit, error) {
 	out := map[string]*savedFit{}
-	ft, err := schema.Open(filepath.Join(dir, "fits.parquet"))
+	err := schema.Read(filepath.Join(dir, "fits.parquet"), func(c *schema.Cols) error {
+		model, lambda, verr, iters := c.Strings("model"), c.Float64s("lambda"), c.Float64s("valid_error"), c.Int32s("iterations")
+		sel, k, n, off := c.Bools("selected"), c.Int32s("k"), c.Int32s("n"), c.Float64s("c")
+		if c.Err() != nil {
+			return nil
+		}
+		for i, m := range model {
+			s := out[m]
+			if s == nil {
+				s = &savedFit{}
+				out[m] = s
+			}
+			s.grid = append(s.grid, models.GridPoint{Lambda: lambda[i], ValidError: verr[i], Iterations: int(iters[i])})
+			if sel[i] {
+				s.c, s.lambda, s.k, s.n, s.iters = off[i], lambda[i], int(k[i]), int(n[i]), int(iters[i])
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer ft.Release()
-	model, e1 := ft.Strings("model")
-	lambda, e2 := ft.Float64s("lambda")
-	verr, e3 := ft.Float64s("valid_error")
-	iters, e4 := ft.Int32s("iterations")
-	sel, e5 := ft.Bools("selected")
-	k, e6 := ft.Int32s("k")
-	n, e7 := ft.Int32s("n")
-	c, e8 := ft.Float64s("c")
-	for _, err := range []error{e1, e2, e3, e4, e5, e6, e7, e8} {
-		if err != nil {
-			return nil, err
+	// Params: one row per matrix row, grouped by (model, param).
+	err = schema.Read(filepath.Join(dir, "params.parquet"), func(c *schema.Cols) error {
+		pm, pn, vals := c.Strings("model"), c.Strings("param"), c.Float64Lists("values")
+		for i := 0; i < len(pm); {
+			j := i
+			var data []float64
+			for j < len(pm) && pm[j] == pm[i] && pn[j] == pn[i] {
+				data = append(data, vals[j]...)
+				j++
+			}
+			s := out[pm[i]]
+			if s == nil {
+				return fmt.Errorf("stages: %s: parameters of %s without a fit", c.Path(), pm[i])
+			}
+			if pn[i] != "c" {
+				s.params = append(s.params, models.Param{Name: pn[i], Rows: j - i, Cols: len(vals[i]), Data: data})
+			}
+			i = j
 		}
-	}
-	for i, m := range model {
-		s := out[m]
-		if s == nil {
-			s = &savedFit{}
-			out[m] = s
-		}
-		s.grid = append(s.grid, models.GridPoint{Lambda: lambda[i], ValidError: verr[i], Iterations: int(iters[i])})
-		if sel[i] {
-			s.c, s.lambda, s.k, s.n, s.iters = c[i], lambda[i], int(k[i]), int(n[i]), int(iters[i])
-		}
-	}
-	pt, err := schema.Open(filepath.Join(dir, "params.parquet"))
-	if err != nil {
-		return nil, err
-	}
-	defer pt.Release()
-	pm, e1 := pt.Strings("model")
-	pn, e2 := pt.Strings("param")
-	vals, e3 := pt.Float64Lists("values")
-	for _, err := range []error{e1, e2, e3} {
-		if err != nil {
-			return nil, err
-		}
-	}
-	for i := 0; i < len(pm); {
-		j := i
-		var data []float64
-		for j < len(pm) && pm[j] == pm[i] && pn[j] == pn[i] {
-			data = append(data, vals[j]...)
-			j++
-		}
-		s := out[pm[i]]
-		if s == nil {
-			return nil, fmt.Errorf("stages: %s: parameters of %s without a fit", pt.Path, pm[i])
-		}
-		if pn[i] != "c" {
-			s.params = append(s.params, models.Param{Name: pn[i], Rows: j - i, Cols: len(vals[i]), Data: data})
-		}
-		i = j
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
 func (Evaluate) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {

@@ -95,26 +95,17 @@ func (c *jobMetricCols) all() []any {
 
 // add appends the chosen-lambda rows of one experiment's metrics table.
 func (c *jobMetricCols) add(er *expReport, path string) error {
-	t, err := schema.Open(path)
-	if err != nil {
-		return err
-	}
-	defer t.Release()
-	model, e1 := t.Strings("model")
-	split, e2 := t.Strings("split")
-	errs, e3 := t.Float64s("error")
-	auc, e4 := t.Float64s("auc")
-	ll, e5 := t.Float64s("log_likelihood")
-	pairs, e6 := t.Int64s("pairs")
-	lambda, e7 := t.Float64s("lambda")
-	k, e8 := t.Int32s("k")
-	n, e9 := t.Int32s("n")
-	iters, e10 := t.Int32s("iterations")
-	sel, e11 := t.Bools("selected")
-	for _, err := range []error{e1, e2, e3, e4, e5, e6, e7, e8, e9, e10, e11} {
-		if err != nil {
-			return err
-		}
+	return schema.Read(path, func(cols *schema.Cols) error {
+		c.addRows(er, cols)
+		return nil
+	})
+}
+
+func (c *jobMetricCols) addRows(er *expReport, t *schema.Cols) {
+	model, split, errs, auc, ll := t.Strings("model"), t.Strings("split"), t.Float64s("error"), t.Float64s("auc"), t.Float64s("log_likelihood")
+	pairs, lambda, k, n, iters, sel := t.Int64s("pairs"), t.Float64s("lambda"), t.Int32s("k"), t.Int32s("n"), t.Int32s("iterations"), t.Bools("selected")
+	if t.Err() != nil {
+		return
 	}
 	dataset := er.r.Name
 	if er.hasPaper {
@@ -149,7 +140,6 @@ func (c *jobMetricCols) add(er *expReport, path string) error {
 		c.iters = append(c.iters, iters[i])
 		c.paper = append(c.paper, paper)
 	}
-	return nil
 }
 
 func pct(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) }
