@@ -1,0 +1,99 @@
+// Package synth generates synthetic data in the exact formats of the Amazon
+// product data set (2014 metadata, reviews, .b image features) with planted
+// structure that the paper's models can find: a stand-in for the real files
+// in tests, demos and scale runs.
+//
+// # Generative model
+//
+// Category tree. The root "Clothing, Shoes & Jewelry" has the configured tops
+// (Men, Women, Boys, Girls, Baby), each with Subcats named subcategories
+// ("Jackets & Coats", "Tops & Tees", ...), some with a third level (Shoes >
+// Boots). Subcategory sizes are Zipf-like (weight (rank+2)^-0.9 over a random
+// ranking). Besides the Items of each top the file holds items without an
+// image record (NoImageFrac), items whose only path stops at the top
+// (NoSubcatFrac), items of other categories (ForeignFrac, including paths
+// such as "Sports & Outdoors > Clothing > Men > Shirts"), and some items
+// carry a second path (SecondPathFrac).
+//
+// Latent factors, D = LatentDim (8), for item x of subcategory s:
+//
+//	mu_s ~ N(0, σ_s² I)    z_x = mu_s + σ_z ε,  ε ~ N(0, I)               (1)
+//
+// with σ_s = SubcatSpread (1) and σ_z = ItemSpread (0.6); σ = sqrt(σ_s²+σ_z²)
+// is the latent's overall deviation. Foreign items have z ~ N(0, σ² I).
+//
+// Notions of also_bought: N = Notions (4) fixed orthogonal D×D transforms
+// T_k with offsets c_k ~ N(0, (OffsetSpread·σ)² I), and a fixed random
+// gate G (N×D):
+//
+//	k(x) = argmax_k (G z_x)_k                                             (3)
+//
+// Image features (F = FeatureDim, 4096), like ReLU FC7 activations:
+//
+//	f_x = 12 · h(max(0, W z_x + b + η) / σ_u),  η ~ N(0, (ν σ)² I)       (4)
+//
+// with W's rows random unit vectors, ν = FeatureNoise (0.5), σ_u =
+// σ sqrt(1+ν²), b_j = -q_j σ_u where q_j ~ U[-0.25, 0.35] for 15 % of the
+// dimensions (dense ones, firing for about half the items: without them a
+// linear map recovers z poorly) and U[1.05, 1.9] for the rest, so 85-90 %
+// of the entries are zero. h(x) = x up to 4 and 4 + (x-4)/(1+(x-4)) beyond,
+// so values stay below 60 (FC7's maximum is 58.4). FeatureStep rounds the
+// values (tiny uses 1/16 so the committed file compresses).
+//
+// Reviews: T = 20 topics, each a list of real nouns and adjectives. An
+// item's topic weights are
+//
+//	θ_x = softmax(A z_x),  A_td ~ N(0, (TopicSharpness/σ)²/D)            (5)
+//
+// Each review is 1-8 sentences from templates a POS tagger reads correctly
+// ("The soft leather jacket fits well."); each sentence draws a topic from
+// θ_x and fills its adjective and noun slots from it (or, a quarter of the
+// time, from common filler words), and the product slot from the item's
+// subcategory noun. Review counts are negative binomial with mean
+// ReviewsMean and shape 1/2 (a third of items get none).
+//
+// Planted relations. Out-degrees are negative binomial (shape 1/2, capped at
+// 100) with the top's AlsoBought / AlsoViewed mean (paper Table 1). Each edge
+// from x picks its endpoint among M = Candidates items of x's top drawn
+// uniformly from subcategories other than x's:
+//
+//	also_bought  y = argmin_{y in C} ||z_y − (T_k(x) z_x + c_k(x))||²      (6)
+//	also_viewed  y = argmin_{y in C} ||z_y − z_x||²                       (7)
+//
+// except that a fraction EdgeNoise of endpoints is a uniform candidate.
+// also_bought is non-metric and a mixture: x's latent picks the transform,
+// so no single embedding distance explains it, while Monomer's
+// d(x,y) = Σ_k P(k|x) ||E_0ᵀf_x − E_kᵀf_y||² can. also_viewed links similar
+// items. bought_together is a prefix (0-3 entries) of the written
+// also_bought list.
+//
+// Written lists add, at random places, ASINs that are in no file
+// (MissingRelated per list), items outside the experiment (other tops or
+// categories, no subcategory), and now and then an item of x's own
+// subcategory, x itself, or a repeated entry; World.Edges holds only the
+// planted edges, which is what ingest must keep.
+//
+// # File formats
+//
+// Metadata lines are Python 2 repr dicts in shuffled key order, strings in
+// single quotes or, when they contain ' and no ", double quotes; \\ \' \n \r
+// \t escapes, \xNN for other control characters; non-ASCII characters, per
+// line, raw UTF-8, or as a Python 2 unicode repr writes them (\xNN below
+// U+0100, \uNNNN above), or as a byte-string repr does (\xNN per UTF-8
+// byte); titles, brands and category
+// names carry HTML entities (&amp; &quot; &#x92; &eacute; &nbsp; and the
+// bogus &B;); fields brand, price, salesRank, imUrl, related, title and
+// description are sometimes absent; ASINs are B0 and 8 base-36 characters,
+// or (ISBNFrac) ISBN-10s whose check digit may be X. Reviews are JSON lines
+// as Python's json.dumps writes them (\uNNNN for non-ASCII). The .b file
+// holds one record per item with an image, plus a few whose ASIN is not in
+// the metadata, in an order unrelated to the metadata's.
+//
+// # Determinism
+//
+// Every random choice comes from a PCG stream keyed by (seed, purpose,
+// item), so a World and its files depend only on the Config and the seed,
+// not on GOMAXPROCS or WriteOptions.Workers; gzip members carry no name or
+// time. Nothing but latents and edges is held in memory: features, lines
+// and reviews are regenerated per item when needed.
+package synth
