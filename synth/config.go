@@ -105,7 +105,7 @@ var Scales = []string{"tiny", "small", "medium", "women"}
 // Scale returns the named configuration:
 //
 //	tiny    Men 6 + Women 8 subcategories, 1,300 image items (the committed demo data)
-//	small   five tops, 48 subcategories, 20,000 image items
+//	small   five tops, 52 subcategories, 20,000 image items
 //	medium  five tops with the paper's subcategory counts, 100,000 image items
 //	women   Women, 116 subcategories, 659,566 image items: the paper's largest set
 func Scale(name string) (Config, error) {

@@ -75,7 +75,7 @@ func (w *World) meta(s *stream, i int) Meta {
 			if chance(r, 0.25) {
 				// Another subcategory of the same top, always second: the
 				// first matching path decides (SPEC section 2).
-				o := w.Subcats[first(w.Subcats, it.Top)+r.IntN(w.Config.Tops[it.Top].Subcats)]
+				o := w.Subcats[firstSubcat(w.Subcats, it.Top)+r.IntN(w.Config.Tops[it.Top].Subcats)]
 				second = []string{rootCategory, w.Config.Tops[it.Top].Name, o.Name}
 				m.Categories = append(m.Categories, second)
 			} else {
@@ -127,8 +127,8 @@ func (w *World) meta(s *stream, i int) Meta {
 	return m
 }
 
-// first returns the index of top's first subcategory.
-func first(subs []Subcat, top int) int {
+// firstSubcat returns the index of top's first subcategory.
+func firstSubcat(subs []Subcat, top int) int {
 	for k, s := range subs {
 		if s.Top == top {
 			return k

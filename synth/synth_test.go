@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -67,12 +68,20 @@ func readAll(t testing.TB, dir string) [3][]byte {
 	return out
 }
 
-// TestDeterministic: the same seed gives byte-identical files whatever the
-// worker count; another seed gives other files.
+// TestDeterministic: the same seed gives byte-identical files whatever
+// GOMAXPROCS and the worker count; another seed gives other files.
 func TestDeterministic(t *testing.T) {
 	a, b, c := t.TempDir(), t.TempDir(), t.TempDir()
-	write(t, tinyWorld(t, 7), a, synth.WriteOptions{Workers: 1, GzipFeatures: true})
-	write(t, tinyWorld(t, 7), b, synth.WriteOptions{Workers: 5, GzipFeatures: true})
+	procs := runtime.GOMAXPROCS(1) // NewWorld plants edges on GOMAXPROCS goroutines
+	wa := tinyWorld(t, 7)
+	runtime.GOMAXPROCS(max(procs, 4))
+	wb := tinyWorld(t, 7)
+	runtime.GOMAXPROCS(procs)
+	if !slices.Equal(wa.Edges(synth.AlsoBought), wb.Edges(synth.AlsoBought)) {
+		t.Error("also_bought edges depend on GOMAXPROCS")
+	}
+	write(t, wa, a, synth.WriteOptions{Workers: 1, GzipFeatures: true})
+	write(t, wb, b, synth.WriteOptions{Workers: 5, GzipFeatures: true})
 	write(t, tinyWorld(t, 8), c, synth.WriteOptions{Workers: 2, GzipFeatures: true})
 	fa, fb, fc := readAll(t, a), readAll(t, b), readAll(t, c)
 	for k := range fa {

@@ -191,17 +191,19 @@ func NewWorld(cfg Config, seed uint64) (*World, error) {
 			w.scoped[it.Top] = append(w.scoped[it.Top], int32(i))
 		}
 	}
-	w.plant(gAB)
-	w.plant(gAV)
-	w.plantBT()
-
-	// Image records in an order unrelated to the metadata's.
+	// Image records in an order unrelated to the metadata's; orphans are
+	// counted first because related lists name ASINs past them.
 	for i, it := range w.Items {
 		if it.HasImage {
 			w.records = append(w.records, int32(i))
 		}
 	}
 	w.orphans = int(math.Round(float64(len(w.records)) * c.OrphanFrac))
+
+	w.plant(gAB)
+	w.plant(gAV)
+	w.plantBT()
+
 	for k := range w.orphans {
 		w.records = append(w.records, int32(-(k + 1)))
 	}
