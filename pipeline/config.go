@@ -402,6 +402,9 @@ func (s Settings) validate(at string) error {
 		if l < 0 || math.IsNaN(l) || math.IsInf(l, 0) {
 			return fmt.Errorf("%s.lambdas[%d]: %g must be non-negative", at, i, l)
 		}
+		if slices.Contains(s.Lambdas[:i], l) {
+			return fmt.Errorf("%s.lambdas[%d]: %g is listed twice", at, i, l)
+		}
 	}
 	return nil
 }

@@ -44,6 +44,7 @@ func TestBadJobFiles(t *testing.T) {
 		{name: "unknown setting", yaml: "name: j\nsettings: {kk: 1}\n", want: "j.yaml: yaml: unmarshal errors:\n  line 2: field kk not found in type pipeline.Settings"},
 		{name: "negative k", yaml: head + exp + "settings: {k: -1}\n", want: "j.yaml: settings.k: -1 must be positive"},
 		{name: "bad lambda", yaml: head + exp + "settings: {lambdas: [0, .nan]}\n", want: "j.yaml: settings.lambdas[1]: NaN must be non-negative"},
+		{name: "repeated lambda", yaml: head + exp + "settings: {lambdas: [0, 1e-4, 0.0001]}\n", want: "j.yaml: settings.lambdas[2]: 0.0001 is listed twice"},
 		{name: "ct_top", yaml: head + exp + "settings: {ct_top: 2}\n", want: "j.yaml: settings.ct_top: 2 must be in (0, 1]"},
 		{name: "reject ratio", yaml: head + exp + "settings: {reject_ratio: .inf}\n", want: "j.yaml: settings.reject_ratio: +Inf is not a number"},
 		{name: "negatives", yaml: head + exp + "settings: {negatives: random}\n", want: `j.yaml: settings.negatives: "random" is not one of rewire, uniform`},

@@ -44,7 +44,7 @@ func newSchema(fields ...arrow.Field) *arrow.Schema { return arrow.NewSchema(fie
 // after them are extras documented here.
 var (
 	// Items: one row per valid item of an experiment, in item-index order
-	// (row i is item i everywhere else). Extra: path_depth.
+	// (row i is item i everywhere else).
 	Items = newSchema(
 		field("asin", str), field("title", str), field("brand", str),
 		dict("subcategory"), field("category_path", str),
@@ -78,7 +78,7 @@ var (
 	// term then sampling level; BowShard its totals, one row.
 	BowCounts = newSchema(field("term", str), field("level", i32), field("count", i64), field("nouns", i64))
 	BowShard  = newSchema(field("shard", i32), field("shards", i32), field("docs", i64),
-		field("tokens", i64), field("level_tokens", arrow.ListOf(i64)))
+		field("tokens", i64), field("level_tokens", arrow.ListOf(i64)), field("fingerprint", str))
 	// FeatureItems: the items that have a feature vector, in item order;
 	// for image features, row i of the matrix is item_idx[i].
 	FeatureItems = newSchema(field("asin", str), field("item_idx", i32))
@@ -119,13 +119,14 @@ var (
 		dict("model"), dict("param"), field("row", i32), field("values", arrow.ListOf(f64)),
 	)
 	// JobMetrics: the job-level table across experiments, one row per
-	// (experiment, model, split) at the chosen lambda, with the paper's
-	// published test error beside ours (NaN where the paper has none).
+	// (experiment, model, split) at the chosen lambda: the metrics columns,
+	// then the paper's data set name, the graph, the feature kind and the
+	// paper's published test error (NaN where the paper has none).
 	JobMetrics = newSchema(
-		dict("experiment"), dict("dataset"), dict("graph"), dict("features"),
-		dict("model"), dict("split"),
+		dict("experiment"), dict("model"), dict("split"),
 		field("error", f64), field("auc", f64), field("log_likelihood", f64),
 		field("pairs", i64), field("lambda", f64), field("k", i32), field("n", i32),
-		field("iterations", i32), field("paper_error", f64),
+		field("iterations", i32),
+		dict("dataset"), dict("graph"), dict("features"), field("paper_error", f64),
 	)
 )

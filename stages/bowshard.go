@@ -2,6 +2,8 @@ package stages
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,9 +39,10 @@ func CountBowShard(ctx context.Context, runDir string, e *pipeline.Resolved, sha
 	if err != nil {
 		return nil, fmt.Errorf("stages: bow-shard needs the ingest stage of %s: %w", e.Name, err)
 	}
-	rows := make(map[string]int32, len(it.asin))
-	for i, a := range it.asin {
-		rows[a] = int32(i)
+	rows := it.rows()
+	fp, err := shardFingerprint(e, it.asin)
+	if err != nil {
+		return nil, err
 	}
 	next, stop := reviewDocs(ctx, e.Data.Reviews, rows, e.Settings.UseSummary)
 	c, err := bow.CountShard(next, shard, n, bowOptions(e))
@@ -65,7 +68,7 @@ func CountBowShard(ctx context.Context, runDir string, e *pipeline.Resolved, sha
 	}
 	err = writeAtomic(infoPath, func(p string) error {
 		_, err := schema.Write(p, schema.BowShard, []int32{int32(c.Shard)}, []int32{int32(c.Shards)},
-			[]int64{c.Docs}, []int64{c.Tokens}, [][]int64{c.LevelTokens})
+			[]int64{c.Docs}, []int64{c.Tokens}, [][]int64{c.LevelTokens}, []string{fp})
 		return err
 	})
 	return c, err
@@ -74,15 +77,55 @@ func CountBowShard(ctx context.Context, runDir string, e *pipeline.Resolved, sha
 // writeAtomic writes a file through a temporary name and renames it.
 func writeAtomic(path string, write func(tmp string) error) error {
 	tmp := fmt.Sprintf("%s.tmp-%d", path, os.Getpid())
-	if err := write(tmp); err != nil {
+	err := write(tmp)
+	if err == nil {
+		err = syncFile(tmp)
+	}
+	if err != nil {
 		os.Remove(tmp)
 		return err
 	}
 	return os.Rename(tmp, path)
 }
 
-// readBowShards reads all n shards' counts of an experiment.
-func readBowShards(runDir, exp string, n int) ([]*bow.Counts, error) {
+// shardFingerprint identifies what a shard counted: the experiment's items,
+// the reviews file (by size and modification time: hashing tens of GB per
+// shard task would cost more than the counting) and the text options. The
+// features stage refuses shards whose fingerprint differs from its own.
+func shardFingerprint(e *pipeline.Resolved, asins []string) (string, error) {
+	fi, err := os.Stat(e.Data.Reviews)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%d\x00%d\x00%v\x00%d\x00", e.Data.Reviews, fi.Size(), fi.ModTime().UnixNano(), e.Settings.UseSummary, len(asins))
+	for _, a := range asins {
+		h.Write([]byte(a))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// readBowShards reads all n shards' counts of an experiment, checking that
+// they were counted over the same items, reviews and options as now.
+func readBowShards(runDir string, e *pipeline.Resolved, asins []string, n int) ([]*bow.Counts, error) {
+	exp := e.Name
+	want, err := shardFingerprint(e, asins)
+	if err != nil {
+		return nil, err
+	}
 	dir := BowShardDir(runDir, exp)
 	var out []*bow.Counts
 	for i := range n {
@@ -94,12 +137,18 @@ func readBowShards(runDir, exp string, n int) ([]*bow.Counts, error) {
 		c := &bow.Counts{}
 		err := schema.Read(infoPath, func(t *schema.Cols) error {
 			shard, shards, docs, tokens, levels := t.Int32s("shard"), t.Int32s("shards"), t.Int64s("docs"), t.Int64s("tokens"), t.Int64Lists("level_tokens")
-			if t.Err() == nil && len(shard) != 1 {
+			fps := t.Strings("fingerprint")
+			if t.Err() != nil {
+				return nil
+			}
+			if len(shard) != 1 {
 				return fmt.Errorf("stages: %s: %d rows, want 1", infoPath, len(shard))
 			}
-			if t.Err() == nil {
-				c.Shard, c.Shards, c.Docs, c.Tokens, c.LevelTokens = int(shard[0]), int(shards[0]), docs[0], tokens[0], levels[0]
+			if fps[0] != want {
+				return fmt.Errorf("stages: %s is stale: counted over other items, reviews or options than this run's (rerun `monomer bow-shard --experiment %s --shard %d/%d`)",
+					infoPath, exp, i, n)
 			}
+			c.Shard, c.Shards, c.Docs, c.Tokens, c.LevelTokens = int(shard[0]), int(shards[0]), docs[0], tokens[0], levels[0]
 			return nil
 		})
 		if err != nil {
@@ -107,6 +156,9 @@ func readBowShards(runDir, exp string, n int) ([]*bow.Counts, error) {
 		}
 		err = schema.Read(countsPath, func(t *schema.Cols) error {
 			term, level, count, nouns := t.Strings("term"), t.Int32s("level"), t.Int64s("count"), t.Int64s("nouns")
+			if t.Err() != nil {
+				return nil
+			}
 			c.Rows = make([]bow.CountRow, len(term))
 			for k := range term {
 				c.Rows[k] = bow.CountRow{Term: term[k], Level: level[k], Count: count[k], Nouns: nouns[k]}

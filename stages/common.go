@@ -30,6 +30,15 @@ type items struct {
 	subName []string // subcategory names, by id (sorted)
 }
 
+// rows maps each ASIN to its item index.
+func (it *items) rows() map[string]int32 {
+	m := make(map[string]int32, len(it.asin))
+	for i, a := range it.asin {
+		m[a] = int32(i)
+	}
+	return m
+}
+
 func readItems(dir string) (*items, error) {
 	var asin, subs []string
 	err := schema.Read(filepath.Join(dir, "items.parquet"), func(c *schema.Cols) error {
@@ -58,6 +67,9 @@ func readEdges(path string) ([]graph.Edge, error) {
 	var out []graph.Edge
 	err := schema.Read(path, func(c *schema.Cols) error {
 		src, dst := c.Int32s("src_idx"), c.Int32s("dst_idx")
+		if c.Err() != nil {
+			return nil
+		}
 		out = make([]graph.Edge, len(src))
 		for i := range src {
 			out[i] = graph.Edge{Src: src[i], Dst: dst[i]}
@@ -98,6 +110,9 @@ func readPairs(dir string) ([]graph.Pair, error) {
 	var out []graph.Pair
 	err := schema.Read(filepath.Join(dir, "pairs.parquet"), func(c *schema.Cols) error {
 		x, y, label, split := c.Int32s("x_idx"), c.Int32s("y_idx"), c.Int8s("label"), c.Strings("split")
+		if c.Err() != nil {
+			return nil
+		}
 		out = make([]graph.Pair, len(x))
 		for i := range x {
 			var s graph.Split
@@ -167,6 +182,9 @@ func readBow(dir string, nItems int) (*csr, error) {
 	}
 	err = schema.Read(filepath.Join(dir, "bow.parquet"), func(c *schema.Cols) error {
 		item, ids, w, cnt := c.Int32s("item_idx"), c.Int32Lists("term_ids"), c.Float32Lists("weights"), c.Int32Lists("counts")
+		if c.Err() != nil {
+			return nil
+		}
 		r := 0
 		for i := range nItems {
 			for r < len(item) && int(item[r]) == i {
@@ -199,6 +217,9 @@ func readTopics(dir string, nItems int) (*dense, error) {
 	var m *dense
 	err := schema.Read(filepath.Join(dir, "topics.parquet"), func(c *schema.Cols) error {
 		item, props := c.Int32s("item_idx"), c.Float32Lists("proportions")
+		if c.Err() != nil {
+			return nil
+		}
 		if len(props) == 0 {
 			return fmt.Errorf("stages: %s: no rows", c.Path())
 		}

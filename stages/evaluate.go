@@ -103,7 +103,7 @@ func readFits(dir string) (map[string]*savedFit, error) {
 			if s == nil {
 				return fmt.Errorf("stages: %s: parameters of %s without a fit", c.Path(), pm[i])
 			}
-			if pn[i] != "c" {
+			if pn[i] != "c" && pn[i] != "topic_words" {
 				s.params = append(s.params, models.Param{Name: pn[i], Rows: j - i, Cols: len(vals[i]), Data: data})
 			}
 			i = j
@@ -181,9 +181,14 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 			for i, q := range p {
 				labels[i] = q.Label
 			}
-			// AUC ranks by probability: σ(c − d) is monotone in −d for the
-			// distance models, and CT's probability is its only score.
-			met.add(exp, model, s.String(), models.ErrorRate(labels, prob), models.AUC(labels, prob),
+			// AUC ranks by −d: for the distance models it orders pairs as
+			// σ(c − d) does without the sigmoid's saturation ties, and CT's
+			// distance is its rank among the linked subcategories.
+			score := make([]float64, len(dist))
+			for i, d := range dist {
+				score[i] = -d
+			}
+			met.add(exp, model, s.String(), models.ErrorRate(labels, prob), models.AUC(labels, score),
 				models.LogLikelihood(labels, prob), len(p), fit.lambda, fit.k, fit.n, fit.iters, true)
 			if s == graph.Train {
 				continue

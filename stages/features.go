@@ -56,10 +56,7 @@ func (Features) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 }
 
 func imageFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.Result, error) {
-	rows := make(map[string]int32, len(it.asin))
-	for i, a := range it.asin {
-		rows[a] = int32(i)
-	}
+	rows := it.rows()
 	tr := env.Track("extract image features", 0)
 	st, err := imagefeat.Extract(env.Exp.Data.ImageFeatures, rows, len(it.asin), imagefeat.Dim,
 		float32(env.Exp.Settings.ImageScale), filepath.Join(env.OutDir, imageMatrixFile),
@@ -131,15 +128,12 @@ func reviewDocs(ctx context.Context, path string, rows map[string]int32, summary
 }
 
 func bowFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.Result, error) {
-	rows := make(map[string]int32, len(it.asin))
-	for i, a := range it.asin {
-		rows[a] = int32(i)
-	}
+	rows := it.rows()
 	s := env.Exp.Settings
 	opts := bowOptions(env.Exp)
 	var vocab []bow.Term
 	if s.VocabShards > 0 {
-		shards, err := readBowShards(env.RunDir, env.Exp.Name, s.VocabShards)
+		shards, err := readBowShards(env.RunDir, env.Exp, it.asin, s.VocabShards)
 		if err != nil {
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"monomer/amazon"
+	"monomer/graph"
 	"monomer/imagefeat"
 	"monomer/pipeline"
 	"monomer/schema"
@@ -133,7 +134,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	var lines int64
 
 	// Metadata: scope the items.
-	items := map[string]*scopedItem{}
+	scoped := map[string]*scopedItem{}
 	var outOfScope, noSub int64
 	tr := env.Track("read "+filepath.Base(e.Data.Meta), 0)
 	ms, err := amazon.ReadMeta(e.Data.Meta, func(p *amazon.Product) error {
@@ -147,7 +148,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 			noSub++
 			return nil
 		}
-		items[p.ASIN] = &scopedItem{
+		scoped[p.ASIN] = &scopedItem{
 			asin: p.ASIN, title: p.Title, brand: p.Brand, sub: sub, path: path,
 			related: slices.Clone(related(p, e.Graph)),
 		}
@@ -168,7 +169,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		tr := env.Track("read "+filepath.Base(e.Data.Reviews), 0)
 		rs, err := amazon.ReadReviews(e.Data.Reviews, func(r *amazon.Review) error {
 			tr.Add(1)
-			if it := items[r.ASIN]; it != nil {
+			if it := scoped[r.ASIN]; it != nil {
 				it.nReviews++
 			}
 			return nil
@@ -205,7 +206,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 				continue
 			}
 			first[a] = k
-			if it := items[a]; it != nil {
+			if it := scoped[a]; it != nil {
 				it.hasImage = true
 			}
 		}
@@ -218,9 +219,9 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 
 	// Keep items with a feature source, in ASIN order so the item index does
 	// not depend on the file's line order.
-	asins := make([]string, 0, len(items))
+	asins := make([]string, 0, len(scoped))
 	var noImage, noReviews int64
-	for a, it := range items {
+	for a, it := range scoped {
 		switch {
 		case e.Features == "image" && !it.hasImage:
 			noImage++
@@ -233,17 +234,15 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	slices.Sort(asins)
 	stats["items_dropped_no_image"] = noImage
 	stats["items_dropped_no_reviews"] = noReviews
-	index := make(map[string]int32, len(asins))
-	for i, a := range asins {
-		index[a] = int32(i)
-	}
+	kept := &items{asin: asins}
+	index := kept.rows()
 
 	n := len(asins)
 	title, brand, sub, path := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	nrev, hasImg := make([]int32, n), make([]bool, n)
 	subs := map[string]bool{}
 	for i, a := range asins {
-		it := items[a]
+		it := scoped[a]
 		title[i], brand[i], sub[i], path[i], nrev[i], hasImg[i] = it.title, it.brand, it.sub, it.path, it.nReviews, it.hasImage
 		subs[it.sub] = true
 	}
@@ -254,13 +253,13 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	}
 
 	// Edges of the graph between valid items of different subcategories.
-	type edge struct{ s, d int32 }
-	var edges []edge
-	seen := map[edge]bool{}
+	var edges []graph.Edge
+	seen := map[graph.Edge]bool{}
 	var notItem, sameSub, selfLoop, dup int64
 	for i, a := range asins {
-		for _, b := range items[a].related {
+		for _, b := range scoped[a].related {
 			j, ok := index[b]
+			e := graph.Edge{Src: int32(i), Dst: j}
 			switch {
 			case !ok:
 				notItem++
@@ -268,33 +267,28 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 				selfLoop++
 			case sub[j] == sub[i]:
 				sameSub++
-			case seen[edge{int32(i), j}]:
+			case seen[e]:
 				dup++
 			default:
-				seen[edge{int32(i), j}] = true
-				edges = append(edges, edge{int32(i), j})
+				seen[e] = true
+				edges = append(edges, e)
 			}
 		}
 	}
 	// Rows in (src, dst) order, whatever the order of the related lists.
-	slices.SortFunc(edges, func(x, y edge) int {
-		if x.s != y.s {
-			return int(x.s - y.s)
+	slices.SortFunc(edges, func(x, y graph.Edge) int {
+		if x.Src != y.Src {
+			return int(x.Src - y.Src)
 		}
-		return int(x.d - y.d)
+		return int(x.Dst - y.Dst)
 	})
-	m := len(edges)
-	src, dst, g := make([]string, m), make([]string, m), make([]string, m)
-	si, di := make([]int32, m), make([]int32, m)
-	for k, ed := range edges {
-		src[k], dst[k], g[k], si[k], di[k] = asins[ed.s], asins[ed.d], e.Graph, ed.s, ed.d
-	}
-	stats["edges"] = m
+	stats["edges"] = len(edges)
 	stats["edges_dropped_target_not_item"] = notItem
 	stats["edges_dropped_same_subcategory"] = sameSub
 	stats["edges_dropped_self_loop"] = selfLoop
 	stats["edges_dropped_duplicate"] = dup
-	if _, err := schema.Write(filepath.Join(env.OutDir, "edges.parquet"), schema.Edges, src, dst, g, si, di); err != nil {
+	m, err := writeEdges(filepath.Join(env.OutDir, "edges.parquet"), kept, e.Graph, edges)
+	if err != nil {
 		return nil, err
 	}
 	nrej, err := rej.write(env.OutDir)
@@ -303,7 +297,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	}
 	stats["rejects"] = nrej
 	return &pipeline.Result{
-		Rows:  map[string]int64{"items": int64(n), "edges": int64(m), "rejects": nrej},
+		Rows:  map[string]int64{"items": int64(n), "edges": m, "rejects": nrej},
 		Stats: stats,
 	}, nil
 }

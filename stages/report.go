@@ -89,8 +89,8 @@ type jobMetricCols struct {
 }
 
 func (c *jobMetricCols) all() []any {
-	return []any{c.exp, c.dataset, c.graph, c.features, c.model, c.split,
-		c.errs, c.auc, c.ll, c.pairs, c.lambda, c.k, c.n, c.iters, c.paper}
+	return []any{c.exp, c.model, c.split, c.errs, c.auc, c.ll, c.pairs, c.lambda, c.k, c.n, c.iters,
+		c.dataset, c.graph, c.features, c.paper}
 }
 
 // add appends the chosen-lambda rows of one experiment's metrics table.

@@ -91,13 +91,18 @@ type paramsTable struct {
 	values       [][]float64
 }
 
+// add appends a row-major rows × cols matrix, one table row per matrix row.
 func (t *paramsTable) add(model, name string, rows, cols int, data []float64) {
 	for r := range rows {
-		t.model = append(t.model, model)
-		t.param = append(t.param, name)
-		t.row = append(t.row, int32(r))
-		t.values = append(t.values, data[r*cols:(r+1)*cols])
+		t.addRow(model, name, r, data[r*cols:(r+1)*cols])
 	}
+}
+
+func (t *paramsTable) addRow(model, name string, r int, values []float64) {
+	t.model = append(t.model, model)
+	t.param = append(t.param, name)
+	t.row = append(t.row, int32(r))
+	t.values = append(t.values, values)
 }
 
 func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
@@ -121,14 +126,19 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 		}
 		f := feat
 		if model == "lda" {
-			topics, st, err := fitTopics(env, counts)
+			topics, words, st, err := fitTopics(env, counts)
 			if err != nil {
 				return nil, err
 			}
-			stats["lda"] = st
+			stats["lda_topics"] = st
 			rows["topics"], err = writeTopics(env.OutDir, topics, counts)
 			if err != nil {
 				return nil, err
+			}
+			// The topic-word matrix (topics × vocabulary) sits with the
+			// WNN that reads its proportions.
+			for i, row := range words {
+				params.addRow(model, "topic_words", i, row)
 			}
 			f = topics
 		}
@@ -164,16 +174,16 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 
 // fitTopics runs LDA on the items' raw vocabulary counts (gensim defaults but
 // the topic count) and returns the topic proportions of every item.
-func fitTopics(env *pipeline.Env, counts *csr) (*models.TopicMatrix, models.LDAStats, error) {
+func fitTopics(env *pipeline.Env, counts *csr) (*models.TopicMatrix, [][]float64, models.LDAStats, error) {
 	if counts == nil {
-		return nil, models.LDAStats{}, fmt.Errorf("stages: lda needs bag-of-words features")
+		return nil, nil, models.LDAStats{}, fmt.Errorf("stages: lda needs bag-of-words features")
 	}
 	lda, st, err := models.FitLDA(counts, models.LDAOptions{Topics: env.Exp.Settings.Topics}, env.RNG("lda"))
 	if err != nil {
-		return nil, st, err
+		return nil, nil, st, err
 	}
-	st.Evaluations = nil // the last bound is kept; the series would bloat the manifest
-	return lda.Transform(counts), st, nil
+	st.Evaluations = nil // the last bound (PerWordBound) is kept; the series would bloat the manifest
+	return lda.Transform(counts), lda.Topics(), st, nil
 }
 
 func writeTopics(dir string, t *models.TopicMatrix, counts *csr) (int64, error) {

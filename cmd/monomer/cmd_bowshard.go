@@ -28,6 +28,9 @@ features stage merges the shards into exactly the vocabulary one process
 would choose.`,
 	Args: exactArgs(1),
 	RunE: func(cmd *cobra.Command, args []string) error {
+		if bowShardOpts.experiment == "" {
+			return fmt.Errorf("%w: bow-shard needs --experiment NAME", pipeline.ErrUsage)
+		}
 		i, n, err := parseShard(bowShardOpts.shard)
 		if err != nil {
 			return err
@@ -68,7 +71,5 @@ func init() {
 	bowShardOpts.register(cmdBowShard)
 	cmdBowShard.Flags().StringVar(&bowShardOpts.experiment, "experiment", "", "the bag-of-words experiment (required)")
 	cmdBowShard.Flags().StringVar(&bowShardOpts.shard, "shard", "", "I/N: this shard of N (required)")
-	cmdBowShard.MarkFlagRequired("experiment")
-	cmdBowShard.MarkFlagRequired("shard")
 	cmdRoot.AddCommand(cmdBowShard)
 }
