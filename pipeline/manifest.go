@@ -186,7 +186,8 @@ func staleReasons(old, now KeyInputs) []string {
 	if old.Seed != now.Seed {
 		r = append(r, fmt.Sprintf("seed changed (%d -> %d)", old.Seed, now.Seed))
 	}
-	if !bytes.Equal(old.Params, now.Params) {
+	// The manifest stores params indented; compare them compacted.
+	if !bytes.Equal(compactJSON(old.Params), compactJSON(now.Params)) {
 		r = append(r, paramChanges(old.Params, now.Params)...)
 	}
 	for i, f := range now.Files {
@@ -263,6 +264,14 @@ func changedNames(a, b map[string]string) string {
 }
 
 // paramChanges lists "param a.b: old -> new" for every leaf that differs.
+func compactJSON(b json.RawMessage) []byte {
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return b
+	}
+	return buf.Bytes()
+}
+
 func paramChanges(oldRaw, nowRaw json.RawMessage) []string {
 	var o, n any
 	dec := func(b json.RawMessage, v *any) {

@@ -125,7 +125,10 @@ lines on stderr unless stderr is a terminal.
 			if err != nil {
 				return err
 			}
-			printPlan(cmd.OutOrStdout(), steps)
+			if n := printPlan(cmd.OutOrStdout(), steps); n > 0 {
+				// A pre-flight check must fail when the run would.
+				return fmt.Errorf("dry run: %d stage(s) would fail", n)
+			}
 			return nil
 		}
 		term := pipeline.IsTerminal(os.Stderr)
@@ -138,7 +141,8 @@ lines on stderr unless stderr is a terminal.
 	},
 }
 
-func printPlan(w io.Writer, steps []pipeline.Step) {
+// printPlan prints the selected steps and returns how many would fail.
+func printPlan(w io.Writer, steps []pipeline.Step) (fails int) {
 	width := 0
 	for _, s := range steps {
 		width = max(width, len(s.ID))
@@ -153,9 +157,11 @@ func printPlan(w io.Writer, steps []pipeline.Step) {
 			verb = "run"
 		case strings.HasPrefix(s.Why, "fails: "):
 			verb, s.Why = "fail", strings.TrimPrefix(s.Why, "fails: ")
+			fails++
 		}
 		fmt.Fprintf(w, "%-*s  %s: %s\n", width, s.ID, verb, s.Why)
 	}
+	return fails
 }
 
 func init() {

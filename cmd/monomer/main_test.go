@@ -195,6 +195,8 @@ func TestExitCodes(t *testing.T) {
 		{name: "diff differs", args: []string{"diff", "runs", "runs/cmdtest"}, code: 1,
 			stderr: "monomer: run directories differ\n"},
 		{name: "diff usage", args: []string{"diff", "runs/cmdtest", "nowhere"}, code: 2},
+		{name: "dry run that would fail", args: []string{"run", "job.yaml", "--dry-run", "--only", "train", "--run-id", "fresh"}, code: 1,
+			stderr: "monomer: dry run: 2 stage(s) would fail\n"},
 	}
 	for _, tt := range tests {
 		r := monomer(t, dir, "fake", tt.env, tt.args...)
