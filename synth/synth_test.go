@@ -496,6 +496,8 @@ func TestEdgeRules(t *testing.T) {
 // TestPlantedGeometry: also_viewed pairs are closer in latent space than
 // the rewired (degree-preserving) negatives; also_bought endpoints are close
 // to the notion's transform of the source, and not to the source itself.
+// That the relations are learnable from the image features, and that
+// also_bought needs Monomer's mixture, is models' TestPlantedSynth.
 func TestPlantedGeometry(t *testing.T) {
 	cfg, _ := synth.Scale("small")
 	cfg.FeatureDim = 1
