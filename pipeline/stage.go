@@ -31,11 +31,14 @@ import (
 //
 // Run reads the outputs of the stages named by Deps from env.InDir, and the
 // raw files named by Key, and writes every table it produces into env.OutDir,
-// which is an empty temporary directory. It must not write anywhere else and
-// must not log: it returns counts in Result and reports progress through
-// env.Track. A nil error means every output was written completely; the runner
-// then hashes the outputs, writes the manifest and renames env.OutDir into
-// place. On error, nothing of env.OutDir becomes visible.
+// which is an empty temporary directory. It must not write anywhere else
+// (but for env.FailurePath, below) and must not log: it returns counts in
+// Result and reports progress through env.Track. A nil error means every
+// output was written completely; the runner then hashes the outputs, writes
+// the manifest and renames env.OutDir into place. On error, nothing of
+// env.OutDir becomes visible; a stage that fails on bad input may first leave
+// the evidence (e.g. its rejects table) at env.FailurePath, beside the stage
+// directory, and name it in the error.
 //
 // Run must be deterministic: the same inputs, key and seed (env.RNG) give
 // byte-identical files, whatever GOMAXPROCS is. Run may create
@@ -100,6 +103,13 @@ func (e *Env) InDir(stage string) string {
 // env.Job.Experiments[i].Name, "evaluate") }.
 func (e *Env) StageDir(experiment, stage string) string {
 	return filepath.Join(e.RunDir, experiment, stage)
+}
+
+// FailurePath is where a failing stage may leave a diagnostic file name
+// (DIR/<exp>/<stage>.failed.<name>): outside the stage directory, so it
+// survives the failure, and never an input of any stage.
+func (e *Env) FailurePath(name string) string {
+	return filepath.Join(filepath.Dir(e.OutDir), e.Stage+".failed."+name)
 }
 
 // RNG returns a generator seeded from the job seed, the experiment, the stage

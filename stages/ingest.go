@@ -6,6 +6,7 @@ package stages
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -103,27 +104,30 @@ type rejectSink struct {
 
 func (r *rejectSink) add(j amazon.Reject) { r.rows = append(r.rows, j) }
 
-func (r *rejectSink) write(dir string) (int64, error) {
+func (r *rejectSink) write(path string) (int64, error) {
 	n := len(r.rows)
 	file, errs, excerpt := make([]string, n), make([]string, n), make([]string, n)
 	line, off := make([]int64, n), make([]int64, n)
 	for i, j := range r.rows {
 		file[i], line[i], off[i], errs[i], excerpt[i] = j.File, j.Line, j.Offset, j.Err, j.Excerpt
 	}
-	return schema.Write(filepath.Join(dir, "rejects.parquet"), schema.Rejects, file, line, off, errs, excerpt)
+	return schema.Write(path, schema.Rejects, file, line, off, errs, excerpt)
 }
 
-// check fails with ErrBadInput once rejects exceed ratio of the lines read.
-func (r *rejectSink) check(lines int64, ratio float64) error {
-	if ratio < 0 || len(r.rows) == 0 {
+// check fails with ErrBadInput once rejects exceed ratio of the lines read,
+// leaving the rejects table at env.FailurePath so none is lost.
+func (r *rejectSink) check(env *pipeline.Env, lines int64, ratio float64) error {
+	if ratio < 0 || len(r.rows) == 0 || float64(len(r.rows)) <= ratio*float64(lines) {
 		return nil
 	}
-	if float64(len(r.rows)) > ratio*float64(lines) {
-		j := r.rows[0]
-		return fmt.Errorf("%w: %d of %d lines rejected (over %g); first: %s line %d (byte %d): %s",
-			pipeline.ErrBadInput, len(r.rows), lines, ratio, j.File, j.Line, j.Offset, j.Err)
+	j := r.rows[0]
+	err := fmt.Errorf("%w: %d of %d lines rejected (over %g); first: %s line %d (byte %d): %s",
+		pipeline.ErrBadInput, len(r.rows), lines, ratio, j.File, j.Line, j.Offset, j.Err)
+	path := env.FailurePath("rejects.parquet")
+	if werr := writeAtomic(path, func(tmp string) error { _, err := r.write(tmp); return err }); werr != nil {
+		return fmt.Errorf("%w (and the rejects table could not be kept: %v)", err, werr)
 	}
-	return nil
+	return fmt.Errorf("%w; all rejects in %s", err, path)
 }
 
 func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
@@ -181,7 +185,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		lines += rs.Lines
 		stats["review_lines"] = rs.Lines
 	}
-	if err := rej.check(lines, e.Settings.RejectRatio); err != nil {
+	if err := rej.check(env, lines, e.Settings.RejectRatio); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -213,7 +217,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		lines += int64(len(asins))
 		stats["image_records"] = len(asins)
 	}
-	if err := rej.check(lines, e.Settings.RejectRatio); err != nil {
+	if err := rej.check(env, lines, e.Settings.RejectRatio); err != nil {
 		return nil, err
 	}
 
@@ -291,11 +295,12 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	if err != nil {
 		return nil, err
 	}
-	nrej, err := rej.write(env.OutDir)
+	nrej, err := rej.write(filepath.Join(env.OutDir, "rejects.parquet"))
 	if err != nil {
 		return nil, err
 	}
 	stats["rejects"] = nrej
+	os.Remove(env.FailurePath("rejects.parquet")) // a previous failure's evidence, now superseded
 	return &pipeline.Result{
 		Rows:  map[string]int64{"items": int64(n), "edges": m, "rejects": nrej},
 		Stats: stats,

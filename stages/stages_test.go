@@ -3,6 +3,7 @@ package stages
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io/fs"
 	"math"
 	"os"
@@ -357,5 +358,56 @@ func TestBowShards(t *testing.T) {
 		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
 			t.Errorf("%s: sharded differs from one process (%v, %v)", table, err1, err2)
 		}
+	}
+}
+
+// Over the reject threshold ingest fails with ErrBadInput and leaves every
+// reject in a table beside the stage directory; under it, the rejects are
+// the stage's rejects table.
+func TestIngestRejects(t *testing.T) {
+	data := t.TempDir()
+	meta := "{'asin': 'B000000001', 'title': 'Shirt', 'categories': [['Clothing, Shoes & Jewelry', 'Men', 'Shirts']], 'related': {'also_bought': ['B000000002']}}\n" +
+		"{'asin': 'B000000002', 'title': 'Shoe', 'categories': [['Clothing, Shoes & Jewelry', 'Men', 'Shoes']]}\n" +
+		"{'asin': 'B000000003', 'title': 'unterminated}\n"
+	reviews := `{"asin": "B000000001", "reviewText": "Soft cotton shirt.", "overall": 5}` + "\n" +
+		`{"asin": "B000000002", "reviewText": "Warm leather shoe.", "overall": 4}` + "\n"
+	if err := os.WriteFile(filepath.Join(data, "meta.json"), []byte(meta), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "reviews.json"), []byte(reviews), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		ratio   string
+		wantErr bool
+	}{{"over", "0.1", true}, {"under", "0.5", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := "name: rejects\ndata: {meta: meta.json, reviews: reviews.json}\nsettings: {reject_ratio: " + tc.ratio + "}\n" +
+				"experiments:\n  - {name: men, category: \"Clothing, Shoes & Jewelry > Men\", graph: also_bought, features: bow}\n"
+			job, err := pipeline.ParseJob(filepath.Join(data, "job.yaml"), []byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			_, err = pipeline.Run(context.Background(), job, Experiment(), Job(), pipeline.Options{RunDir: dir, Only: "ingest"})
+			failed := filepath.Join(dir, "men", "ingest.failed.rejects.parquet")
+			path := filepath.Join(dir, "men", "ingest", "rejects.parquet")
+			if tc.wantErr {
+				if !errors.Is(err, pipeline.ErrBadInput) || !strings.Contains(err.Error(), "1 of 5 lines rejected (over 0.1); first: meta.json line 3 (byte ") ||
+					!strings.Contains(err.Error(), failed) {
+					t.Fatalf("err = %v", err)
+				}
+				path = failed
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			tb := open(t, path)
+			lines := must(tb.Int64s("line"))(t)
+			files := must(tb.Strings("file"))(t)
+			if len(lines) != 1 || lines[0] != 3 || files[0] != "meta.json" {
+				t.Fatalf("rejects %v %v", files, lines)
+			}
+		})
 	}
 }
