@@ -38,10 +38,10 @@ func TestBadJobFiles(t *testing.T) {
 	}{
 		{name: "empty", yaml: "", want: `j.yaml: name: "" must be letters, digits, '.', '_' or '-'`},
 		{name: "bad name", yaml: "name: a b\n", want: `j.yaml: name: "a b" must be letters, digits, '.', '_' or '-'`},
-		{name: "unknown key", yaml: "name: j\nsed: 1\n", want: "j.yaml: yaml: unmarshal errors:\n  line 2: field sed not found in type pipeline.Job"},
-		{name: "wrong type", yaml: "name: j\nseed: many\n", want: "j.yaml: yaml: unmarshal errors:\n  line 2: cannot unmarshal !!str `many` into uint64"},
+		{name: "unknown key", yaml: "name: j\nsed: 1\n", want: "j.yaml: line 2: field sed not found at the top level"},
+		{name: "wrong type", yaml: "name: j\nseed: many\n", want: "j.yaml: line 2: cannot unmarshal !!str `many` into uint64"},
 		{name: "no experiments", yaml: "name: j\n", want: "j.yaml: experiments: at least one is required"},
-		{name: "unknown setting", yaml: "name: j\nsettings: {kk: 1}\n", want: "j.yaml: yaml: unmarshal errors:\n  line 2: field kk not found in type pipeline.Settings"},
+		{name: "unknown setting", yaml: "name: j\nsettings: {kk: 1}\n", want: "j.yaml: line 2: field kk not found in settings"},
 		{name: "negative k", yaml: head + exp + "settings: {k: -1}\n", want: "j.yaml: settings.k: -1 must be positive"},
 		{name: "bad lambda", yaml: head + exp + "settings: {lambdas: [0, .nan]}\n", want: "j.yaml: settings.lambdas[1]: NaN must be non-negative"},
 		{name: "repeated lambda", yaml: head + exp + "settings: {lambdas: [0, 1e-4, 0.0001]}\n", want: "j.yaml: settings.lambdas[2]: 0.0001 is listed twice"},

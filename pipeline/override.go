@@ -321,7 +321,17 @@ func decodeJob(base string, b []byte) (*Job, error) {
 		if errors.Is(err, io.EOF) {
 			return &j, nil
 		}
-		return nil, fmt.Errorf("%w: %s: %v", ErrConfig, base, err)
+		return nil, fmt.Errorf("%w: %s: %s", ErrConfig, base, yamlPlaces.Replace(err.Error()))
 	}
 	return &j, nil
 }
+
+// yamlPlaces names the job file's sections instead of the Go types behind
+// them in the decoder's messages.
+var yamlPlaces = strings.NewReplacer(
+	"yaml: unmarshal errors:\n  ", "",
+	"in type pipeline.Job", "at the top level",
+	"in type pipeline.Settings", "in settings",
+	"in type pipeline.Experiment", "in an experiment",
+	"in type pipeline.Data", "in data",
+)
