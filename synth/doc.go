@@ -19,12 +19,15 @@
 //
 //	mu_s ~ N(0, σ_s² I)    z_x = mu_s + σ_z ε,  ε ~ N(0, I)               (1)
 //
-// with σ_s = SubcatSpread (1) and σ_z = ItemSpread (0.6); σ = sqrt(σ_s²+σ_z²)
+// with σ_s = SubcatSpread (0.6) and σ_z = ItemSpread (1); σ = sqrt(σ_s²+σ_z²)
 // is the latent's overall deviation. Foreign items have z ~ N(0, σ² I).
 //
 // Notions of also_bought: N = Notions (4) fixed orthogonal D×D transforms
 // T_k with offsets c_k ~ N(0, (OffsetSpread·σ)² I), and a fixed random
-// gate G (N×D):
+// gate G (N×D). Every T_k keeps the first StyleDims (2) coordinates and
+// rotates the others at random: the shared "style" gives a metric model
+// something to hold on to, while the rotations are what only a mixture of
+// non-metric embeddings can express.
 //
 //	k(x) = argmax_k (G z_x)_k                                             (3)
 //
