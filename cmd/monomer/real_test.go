@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"compress/gzip"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -203,6 +204,38 @@ func TestDemoCrash(t *testing.T) {
 		d := monomer(t, dir, "real", nil, "diff", "ref", run)
 		if d.code != 0 {
 			t.Errorf("%s: %s%s", p.stage, d.stdout, d.stderr)
+		}
+	}
+}
+
+// With vocab_shards, the plan puts bow-shard tasks between ingest and
+// features, and running them then features works end to end.
+func TestPlanBowShards(t *testing.T) {
+	dir, args := demo(t)
+	const exp = "women-also_viewed-bow"
+	args = append(args, "--set", "experiments."+exp+".settings.vocab_shards=2")
+	r := monomer(t, dir, "real", nil, append([]string{"plan", "--json"}, args...)...)
+	var p planJSON
+	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil || r.code != 0 {
+		t.Fatalf("%v %s", err, r.stderr)
+	}
+	byID := map[string]planTask{}
+	for _, tk := range p.Tasks {
+		byID[tk.ID] = tk
+	}
+	sh := byID[exp+".bow-shard-1"]
+	if sh.Command != "bow-shard" || strings.Join(sh.Args, " ") != "--experiment "+exp+" --shard 1/2" || strings.Join(sh.Upstream, ",") != exp+".ingest" {
+		t.Errorf("shard task %+v", sh)
+	}
+	if f := byID[exp+".features"]; !slices.Contains(f.Upstream, exp+".bow-shard-0") || f.Command != "run" {
+		t.Errorf("features task %+v", f)
+	}
+	// Run the tasks as a scheduler would.
+	for _, id := range []string{exp + ".ingest", exp + ".bow-shard-0", exp + ".bow-shard-1", exp + ".features"} {
+		tk := byID[id]
+		r := monomer(t, dir, "real", nil, append(append([]string{tk.Command}, args...), tk.Args...)...)
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d\n%s", id, r.code, r.stderr)
 		}
 	}
 }
