@@ -141,7 +141,17 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.R
 			return nil, err
 		}
 	}
-	next, stop := reviewDocs(ctx, env.Exp.Data.Reviews, rows, s.UseSummary)
+	// Documents are tagged as they are handed over, so counting them tracks
+	// the tokenising too.
+	tr := env.Track("tokenise and tag reviews", 0)
+	pull, stop := reviewDocs(ctx, env.Exp.Data.Reviews, rows, s.UseSummary)
+	next := func() (bow.Doc, error) {
+		d, err := pull()
+		if err == nil {
+			tr.Add(1)
+		}
+		return d, err
+	}
 	var res *bow.Result
 	var err error
 	if vocab != nil {
@@ -150,6 +160,7 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.R
 		res, err = bow.Build(next, len(it.asin), opts)
 	}
 	stop()
+	tr.Done()
 	if err != nil {
 		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 			return nil, ctx.Err()
