@@ -1,15 +1,13 @@
 package amazon
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"unicode/utf8"
 
-	"github.com/klauspost/compress/gzip"
+	"monomer/internal/rawio"
 )
 
 // ErrCorrupt marks a compressed stream that is truncated or damaged.
@@ -28,195 +26,16 @@ const MaxLineBytes = 16 << 20
 // goroutine (at most 1 MiB ahead), so that decompression and parsing use two
 // cores; Close stops it. The bytes delivered are the same either way.
 func Open(path string) (io.ReadCloser, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("amazon: %w", err)
-	}
-	br := bufio.NewReaderSize(fileReader{f}, 256<<10)
-	magic, err := br.Peek(2)
-	if err != nil && err != io.EOF {
-		f.Close()
-		return nil, fmt.Errorf("amazon: %w", unwrapFile(err)) // names the path
-	}
-	if !bytes.Equal(magic, []byte{0x1f, 0x8b}) {
-		return readCloser{br, f}, nil
-	}
-	zr, err := gzip.NewReader(br)
-	if err != nil {
-		f.Close()
-		if isFileErr(err) {
-			return nil, fmt.Errorf("amazon: %w", unwrapFile(err))
-		}
-		return nil, fmt.Errorf("amazon: %s: %w", path, &gzipError{err})
-	}
-	return newReadahead(&gunzipReader{zr: zr, f: f}), nil
-}
-
-type readCloser struct {
-	io.Reader
-	f *os.File
-}
-
-func (r readCloser) Read(p []byte) (int, error) {
-	n, err := r.Reader.Read(p)
-	return n, unwrapFile(err)
-}
-
-func (r readCloser) Close() error { return r.f.Close() }
-
-// fileReader tags errors of the underlying file, so that an I/O error seen
-// through the decompressor is not mistaken for corrupt data.
-type fileReader struct{ f *os.File }
-
-type fileErr struct{ err error }
-
-func (e fileErr) Error() string { return e.err.Error() }
-func (e fileErr) Unwrap() error { return e.err }
-
-func (r fileReader) Read(p []byte) (int, error) {
-	n, err := r.f.Read(p)
-	if err != nil && err != io.EOF {
-		err = fileErr{err}
-	}
-	return n, err
-}
-
-func isFileErr(err error) bool {
-	var fe fileErr
-	return errors.As(err, &fe)
-}
-
-func unwrapFile(err error) error {
-	var fe fileErr
-	if errors.As(err, &fe) {
-		return fe.err
-	}
-	return err
-}
-
-type gunzipReader struct {
-	zr *gzip.Reader
-	f  *os.File
-}
-
-func (g *gunzipReader) Read(p []byte) (int, error) {
-	n, err := g.zr.Read(p)
+	r, err := rawio.Open(path, ErrCorrupt)
+	var ce *rawio.CorruptError
 	switch {
-	case err == nil || err == io.EOF:
-	case isFileErr(err):
-		err = unwrapFile(err)
-	default:
-		err = &gzipError{err}
+	case errors.As(err, &ce):
+		return nil, fmt.Errorf("amazon: %s: %w", path, err)
+	case err != nil:
+		return nil, fmt.Errorf("amazon: %w", err) // names the path
 	}
-	return n, err
+	return r, nil
 }
-
-func (g *gunzipReader) Close() error {
-	g.zr.Close()
-	return g.f.Close()
-}
-
-// readahead runs Read of its source on a goroutine, a fixed number of
-// buffers ahead of the consumer.
-type readahead struct {
-	src    io.ReadCloser
-	full   chan chunk  // read by the goroutine, in order
-	free   chan []byte // consumed, for the goroutine to refill
-	done   chan struct{}
-	exit   chan struct{} // closed when the goroutine has returned
-	cur    chunk
-	pos    int
-	closed bool
-}
-
-type chunk struct {
-	b   []byte
-	err error
-}
-
-const (
-	aheadBuffers = 4
-	aheadSize    = 256 << 10
-)
-
-func newReadahead(src io.ReadCloser) *readahead {
-	r := &readahead{
-		src:  src,
-		full: make(chan chunk, aheadBuffers),
-		free: make(chan []byte, aheadBuffers),
-		done: make(chan struct{}),
-		exit: make(chan struct{}),
-	}
-	for range aheadBuffers {
-		r.free <- make([]byte, aheadSize)
-	}
-	go r.run()
-	return r
-}
-
-func (r *readahead) run() {
-	defer close(r.exit)
-	for {
-		var buf []byte
-		select {
-		case buf = <-r.free:
-		case <-r.done:
-			return
-		}
-		// Fill the buffer, so that chunks are large whatever the
-		// decompressor's read sizes.
-		n, err := io.ReadFull(r.src, buf)
-		if err == io.ErrUnexpectedEOF && n > 0 {
-			// Short final read; the next ReadFull reports how it ended.
-			// An unexpected EOF from the decompressor itself is wrapped
-			// in gzipError, so it cannot be confused with this one.
-			err = nil
-		}
-		select {
-		case r.full <- chunk{buf[:n], err}:
-		case <-r.done:
-			return
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-func (r *readahead) Read(p []byte) (int, error) {
-	if r.closed {
-		return 0, os.ErrClosed
-	}
-	for r.pos == len(r.cur.b) {
-		if r.cur.err != nil {
-			return 0, r.cur.err
-		}
-		if r.cur.b != nil {
-			r.free <- r.cur.b[:cap(r.cur.b)]
-		}
-		r.cur, r.pos = <-r.full, 0
-	}
-	n := copy(p, r.cur.b[r.pos:])
-	r.pos += n
-	return n, nil
-}
-
-func (r *readahead) Close() error {
-	if r.closed {
-		return os.ErrClosed
-	}
-	r.closed = true
-	close(r.done)
-	<-r.exit
-	return r.src.Close()
-}
-
-// gzipError is damaged compressed data; it wraps ErrCorrupt and the
-// decompressor's error.
-type gzipError struct{ err error }
-
-func (e *gzipError) Error() string   { return "corrupt or truncated gzip stream: " + e.err.Error() }
-func (e *gzipError) Unwrap() []error { return []error{ErrCorrupt, e.err} }
 
 // streamError is a read failure part way through a file.
 type streamError struct {
@@ -229,11 +48,11 @@ func (e *streamError) Unwrap() []error { return e.err }
 
 // readError names the file and how far reading got.
 func readError(base string, lines int64, err error) error {
-	var ge *gzipError
-	if errors.As(err, &ge) {
+	var ce *rawio.CorruptError
+	if errors.As(err, &ce) {
 		return &streamError{
-			msg: fmt.Sprintf("amazon: %s: corrupt or truncated gzip stream after %d complete lines: %v", base, lines, ge.err),
-			err: []error{ErrCorrupt, ge.err},
+			msg: fmt.Sprintf("amazon: %s: corrupt or truncated gzip stream after %d complete lines: %v", base, lines, ce.Err),
+			err: []error{ErrCorrupt, ce.Err},
 		}
 	}
 	return &streamError{

@@ -334,42 +334,6 @@ func (o oneByteReader) Read(p []byte) (int, error) {
 	return o.r.Read(p)
 }
 
-// TestReadaheadCloseEarly stops reading part way: Close must stop the
-// decompressing goroutine, and later reads must fail rather than hang.
-func TestReadaheadCloseEarly(t *testing.T) {
-	rc, err := Open(writeFile(t, "meta.json.gz", gz(t, metaLines(0, 50000))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.ReadFull(rc, make([]byte, 10)); err != nil {
-		t.Fatal(err)
-	}
-	if err := rc.Close(); err != nil {
-		t.Fatal(err)
-	}
-	<-rc.(*readahead).exit
-	if _, err := rc.Read(make([]byte, 10)); !errors.Is(err, os.ErrClosed) {
-		t.Errorf("read after close: %v", err)
-	}
-}
-
-// TestReadaheadOrder checks that data read before an error all arrives
-// before the error, across buffer boundaries.
-func TestReadaheadOrder(t *testing.T) {
-	data := bytes.Repeat([]byte("0123456789"), aheadSize/3) // ~1.3 buffers
-	boom := errors.New("boom")
-	r := newReadahead(io.NopCloser(io.MultiReader(bytes.NewReader(data), errReader{boom})))
-	defer r.Close()
-	got, err := io.ReadAll(r)
-	if err != boom || !bytes.Equal(got, data) {
-		t.Errorf("read %d bytes, %v; want %d bytes, boom", len(got), err, len(data))
-	}
-}
-
-type errReader struct{ err error }
-
-func (e errReader) Read([]byte) (int, error) { return 0, e.err }
-
 // TestReadMetaBOMAndCRLF: a byte-order mark and CRLF line ends are not
 // content: offsets still point into the stream.
 func TestReadMetaBOMAndCRLF(t *testing.T) {

@@ -2,7 +2,6 @@ package imagefeat
 
 import (
 	"encoding/binary"
-	"io"
 	"math"
 	"unsafe"
 )
@@ -76,93 +75,4 @@ func encodeValues(dst []byte, vec []float32) {
 // asBytes views a float32 slice as its bytes in machine order.
 func asBytes(v []float32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*len(v))
-}
-
-// readAhead reads its source in a goroutine, a few chunks ahead of the
-// consumer, so that reading or inflating overlaps parsing on another core.
-// The bytes and the error come out exactly as the source gave them.
-type readAhead struct {
-	full   chan chunk
-	free   chan []byte
-	done   chan struct{}
-	exited chan struct{}
-	cur    chunk
-	off    int
-}
-
-type chunk struct {
-	b   []byte
-	err error
-}
-
-func newReadAhead(src io.Reader, size, depth int) *readAhead {
-	ra := &readAhead{
-		full:   make(chan chunk, depth),
-		free:   make(chan []byte, depth+1),
-		done:   make(chan struct{}),
-		exited: make(chan struct{}),
-	}
-	for range depth + 1 {
-		ra.free <- make([]byte, size)
-	}
-	go ra.run(src)
-	return ra
-}
-
-func (ra *readAhead) run(src io.Reader) {
-	defer close(ra.exited)
-	for {
-		var buf []byte
-		select {
-		case buf = <-ra.free:
-		case <-ra.done:
-			return
-		}
-		n, empty := 0, 0
-		var err error
-		for n < len(buf) && err == nil {
-			var m int
-			m, err = src.Read(buf[n:])
-			n += m
-			if m == 0 && err == nil {
-				// A source that keeps returning nothing would spin forever.
-				if empty++; empty == 100 {
-					err = io.ErrNoProgress
-				}
-			}
-		}
-		select {
-		case ra.full <- chunk{buf[:n], err}:
-		case <-ra.done:
-			return
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-func (ra *readAhead) Read(p []byte) (int, error) {
-	for ra.off == len(ra.cur.b) {
-		if ra.cur.err != nil {
-			return 0, ra.cur.err
-		}
-		if ra.cur.b != nil {
-			ra.free <- ra.cur.b[:cap(ra.cur.b)]
-		}
-		ra.cur, ra.off = <-ra.full, 0
-	}
-	n := copy(p, ra.cur.b[ra.off:])
-	ra.off += n
-	return n, nil
-}
-
-// stop ends the goroutine and waits for it, so the source may be closed.
-func (ra *readAhead) stop() {
-	select {
-	case <-ra.done:
-	default:
-		close(ra.done)
-	}
-	<-ra.exited
 }
