@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/monomer
 
-.PHONY: build run test bench lint testdata
+.PHONY: build run test bench lint testdata test-openblas bench-openblas
 
 build:
 	$(GO) build -o $(BIN) ./cmd/monomer
@@ -17,6 +17,15 @@ test: build
 # Benchmarks; figures go to BENCHMARKS.md with this command.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
+
+# The models package with OpenBLAS sgemm/dgemm (needs libopenblas-dev; the
+# default build above stays pure Go).
+OPENBLAS := CGO_ENABLED=1 CGO_LDFLAGS=-lopenblas
+test-openblas:
+	$(OPENBLAS) $(GO) test -count=1 -tags openblas ./models/
+
+bench-openblas:
+	$(OPENBLAS) $(GO) test -tags openblas -run '^$$' -bench . -benchmem -timeout 60m ./models/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
