@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/monomer
 
-.PHONY: build run test bench lint testdata test-openblas bench-openblas
+.PHONY: build build-openblas run test bench lint testdata test-openblas bench-openblas
 
 build:
 	$(GO) build -o $(BIN) ./cmd/monomer
@@ -21,6 +21,9 @@ bench:
 # The models package with OpenBLAS sgemm/dgemm (needs libopenblas-dev; the
 # default build above stays pure Go).
 OPENBLAS := CGO_ENABLED=1 CGO_LDFLAGS=-lopenblas
+build-openblas:
+	$(OPENBLAS) $(GO) build -tags openblas -o $(BIN) ./cmd/monomer
+
 test-openblas:
 	$(OPENBLAS) $(GO) test -count=1 -tags openblas ./models/
 
