@@ -243,7 +243,15 @@ func (s rowSource) sqNorm(i int) float64 {
 }
 
 // denseRows copies the rows of items into buf (len(items)×dim, row-major).
+// The float32 path is a plain copy (memmove): at Women's size the element
+// loop cost as much CPU as the OpenBLAS gemm it feeds.
 func denseRows[T Float](d Dense, items []int32, dim int, buf []T) {
+	if b32, ok := any(buf).([]float32); ok {
+		for r, it := range items {
+			copy(b32[r*dim:(r+1)*dim], d.Row(int(it))[:dim])
+		}
+		return
+	}
 	for r, it := range items {
 		row := d.Row(int(it))[:dim]
 		dst := buf[r*dim : (r+1)*dim]

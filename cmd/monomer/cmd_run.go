@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -25,6 +26,7 @@ var runOpts struct {
 	only, from  string
 	force       bool
 	dryRun      bool
+	cpuProfile  string
 }
 
 // dirFlags are the flags every command that reads a run directory shares.
@@ -131,6 +133,17 @@ lines on stderr unless stderr is a terminal.
 			}
 			return nil
 		}
+		if runOpts.cpuProfile != "" {
+			f, err := os.Create(runOpts.cpuProfile)
+			if err != nil {
+				return fmt.Errorf("%w: --cpuprofile: %v", pipeline.ErrUsage, err)
+			}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return err
+			}
+			defer pprof.StopCPUProfile()
+		}
 		term := pipeline.IsTerminal(os.Stderr)
 		opts.Logger = pipeline.NewLogger(os.Stderr, term)
 		if term {
@@ -172,5 +185,6 @@ func init() {
 	f.StringVar(&runOpts.from, "from", "", "run this stage and everything downstream of it")
 	f.BoolVar(&runOpts.force, "force", false, "rerun the selected stages even when up to date")
 	f.BoolVar(&runOpts.dryRun, "dry-run", false, "print what would run and why; touch nothing")
+	f.StringVar(&runOpts.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	cmdRoot.AddCommand(cmdRun)
 }
