@@ -307,39 +307,27 @@ func (r *metaRec) related(s *scanner) error {
 	if s.i >= len(s.b) || s.b[s.i] != '{' {
 		return s.typeError("related", "a dict")
 	}
-	more, err := s.open('}')
-	for err == nil && more {
-		s.ws()
-		var k []byte
-		var isStr bool
-		if k, isStr, err = s.key(); err != nil {
-			break
-		}
-		if err = s.expect(':'); err != nil {
-			break
-		}
-		s.ws()
-		slot := -1
-		if isStr {
-			switch string(k) {
-			case "also_bought":
-				slot = listAlsoBought
-			case "also_viewed":
-				slot = listAlsoViewed
-			case "bought_together":
-				slot = listBoughtTogether
-			}
-		}
-		if slot >= 0 {
-			r.lists[slot], err = s.strings("related", r.lists[slot][:0], false)
-		} else {
-			err = s.skip()
-		}
-		if err == nil {
-			more, err = s.next('}')
-		}
+	return s.dict(relatedLists{r})
+}
+
+// relatedLists takes the lists of the related dict that Product keeps.
+type relatedLists struct{ r *metaRec }
+
+func (l relatedLists) value(s *scanner, k []byte) error {
+	slot := -1
+	switch string(k) {
+	case "also_bought":
+		slot = listAlsoBought
+	case "also_viewed":
+		slot = listAlsoViewed
+	case "bought_together":
+		slot = listBoughtTogether
 	}
-	s.depth--
+	if slot < 0 {
+		return s.skip()
+	}
+	var err error
+	l.r.lists[slot], err = s.strings("related", l.r.lists[slot][:0], false)
 	return err
 }
 

@@ -613,6 +613,19 @@ func (s *scanner) record(f fielder) error {
 	if s.i >= len(s.b) || s.b[s.i] != '{' {
 		return s.unexpected("`{`")
 	}
+	if err := s.dict(f); err != nil {
+		return err
+	}
+	s.ws()
+	if s.i < len(s.b) {
+		return s.fail(s.i, "trailing garbage")
+	}
+	return nil
+}
+
+// dict parses the dict starting at s.i ('{'), handing each string-keyed
+// value to f and skipping values of other keys.
+func (s *scanner) dict(f fielder) error {
 	more, err := s.open('}')
 	for err == nil && more {
 		s.ws()
@@ -634,14 +647,8 @@ func (s *scanner) record(f fielder) error {
 			more, err = s.next('}')
 		}
 	}
-	if err != nil {
-		return err
-	}
-	s.ws()
-	if s.i < len(s.b) {
-		return s.fail(s.i, "trailing garbage")
-	}
-	return nil
+	s.depth--
+	return err
 }
 
 // text decodes a string value into arena; a null gives an empty span and ok
