@@ -5,8 +5,6 @@ package models
 import (
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/blas/blas32"
@@ -116,26 +114,8 @@ func TestOpenBLASTrainDeterministic(t *testing.T) {
 	train, valid := pairs[:5000], pairs[5000:]
 	for _, model := range []string{ModelLMT, ModelMonomer} {
 		t.Run(model, func(t *testing.T) {
-			var fits [2]*Fit
-			for i, procs := range []int{1, 2} {
-				old := runtime.GOMAXPROCS(procs)
-				spec := Spec{Model: model, K: 8, N: 3, Lambdas: []float64{0, 1e-4}, MaxIter: 6, ValidEvery: 3}
-				f, err := Train(t.Context(), feat, train, valid, spec, rand.New(rand.NewPCG(7, 7)), nil)
-				runtime.GOMAXPROCS(old)
-				if err != nil {
-					t.Fatal(err)
-				}
-				fits[i] = f
-			}
-			a, b := fits[0], fits[1]
-			if a.C != b.C || a.Lambda != b.Lambda || a.BestIteration != b.BestIteration {
-				t.Fatalf("GOMAXPROCS 1: c=%v λ=%v iter %d; GOMAXPROCS 2: c=%v λ=%v iter %d", a.C, a.Lambda, a.BestIteration, b.C, b.Lambda, b.BestIteration)
-			}
-			for i := range a.Params {
-				if !slices.Equal(a.Params[i].Data, b.Params[i].Data) {
-					t.Fatalf("%s differs between GOMAXPROCS 1 and 2", a.Params[i].Name)
-				}
-			}
+			spec := Spec{Model: model, K: 8, N: 3, Lambdas: []float64{0, 1e-4}, MaxIter: 6, ValidEvery: 3}
+			checkSameAtProcs(t, feat, train, valid, spec)
 		})
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+
+	"monomer/graph"
 )
 
 // gradProblem builds the training objective of model name on a random small
@@ -190,30 +192,37 @@ func TestTrainDeterministic(t *testing.T) {
 		{ModelMonomer, "dense"}, {ModelMonomer, "sparse"}, {ModelWNN, "dense"}, {ModelWNN, "sparse"}, {ModelLMT, "dense"},
 	} {
 		t.Run(tc.model+"/"+tc.features, func(t *testing.T) {
-			var fits [2]*Fit
-			for i, procs := range []int{1, 2} {
-				old := runtime.GOMAXPROCS(procs)
-				spec := Spec{Model: tc.model, K: 4, N: 3, Lambdas: []float64{0, 1e-4}, MaxIter: 8, ValidEvery: 3}
-				f, err := Train(t.Context(), feats[tc.features], train, valid, spec, rand.New(rand.NewPCG(7, 7)), nil)
-				runtime.GOMAXPROCS(old)
-				if err != nil {
-					t.Fatal(err)
-				}
-				fits[i] = f
-			}
-			a, b := fits[0], fits[1]
-			if a.C != b.C || a.Lambda != b.Lambda || a.BestIteration != b.BestIteration {
-				t.Fatalf("GOMAXPROCS 1: c=%v λ=%v iter %d; GOMAXPROCS 2: c=%v λ=%v iter %d", a.C, a.Lambda, a.BestIteration, b.C, b.Lambda, b.BestIteration)
-			}
-			for i := range a.Params {
-				if !slices.Equal(a.Params[i].Data, b.Params[i].Data) {
-					t.Fatalf("%s differs between GOMAXPROCS 1 and 2", a.Params[i].Name)
-				}
-			}
-			if fmt.Sprint(a.Grid) != fmt.Sprint(b.Grid) {
-				t.Fatalf("grids differ:\n%v\n%v", a.Grid, b.Grid)
-			}
+			spec := Spec{Model: tc.model, K: 4, N: 3, Lambdas: []float64{0, 1e-4}, MaxIter: 8, ValidEvery: 3}
+			checkSameAtProcs(t, feats[tc.features], train, valid, spec)
 		})
+	}
+}
+
+// checkSameAtProcs trains spec at GOMAXPROCS 1 and 2 and fails unless the
+// fits (c, λ, best iteration, every parameter, the grid) are bit-identical.
+func checkSameAtProcs(t *testing.T, feat Features, train, valid []graph.Pair, spec Spec) {
+	t.Helper()
+	var fits [2]*Fit
+	for i, procs := range []int{1, 2} {
+		old := runtime.GOMAXPROCS(procs)
+		f, err := Train(t.Context(), feat, train, valid, spec, rand.New(rand.NewPCG(7, 7)), nil)
+		runtime.GOMAXPROCS(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fits[i] = f
+	}
+	a, b := fits[0], fits[1]
+	if a.C != b.C || a.Lambda != b.Lambda || a.BestIteration != b.BestIteration {
+		t.Fatalf("GOMAXPROCS 1: c=%v λ=%v iter %d; GOMAXPROCS 2: c=%v λ=%v iter %d", a.C, a.Lambda, a.BestIteration, b.C, b.Lambda, b.BestIteration)
+	}
+	for i := range a.Params {
+		if !slices.Equal(a.Params[i].Data, b.Params[i].Data) {
+			t.Fatalf("%s differs between GOMAXPROCS 1 and 2", a.Params[i].Name)
+		}
+	}
+	if fmt.Sprint(a.Grid) != fmt.Sprint(b.Grid) {
+		t.Fatalf("grids differ:\n%v\n%v", a.Grid, b.Grid)
 	}
 }
 
