@@ -128,19 +128,27 @@ func (e *lineEncoder) str(s string) { e.b = appendPyString(e.b, s, e.mode) }
 
 func (e *lineEncoder) text(s string) { e.str(htmlText(e.r, s, 0.5)) }
 
-func (e *lineEncoder) list(xs []string, html bool) {
-	e.b = append(e.b, '[')
-	for k, x := range xs {
+// seq writes n items between open and close, separated as Python's repr
+// separates them.
+func (e *lineEncoder) seq(open, close byte, n int, item func(k int)) {
+	e.b = append(e.b, open)
+	for k := range n {
 		if k > 0 {
 			e.b = append(e.b, ", "...)
 		}
-		if html {
-			e.text(x)
-		} else {
-			e.str(x)
-		}
+		item(k)
 	}
-	e.b = append(e.b, ']')
+	e.b = append(e.b, close)
+}
+
+func (e *lineEncoder) list(xs []string, html bool) {
+	e.seq('[', ']', len(xs), func(k int) {
+		if html {
+			e.text(xs[k])
+		} else {
+			e.str(xs[k])
+		}
+	})
 }
 
 // pyFloat is Python's repr of a float in the range of prices.
@@ -160,6 +168,13 @@ func appendMetaLine(b []byte, m *Meta, r *rand.Rand) []byte {
 		key   string
 		value func()
 	}
+	dict := func(fs []field) {
+		e.seq('{', '}', len(fs), func(k int) {
+			e.str(fs[k].key)
+			e.b = append(e.b, ": "...)
+			fs[k].value()
+		})
+	}
 	fields := []field{{"asin", func() { e.str(m.ASIN) }}}
 	if m.Title != "" {
 		fields = append(fields, field{"title", func() { e.text(m.Title) }})
@@ -175,16 +190,11 @@ func appendMetaLine(b []byte, m *Meta, r *rand.Rand) []byte {
 	}
 	if len(m.SalesRank) > 0 {
 		fields = append(fields, field{"salesRank", func() {
-			e.b = append(e.b, '{')
-			for k, sr := range m.SalesRank {
-				if k > 0 {
-					e.b = append(e.b, ", "...)
-				}
-				e.str(sr.Category)
+			e.seq('{', '}', len(m.SalesRank), func(k int) {
+				e.str(m.SalesRank[k].Category)
 				e.b = append(e.b, ": "...)
-				e.b = strconv.AppendInt(e.b, sr.Rank, 10)
-			}
-			e.b = append(e.b, '}')
+				e.b = strconv.AppendInt(e.b, m.SalesRank[k].Rank, 10)
+			})
 		}})
 	}
 	if m.Description != "" {
@@ -192,14 +202,7 @@ func appendMetaLine(b []byte, m *Meta, r *rand.Rand) []byte {
 	}
 	if len(m.Categories) > 0 {
 		fields = append(fields, field{"categories", func() {
-			e.b = append(e.b, '[')
-			for k, p := range m.Categories {
-				if k > 0 {
-					e.b = append(e.b, ", "...)
-				}
-				e.list(p, true)
-			}
-			e.b = append(e.b, ']')
+			e.seq('[', ']', len(m.Categories), func(k int) { e.list(m.Categories[k], true) })
 		}})
 	}
 	if len(m.AlsoBought)+len(m.AlsoViewed)+len(m.BoughtTogether) > 0 {
@@ -214,29 +217,12 @@ func appendMetaLine(b []byte, m *Meta, r *rand.Rand) []byte {
 				}
 			}
 			r.Shuffle(len(rel), func(a, b int) { rel[a], rel[b] = rel[b], rel[a] })
-			e.b = append(e.b, '{')
-			for k, f := range rel {
-				if k > 0 {
-					e.b = append(e.b, ", "...)
-				}
-				e.str(f.key)
-				e.b = append(e.b, ": "...)
-				f.value()
-			}
-			e.b = append(e.b, '}')
+			dict(rel)
 		}})
 	}
 	r.Shuffle(len(fields), func(a, b int) { fields[a], fields[b] = fields[b], fields[a] })
-	e.b = append(e.b, '{')
-	for k, f := range fields {
-		if k > 0 {
-			e.b = append(e.b, ", "...)
-		}
-		e.str(f.key)
-		e.b = append(e.b, ": "...)
-		f.value()
-	}
-	return append(e.b, '}', '\n')
+	dict(fields)
+	return append(e.b, '\n')
 }
 
 // appendJSONString appends s as a JSON string the way Python's json.dumps
