@@ -483,7 +483,7 @@ func (r *runner) execute(ctx context.Context, n *Node, in KeyInputs) (*Manifest,
 		config = r.g.Job
 	}
 	m := &Manifest{
-		Format: manifestFormat, Key: in.key(), Inputs: in, Outputs: outs, Stats: res.Stats,
+		Format: manifestFormat, Key: in.key(), Inputs: in, Outputs: outs, Stats: normalizeStats(res.Stats),
 		Seed: in.Seed, Config: config, Tools: toolVersions(),
 		Started: started.UTC(), Finished: finished.UTC(), Seconds: finished.Sub(started).Seconds(),
 	}

@@ -1,13 +1,9 @@
 package stages
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
-	"unicode"
 
 	"monomer/graph"
 	"monomer/imagefeat"
@@ -264,54 +260,4 @@ func loadFeatures(env *pipeline.Env) (models.Features, *csr, func(), error) {
 		return nil, nil, nil, err
 	}
 	return b, b, func() {}, nil
-}
-
-// statsOf turns a library's stats struct into manifest form: JSON with
-// snake_case keys, like the stages' own counters (libraries keep Go names).
-func statsOf(v any) any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var x any
-	if d.Decode(&x) != nil {
-		return fmt.Sprint(v)
-	}
-	return snakeKeys(x)
-}
-
-func snakeKeys(x any) any {
-	switch v := x.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[snake(k)] = snakeKeys(e)
-		}
-		return out
-	case []any:
-		for i, e := range v {
-			v[i] = snakeKeys(e)
-		}
-		return v
-	}
-	return x
-}
-
-// snake converts a Go field name: an underscore before each capital that
-// follows a lower-case letter or digit, then lower case ("DuplicateASINs"
-// becomes "duplicate_asins").
-func snake(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && unicode.IsUpper(r) {
-			p := rune(s[i-1])
-			if unicode.IsLower(p) || unicode.IsDigit(p) {
-				b.WriteByte('_')
-			}
-		}
-		b.WriteRune(unicode.ToLower(r))
-	}
-	return b.String()
 }

@@ -75,7 +75,7 @@ func imageFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline
 	}
 	return &pipeline.Result{
 		Rows:  map[string]int64{"feature_items": n, "image": int64(len(it.asin))},
-		Stats: map[string]any{"extract": statsOf(st)},
+		Stats: map[string]any{"extract": st},
 	}, nil
 }
 
@@ -205,6 +205,6 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.R
 	}
 	return &pipeline.Result{
 		Rows:  map[string]int64{"vocabulary": nv, "bow": nb, "feature_items": nf},
-		Stats: map[string]any{"bow": statsOf(res.Stats)},
+		Stats: map[string]any{"bow": res.Stats},
 	}, nil
 }

@@ -60,7 +60,7 @@ func (Negatives) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 		if err != nil {
 			return nil, err
 		}
-		stats["uniform"] = statsOf(st)
+		stats["uniform"] = st
 	default:
 		tr := env.Track("rewire", int64(env.Exp.Settings.SwapsPerEdge)*int64(len(pos)))
 		var done int64
@@ -82,7 +82,7 @@ func (Negatives) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 		stats["never_switched"] = st.NeverSwitched
 		stats["never_switched_fraction"] = st.NeverSwitchedFraction()
 		stats["dropped"] = st.Dropped
-		stats["rewire"] = statsOf(st)
+		stats["rewire"] = st
 	}
 	np, err := writeEdges(filepath.Join(env.OutDir, "positives.parquet"), it, env.Exp.Graph, pos)
 	if err != nil {

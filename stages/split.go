@@ -54,5 +54,5 @@ func (Split) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	return &pipeline.Result{Rows: map[string]int64{"pairs": rows}, Stats: map[string]any{"split": statsOf(st)}}, nil
+	return &pipeline.Result{Rows: map[string]int64{"pairs": rows}, Stats: map[string]any{"split": st}}, nil
 }

@@ -130,7 +130,7 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 			if err != nil {
 				return nil, err
 			}
-			stats["lda_topics"] = statsOf(st)
+			stats["lda_topics"] = st
 			rows["topics"], err = writeTopics(env.OutDir, topics, counts)
 			if err != nil {
 				return nil, err
