@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet/file"
 )
 
 // Table is a Parquet file read whole, with typed column access by name.
@@ -166,9 +167,6 @@ func (c *Cols) Int64Lists(name string) [][]int64     { return sticky(c, c.t.Int6
 func (c *Cols) Float32Lists(name string) [][]float32 { return sticky(c, c.t.Float32Lists, name) }
 func (c *Cols) Float64Lists(name string) [][]float64 { return sticky(c, c.t.Float64Lists, name) }
 
-// Rows is the table's row count.
-func (c *Cols) Rows() int { return c.t.Rows() }
-
 // Path is the table's file.
 func (c *Cols) Path() string { return c.t.Path }
 
@@ -185,4 +183,14 @@ func Read(path string, read func(c *Cols) error) error {
 		return err
 	}
 	return c.Err()
+}
+
+// NumRows reads a table's row count from its footer, without its data.
+func NumRows(path string) (int64, error) {
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return 0, fmt.Errorf("schema: %s: %w", path, err)
+	}
+	defer rdr.Close()
+	return rdr.NumRows(), nil
 }

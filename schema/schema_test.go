@@ -159,3 +159,16 @@ func TestReadKeepsFirstError(t *testing.T) {
 		t.Fatalf("src %v missing %v err %v", src, missing, err)
 	}
 }
+
+func TestNumRows(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "pairs.parquet")
+	if _, err := Write(p, Pairs, pairsCols(1234)...); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := NumRows(p); n != 1234 || err != nil {
+		t.Fatalf("NumRows = %d, %v", n, err)
+	}
+	if _, err := NumRows(p + ".missing"); err == nil {
+		t.Fatal("missing file: no error")
+	}
+}

@@ -172,14 +172,11 @@ var (
 )
 
 func readBow(dir string, nItems int) (*csr, error) {
-	m := &csr{ptr: make([]int64, nItems+1)}
-	err := schema.Read(filepath.Join(dir, "vocabulary.parquet"), func(c *schema.Cols) error {
-		m.dim = c.Rows()
-		return nil
-	})
+	dim, err := schema.NumRows(filepath.Join(dir, "vocabulary.parquet"))
 	if err != nil {
 		return nil, err
 	}
+	m := &csr{dim: int(dim), ptr: make([]int64, nItems+1)}
 	err = schema.Read(filepath.Join(dir, "bow.parquet"), func(c *schema.Cols) error {
 		item, ids, w, cnt := c.Int32s("item_idx"), c.Int32Lists("term_ids"), c.Float32Lists("weights"), c.Int32Lists("counts")
 		if c.Err() != nil {
@@ -235,14 +232,11 @@ func readTopics(dir string, nItems int) (*dense, error) {
 // loadFeatures opens the experiment's feature matrix: the memory-mapped
 // image matrix, or the bag-of-words rows (also returned as counts for LDA).
 func loadFeatures(env *pipeline.Env) (models.Features, *csr, func(), error) {
-	var n int
-	err := schema.Read(filepath.Join(env.InDir("ingest"), "items.parquet"), func(c *schema.Cols) error {
-		n = c.Rows()
-		return nil
-	})
+	rows, err := schema.NumRows(filepath.Join(env.InDir("ingest"), "items.parquet"))
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	n := int(rows)
 	dir := env.InDir("features")
 	if env.Exp.Features == "image" {
 		m, err := imagefeat.OpenMatrix(filepath.Join(dir, imageMatrixFile))

@@ -60,11 +60,9 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 			return nil, err
 		}
 		er.items, er.subcats = len(it.asin), len(it.subName)
-		edges, err := readEdges(filepath.Join(env.RunDir, r.Name, "ingest", "edges.parquet"))
-		if err != nil {
+		if er.edges, err = schema.NumRows(filepath.Join(env.RunDir, r.Name, "ingest", "edges.parquet")); err != nil {
 			return nil, err
 		}
-		er.edges = int64(len(edges))
 		if err := cols.add(&er, filepath.Join(env.RunDir, r.Name, "evaluate", "metrics.parquet")); err != nil {
 			return nil, err
 		}
