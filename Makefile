@@ -37,3 +37,10 @@ lint:
 # Regenerates the committed tiny data set.
 testdata: build
 	./$(BIN) gen --scale tiny --seed 1 --out testdata/amazon --name Demo
+
+# Re-records every stage's output hashes for the code-version guard
+# (stages/testdata/stage-versions.json) after a version bump or a change of
+# the fixed input; run `make testdata` first when the generator changed.
+.PHONY: golden
+golden:
+	$(GO) test -count=1 ./stages -run TestStageVersions -update

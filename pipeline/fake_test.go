@@ -60,6 +60,7 @@ type fakeStage struct {
 	block   string               // experiment whose run waits for ctx
 	publish []string
 	version string
+	salt    string // a test switch: non-empty changes the output
 }
 
 func (s *fakeStage) Name() string   { return s.name }
@@ -123,7 +124,7 @@ func (s *fakeStage) Run(ctx context.Context, env *Env) (*Result, error) {
 		}
 		h.Write(b)
 	}
-	fmt.Fprintf(h, "%d", env.RNG("x").Uint64())
+	fmt.Fprintf(h, "%d%s", env.RNG("x").Uint64(), s.salt)
 	sum := hex.EncodeToString(h.Sum(nil))
 	// Written in two halves with a hook between, so a test can kill the
 	// process with a half-written file in the temporary directory.

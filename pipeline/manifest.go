@@ -10,9 +10,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
-	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -181,7 +182,7 @@ func writeManifest(dir string, m *Manifest) error {
 func staleReasons(old, now KeyInputs) []string {
 	var r []string
 	if old.Code != now.Code {
-		r = append(r, fmt.Sprintf("code version changed (%s -> %s)", short(old.Code), short(now.Code)))
+		r = append(r, fmt.Sprintf("code version changed (%s -> %s)", shortCode(old.Code), shortCode(now.Code)))
 	}
 	if old.Seed != now.Seed {
 		r = append(r, fmt.Sprintf("seed changed (%d -> %d)", old.Seed, now.Seed))
@@ -223,6 +224,14 @@ func staleReasons(old, now KeyInputs) []string {
 		r = append(r, "cache key format changed")
 	}
 	return r
+}
+
+// shortCode shortens an executable hash; a declared version is shown whole.
+func shortCode(s string) string {
+	if strings.HasPrefix(s, "exe:") {
+		return short(s)
+	}
+	return strconv.Quote(s)
 }
 
 func short(s string) string {
@@ -381,28 +390,40 @@ func toolVersions() Tools {
 	return tools
 }
 
-// CodeVersion returns the code version hashed into a stage's key.
+// CodeVersion returns the code part of a stage's cache key, readable
+// because status prints it when it changes: "v<Version()>", then, if the
+// stage is GoDependent, the Go version and GOARCH ("go1.26.8/amd64"), then,
+// if it is NumericEnv, its string in brackets ("[openblas 0.3.21 Haswell]").
 //
-// A stage that implements Versioned gets "v:<Version()>" plus the Go
-// version and the dependency module versions (so a gonum upgrade reruns
-// it): precise and stable across rebuilds, but its author must bump the
-// version whenever the outputs could change. Any other stage gets
-// "exe:<sha256 of the running executable>": never stale by mistake, but
-// every rebuild that changes the binary (any code change, a new commit
-// stamped by -buildvcs, a new toolchain) reruns everything. --force is the
-// remedy for a forgotten bump.
+// Nothing else of the build enters: a rebuild (another commit stamped by
+// -buildvcs, a README edit, a change to another stage) leaves the key
+// alone. Dependency modules do not enter either: they change only through a
+// commit to go.mod, which must pass the guard test (stages
+// TestStageVersions) like any other change to a stage's behaviour. The
+// toolchain does enter where it matters, since it changes without a commit.
+//
+// A stage that does not implement Versioned gets "exe:<sha256 of the running
+// executable>": never stale by mistake, but every rebuild reruns it, and
+// hashing the executable costs a second per process.
 func CodeVersion(s Stage) (string, error) {
-	if v, ok := s.(Versioned); ok {
-		t := toolVersions()
-		deps := make([]string, 0, len(t.Modules))
-		for p, v := range t.Modules {
-			deps = append(deps, p+"@"+v)
-		}
-		slices.Sort(deps)
-		h := sha256.Sum256([]byte(t.Go + "\n" + strings.Join(deps, "\n")))
-		return "v:" + v.Version() + ";deps:" + hex.EncodeToString(h[:6]), nil
+	v, ok := s.(Versioned)
+	if !ok {
+		return exeVersion()
 	}
-	return exeVersion()
+	ver := v.Version()
+	if ver == "" || strings.ContainsAny(ver, " []") {
+		return "", fmt.Errorf("pipeline: stage %s: code version %q: want a non-empty version without spaces or brackets", s.Name(), ver)
+	}
+	code := "v" + ver
+	if g, ok := s.(GoDependent); ok && g.GoDependent() {
+		code += " " + runtime.Version() + "/" + runtime.GOARCH
+	}
+	if n, ok := s.(NumericEnv); ok {
+		if e := n.NumericEnv(); e != "" {
+			code += " [" + e + "]"
+		}
+	}
+	return code, nil
 }
 
 var (

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -304,11 +305,54 @@ func TestCodeVersion(t *testing.T) {
 	steps, err := Plan(f.load(t), f.exp, f.jobSt, Options{RunDir: f.runDir})
 	must(t, err)
 	for _, s := range steps {
-		if s.ID == "a/train" && (s.State != Stale || !strings.HasPrefix(s.Reasons[0], "code version changed (v:1;deps:")) {
+		if s.ID == "a/train" && (s.State != Stale || s.Reasons[0] != `code version changed ("v1" -> "v2")`) {
 			t.Errorf("a/train: %+v", s)
 		}
 	}
 }
+
+// The toolchain and a numeric environment join the code version only of
+// the stages that declare they depend on them.
+func TestCodeVersionParts(t *testing.T) {
+	base := &fakeStage{name: "train", version: "1.2.0"}
+	goVer := runtime.Version() + "/" + runtime.GOARCH
+	tests := []struct {
+		name  string
+		stage Stage
+		want  string
+	}{
+		{"version only", versionedStage{base}, "v1.2.0"},
+		{"go dependent", goStage{versionedStage{base}, true}, "v1.2.0 " + goVer},
+		{"go independent", goStage{versionedStage{base}, false}, "v1.2.0"},
+		{"numeric", numericStage{goStage{versionedStage{base}, true}, "openblas 0.3.21 Haswell"}, "v1.2.0 " + goVer + " [openblas 0.3.21 Haswell]"},
+		{"numeric empty", numericStage{goStage{versionedStage{base}, false}, ""}, "v1.2.0"},
+	}
+	for _, tc := range tests {
+		got, err := CodeVersion(tc.stage)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %q, %v; want %q", tc.name, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "1.0 beta", "[1]"} {
+		if _, err := CodeVersion(versionedStage{&fakeStage{name: "x", version: bad}}); err == nil {
+			t.Errorf("version %q accepted", bad)
+		}
+	}
+}
+
+type goStage struct {
+	versionedStage
+	dep bool
+}
+
+func (s goStage) GoDependent() bool { return s.dep }
+
+type numericStage struct {
+	goStage
+	env string
+}
+
+func (s numericStage) NumericEnv() string { return s.env }
 
 func TestLockHeldInProcess(t *testing.T) {
 	f := newFixture(t)

@@ -12,10 +12,10 @@
 //	DIR/metrics.parquet            published by report (see Publisher)
 //	DIR/.hashcache.json            raw-input hashes by path, size, mtime, ctime
 //
-// A stage's cache key (Manifest.Key) hashes its name, code version
-// (CodeVersion), seed, normalised parameters, the content of its raw inputs
-// and the output hashes its upstream stages' manifests record, like the
-// ActionID of Go's build cache. A stage runs into DIR/<exp>/.<stage>.tmp-<pid>,
+// A stage's cache key (Manifest.Key) hashes its name, code version (the
+// version it declares, see CodeVersion), seed, normalised parameters, the
+// content of its raw inputs and the output hashes its upstream stages'
+// manifests record, like the ActionID of Go's build cache. A stage runs into DIR/<exp>/.<stage>.tmp-<pid>,
 // its files and manifest are fsynced, and it is renamed into place; the
 // next run under the lock removes what a killed run left (recoverDir).
 package pipeline
@@ -135,12 +135,42 @@ func (e *Env) Track(label string, total int64) Tracker {
 	return e.Tracker(label, total)
 }
 
-// Versioned is implemented by a stage that declares its code version. The
-// version goes into the cache key in place of the executable's hash: bump it
-// whenever the stage's outputs could change for the same inputs. See
-// CodeVersion for the trade-off.
+// Versioned is implemented by a stage that declares the version of the code
+// whose behaviour decides its outputs (like Dagster's code_version). The
+// version goes into the cache key in place of the executable's hash, so a
+// rebuild that does not change the stage's behaviour reruns nothing.
+//
+// The rule: bump the version in the same commit as any change that can
+// change the stage's outputs for the same inputs (a new column, another
+// rounding, another order, a dependency upgrade that writes other bytes);
+// a refactoring that writes the same bytes keeps it. The guard test
+// (stages TestStageVersions) fails when outputs changed under an unchanged
+// version. Versions are compared as strings; use semantic versions
+// ("1.2.0") without spaces.
 type Versioned interface {
 	Version() string
+}
+
+// GoDependent is implemented by a versioned stage whose outputs depend on
+// the Go toolchain: floating-point results of package math or of the
+// fused multiply-adds the compiler emits on some GOARCHes, or the
+// algorithms of math/rand/v2, which carry no stability promise. When
+// GoDependent returns true, the Go version and GOARCH join its code
+// version, so a new toolchain reruns it. Stages that only parse, count and
+// sort leave it out and survive toolchain upgrades.
+type GoDependent interface {
+	GoDependent() bool
+}
+
+// NumericEnv is implemented by a versioned stage whose outputs depend on
+// something of the machine or the build that neither its version nor the
+// toolchain captures, such as the BLAS implementation and CPU kernel that
+// computes its matrix products. The string (e.g. "openblas 0.3.21
+// Haswell"; "" when nothing applies) joins the code version, so outputs of
+// one kernel are never reused by a process running another, and the guard
+// test keeps golden outputs per string.
+type NumericEnv interface {
+	NumericEnv() string
 }
 
 // Publisher is implemented by a job-level stage some of whose outputs also

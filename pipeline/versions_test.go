@@ -1,0 +1,108 @@
+package pipeline
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// versioned declares a version for any stage.
+type versioned struct {
+	Stage
+	v string
+}
+
+func (s versioned) Version() string { return s.v }
+
+// TestGuard: the guard passes on an unchanged run, fails naming the one
+// stage whose behaviour a switch changed under an unchanged version (its
+// downstream stages are only noted), asks for -update once the version is
+// bumped, and passes after it.
+func TestGuard(t *testing.T) {
+	f := newFixture(t)
+	job := f.load(t)
+	var neg *fakeStage
+	exp := make([]Stage, len(f.exp))
+	for i, s := range f.exp {
+		exp[i] = versioned{s, "1.0.0"}
+		if fs, ok := s.(*fakeStage); ok && fs.name == "negatives" {
+			neg = fs
+		}
+	}
+	jobSt := []Stage{versioned{f.jobSt[0], "1.0.0"}}
+	all := append(slices.Clone(exp), jobSt...)
+	record := func() []StageRecord {
+		t.Helper()
+		dir := t.TempDir()
+		_, err := Run(context.Background(), job, exp, jobSt, Options{RunDir: dir})
+		must(t, err)
+		recs, err := RecordStages(job, exp, jobSt, dir)
+		must(t, err)
+		return recs
+	}
+	golden := record()
+	if len(golden) != 7 || golden[0].Stage != "ingest" || len(golden[0].Outputs) != 2 || golden[0].Outputs["a/out.txt"] == "" {
+		t.Fatalf("records %+v", golden)
+	}
+	if p, n := CheckStages(golden, record(), all); len(p)+len(n) != 0 {
+		t.Fatalf("unchanged run: problems %q, notes %q", p, n)
+	}
+
+	neg.salt = "changed"
+	now := record()
+	p, n := CheckStages(golden, now, all)
+	if len(p) != 1 || !strings.HasPrefix(p[0], "stage negatives: outputs changed under unchanged version 1.0.0 (a/out.txt, b/out.txt): bump the stage's version") {
+		t.Errorf("problems %q", p)
+	}
+	if len(n) != 4 || !strings.Contains(n[0], "stage split: not compared, its input from negatives changed") {
+		t.Errorf("notes %q", n)
+	}
+
+	exp[2] = versioned{neg, "1.1.0"}
+	all[2] = exp[2]
+	now = record()
+	if p, _ := CheckStages(golden, now, all); len(p) != 1 || p[0] != "stage negatives: version 1.1.0, the golden file has 1.0.0: record its outputs with -update" {
+		t.Errorf("after the bump: %q", p)
+	}
+	golden = UpdateRecords(golden, now)
+	if p, n := CheckStages(golden, record(), all); len(p)+len(n) != 0 {
+		t.Errorf("after -update: problems %q, notes %q", p, n)
+	}
+
+	// A change of the test's own inputs is not blamed on a version.
+	job.Experiments[0].Settings.SwapsPerEdge = 3
+	if p, _ := CheckStages(golden, record(), all); len(p) != 1 || !strings.HasPrefix(p[0], "stage negatives: its parameters or raw inputs changed") {
+		t.Errorf("inputs changed: %q", p)
+	}
+}
+
+// Golden records of another numeric environment are kept by -update while
+// they hold, and never compared with this one's.
+func TestGuardEnvironments(t *testing.T) {
+	rec := func(env, out string) StageRecord {
+		return StageRecord{Stage: "train", Version: "1", Env: env, Inputs: "i", Outputs: map[string]string{"e/fits.parquet": out}}
+	}
+	stages := []Stage{&fakeStage{name: "train"}}
+	golden := []StageRecord{rec("blas Haswell", "h"), rec("blas go", "g")}
+	if p, n := CheckStages(golden, []StageRecord{rec("blas SkylakeX", "s")}, stages); len(p) != 0 || len(n) != 1 ||
+		!strings.Contains(n[0], `not for "blas SkylakeX"`) {
+		t.Errorf("other kernel: %q %q", p, n)
+	}
+	if p, _ := CheckStages(golden, []StageRecord{rec("blas go", "x")}, stages); len(p) != 1 {
+		t.Errorf("same kernel, other outputs: %q", p)
+	}
+	up := UpdateRecords(golden, []StageRecord{rec("blas SkylakeX", "s")})
+	var envs []string
+	for _, r := range up {
+		envs = append(envs, r.Env)
+	}
+	if strings.Join(envs, ",") != "blas Haswell,blas SkylakeX,blas go" {
+		t.Errorf("updated envs %v", envs)
+	}
+	bumped := rec("blas go", "g2")
+	bumped.Version = "2"
+	if up := UpdateRecords(golden, []StageRecord{bumped}); len(up) != 1 {
+		t.Errorf("records of an old version kept: %+v", up)
+	}
+}

@@ -1,0 +1,63 @@
+package stages
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
+
+	"monomer/pipeline"
+)
+
+// Code versions: each stage's version is the cache key's code part (see
+// pipeline.Versioned), so a rebuild reruns only the stages whose version
+// changed. Bump a stage's version in the same commit as any change that can
+// change its outputs for the same inputs, including changes to the library
+// code it calls (amazon, bow, graph, models, schema, report) and dependency
+// upgrades that write other bytes. TestStageVersions fails, naming the
+// stage, when outputs change under an unchanged version; after a bump,
+// `go test ./stages -run TestStageVersions -update` records the new
+// outputs in testdata/stage-versions.json.
+//
+// They live together here so the whole set reads as one table.
+
+func (Ingest) Version() string    { return "1.0.0" }
+func (Features) Version() string  { return "1.0.0" }
+func (Negatives) Version() string { return "1.0.0" }
+func (Split) Version() string     { return "1.0.0" }
+func (Train) Version() string     { return "1.0.0" }
+func (Evaluate) Version() string  { return "1.0.0" }
+func (Report) Version() string    { return "1.0.0" }
+
+// The toolchain decides the outputs of the stages doing floating-point
+// arithmetic (bag-of-words weights, training, scores) or drawing from
+// math/rand/v2 (rewiring, the split's shuffle, initialisation). Ingest only
+// parses and sorts, and report only formats what evaluate computed, so a
+// Go upgrade leaves them up to date.
+
+func (Features) GoDependent() bool  { return true }
+func (Negatives) GoDependent() bool { return true }
+func (Split) GoDependent() bool     { return true }
+func (Train) GoDependent() bool     { return true }
+func (Evaluate) GoDependent() bool  { return true }
+
+// Training and scoring run their matrix products on the BLAS gonum routes
+// them to (pure Go, or OpenBLAS in the openblas build), which rounds
+// differently per implementation and CPU kernel.
+func (Train) NumericEnv() string    { return blasEnv() }
+func (Evaluate) NumericEnv() string { return blasEnv() }
+
+// blasEnv names the BLAS implementations in use. The OpenBLAS CPU kernel
+// is not visible from here; a models function naming it belongs in this
+// string when there is one.
+func blasEnv() string {
+	return fmt.Sprintf("blas %T %T", blas32.Implementation(), blas64.Implementation())
+}
+
+var (
+	_ pipeline.Versioned   = Ingest{}
+	_ pipeline.Versioned   = Report{}
+	_ pipeline.GoDependent = Train{}
+	_ pipeline.NumericEnv  = Train{}
+	_ pipeline.NumericEnv  = Evaluate{}
+)

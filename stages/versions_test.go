@@ -1,0 +1,74 @@
+package stages
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"testing"
+
+	"monomer/pipeline"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/stage-versions.json from this build's outputs")
+
+// goldenVersions holds every stage's version and output hashes on the
+// fixed input of testJob (the committed tiny data set).
+const goldenVersions = "testdata/stage-versions.json"
+
+// TestStageVersions is the guard of the code versions (stages/versions.go):
+// it runs every stage on a fixed input and fails, naming the stage, when a
+// stage's outputs changed while its version and inputs did not. After a
+// version bump (or a change of the fixed input), record the new outputs:
+//
+//	go test ./stages -run TestStageVersions -update
+func TestStageVersions(t *testing.T) {
+	job := loadTestJob(t)
+	dir := t.TempDir()
+	runJob(t, job, dir)
+	now, err := pipeline.RecordStages(job, Experiment(), Job(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var golden []pipeline.StageRecord
+	b, err := os.ReadFile(goldenVersions)
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(b, &golden); err != nil {
+			t.Fatalf("%s: %v", goldenVersions, err)
+		}
+	case !os.IsNotExist(err) || !*update:
+		t.Fatalf("%v (create it with -update)", err)
+	}
+	if *update {
+		out, err := json.MarshalIndent(pipeline.UpdateRecords(golden, now), "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, '\n')
+		if !bytes.Equal(out, b) {
+			if err := os.WriteFile(goldenVersions, out, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("rewrote %s", goldenVersions)
+		}
+		return
+	}
+	problems, notes := pipeline.CheckStages(golden, now, append(Experiment(), Job()...))
+	for _, n := range notes {
+		t.Log(n)
+	}
+	for _, p := range problems {
+		t.Errorf("%s (versions: stages/versions.go; record: go test ./stages -run TestStageVersions -update)", p)
+	}
+}
+
+// Every stage declares its version, so no key hashes the executable.
+func TestEveryStageVersioned(t *testing.T) {
+	for _, s := range append(Experiment(), Job()...) {
+		code, err := pipeline.CodeVersion(s)
+		if err != nil || code[0] != 'v' {
+			t.Errorf("stage %s: code version %q, %v", s.Name(), code, err)
+		}
+	}
+}
