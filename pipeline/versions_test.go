@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -104,5 +105,38 @@ func TestGuardEnvironments(t *testing.T) {
 	bumped.Version = "2"
 	if up := UpdateRecords(golden, []StageRecord{bumped}); len(up) != 1 {
 		t.Errorf("records of an old version kept: %+v", up)
+	}
+}
+
+// TestVerifyNondeterministic: a stage that writes other bytes when rerun
+// with the same key is named with the differing file (cells are located in
+// cmd/monomer TestVerify); the others
+// reproduce; a stale stage is refused.
+func TestVerifyNondeterministic(t *testing.T) {
+	f := newFixture(t)
+	if _, _, err := f.run(t, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	job := f.load(t)
+	res, err := Verify(context.Background(), job, f.exp, f.jobSt, Options{RunDir: f.runDir})
+	if err != nil || len(res.Steps) != 13 || res.First() != nil {
+		t.Fatalf("fresh: %+v, %v", res, err)
+	}
+	f.exp[5].(*fakeStage).salt = "nondeterministic" // evaluate
+	res, err = Verify(context.Background(), job, f.exp, f.jobSt, Options{RunDir: f.runDir, Experiments: []string{"b"}})
+	must(t, err)
+	first := res.First()
+	if len(res.Steps) != 6 || first == nil || first.ID != "b/evaluate" || first.Table != "out.txt" || first.Row != -1 {
+		t.Fatalf("steps %+v", res.Steps)
+	}
+	if got := first.String(); !regexp.MustCompile(`^b/evaluate: differs: out.txt: sha256 (\w{12}) recorded, (\w{12}) on disk, \w{12} rerun$`).MatchString(got) {
+		t.Errorf("line %q", got)
+	}
+	_, err = Verify(context.Background(), f.load(t, "settings.k=7"), f.exp, f.jobSt, Options{RunDir: f.runDir, Only: "train"})
+	if err == nil || !strings.Contains(err.Error(), "a/train is not up to date (stale: param k changed (100 -> 7))") {
+		t.Errorf("stale: %v", err)
+	}
+	if h := hidden(t, f.runDir); len(h) != 0 {
+		t.Errorf("left %v", h)
 	}
 }
