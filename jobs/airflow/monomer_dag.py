@@ -15,9 +15,17 @@ Retries are safe: a stage writes into a temporary directory renamed into
 place only when complete, a rerun of a finished stage is a no-op (its
 manifest matches), and a run killed at any point is resumed by the next.
 Experiments of one run directory may run at the same time (each holds its
-own lock); the report takes the whole directory. Exit codes: 2 (bad job
-file or flags) and 3 (bad input over the reject threshold) will fail again
-on retry; 4 (directory locked) and 130 (interrupted) are worth retrying.
+own lock); the report takes the whole directory. Exit codes 2 (bad job
+file or flags) and 3 (bad input over the reject threshold) would fail again
+on retry, so those tasks fail at once without retrying (the operators'
+skip_on_exit_code turned into AirflowFailException); 1, 4 (directory
+locked) and 130 (interrupted) are retried.
+
+The file runs `monomer plan` once per parse (the scheduler parses it every
+few minutes): both DAGs are built from that one plan.
+
+jobs/airflow/test_monomer_dag.py checks it against stand-in airflow
+modules (go test ./cmd/monomer -run TestAirflowDAG runs it).
 
 Configuration (environment of the scheduler, read at parse time):
   MONOMER_DAG_BIN    the monomer binary            (default: monomer on PATH)
@@ -38,6 +46,7 @@ import subprocess
 from datetime import datetime, timedelta
 
 from airflow import DAG
+from airflow.exceptions import AirflowFailException, AirflowSkipException
 
 try:  # Airflow 3
     from airflow.providers.standard.operators.bash import BashOperator
@@ -74,6 +83,39 @@ def run_command(plan, task, binary=MONOMER, runs=RUNS):
     return " ".join(shlex.quote(a) for a in argv) + " --run-id {{ ds }}"
 
 
+# monomer's permanent failures: usage or invalid job file, bad input.
+PERMANENT_EXIT_CODES = (2, 3)
+
+
+def fail_permanently(operator_class):
+    """A subclass of operator_class that fails without retries on the
+    permanent exit codes.
+
+    Airflow has no per-exit-code retry setting; its operators take
+    skip_on_exit_code, and AirflowFailException fails a task for good, so
+    the subclass asks for a skip on those codes and turns it into a failure.
+    """
+
+    class Permanent(operator_class):
+        def __init__(self, **kwargs):
+            kwargs.setdefault("skip_on_exit_code", list(PERMANENT_EXIT_CODES))
+            super().__init__(**kwargs)
+
+        def execute(self, context):
+            try:
+                return super().execute(context)
+            except AirflowSkipException as e:
+                raise AirflowFailException(
+                    "monomer failed permanently (exit 2: usage or invalid job; 3: bad input); not retried: %s" % e
+                ) from e
+
+    Permanent.__name__ = "Monomer" + operator_class.__name__
+    Permanent.__qualname__ = Permanent.__name__
+    return Permanent
+
+
+MonomerBashOperator = fail_permanently(BashOperator)
+
 DEFAULT_ARGS = {
     "owner": "monomer",
     "retries": 2,
@@ -98,10 +140,14 @@ def bash_dag(plan):
     with dag:
         groups = {e: TaskGroup(group_id=e) for e in plan["experiments"]}
         for t in plan["tasks"]:
-            group = groups.get(t.get("experiment", ""))
-            tasks[t["id"]] = BashOperator(
-                task_id=t["stage"],
-                task_group=group,
+            exp = t.get("experiment", "")
+            # Inside the experiment's group the task id is the plan's id
+            # without "<experiment>.": the stage, or e.g. bow-shard-1 (the
+            # stage name would repeat for every shard).
+            task_id = t["id"][len(exp) + 1:] if exp else t["id"]
+            tasks[t["id"]] = MonomerBashOperator(
+                task_id=task_id,
+                task_group=groups.get(exp),
                 bash_command=run_command(plan, t),
                 # Each stage is one process; its own logs are JSON lines.
                 append_env=True,
@@ -120,6 +166,8 @@ def k8s_dag(plan):
     """
     from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator
     from kubernetes.client import models as k8s
+
+    PodOperator = fail_permanently(KubernetesPodOperator)
 
     volume = k8s.V1Volume(
         name="data",
@@ -152,7 +200,7 @@ def k8s_dag(plan):
         tags=["monomer"],
     )
     with dag:
-        experiments = KubernetesPodOperator.partial(
+        experiments = PodOperator.partial(
             task_id="experiment",
             name="monomer-experiment",
             **common,
@@ -163,7 +211,7 @@ def k8s_dag(plan):
             ],
         )
         job_level = [
-            KubernetesPodOperator(
+            PodOperator(
                 task_id=s,
                 name="monomer-" + s,
                 arguments=["run", POD_JOB, "--run-dir", run_dir, "--run-id", "{{ ds }}", "--only", s],
