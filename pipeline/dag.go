@@ -16,20 +16,44 @@ type Graph struct {
 	ExpStages, JobStages []string
 }
 
-// Node is one stage of one experiment, or one job-level stage.
+// Node is one stage of one experiment (one shard of it, for a Sharded
+// stage), or one job-level stage.
 type Node struct {
-	// ID is "<experiment>/<stage>", or "<stage>" for a job-level stage.
+	// ID is "<experiment>/<name>", or "<name>" for a job-level stage.
 	ID string
+	// Name is the stage's name, or ShardName for a shard: the node's
+	// directory and what --only may name.
+	Name string
 	// Experiment is the experiment's name; "" for a job-level stage.
 	Experiment string
 	Stage      Stage
-	Deps       []*Node
-	exp        *Resolved
+	// Shard and Shards: this is shard Shard of Shards (Shards is 0 for a
+	// stage that is not Sharded).
+	Shard, Shards int
+	Deps          []*Node
+	exp           *Resolved
 }
 
 // Dir is the node's final directory under runDir.
 func (n *Node) Dir(runDir string) string {
-	return filepath.Join(runDir, n.Experiment, n.Stage.Name())
+	return filepath.Join(runDir, n.Experiment, n.Name)
+}
+
+// Sharded is implemented by an experiment stage that runs as several
+// nodes, one per shard, so a scheduler can run them on several machines:
+// shard i of n is node "<stage>-<i>-of-<n>" (ShardName) with its own
+// directory, key (holding i/n), lock, manifest and commit, and Env.Shard
+// and Env.Shards tell Run which one it is. A stage that depends on a
+// sharded stage depends on every shard, and reads shard i from
+// env.InDir(ShardName(stage, i, n)). Shards returning 0 leaves the stage
+// out of the experiment (and its dependents do not wait for it).
+type Sharded interface {
+	Shards(exp *Resolved) int
+}
+
+// ShardName is the node name (and directory) of shard i of n of stage.
+func ShardName(stage string, i, n int) string {
+	return fmt.Sprintf("%s-%d-of-%d", stage, i, n)
 }
 
 // Resolved is the node's resolved experiment; nil for a job-level stage.
@@ -74,33 +98,48 @@ func NewGraph(job *Job, expStages, jobStages []Stage) (*Graph, error) {
 			}
 		}
 	}
-	byID := map[string]*Node{}
+	// byStage: "<experiment>/<stage>" (or "<stage>") -> its nodes.
+	byStage := map[string][]*Node{}
 	for i := range job.Experiments {
 		r := job.Resolve(i)
 		if what, ok := reserved[r.Name]; ok {
 			return nil, fmt.Errorf("%w: %s: experiments[%d].name: %q is reserved for %s", ErrConfig, filepath.Base(job.Path), i, r.Name, what)
 		}
 		for _, s := range expStages {
-			n := &Node{ID: r.Name + "/" + s.Name(), Experiment: r.Name, Stage: s, exp: &r}
+			var deps []*Node
 			for _, d := range s.Deps() {
-				n.Deps = append(n.Deps, byID[r.Name+"/"+d])
+				deps = append(deps, byStage[r.Name+"/"+d]...)
 			}
-			byID[n.ID] = n
-			g.Nodes = append(g.Nodes, n)
+			key := r.Name + "/" + s.Name()
+			sh, ok := s.(Sharded)
+			if !ok {
+				n := &Node{ID: key, Name: s.Name(), Experiment: r.Name, Stage: s, Deps: deps, exp: &r}
+				byStage[key] = []*Node{n}
+				g.Nodes = append(g.Nodes, n)
+				continue
+			}
+			count := sh.Shards(&r)
+			byStage[key] = []*Node{}
+			for k := range count {
+				name := ShardName(s.Name(), k, count)
+				n := &Node{ID: r.Name + "/" + name, Name: name, Experiment: r.Name, Stage: s, Shard: k, Shards: count, Deps: deps, exp: &r}
+				byStage[key] = append(byStage[key], n)
+				g.Nodes = append(g.Nodes, n)
+			}
 		}
 	}
 	for _, s := range jobStages {
-		n := &Node{ID: s.Name(), Stage: s}
+		n := &Node{ID: s.Name(), Name: s.Name(), Stage: s}
 		for _, d := range s.Deps() {
 			if slices.Contains(g.JobStages, d) {
-				n.Deps = append(n.Deps, byID[d])
+				n.Deps = append(n.Deps, byStage[d]...)
 				continue
 			}
 			for _, e := range job.Experiments {
-				n.Deps = append(n.Deps, byID[e.Name+"/"+d])
+				n.Deps = append(n.Deps, byStage[e.Name+"/"+d]...)
 			}
 		}
-		byID[n.ID] = n
+		byStage[n.ID] = []*Node{n}
 		g.Nodes = append(g.Nodes, n)
 	}
 	return g, nil
@@ -113,9 +152,10 @@ func (g *Graph) selection(opts *Options) (map[*Node]bool, error) {
 	}
 	all := append(slices.Clone(g.ExpStages), g.JobStages...)
 	for _, s := range []string{opts.Only, opts.From} {
-		if s != "" && !slices.Contains(all, s) {
-			return nil, fmt.Errorf("%w: no stage %q (stages: %s)", ErrUsage, s, strings.Join(all, ", "))
+		if s == "" || slices.Contains(all, s) || slices.ContainsFunc(g.Nodes, func(n *Node) bool { return n.Name == s }) {
+			continue
 		}
+		return nil, fmt.Errorf("%w: no stage %q (stages: %s)", ErrUsage, s, strings.Join(all, ", "))
 	}
 	exps := map[string]bool{}
 	for _, e := range opts.Experiments {
@@ -150,13 +190,13 @@ func (g *Graph) selection(opts *Options) (map[*Node]bool, error) {
 	switch {
 	case opts.Only != "":
 		for n := range sel {
-			sel[n] = sel[n] && n.Stage.Name() == opts.Only
+			sel[n] = sel[n] && (n.Stage.Name() == opts.Only || n.Name == opts.Only)
 		}
 	case opts.From != "":
 		// Nodes are in topological order, so one pass marks descendants.
 		down := map[*Node]bool{}
 		for _, n := range g.Nodes {
-			if n.Stage.Name() == opts.From {
+			if n.Stage.Name() == opts.From || n.Name == opts.From {
 				down[n] = true
 			}
 			for _, d := range n.Deps {

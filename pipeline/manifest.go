@@ -56,6 +56,8 @@ type Manifest struct {
 type KeyInputs struct {
 	Stage      string `json:"stage"`
 	Experiment string `json:"experiment,omitempty"`
+	// Shard is "i/n" for shard i of n of a Sharded stage.
+	Shard string `json:"shard,omitempty"`
 	// Code identifies the stage's code; see CodeVersion.
 	Code   string          `json:"code"`
 	Seed   uint64          `json:"seed"`

@@ -175,7 +175,7 @@ func attrs(n *Node, more ...any) []any {
 	if n.Experiment != "" {
 		a = append(a, slog.String("experiment", n.Experiment))
 	}
-	a = append(a, slog.String("stage", n.Stage.Name()))
+	a = append(a, slog.String("stage", n.Name))
 	return append(a, more...)
 }
 
@@ -324,6 +324,9 @@ func (r *runner) inputs(n *Node) (KeyInputs, error) {
 	}
 	in := KeyInputs{Stage: n.Stage.Name(), Experiment: n.Experiment, Code: code, Params: pj,
 		Files: []FileHash{}, Upstream: []UpstreamHash{}}
+	if n.Shards > 0 {
+		in.Shard = fmt.Sprintf("%d/%d", n.Shard, n.Shards)
+	}
 	in.Seed = r.g.Job.Seed
 	if n.exp != nil {
 		in.Seed = n.exp.Seed
@@ -348,7 +351,7 @@ func (r *runner) inputs(n *Node) (KeyInputs, error) {
 			}
 			return in, err
 		}
-		in.Upstream = append(in.Upstream, UpstreamHash{Experiment: d.Experiment, Stage: d.Stage.Name(), Outputs: m.outputMap()})
+		in.Upstream = append(in.Upstream, UpstreamHash{Experiment: d.Experiment, Stage: d.Name, Outputs: m.outputMap()})
 	}
 	return in, nil
 }
@@ -356,7 +359,7 @@ func (r *runner) inputs(n *Node) (KeyInputs, error) {
 type missingUpstream struct{ n, dep *Node }
 
 func (e *missingUpstream) Error() string {
-	return fmt.Sprintf("pipeline: %s needs the outputs of %s, which has not run (run it, or use --from %s)", e.n.ID, e.dep.ID, e.dep.Stage.Name())
+	return fmt.Sprintf("pipeline: %s needs the outputs of %s, which has not run (run it, or use --from %s)", e.n.ID, e.dep.ID, e.dep.Name)
 }
 
 // evaluate compares n's inputs now with its manifest and its outputs with
@@ -459,7 +462,7 @@ func (r *runner) execute(ctx context.Context, n *Node, in KeyInputs) (*Manifest,
 			os.RemoveAll(tmp)
 		}
 	}()
-	env := &Env{Job: r.g.Job, Exp: n.exp, RunDir: r.opts.RunDir, OutDir: tmp, Stage: n.Stage.Name(), Tracker: r.opts.Tracker}
+	env := n.env(r, tmp)
 	started := time.Now()
 	hook("run", n.ID)
 	res, err := runStage(ctx, n.Stage, env)
@@ -505,6 +508,12 @@ func (r *runner) execute(ctx context.Context, n *Node, in KeyInputs) (*Manifest,
 		r.cache.remember(filepath.Join(final, filepath.FromSlash(o.Name)), o.SHA256)
 	}
 	return m, nil
+}
+
+// env is what the node's Run gets, writing into out.
+func (n *Node) env(r *runner, out string) *Env {
+	return &Env{Job: r.g.Job, Exp: n.exp, RunDir: r.opts.RunDir, OutDir: out, Stage: n.Name,
+		Shard: n.Shard, Shards: n.Shards, Tracker: r.opts.Tracker}
 }
 
 // runStage calls s.Run, turning a panic into an error so one broken

@@ -82,8 +82,12 @@ type Env struct {
 	RunDir string
 	// OutDir is the temporary directory Run writes its outputs into.
 	OutDir string
-	// Stage is the running stage's name.
+	// Stage is the running node's name: the stage's, or ShardName's for a
+	// shard of a Sharded stage.
 	Stage string
+	// Shard and Shards: the node is shard Shard of Shards (see Sharded);
+	// both 0 for a stage that is not sharded.
+	Shard, Shards int
 	// Tracker reports progress; nil means none.
 	Tracker func(label string, total int64) Tracker
 }

@@ -100,7 +100,7 @@ func Verify(ctx context.Context, job *Job, expStages, jobStages []Stage, opts Op
 			return res, err
 		}
 		log.Info("stage verify", attrs(n)...)
-		step, err := r.verifyNode(ctx, n, m, filepath.Join(scratch, n.Experiment, n.Stage.Name()))
+		step, err := r.verifyNode(ctx, n, m, filepath.Join(scratch, n.Experiment, n.Name))
 		if err != nil {
 			return res, err
 		}
@@ -141,8 +141,7 @@ func (r *runner) verifyNode(ctx context.Context, n *Node, m *Manifest, out strin
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
-	env := &Env{Job: r.g.Job, Exp: n.exp, RunDir: r.opts.RunDir, OutDir: out, Stage: n.Stage.Name(), Tracker: r.opts.Tracker}
-	res, err := runStage(ctx, n.Stage, env)
+	res, err := runStage(ctx, n.Stage, n.env(r, out))
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: verify: %s: %w", n.ID, err)
 	}

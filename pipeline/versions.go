@@ -77,12 +77,18 @@ func RecordStages(job *Job, expStages, jobStages []Stage, runDir string) ([]Stag
 		a.inputs = append(a.inputs, in)
 		for _, o := range m.Outputs {
 			name := o.Name
+			if n.Shards > 0 {
+				name = n.Name + "/" + name
+			}
 			if n.Experiment != "" {
 				name = n.Experiment + "/" + name
 			}
 			a.rec.Outputs[name] = o.SHA256
 		}
 	}
+	// In the stages' order (a sharded stage's first node may come late).
+	all := append(slices.Clone(g.ExpStages), g.JobStages...)
+	sort.SliceStable(order, func(i, j int) bool { return slices.Index(all, order[i]) < slices.Index(all, order[j]) })
 	out := make([]StageRecord, 0, len(order))
 	for _, name := range order {
 		a := byStage[name]

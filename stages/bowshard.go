@@ -4,8 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"monomer/bow"
@@ -13,127 +13,114 @@ import (
 	"monomer/schema"
 )
 
-// Counting the bag-of-words candidates is the text work that scales out: an
-// orchestrator runs `monomer bow-shard --shard i/n` as n independent tasks
-// (each tags only the reviews of items with index % n == i), then the
-// features stage, with vocab_shards: n, merges their counts into exactly the
-// vocabulary one process would choose and vectorises against it.
+// BowShard counts one shard of a bag-of-words experiment's candidate terms:
+// the text work that scales out. With vocab_shards: n the DAG holds n nodes
+// bow-shard-<i>-of-<n> between ingest and features (pipeline.Sharded),
+// each tagging only the reviews of items with index % n == i, run by the
+// runner like any stage (lock, atomic commit, manifest, key), so an
+// orchestrator runs them as independent tasks. Features then merges their
+// counts into exactly the vocabulary one process would choose and
+// vectorises against it.
+type BowShard struct{}
 
-// BowShardDir is where an experiment's shard counts live in the run
-// directory (beside the stage directories).
-func BowShardDir(runDir, exp string) string { return filepath.Join(runDir, exp, "bow-shards") }
+var (
+	_ pipeline.Stage   = BowShard{}
+	_ pipeline.Sharded = BowShard{}
+)
 
-func shardFiles(dir string, shard, n int) (counts, info string) {
-	base := filepath.Join(dir, fmt.Sprintf("shard-%03d-of-%03d", shard, n))
-	return base + ".counts.parquet", base + ".info.parquet"
+func (BowShard) Name() string   { return "bow-shard" }
+func (BowShard) Deps() []string { return []string{"ingest"} }
+
+// Shards is vocab_shards for a bag-of-words experiment, else none.
+func (BowShard) Shards(e *pipeline.Resolved) int {
+	if e.Features != "bow" {
+		return 0
+	}
+	return e.Settings.VocabShards
 }
 
-// CountBowShard counts shard i of n of experiment e's review corpus and
-// writes it under BowShardDir. It reads the ingest stage's items, which must
-// exist. Files appear atomically (written aside, then renamed).
-func CountBowShard(ctx context.Context, runDir string, e *pipeline.Resolved, shard, n int) (*bow.Counts, error) {
-	if e.Features != "bow" {
-		return nil, fmt.Errorf("%w: experiment %s has features %s, not bow", pipeline.ErrUsage, e.Name, e.Features)
-	}
-	it, err := readItems(filepath.Join(runDir, e.Name, "ingest"))
-	if err != nil {
-		return nil, fmt.Errorf("stages: bow-shard needs the ingest stage of %s: %w", e.Name, err)
-	}
-	rows := it.rows()
-	fp, err := shardFingerprint(e, it.asin)
+type bowShardParams struct {
+	UseSummary bool `json:"use_summary"`
+}
+
+// Key: the counts depend on the text options only; the vocabulary size and
+// sample are applied when features merges them.
+func (BowShard) Key(e *pipeline.Resolved) (any, []string) {
+	return bowShardParams{e.Settings.UseSummary}, []string{e.Data.Reviews}
+}
+
+// Output files of a shard's directory.
+const (
+	shardCountsFile = "counts.parquet"
+	shardInfoFile   = "info.parquet"
+)
+
+func (BowShard) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
+	e := env.Exp
+	it, err := readItems(env.InDir("ingest"))
 	if err != nil {
 		return nil, err
 	}
-	next, stop := reviewDocs(ctx, e.Data.Reviews, rows, e.Settings.UseSummary)
-	c, err := bow.CountShard(next, shard, n, bowOptions(e))
+	tr := env.Track("tokenise and tag reviews", 0)
+	pull, stop := reviewDocs(ctx, e.Data.Reviews, it.rows(), e.Settings.UseSummary)
+	next := func() (bow.Doc, error) {
+		d, err := pull()
+		if err == nil {
+			tr.Add(1)
+		}
+		return d, err
+	}
+	c, err := bow.CountShard(next, env.Shard, env.Shards, bowOptions(e))
 	stop()
+	tr.Done()
 	if err != nil {
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, err
 	}
-	dir := BowShardDir(runDir, e.Name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	countsPath, infoPath := shardFiles(dir, shard, n)
 	m := len(c.Rows)
 	term, level, count, nouns := make([]string, m), make([]int32, m), make([]int64, m), make([]int64, m)
 	for k, r := range c.Rows {
 		term[k], level[k], count[k], nouns[k] = r.Term, r.Level, r.Count, r.Nouns
 	}
-	if err := writeAtomic(countsPath, func(p string) error {
-		_, err := schema.Write(p, schema.BowCounts, term, level, count, nouns)
-		return err
-	}); err != nil {
+	nc, err := schema.Write(filepath.Join(env.OutDir, shardCountsFile), schema.BowCounts, term, level, count, nouns)
+	if err != nil {
 		return nil, err
 	}
-	err = writeAtomic(infoPath, func(p string) error {
-		_, err := schema.Write(p, schema.BowShard, []int32{int32(c.Shard)}, []int32{int32(c.Shards)},
-			[]int64{c.Docs}, []int64{c.Tokens}, [][]int64{c.LevelTokens}, []string{fp})
-		return err
-	})
-	return c, err
+	ni, err := schema.Write(filepath.Join(env.OutDir, shardInfoFile), schema.BowShard, []int32{int32(c.Shard)}, []int32{int32(c.Shards)},
+		[]int64{c.Docs}, []int64{c.Tokens}, [][]int64{c.LevelTokens}, []string{shardFingerprint(e, it.asin)})
+	if err != nil {
+		return nil, err
+	}
+	return &pipeline.Result{
+		Rows:  map[string]int64{"counts": nc, "info": ni},
+		Stats: map[string]any{"docs": c.Docs, "tokens": c.Tokens},
+	}, nil
 }
 
-// writeAtomic writes a file through a temporary name and renames it.
-func writeAtomic(path string, write func(tmp string) error) error {
-	tmp := fmt.Sprintf("%s.tmp-%d", path, os.Getpid())
-	err := write(tmp)
-	if err == nil {
-		err = syncFile(tmp)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
-// shardFingerprint identifies what a shard counted: the experiment's items,
-// the reviews file (by size and modification time: hashing tens of GB per
-// shard task would cost more than the counting) and the text options. The
-// features stage refuses shards whose fingerprint differs from its own.
-func shardFingerprint(e *pipeline.Resolved, asins []string) (string, error) {
-	fi, err := os.Stat(e.Data.Reviews)
-	if err != nil {
-		return "", err
-	}
+// shardFingerprint identifies what a shard counted over: the items and the
+// text options. The runner's keys already keep shards and features
+// consistent; features checks it anyway, since it reads the shards'
+// directories by name.
+func shardFingerprint(e *pipeline.Resolved, asins []string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%d\x00%d\x00%v\x00%d\x00", e.Data.Reviews, fi.Size(), fi.ModTime().UnixNano(), e.Settings.UseSummary, len(asins))
+	fmt.Fprintf(h, "%v\x00%d\x00", e.Settings.UseSummary, len(asins))
 	for _, a := range asins {
 		h.Write([]byte(a))
 		h.Write([]byte{0})
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hex.EncodeToString(h.Sum(nil))
 }
 
-func syncFile(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// readBowShards reads all n shards' counts of an experiment, checking that
-// they were counted over the same items, reviews and options as now.
-func readBowShards(runDir string, e *pipeline.Resolved, asins []string, n int) ([]*bow.Counts, error) {
-	exp := e.Name
-	want, err := shardFingerprint(e, asins)
-	if err != nil {
-		return nil, err
-	}
-	dir := BowShardDir(runDir, exp)
+// readBowShards reads all n shards' counts of the experiment, written by
+// the bow-shard nodes features depends on.
+func readBowShards(env *pipeline.Env, asins []string, n int) ([]*bow.Counts, error) {
+	want := shardFingerprint(env.Exp, asins)
 	var out []*bow.Counts
 	for i := range n {
-		countsPath, infoPath := shardFiles(dir, i, n)
-		if _, err := os.Stat(infoPath); err != nil {
-			return nil, fmt.Errorf("stages: vocab_shards is %d but shard %d is missing (run `monomer bow-shard --experiment %s --shard %d/%d`): %w",
-				n, i, exp, i, n, err)
-		}
+		dir := env.InDir(pipeline.ShardName(BowShard{}.Name(), i, n))
+		infoPath, countsPath := filepath.Join(dir, shardInfoFile), filepath.Join(dir, shardCountsFile)
 		c := &bow.Counts{}
 		err := schema.Read(infoPath, func(t *schema.Cols) error {
 			shard, shards, docs, tokens, levels := t.Int32s("shard"), t.Int32s("shards"), t.Int64s("docs"), t.Int64s("tokens"), t.Int64Lists("level_tokens")
@@ -141,12 +128,11 @@ func readBowShards(runDir string, e *pipeline.Resolved, asins []string, n int) (
 			if t.Err() != nil {
 				return nil
 			}
-			if len(shard) != 1 {
-				return fmt.Errorf("stages: %s: %d rows, want 1", infoPath, len(shard))
+			if len(shard) != 1 || int(shard[0]) != i || int(shards[0]) != n {
+				return fmt.Errorf("stages: %s: not shard %d of %d", infoPath, i, n)
 			}
 			if fps[0] != want {
-				return fmt.Errorf("stages: %s is stale: counted over other items, reviews or options than this run's (rerun `monomer bow-shard --experiment %s --shard %d/%d`)",
-					infoPath, exp, i, n)
+				return fmt.Errorf("stages: %s: counted over other items or options than this run's", infoPath)
 			}
 			c.Shard, c.Shards, c.Docs, c.Tokens, c.LevelTokens = int(shard[0]), int(shards[0]), docs[0], tokens[0], levels[0]
 			return nil

@@ -2,6 +2,7 @@ package stages
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -15,7 +16,7 @@ import (
 // Experiment lists the per-experiment stages in DAG order. Stages not built
 // yet are absent, never faked.
 func Experiment() []pipeline.Stage {
-	return []pipeline.Stage{Ingest{}, Features{}, Negatives{}, Split{}, Train{}, Evaluate{}}
+	return []pipeline.Stage{Ingest{}, BowShard{}, Features{}, Negatives{}, Split{}, Train{}, Evaluate{}}
 }
 
 // Job lists the job-level stages, run after every experiment.
@@ -254,4 +255,30 @@ func loadFeatures(env *pipeline.Env) (models.Features, *csr, func(), error) {
 		return nil, nil, nil, err
 	}
 	return b, b, func() {}, nil
+}
+
+// writeAtomic writes a file through a temporary name and renames it.
+func writeAtomic(path string, write func(tmp string) error) error {
+	tmp := fmt.Sprintf("%s.tmp-%d", path, os.Getpid())
+	err := write(tmp)
+	if err == nil {
+		err = syncFile(tmp)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -21,8 +21,10 @@ type Features struct{}
 
 var _ pipeline.Stage = Features{}
 
-func (Features) Name() string   { return "features" }
-func (Features) Deps() []string { return []string{"ingest"} }
+func (Features) Name() string { return "features" }
+
+// Deps: the bow-shard nodes exist only with vocab_shards (pipeline.Sharded).
+func (Features) Deps() []string { return []string{"ingest", "bow-shard"} }
 
 type featuresParams struct {
 	Kind              string  `json:"kind"`
@@ -133,7 +135,7 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.R
 	opts := bowOptions(env.Exp)
 	var vocab []bow.Term
 	if s.VocabShards > 0 {
-		shards, err := readBowShards(env.RunDir, env.Exp, it.asin, s.VocabShards)
+		shards, err := readBowShards(env, it.asin, s.VocabShards)
 		if err != nil {
 			return nil, err
 		}

@@ -324,33 +324,41 @@ func checkEvaluate(t *testing.T, job *pipeline.Job, dir string) {
 // testData is the committed tiny data set.
 var testData = "../testdata/amazon"
 
-// TestBowShards: counting in 3 shards (monomer bow-shard) and merging gives
-// the same vocabulary and vectors, byte for byte, as one process.
+// TestBowShards: with vocab_shards 3 the DAG counts text in three
+// bow-shard nodes, run by the runner; run one at a time (as separate tasks
+// would, or a run killed after one) and then the rest, the merged
+// vocabulary and vectors are byte-identical to one process's. A shard of
+// another code version is not reused.
 func TestBowShards(t *testing.T) {
 	job := loadTestJob(t)
 	job.Experiments = job.Experiments[1:] // women-bow
 	one, sharded := t.TempDir(), t.TempDir()
-	for _, stage := range []string{"ingest", "features"} {
-		if _, err := pipeline.Run(context.Background(), job, Experiment(), Job(), pipeline.Options{RunDir: one, Only: stage}); err != nil {
+	run := func(dir, only string, stages []pipeline.Stage) *pipeline.Summary {
+		t.Helper()
+		var jobSt []pipeline.Stage
+		if len(stages) == len(Experiment()) {
+			jobSt = Job()
+		}
+		sum, err := pipeline.Run(context.Background(), job, stages, jobSt, pipeline.Options{RunDir: dir, Only: only})
+		if err != nil {
 			t.Fatal(err)
 		}
+		return sum
 	}
-	if _, err := pipeline.Run(context.Background(), job, Experiment(), Job(), pipeline.Options{RunDir: sharded, Only: "ingest"}); err != nil {
-		t.Fatal(err)
-	}
+	run(one, "ingest", Experiment())
+	run(one, "features", Experiment())
 	job.Experiments[0].Settings.VocabShards = 3
 	e := job.Resolve(0)
+	run(sharded, "ingest", Experiment())
 	if _, err := pipeline.Run(context.Background(), job, Experiment(), Job(), pipeline.Options{RunDir: sharded, Only: "features"}); err == nil ||
-		!strings.Contains(err.Error(), "shard 0 is missing") {
+		!strings.Contains(err.Error(), "women-bow/features needs the outputs of women-bow/bow-shard-0-of-3, which has not run") {
 		t.Fatalf("features without shards: err = %v", err)
 	}
-	for i := range 3 {
-		if _, err := CountBowShard(context.Background(), sharded, &e, i, 3); err != nil {
-			t.Fatal(err)
-		}
+	if s := run(sharded, "bow-shard-1-of-3", Experiment()); s.Run != 1 {
+		t.Fatalf("one shard: %+v", s)
 	}
-	if _, err := pipeline.Run(context.Background(), job, Experiment(), Job(), pipeline.Options{RunDir: sharded, Only: "features"}); err != nil {
-		t.Fatal(err)
+	if s := run(sharded, "", Experiment()[:3]); s.Run != 3 { // the other two shards, then features
+		t.Fatalf("the rest: %+v", s)
 	}
 	for _, table := range []string{"vocabulary.parquet", "bow.parquet", "feature_items.parquet"} {
 		a, err1 := os.ReadFile(filepath.Join(one, e.Name, "features", table))
@@ -359,7 +367,30 @@ func TestBowShards(t *testing.T) {
 			t.Errorf("%s: sharded differs from one process (%v, %v)", table, err1, err2)
 		}
 	}
+	if _, err := os.Stat(filepath.Join(sharded, e.Name, "bow-shard-2-of-3", "counts.parquet")); err != nil {
+		t.Error(err)
+	}
+
+	// Another code version of the shards: every shard is stale and reruns.
+	stages := Experiment()
+	stages[1] = otherVersion{BowShard{}}
+	steps, err := pipeline.Plan(job, stages[:3], nil, pipeline.Options{RunDir: sharded})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range steps {
+		if st.Stage == "bow-shard" && (st.State != pipeline.Stale || !strings.HasPrefix(st.Why, `stale: code version changed ("v1.0.0" -> "v9.9.9")`)) {
+			t.Errorf("%s: %s %s", st.ID, st.State, st.Why)
+		}
+	}
+	if s := run(sharded, "bow-shard", stages); s.Run != 3 {
+		t.Errorf("shards of another version: %+v", s)
+	}
 }
+
+type otherVersion struct{ BowShard }
+
+func (otherVersion) Version() string { return "9.9.9" }
 
 // Over the reject threshold ingest fails with ErrBadInput and leaves every
 // reject in a table beside the stage directory; under it, the rejects are

@@ -22,6 +22,7 @@ import (
 // They live together here so the whole set reads as one table.
 
 func (Ingest) Version() string    { return "1.0.0" }
+func (BowShard) Version() string  { return "1.0.0" }
 func (Features) Version() string  { return "1.0.0" }
 func (Negatives) Version() string { return "1.0.0" }
 func (Split) Version() string     { return "1.0.0" }

@@ -24,6 +24,12 @@ const goldenVersions = "testdata/stage-versions.json"
 //	go test ./stages -run TestStageVersions -update
 func TestStageVersions(t *testing.T) {
 	job := loadTestJob(t)
+	// The bag-of-words experiment once more with its text counted in two
+	// bow-shard nodes, so the shards are guarded too.
+	sharded := job.Experiments[1]
+	sharded.Name += "-sharded"
+	sharded.Settings.VocabShards = 2
+	job.Experiments = append(job.Experiments, sharded)
 	dir := t.TempDir()
 	runJob(t, job, dir)
 	now, err := pipeline.RecordStages(job, Experiment(), Job(), dir)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -19,13 +20,17 @@ var bowShardOpts struct {
 
 var cmdBowShard = &cobra.Command{
 	Use:   "bow-shard JOB.yaml --experiment NAME --shard I/N",
-	Short: "Count one shard of a bag-of-words experiment's candidate terms (scale-out of the features stage)",
-	Long: `bow-shard tags and counts the reviews of the items whose index modulo N is I,
-and writes the counts to DIR/<experiment>/bow-shards/. Run it for I = 0..N-1 as
-independent tasks (they need the experiment's ingest stage), then run the job
-with vocab_shards: N (e.g. --set experiments.NAME.settings.vocab_shards=N): the
-features stage merges the shards into exactly the vocabulary one process
-would choose.`,
+	Short: "Run one bag-of-words shard node (alias of run --experiment NAME --only bow-shard-I-of-N)",
+	Long: `bow-shard runs the DAG node that tags and counts the reviews of the items
+whose index modulo N is I, exactly as "monomer run JOB --experiment NAME
+--only bow-shard-I-of-N" does: with the runner's lock, atomic commit,
+manifest and cache key, into DIR/<experiment>/bow-shard-I-of-N/. N must be
+the experiment's vocab_shards (e.g. --set
+experiments.NAME.settings.vocab_shards=N); the features stage depends on all
+N shard nodes and merges them into exactly the vocabulary one process would
+choose.
+
+` + exitCodesHelp,
 	Args: exactArgs(1),
 	RunE: func(cmd *cobra.Command, args []string) error {
 		if bowShardOpts.experiment == "" {
@@ -39,21 +44,31 @@ would choose.`,
 		if err != nil {
 			return err
 		}
-		for k, e := range job.Experiments {
-			if e.Name != bowShardOpts.experiment {
-				continue
-			}
-			r := job.Resolve(k)
-			c, err := stages.CountBowShard(cmd.Context(), opts.RunDir, &r, i, n)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "shard %d/%d of %s: %d reviews, %d tokens, %d count rows in %s\n",
-				i, n, r.Name, c.Docs, c.Tokens, len(c.Rows), stages.BowShardDir(opts.RunDir, r.Name))
-			return nil
+		k := slicesIndex(job, bowShardOpts.experiment)
+		if k < 0 {
+			return fmt.Errorf("%w: no experiment %q in %s", pipeline.ErrUsage, bowShardOpts.experiment, args[0])
 		}
-		return fmt.Errorf("%w: no experiment %q in %s", pipeline.ErrUsage, bowShardOpts.experiment, args[0])
+		r := job.Resolve(k)
+		if have := (stages.BowShard{}).Shards(&r); have != n {
+			return fmt.Errorf("%w: --shard %d/%d: experiment %s has %d bag-of-words shards (features %s, vocab_shards %d)",
+				pipeline.ErrUsage, i, n, r.Name, have, r.Features, r.Settings.VocabShards)
+		}
+		opts.Experiments = []string{r.Name}
+		opts.Only = pipeline.ShardName(stages.BowShard{}.Name(), i, n)
+		opts.Logger = pipeline.NewLogger(os.Stderr, pipeline.IsTerminal(os.Stderr))
+		exp, jobSt := stageSet()
+		_, err = pipeline.Run(cmd.Context(), job, exp, jobSt, opts)
+		return err
 	},
+}
+
+func slicesIndex(job *pipeline.Job, name string) int {
+	for k, e := range job.Experiments {
+		if e.Name == name {
+			return k
+		}
+	}
+	return -1
 }
 
 // parseShard reads "I/N" with 0 <= I < N.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -30,13 +29,13 @@ type planJSON struct {
 
 // planTask is one stage of one experiment (or a job-level stage).
 type planTask struct {
-	// ID is "<experiment>.<stage>" or "<stage>": valid as an Airflow task id.
+	// ID is "<experiment>.<node>" or "<node>", where the node is the stage
+	// or one shard of it (bow-shard-1-of-4): valid as an Airflow task id.
 	ID         string   `json:"id"`
 	Experiment string   `json:"experiment,omitempty"`
 	Stage      string   `json:"stage"`
 	Upstream   []string `json:"upstream"` // task ids
-	// Command is the subcommand: "run" for stages, "bow-shard" for the
-	// shards of a bag-of-words experiment with vocab_shards set.
+	// Command is the subcommand, "run".
 	Command string `json:"command"`
 	// Args follow "monomer COMMAND JOB.yaml [--run-dir DIR --run-id ID]" to
 	// run exactly this task.
@@ -47,9 +46,9 @@ type planTask struct {
 
 func taskID(n *pipeline.Node) string {
 	if n.Experiment == "" {
-		return n.Stage.Name()
+		return n.Name
 	}
-	return n.Experiment + "." + n.Stage.Name()
+	return n.Experiment + "." + n.Name
 }
 
 var cmdPlan = &cobra.Command{
@@ -80,41 +79,16 @@ jobs/airflow/monomer_dag.py. It reads only the job file.
 		for _, e := range job.Experiments {
 			p.Experiments = append(p.Experiments, e.Name)
 		}
-		// Bag-of-words experiments with vocab_shards count their text in
-		// that many bow-shard tasks between ingest and features.
-		shards := map[string][]planTask{}
-		for i, e := range job.Experiments {
-			r := job.Resolve(i)
-			if r.Features != "bow" || r.Settings.VocabShards == 0 {
-				continue
-			}
-			n := r.Settings.VocabShards
-			for k := range n {
-				shards[e.Name] = append(shards[e.Name], planTask{
-					ID: fmt.Sprintf("%s.bow-shard-%d", e.Name, k), Experiment: e.Name, Stage: "bow-shard",
-					Upstream: []string{e.Name + ".ingest"}, Command: "bow-shard",
-					Args: []string{"--experiment", e.Name, "--shard", fmt.Sprintf("%d/%d", k, n)},
-					Dir:  filepath.Join(e.Name, "bow-shards")})
-			}
-		}
 		for _, n := range g.Nodes {
 			t := planTask{ID: taskID(n), Experiment: n.Experiment, Stage: n.Stage.Name(), Upstream: []string{}, Command: "run", Dir: n.Dir("")}
 			for _, d := range n.Deps {
 				t.Upstream = append(t.Upstream, taskID(d))
 			}
-			if n.Stage.Name() == "features" {
-				for _, sh := range shards[n.Experiment] {
-					t.Upstream = append(t.Upstream, sh.ID)
-				}
-			}
 			if n.Experiment != "" {
 				t.Args = []string{"--experiment", n.Experiment}
 			}
-			t.Args = append(t.Args, "--only", n.Stage.Name())
+			t.Args = append(t.Args, "--only", n.Name)
 			p.Tasks = append(p.Tasks, t)
-			if n.Stage.Name() == "ingest" {
-				p.Tasks = append(p.Tasks, shards[n.Experiment]...)
-			}
 		}
 		w := cmd.OutOrStdout()
 		if planOpts.json {

@@ -208,8 +208,9 @@ func TestDemoCrash(t *testing.T) {
 	}
 }
 
-// With vocab_shards, the plan puts bow-shard tasks between ingest and
-// features, and running them then features works end to end.
+// With vocab_shards, the plan holds the bow-shard nodes between ingest and
+// features as ordinary "run" tasks, and running the tasks as a scheduler
+// would (bow-shard, the alias, for one of them) works end to end.
 func TestPlanBowShards(t *testing.T) {
 	dir, args := demo(t)
 	const exp = "women-also_viewed-bow"
@@ -223,19 +224,33 @@ func TestPlanBowShards(t *testing.T) {
 	for _, tk := range p.Tasks {
 		byID[tk.ID] = tk
 	}
-	sh := byID[exp+".bow-shard-1"]
-	if sh.Command != "bow-shard" || strings.Join(sh.Args, " ") != "--experiment "+exp+" --shard 1/2" || strings.Join(sh.Upstream, ",") != exp+".ingest" {
+	sh := byID[exp+".bow-shard-1-of-2"]
+	if sh.Command != "run" || sh.Stage != "bow-shard" || strings.Join(sh.Args, " ") != "--experiment "+exp+" --only bow-shard-1-of-2" ||
+		strings.Join(sh.Upstream, ",") != exp+".ingest" || sh.Dir != exp+"/bow-shard-1-of-2" {
 		t.Errorf("shard task %+v", sh)
 	}
-	if f := byID[exp+".features"]; !slices.Contains(f.Upstream, exp+".bow-shard-0") || f.Command != "run" {
+	if f := byID[exp+".features"]; strings.Join(f.Upstream, ",") != exp+".ingest,"+exp+".bow-shard-0-of-2,"+exp+".bow-shard-1-of-2" {
 		t.Errorf("features task %+v", f)
 	}
-	// Run the tasks as a scheduler would.
-	for _, id := range []string{exp + ".ingest", exp + ".bow-shard-0", exp + ".bow-shard-1", exp + ".features"} {
+	if _, ok := byID["men-also_bought-image.bow-shard-0-of-2"]; ok {
+		t.Error("shards of an image experiment")
+	}
+	for _, id := range []string{exp + ".ingest", exp + ".bow-shard-0-of-2", exp + ".features"} {
 		tk := byID[id]
 		r := monomer(t, dir, "real", nil, append(append([]string{tk.Command}, args...), tk.Args...)...)
 		if r.code != 0 {
 			t.Fatalf("%s: exit %d\n%s", id, r.code, r.stderr)
 		}
+		if id == exp+".ingest" {
+			// The alias runs the other shard.
+			r = monomer(t, dir, "real", nil, append([]string{"bow-shard"}, append(args, "--experiment", exp, "--shard", "1/2")...)...)
+			if r.code != 0 || len(started(t, r.stderr)) != 1 {
+				t.Fatalf("bow-shard 1/2: exit %d\n%s", r.code, r.stderr)
+			}
+		}
+	}
+	r = monomer(t, dir, "real", nil, append([]string{"bow-shard"}, append(args, "--experiment", exp, "--shard", "1/3")...)...)
+	if r.code != 2 || !strings.Contains(r.stderr, "has 2 bag-of-words shards") {
+		t.Errorf("bow-shard 1/3: exit %d\n%s", r.code, r.stderr)
 	}
 }
