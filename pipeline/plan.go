@@ -88,6 +88,9 @@ func Plan(job *Job, expStages, jobStages []Stage, opts Options) ([]Step, error) 
 			st.Run, st.Why = true, "forced"
 		case st.State != UpToDate:
 			st.Run, st.Why = true, describe(st.State, st.Reasons)
+			if ev != nil && opts.store().has(ev.inputs.key()) {
+				st.Why += " (restored from the store)"
+			}
 		case len(runs) > 0:
 			verb := "runs"
 			if len(runs) > 1 {

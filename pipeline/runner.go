@@ -40,6 +40,14 @@ type Options struct {
 	// mtime and ctime. If empty, RunDir/.hashcache.json. Several run
 	// directories may share one (the CLI puts it beside the --run-id dirs).
 	HashCache string
+	// Store is the directory of the content-addressed store of stage
+	// outputs (see store.go): a stale stage whose key the store holds is
+	// restored from it instead of run, and every finished stage is added.
+	// If empty, no store.
+	Store string
+	// StoreMax caps the store's size in bytes; a run trims the least
+	// recently used entries beyond it at its end. If 0, DefaultStoreMax.
+	StoreMax int64
 }
 
 func (o *Options) logger() *slog.Logger {
@@ -69,7 +77,9 @@ const (
 // Summary counts what Run did.
 type Summary struct {
 	Run, Skipped, Failed int
-	Seconds              float64
+	// Restored counts stale stages restored from the store (not in Run).
+	Restored int
+	Seconds  float64
 }
 
 // testHook, when set by tests, is called at each step of running and
@@ -152,9 +162,16 @@ func Run(ctx context.Context, job *Job, expStages, jobStages []Stage, opts Optio
 			log.Warn("hash cache not saved", slog.String("error", err.Error()))
 		}
 	}
+	if st := opts.store(); st != nil {
+		if tr, err := Trim(st.dir, st.max); err != nil {
+			log.Warn("store not trimmed", slog.String("error", err.Error()))
+		} else if tr.Removed > 0 {
+			log.Info("store trimmed", slog.Int("removed", tr.Removed), slog.Int64("removed_bytes", tr.RemovedBytes), slog.Int64("bytes", tr.KeptBytes))
+		}
+	}
 	r.sum.Seconds = time.Since(start).Seconds()
 	log.Info("run summary", slog.Int("run", r.sum.Run), slog.Int("skipped", r.sum.Skipped),
-		slog.Int("failed", r.sum.Failed), slog.Float64("seconds", round3(r.sum.Seconds)))
+		slog.Int("failed", r.sum.Failed), slog.Int("restored", r.sum.Restored), slog.Float64("seconds", round3(r.sum.Seconds)))
 	if first != nil && r.sum.Failed > 1 {
 		first = fmt.Errorf("%w (%d stages failed)", first, r.sum.Failed)
 	}
@@ -420,12 +437,26 @@ func (r *runner) step(ctx context.Context, n *Node) error {
 	case len(ev.reasons) > 0:
 		reason = "stale: " + strings.Join(ev.reasons, "; ")
 	}
+	if !r.opts.Force {
+		if m, err := r.restore(n, ev.inputs); err != nil {
+			return err
+		} else if m != nil {
+			r.sum.Restored++
+			r.log.Info("stage restore", attrs(n, slog.String("reason", reason), slog.String("from", r.opts.store().entry(m.Key)))...)
+			return r.publish(n)
+		}
+	}
 	r.log.Info("stage start", attrs(n, slog.String("reason", reason))...)
 	m, err := r.execute(ctx, n, ev.inputs)
 	if err != nil {
 		return err
 	}
 	r.sum.Run++
+	if st := r.opts.store(); st != nil {
+		if err := st.put(n.Dir(r.opts.RunDir), m); err != nil {
+			r.log.Warn("outputs not stored", attrs(n, slog.String("error", err.Error()))...)
+		}
+	}
 	var rows, bytes int64
 	tables := make([]any, 0, len(m.Outputs))
 	for _, o := range m.Outputs {
@@ -514,6 +545,44 @@ func (r *runner) execute(ctx context.Context, n *Node, in KeyInputs) (*Manifest,
 func (n *Node) env(r *runner, out string) *Env {
 	return &Env{Job: r.g.Job, Exp: n.exp, RunDir: r.opts.RunDir, OutDir: out, Stage: n.Name,
 		Shard: n.Shard, Shards: n.Shards, Tracker: r.opts.Tracker}
+}
+
+// restore commits the store's outputs for in's key as n's stage directory,
+// if the store holds them intact; it returns nil when it does not.
+func (r *runner) restore(n *Node, in KeyInputs) (*Manifest, error) {
+	st := r.opts.store()
+	if st == nil || !st.has(in.key()) {
+		return nil, nil
+	}
+	final := n.Dir(r.opts.RunDir)
+	tmp := filepath.Join(filepath.Dir(final), fmt.Sprintf(".%s%s%d", filepath.Base(final), tmpMark, os.Getpid()))
+	if err := os.RemoveAll(tmp); err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	defer os.RemoveAll(tmp) // gone once committed
+	stored, ok := st.restore(in.key(), tmp)
+	if !ok {
+		return nil, nil
+	}
+	m := storedManifest(stored)
+	m.Inputs = in
+	if err := writeManifest(tmp, m); err != nil {
+		return nil, fmt.Errorf("pipeline: %s: %w", n.ID, err)
+	}
+	if err := syncDir(tmp); err != nil {
+		return nil, fmt.Errorf("pipeline: %s: %w", n.ID, err)
+	}
+	if err := commitDir(tmp, final, n.ID); err != nil {
+		return nil, fmt.Errorf("pipeline: %s: %w", n.ID, err)
+	}
+	r.cache.forget(final)
+	for _, o := range m.Outputs {
+		r.cache.remember(filepath.Join(final, filepath.FromSlash(o.Name)), o.SHA256)
+	}
+	return m, nil
 }
 
 // runStage calls s.Run, turning a panic into an error so one broken

@@ -61,7 +61,7 @@ func (d *dirFlags) load(path string) (*pipeline.Job, pipeline.Options, error) {
 	if base == "" {
 		base = filepath.Join("runs", job.Name)
 	}
-	opts := pipeline.Options{RunDir: base, HashCache: filepath.Join(base, ".hashcache.json")}
+	opts := pipeline.Options{RunDir: base, HashCache: filepath.Join(base, ".hashcache.json"), Store: storeDir(base)}
 	if d.runID != "" {
 		if !runIDRE.MatchString(d.runID) {
 			return nil, opts, fmt.Errorf("%w: --run-id %q: letters, digits and . _ : + - only", pipeline.ErrUsage, d.runID)

@@ -190,7 +190,8 @@ func TestExitCodes(t *testing.T) {
 		{name: "bad run id", args: []string{"run", "job.yaml", "--run-id", "../x"}, code: 2},
 		{name: "missing input", args: []string{"run", "job.yaml", "--set", "data.meta=gone.txt", "--run-id", "x"}, code: 2,
 			stderr: "input file " + filepath.Join(dir, "gone.txt") + " does not exist"},
-		{name: "bad input", env: []string{"GO_MONOMER_FAIL=ingest"}, args: []string{"run", "job.yaml", "--run-id", "y"}, code: 3,
+		{name: "bad input", env: []string{"GO_MONOMER_FAIL=ingest", "MONOMER_STORE=off"}, // else restored from the store
+			args: []string{"run", "job.yaml", "--run-id", "y"}, code: 3,
 			stderr: "monomer: pipeline: a/ingest: fake: 5 of 10 lines rejected: bad input (2 stages failed)\n"},
 		{name: "diff differs", args: []string{"diff", "runs", "runs/cmdtest"}, code: 1,
 			stderr: "monomer: run directories differ\n"},

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"monomer/pipeline"
+)
+
+// storeDir is the content-addressed store of stage outputs for run
+// directories under base: $MONOMER_STORE ("off" for none), else
+// base/.store, shared by every --run-id.
+func storeDir(base string) string {
+	switch s := os.Getenv("MONOMER_STORE"); s {
+	case "off":
+		return ""
+	case "":
+		return filepath.Join(base, ".store")
+	default:
+		return s
+	}
+}
+
+var cacheTrimOpts struct {
+	dirFlags
+	max string
+}
+
+var cmdCache = &cobra.Command{
+	Use:   "cache",
+	Short: "Manage the store of stage outputs (see README, Caching)",
+}
+
+var cmdCacheTrim = &cobra.Command{
+	Use:   "trim JOB.yaml [--run-dir DIR] [--max SIZE]",
+	Short: "Remove the least recently used stage outputs from the store beyond a size",
+	Long: `trim removes the least recently used entries of the job's store of stage
+outputs (DIR/.store, or $MONOMER_STORE) until the rest hold at most --max
+bytes (suffixes K, M, G, T: powers of 1024; default 20G, the cap every run
+applies at its end). --max 0 empties the store. Run directories keep their
+outputs: the store holds hard links to them.
+
+` + exitCodesHelp,
+	Args: exactArgs(1),
+	RunE: func(cmd *cobra.Command, args []string) error {
+		max, err := parseSize(cacheTrimOpts.max)
+		if err != nil {
+			return err
+		}
+		_, opts, err := cacheTrimOpts.load(args[0])
+		if err != nil {
+			return err
+		}
+		if opts.Store == "" {
+			return fmt.Errorf("%w: the store is off (MONOMER_STORE=off)", pipeline.ErrUsage)
+		}
+		res, err := pipeline.Trim(opts.Store, max)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: removed %d entries (%d bytes), kept %d (%d bytes)\n",
+			opts.Store, res.Removed, res.RemovedBytes, res.Kept, res.KeptBytes)
+		return nil
+	},
+}
+
+// parseSize reads a byte count with an optional K, M, G or T suffix.
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	t := strings.TrimSuffix(strings.ToUpper(strings.TrimSpace(s)), "B")
+	if n := len(t); n > 0 {
+		if i := strings.IndexByte("KMGT", t[n-1]); i >= 0 {
+			mult = 1 << (10 * (i + 1))
+			t = t[:n-1]
+		}
+	}
+	v, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || v < 0 || v > (1<<62)/mult {
+		return 0, fmt.Errorf("%w: --max %q: want bytes, optionally with K, M, G or T", pipeline.ErrUsage, s)
+	}
+	return v * mult, nil
+}
+
+func init() {
+	cacheTrimOpts.register(cmdCacheTrim)
+	cmdCacheTrim.Flags().StringVar(&cacheTrimOpts.max, "max", "20G", "keep at most this many bytes")
+	cmdCache.AddCommand(cmdCacheTrim)
+	cmdRoot.AddCommand(cmdCache)
+}

@@ -1,0 +1,218 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// The store keeps the outputs of finished stages by cache key, like Go's
+// build cache: switching a setting back to a value run before restores the
+// stage's outputs from the store instead of recomputing them (hours of
+// training at the paper's scale).
+//
+//	STORE/<key[:2]>/<key>/           one stage's outputs and its manifest.json
+//	STORE/<key[:2]>/.<key>.tmp-<pid> an entry being written
+//
+// Files are hard links to the committed stage directories where the file
+// system allows (so the store costs no space while a run directory holds
+// the same outputs), copies otherwise. Every file is checked against the
+// manifest's sha256 before it is restored, so an output edited in place in
+// a run directory (which edits its link too) is never restored. An entry's
+// modification time is its last use; Trim removes the least recently used
+// entries down to a size.
+
+// DefaultStoreMax is the store's size cap when Options.StoreMax is 0.
+const DefaultStoreMax = 20 << 30
+
+type store struct {
+	dir string
+	max int64
+}
+
+func (o *Options) store() *store {
+	if o.Store == "" {
+		return nil
+	}
+	m := o.StoreMax
+	if m == 0 {
+		m = DefaultStoreMax
+	}
+	return &store{dir: o.Store, max: m}
+}
+
+func (s *store) entry(key string) string {
+	return filepath.Join(s.dir, key[:2], key)
+}
+
+// has reports whether the store holds an entry for key.
+func (s *store) has(key string) bool {
+	if s == nil {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(s.entry(key), ManifestName))
+	return err == nil
+}
+
+// put adds the committed stage directory dir, whose manifest is m, to the
+// store. An entry already there is kept.
+func (s *store) put(dir string, m *Manifest) error {
+	final := s.entry(m.Key)
+	if _, err := os.Stat(final); err == nil {
+		return touch(final)
+	}
+	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+		return err
+	}
+	tmp := filepath.Join(filepath.Dir(final), fmt.Sprintf(".%s%s%d", m.Key, tmpMark, os.Getpid()))
+	os.RemoveAll(tmp)
+	defer os.RemoveAll(tmp)
+	for _, o := range append(slices.Clone(m.Outputs), Output{Name: ManifestName}) {
+		dst := filepath.Join(tmp, filepath.FromSlash(o.Name))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := linkOrCopy(filepath.Join(dir, filepath.FromSlash(o.Name)), dst); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, final); err != nil && !errors.Is(err, fs.ErrExist) {
+		if _, serr := os.Stat(final); serr != nil { // not another process's entry
+			return err
+		}
+	}
+	return nil
+}
+
+// restore links the entry for key into the empty directory tmp after
+// checking every file against the stored manifest, and returns the
+// manifest. ok is false when there is no usable entry.
+func (s *store) restore(key, tmp string) (*Manifest, bool) {
+	if s == nil {
+		return nil, false
+	}
+	entry := s.entry(key)
+	m, err := ReadManifest(entry)
+	if err != nil || m.Key != key || m.Format != manifestFormat {
+		return nil, false
+	}
+	for _, o := range m.Outputs {
+		src := filepath.Join(entry, filepath.FromSlash(o.Name))
+		sum, err := hashFile(src)
+		if err != nil || sum != o.SHA256 {
+			os.RemoveAll(entry) // edited or damaged: never use it again
+			return nil, false
+		}
+		dst := filepath.Join(tmp, filepath.FromSlash(o.Name))
+		if os.MkdirAll(filepath.Dir(dst), 0o755) != nil || linkOrCopy(src, dst) != nil {
+			return nil, false
+		}
+	}
+	touch(entry)
+	return m, true
+}
+
+func linkOrCopy(src, dst string) error {
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	return copyFile(src, dst)
+}
+
+func touch(dir string) error {
+	now := time.Now()
+	return os.Chtimes(dir, now, now)
+}
+
+// TrimResult is what Trim removed and what is left.
+type TrimResult struct {
+	Removed, Kept           int
+	RemovedBytes, KeptBytes int64
+}
+
+// Trim removes the least recently used entries of the store in dir until
+// the rest hold at most max bytes, and every partial entry a killed run
+// left. A file hard-linked into a run directory counts with its full size.
+func Trim(dir string, max int64) (*TrimResult, error) {
+	type ent struct {
+		path string
+		used time.Time
+		size int64
+	}
+	var ents []ent
+	prefixes, err := os.ReadDir(dir)
+	if err != nil {
+		if notExist(err) {
+			return &TrimResult{}, nil
+		}
+		return nil, fmt.Errorf("pipeline: store: %w", err)
+	}
+	res := &TrimResult{}
+	for _, p := range prefixes {
+		if !p.IsDir() {
+			continue
+		}
+		sub := filepath.Join(dir, p.Name())
+		entries, err := os.ReadDir(sub)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: store: %w", err)
+		}
+		for _, e := range entries {
+			path := filepath.Join(sub, e.Name())
+			if strings.HasPrefix(e.Name(), ".") {
+				// A partial entry; one being written now is younger than a minute.
+				if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Minute {
+					os.RemoveAll(path)
+				}
+				continue
+			}
+			fi, err := e.Info()
+			if err != nil {
+				continue
+			}
+			var size int64
+			filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					if i, err := d.Info(); err == nil {
+						size += i.Size()
+					}
+				}
+				return nil
+			})
+			ents = append(ents, ent{path, fi.ModTime(), size})
+		}
+	}
+	sort.Slice(ents, func(i, j int) bool { return ents[i].used.After(ents[j].used) })
+	for _, e := range ents {
+		if res.KeptBytes+e.size <= max {
+			res.Kept++
+			res.KeptBytes += e.size
+			continue
+		}
+		if err := os.RemoveAll(e.path); err != nil {
+			return res, fmt.Errorf("pipeline: store: %w", err)
+		}
+		res.Removed++
+		res.RemovedBytes += e.size
+	}
+	return res, nil
+}
+
+// storedManifest is the manifest a restored stage gets: the stored one,
+// which records how the outputs were made, with the restore noted.
+func storedManifest(m *Manifest) *Manifest {
+	c := *m
+	c.Stats = maps.Clone(m.Stats)
+	if c.Stats == nil {
+		c.Stats = map[string]any{}
+	}
+	c.Stats["restored_from_store"] = true
+	return &c
+}
