@@ -83,10 +83,10 @@ type Settings struct {
 	// VocabSampleTokens caps the tokens used to choose the vocabulary; the
 	// vectors always count every review. If 0, 50,000,000.
 	VocabSampleTokens int64 `yaml:"vocab_sample_tokens"`
-	// VocabShards, when above 0, makes the features stage merge the
-	// candidate counts of that many shards written by `monomer bow-shard`
-	// instead of counting them itself (the vocabulary is the same). If 0,
-	// the stage counts in-process.
+	// VocabShards, when above 0, counts a bag-of-words experiment's
+	// candidate terms in that many bow-shard DAG nodes, which the features
+	// stage merges instead of counting itself (the vocabulary is the
+	// same). If 0, the stage counts in-process.
 	VocabShards int `yaml:"vocab_shards"`
 	// Negatives is rewire (degree-preserving, the paper's) or uniform.
 	// If empty, rewire.

@@ -142,7 +142,7 @@ def bash_dag(plan):
         for t in plan["tasks"]:
             exp = t.get("experiment", "")
             # Inside the experiment's group the task id is the plan's id
-            # without "<experiment>.": the stage, or e.g. bow-shard-1 (the
+            # without "<experiment>.": the stage, or e.g. bow-shard-1-of-4 (the
             # stage name would repeat for every shard).
             task_id = t["id"][len(exp) + 1:] if exp else t["id"]
             tasks[t["id"]] = MonomerBashOperator(
