@@ -114,6 +114,7 @@ func TestPipelineDeterministic(t *testing.T) {
 	checkIngest(t, job, dirs[0])
 	checkNegativesAndSplit(t, dirs[0])
 	checkEvaluate(t, job, dirs[0])
+	checkRecommend(t, job, dirs[0])
 }
 
 func open(t *testing.T, path string) *schema.Table {
