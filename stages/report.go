@@ -13,9 +13,10 @@ import (
 	"monomer/schema"
 )
 
-// Report is the job-level stage: one metrics table across experiments and
+// Report is the job-level stage: one metrics table across experiments,
 // report/tables.md laid out like the paper's Tables 2 and 4, with the
-// published figures beside ours.
+// published figures beside ours, and report/index.html, the visual report
+// (package report) with its PNGs beside it.
 type Report struct{}
 
 var (
@@ -26,8 +27,10 @@ var (
 // Publish puts the job-level metrics table at the run directory's root.
 func (Report) Publish() []string { return []string{"metrics.parquet"} }
 
-func (Report) Name() string   { return "report" }
-func (Report) Deps() []string { return []string{"ingest", "evaluate", "recommend"} }
+func (Report) Name() string { return "report" }
+func (Report) Deps() []string {
+	return []string{"ingest", "features", "train", "evaluate", "recommend"}
+}
 
 func (Report) Key(*pipeline.Resolved) (any, []string) { return struct{}{}, nil }
 
@@ -80,7 +83,12 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	if err := os.WriteFile(filepath.Join(env.OutDir, "tables.md"), []byte(md), 0o644); err != nil {
 		return nil, err
 	}
-	return &pipeline.Result{Rows: map[string]int64{"metrics": rows}, Stats: map[string]any{"experiments": len(reports)}}, nil
+	w, err := writeHTMLReport(env, env.OutDir, reports)
+	if err != nil {
+		return nil, err
+	}
+	return &pipeline.Result{Rows: map[string]int64{"metrics": rows},
+		Stats: map[string]any{"experiments": len(reports), "report_files": len(w.Files), "report_skipped": w.Skipped}}, nil
 }
 
 type jobMetricCols struct {
