@@ -1,11 +1,16 @@
 package stages
 
 import (
+	"bytes"
 	"math"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
+	"monomer/internal/browsertest"
 	"monomer/pipeline"
 )
 
@@ -94,4 +99,36 @@ func checkRecommend(t *testing.T, job *pipeline.Job, dir string) {
 	if _, err := RecommendOne(dir, job.Experiments[0].Name, "monomer", "no-such-asin", 10); err == nil {
 		t.Error("recommend for an unknown asin accepted")
 	}
+}
+
+// checkReport checks the visual report of two runs (GOMAXPROCS 1 and 2):
+// the same bytes, references to files that exist, and, in a real browser,
+// every image loaded.
+func checkReport(t *testing.T, dirs [2]string) {
+	t.Helper()
+	a, b := filepath.Join(dirs[0], "report"), filepath.Join(dirs[1], "report")
+	files, err := filepath.Glob(filepath.Join(a, "*.png"))
+	if err != nil || len(files) < 8 {
+		t.Fatalf("report PNGs: %v %v", files, err)
+	}
+	files = append(files, filepath.Join(a, "index.html"))
+	for _, f := range files {
+		x, err1 := os.ReadFile(f)
+		y, err2 := os.ReadFile(filepath.Join(b, filepath.Base(f)))
+		if err1 != nil || err2 != nil || !bytes.Equal(x, y) {
+			t.Errorf("report/%s differs between GOMAXPROCS 1 and 2 (%v, %v)", filepath.Base(f), err1, err2)
+		}
+	}
+	page := string(must(os.ReadFile(filepath.Join(a, "index.html")))(t))
+	for _, m := range regexp.MustCompile(`src="([^"]+)"`).FindAllStringSubmatch(page, -1) {
+		if _, err := os.Stat(filepath.Join(a, m[1])); err != nil {
+			t.Errorf("index.html references %s: %v", m[1], err)
+		}
+	}
+	for _, want := range []string{"men-image", "women-bow", "Monomer space 2", "Recommendations side by side", `class="claims"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("index.html lacks %q", want)
+		}
+	}
+	t.Run("browser", func(t *testing.T) { browsertest.Check(t, a, len(files)-1, 8) })
 }

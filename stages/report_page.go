@@ -14,11 +14,13 @@ import (
 	"monomer/schema"
 )
 
+// mapSample is the number of items on each t-SNE map: exact t-SNE is
+// O(n²) per iteration, about 2.5 s a map at 1000 items on one core. A
+// variable so tests can draw smaller maps.
+var mapSample = 1000
+
 // Sizes of the report's pictures.
 const (
-	// mapSample is the number of items on each t-SNE map: exact t-SNE is
-	// O(n²) per iteration, about 2.5 s a map at 1000 items on one core.
-	mapSample = 1000
 	// gateSubcats is the number of largest subcategories on the gate plot.
 	gateSubcats = 16
 	// dimTopItems is the items listed per embedding dimension, and
