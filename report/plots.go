@@ -57,6 +57,7 @@ func lambdaPlot(dir, name string, fits []FitPoint) error {
 		ticks = append(ticks, plot.Tick{Value: float64(i), Label: fmt.Sprintf("%g", l)})
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.X.Min, p.X.Max = -0.3, float64(len(lambdas))-0.3+0.8 // room on the right for the legend
 	p.Legend.Top = true
 	for mi, m := range modelsOf(fits) {
 		var xys plotter.XYs
@@ -178,6 +179,12 @@ func mapPlot(dir, name, title string, y []float64, sub []int, subNames []string)
 		order = append(order, s)
 	}
 	slices.Sort(order)
+	// Room on the right for the legend, so it covers no point.
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i := range sub {
+		lo, hi = min(lo, y[2*i]), max(hi, y[2*i])
+	}
+	p.X.Min, p.X.Max = lo, hi+0.4*(hi-lo)
 	for _, s := range order {
 		var xys plotter.XYs
 		for i, si := range sub {
@@ -223,7 +230,8 @@ func gatePlot(dir, name string, g *Gate) error {
 		p.Legend.Add(fmt.Sprintf("space %d", k+1), b)
 	}
 	p.Legend.Top = true
-	p.Y.Max = 1.25 // room for the legend above the stacks
+	p.Legend.TextStyle.Font.Size = vg.Points(8)
+	p.Y.Min, p.Y.Max = 0, 1+0.12*float64(g.Spaces) // room for the legend above the stacks
 	names := make([]string, len(g.Subcats))
 	for i, s := range g.Subcats {
 		names[i] = fmt.Sprintf("%s (%d)", s, g.Items[i])
