@@ -11,7 +11,7 @@ import (
 )
 
 // randFit draws a model's parameters with NewFit's shapes.
-func randFit(t *testing.T, rng *rand.Rand, model string, dim, k, n int) *Fit {
+func randFit(t testing.TB, rng *rand.Rand, model string, dim, k, n int) *Fit {
 	t.Helper()
 	block := func(name string, cols int, sd float64) Param {
 		p := Param{Name: name, Rows: dim, Cols: cols, Data: make([]float64, dim*cols)}
@@ -230,5 +230,35 @@ func TestTopKWorkersAndSmallCatalog(t *testing.T) {
 	}
 	if _, err := small.TopK([]int32{5000}, 1, 0); err == nil {
 		t.Fatal("out-of-range query accepted")
+	}
+}
+
+// BenchmarkTopK: 256 queries against every item, Monomer at the paper's
+// K = 20, N = 4 (the projection is prepared once, outside the timing).
+// Reports scored (query, item) pairs per second.
+func BenchmarkTopK(b *testing.B) {
+	for _, items := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("items=%d", items), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 1))
+			const dim = 64
+			feat := randDense(rng, items, dim)
+			f := randFit(b, rng, ModelMonomer, dim, 20, 4)
+			cand := make([]int32, items)
+			for i := range cand {
+				cand[i] = int32(i)
+			}
+			r, err := NewRetriever(f, feat, cand)
+			if err != nil {
+				b.Fatal(err)
+			}
+			qs := cand[:256]
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := r.TopK(qs, 10, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(qs)*items)*float64(b.N)/b.Elapsed().Seconds(), "pairs/s")
+		})
 	}
 }
