@@ -124,8 +124,9 @@ func reportModels(e *report.Experiment, er *expReport, path string) error {
 	})
 }
 
-// readTrace reads the train stage's per-iteration record if there is one
-// (columns model, lambda, iteration, objective, valid_error); a missing or
+// readTrace reads the train stage's per-iteration record if there is one:
+// columns iteration, objective and valid_error, and model and lambda when
+// the trace holds several fits (without them it is one curve). A missing or
 // unreadable trace leaves the curves out of the page.
 func readTrace(path string) []report.TracePoint {
 	if _, err := os.Stat(path); err != nil {
@@ -136,10 +137,11 @@ func readTrace(path string) []report.TracePoint {
 		return nil
 	}
 	defer tb.Release()
-	model, err1 := tb.Strings("model")
-	lambda, err2 := tb.Float64s("lambda")
-	obj, err3 := tb.Float64s("objective")
-	verr, err4 := tb.Float64s("valid_error")
+	obj, err1 := tb.Float64s("objective")
+	verr, err2 := tb.Float64s("valid_error")
+	if err1 != nil || err2 != nil {
+		return nil
+	}
 	var iter []int64
 	if v, err := tb.Int32s("iteration"); err == nil {
 		for _, x := range v {
@@ -148,12 +150,21 @@ func readTrace(path string) []report.TracePoint {
 	} else if iter, err = tb.Int64s("iteration"); err != nil {
 		return nil
 	}
-	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
-		return nil
+	model, err := tb.Strings("model")
+	if err != nil {
+		model = make([]string, len(obj))
 	}
-	out := make([]report.TracePoint, len(model))
-	for i := range model {
-		out[i] = report.TracePoint{Model: modelTitle[model[i]], Lambda: lambda[i], Iteration: int(iter[i]), Objective: obj[i], ValidError: verr[i]}
+	lambda, err := tb.Float64s("lambda")
+	if err != nil {
+		lambda = make([]float64, len(obj))
+	}
+	out := make([]report.TracePoint, len(obj))
+	for i := range obj {
+		title := modelTitle[model[i]]
+		if title == "" {
+			title = cmp.Or(model[i], "training")
+		}
+		out[i] = report.TracePoint{Model: title, Lambda: lambda[i], Iteration: int(iter[i]), Objective: obj[i], ValidError: verr[i]}
 	}
 	return out
 }
