@@ -301,8 +301,8 @@ func dimTops(p *models.Projection, block, title string, item func(int32) report.
 	return dt
 }
 
-// reportQueries picks the first queries of the recommendations table that
-// both LMT and Monomer answered, with both lists.
+// reportQueries picks the first queries of the recommendations table with
+// LMT's and Monomer's lists (either alone if the other was not trained).
 func reportQueries(path string, it *items, item func(int32) report.Item) ([]report.QueryLists, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, nil
@@ -310,6 +310,7 @@ func reportQueries(path string, it *items, item func(int32) report.Item) ([]repo
 	type key struct{ model, query string }
 	lists := map[key][]report.RecItem{}
 	var queries []string
+	seen := map[string]bool{}
 	row := it.rows()
 	err := schema.Read(path, func(c *schema.Cols) error {
 		model, query, itm, prob := c.Strings("model"), c.Strings("query"), c.Strings("item"), c.Float64s("probability")
@@ -322,7 +323,8 @@ func reportQueries(path string, it *items, item func(int32) report.Item) ([]repo
 				continue
 			}
 			k := key{model[i], query[i]}
-			if model[i] == "monomer" && len(lists[k]) == 0 {
+			if !seen[query[i]] {
+				seen[query[i]] = true
 				queries = append(queries, query[i])
 			}
 			lists[k] = append(lists[k], report.RecItem{Item: item(row[itm[i]]), Prob: prob[i], Space: int(space[i]), Same: same[i]})
@@ -337,11 +339,11 @@ func reportQueries(path string, it *items, item func(int32) report.Item) ([]repo
 		if len(out) == sideBySide {
 			break
 		}
-		if len(lists[key{"lmt", q}]) == 0 {
-			continue
-		}
 		ql := report.QueryLists{Query: item(row[q])}
 		for _, m := range []string{"lmt", "monomer"} {
+			if len(lists[key{m, q}]) == 0 {
+				continue
+			}
 			l := report.RecList{Model: modelTitle[m], Items: lists[key{m, q}]}
 			subs := map[string]bool{}
 			for _, x := range l.Items {
