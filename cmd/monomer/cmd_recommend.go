@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"monomer/pipeline"
 	"monomer/stages"
 )
 
@@ -32,6 +33,11 @@ relatedness) that put it there. It reads only.
 	Args: exactArgs(1),
 	RunE: func(cmd *cobra.Command, args []string) error {
 		o := recommendOpts
+		for _, f := range []struct{ name, v string }{{"experiment", o.experiment}, {"asin", o.asin}} {
+			if f.v == "" {
+				return fmt.Errorf("%w: recommend needs --%s (see --help)", pipeline.ErrUsage, f.name)
+			}
+		}
 		ans, err := stages.RecommendOne(args[0], o.experiment, o.model, o.asin, o.k)
 		if err != nil {
 			return err
@@ -59,7 +65,5 @@ func init() {
 	f.StringVar(&recommendOpts.asin, "asin", "", "the query item (required)")
 	f.IntVar(&recommendOpts.k, "k", 10, "number of items")
 	f.BoolVar(&recommendOpts.json, "json", false, "print the answer as JSON")
-	cmdRecommend.MarkFlagRequired("experiment")
-	cmdRecommend.MarkFlagRequired("asin")
 	cmdRoot.AddCommand(cmdRecommend)
 }
