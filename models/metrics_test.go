@@ -202,3 +202,22 @@ func ExampleAUC() {
 	// auc 0.75
 	// log-likelihood -0.5403
 }
+
+func TestGini(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		counts []float64
+		want   float64
+	}{
+		{"equal", []float64{3, 3, 3, 3}, 0},
+		{"one takes all", []float64{0, 0, 0, 8}, 0.75},
+		{"order free", []float64{4, 0, 2, 2}, 0.375},
+	} {
+		if got := Gini(c.counts); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s: Gini(%v) = %v, want %v", c.name, c.counts, got, c.want)
+		}
+	}
+	if !math.IsNaN(Gini(nil)) || !math.IsNaN(Gini([]float64{0, 0})) {
+		t.Error("Gini of no counts or zero total is not NaN")
+	}
+}

@@ -116,6 +116,15 @@ type Settings struct {
 	// CTTop is the fraction of linked subcategories CT predicts positive.
 	// If 0, 0.5 (paper §4.2).
 	CTTop float64 `yaml:"ct_top"`
+
+	// Recommendations (the recommend stage and the report).
+
+	// RecommendQueries is the size of the deterministic sample of query
+	// items the recommend stage answers. If 0, 300.
+	RecommendQueries int `yaml:"recommend_queries"`
+	// RecommendK is the length of each recommendation list. If 0, 10 (the
+	// paper's top-10).
+	RecommendK int `yaml:"recommend_k"`
 }
 
 // Defaults returns the documented defaults.
@@ -136,6 +145,9 @@ func Defaults() Settings {
 		MaxIter:           200,
 		ValidEvery:        10,
 		CTTop:             0.5,
+
+		RecommendQueries: 300,
+		RecommendK:       10,
 	}
 }
 
@@ -191,6 +203,13 @@ func (s Settings) over(o Settings) Settings {
 	}
 	if o.CTTop != 0 {
 		s.CTTop = o.CTTop
+	}
+
+	if o.RecommendQueries != 0 {
+		s.RecommendQueries = o.RecommendQueries
+	}
+	if o.RecommendK != 0 {
+		s.RecommendK = o.RecommendK
 	}
 	return s
 }
@@ -397,6 +416,11 @@ func (s Settings) validate(at string) error {
 		return fmt.Errorf("%s.valid_every: %d must be positive", at, s.ValidEvery)
 	case s.CTTop < 0 || s.CTTop > 1:
 		return fmt.Errorf("%s.ct_top: %g must be in (0, 1]", at, s.CTTop)
+
+	case s.RecommendQueries < 0:
+		return fmt.Errorf("%s.recommend_queries: %d must be positive", at, s.RecommendQueries)
+	case s.RecommendK < 0:
+		return fmt.Errorf("%s.recommend_k: %d must be positive", at, s.RecommendK)
 	}
 	for i, l := range s.Lambdas {
 		if l < 0 || math.IsNaN(l) || math.IsInf(l, 0) {

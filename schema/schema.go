@@ -128,5 +128,39 @@ var (
 		field("pairs", i64), field("lambda", f64), field("k", i32), field("n", i32),
 		field("iterations", i32),
 		dict("dataset"), dict("graph"), dict("features"), field("paper_error", f64),
+		// The recommendation claims (RecommendMetrics' columns), on the
+		// test rows of the models the recommend stage answered; NaN
+		// elsewhere.
+		field("same_subcategory", f64), field("distinct_subcategories", f64),
+		field("coverage", f64), field("gini", f64), field("hit_rate", f64), field("recall", f64),
+	)
+)
+
+// Recommendations (the recommend stage).
+var (
+	// Recommendations: the exact top-k of each sampled query item over every
+	// item with features, by model then query (item order) then rank
+	// (1-based, nearest first). space is, for Monomer, the space k in 1..N
+	// contributing most to the item's score (0 for other models). Extras:
+	// distance and the item indices.
+	Recommendations = newSchema(
+		dict("model"), field("query", str), field("rank", i32), field("item", str),
+		field("probability", f64), field("same_subcategory", boolT), field("space", i32),
+		field("distance", f64), field("query_idx", i32), field("item_idx", i32),
+	)
+	// RecommendMetrics: one row per model. same_subcategory is the share
+	// of recommended items in the query's subcategory; distinct_subcategories
+	// the mean number of subcategories in a list; coverage the share of
+	// candidate items in anyone's list and gini the Gini coefficient of how
+	// often each candidate is recommended. hit_rate and recall are over
+	// test_queries, the query items with held-out test positives: the share
+	// with at least one test positive in its top k, and the mean share of
+	// its test positives found (known train and validation positives are
+	// left out of those lists).
+	RecommendMetrics = newSchema(
+		dict("model"), field("queries", i32), field("k", i32), field("candidates", i32),
+		field("same_subcategory", f64), field("distinct_subcategories", f64),
+		field("coverage", f64), field("gini", f64),
+		field("test_queries", i32), field("hit_rate", f64), field("recall", f64),
 	)
 )

@@ -16,7 +16,7 @@ import (
 // Experiment lists the per-experiment stages in DAG order. Stages not built
 // yet are absent, never faked.
 func Experiment() []pipeline.Stage {
-	return []pipeline.Stage{Ingest{}, BowShard{}, Features{}, Negatives{}, Split{}, Train{}, Evaluate{}}
+	return []pipeline.Stage{Ingest{}, BowShard{}, Features{}, Negatives{}, Split{}, Train{}, Evaluate{}, Recommend{}}
 }
 
 // Job lists the job-level stages, run after every experiment.

@@ -13,9 +13,10 @@ import (
 	"monomer/schema"
 )
 
-// Report is the job-level stage: one metrics table across experiments and
+// Report is the job-level stage: one metrics table across experiments,
 // report/tables.md laid out like the paper's Tables 2 and 4, with the
-// published figures beside ours.
+// published figures beside ours, and report/index.html, the visual report
+// (package report) with its PNGs beside it.
 type Report struct{}
 
 var (
@@ -26,8 +27,10 @@ var (
 // Publish puts the job-level metrics table at the run directory's root.
 func (Report) Publish() []string { return []string{"metrics.parquet"} }
 
-func (Report) Name() string   { return "report" }
-func (Report) Deps() []string { return []string{"ingest", "evaluate"} }
+func (Report) Name() string { return "report" }
+func (Report) Deps() []string {
+	return []string{"ingest", "features", "train", "evaluate", "recommend"}
+}
 
 func (Report) Key(*pipeline.Resolved) (any, []string) { return struct{}{}, nil }
 
@@ -44,6 +47,7 @@ type expReport struct {
 	items    int
 	edges    int64
 	test     map[string]float64 // model -> test error
+	rec      map[string]recMetrics
 }
 
 func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
@@ -63,6 +67,9 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		if er.edges, err = schema.NumRows(filepath.Join(env.RunDir, r.Name, "ingest", "edges.parquet")); err != nil {
 			return nil, err
 		}
+		if er.rec, err = readRecMetrics(filepath.Join(env.RunDir, r.Name, "recommend", "recommend_metrics.parquet")); err != nil {
+			return nil, err
+		}
 		if err := cols.add(&er, filepath.Join(env.RunDir, r.Name, "evaluate", "metrics.parquet")); err != nil {
 			return nil, err
 		}
@@ -76,7 +83,12 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	if err := os.WriteFile(filepath.Join(env.OutDir, "tables.md"), []byte(md), 0o644); err != nil {
 		return nil, err
 	}
-	return &pipeline.Result{Rows: map[string]int64{"metrics": rows}, Stats: map[string]any{"experiments": len(reports)}}, nil
+	w, err := writeHTMLReport(env, env.OutDir, reports)
+	if err != nil {
+		return nil, err
+	}
+	return &pipeline.Result{Rows: map[string]int64{"metrics": rows},
+		Stats: map[string]any{"experiments": len(reports), "report_files": len(w.Files), "report_skipped": w.Skipped}}, nil
 }
 
 type jobMetricCols struct {
@@ -84,11 +96,13 @@ type jobMetricCols struct {
 	errs, auc, ll, lambda, paper                []float64
 	pairs                                       []int64
 	k, n, iters                                 []int32
+	recCols                                     [6][]float64
 }
 
 func (c *jobMetricCols) all() []any {
 	return []any{c.exp, c.model, c.split, c.errs, c.auc, c.ll, c.pairs, c.lambda, c.k, c.n, c.iters,
-		c.dataset, c.graph, c.features, c.paper}
+		c.dataset, c.graph, c.features, c.paper,
+		c.recCols[0], c.recCols[1], c.recCols[2], c.recCols[3], c.recCols[4], c.recCols[5]}
 }
 
 // add appends the chosen-lambda rows of one experiment's metrics table.
@@ -137,6 +151,13 @@ func (c *jobMetricCols) addRows(er *expReport, t *schema.Cols) {
 		c.n = append(c.n, n[i])
 		c.iters = append(c.iters, iters[i])
 		c.paper = append(c.paper, paper)
+		rm, ok := er.rec[model[i]]
+		for j, v := range rm.values() {
+			if !ok || split[i] != "test" {
+				v = math.NaN()
+			}
+			c.recCols[j] = append(c.recCols[j], v)
+		}
 	}
 }
 

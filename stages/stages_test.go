@@ -97,6 +97,8 @@ func parquetFiles(t *testing.T, dir string) map[string][]byte {
 func TestPipelineDeterministic(t *testing.T) {
 	job := loadTestJob(t)
 	dirs := [2]string{t.TempDir(), t.TempDir()}
+	defer func(n int) { mapSample = n }(mapSample)
+	mapSample = 150 // small maps: the test checks the report, not t-SNE
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	for i, procs := range []int{1, 2} {
 		runtime.GOMAXPROCS(procs)
@@ -114,6 +116,8 @@ func TestPipelineDeterministic(t *testing.T) {
 	checkIngest(t, job, dirs[0])
 	checkNegativesAndSplit(t, dirs[0])
 	checkEvaluate(t, job, dirs[0])
+	checkRecommend(t, job, dirs[0])
+	checkReport(t, dirs)
 }
 
 func open(t *testing.T, path string) *schema.Table {

@@ -28,6 +28,7 @@ func (Negatives) Version() string { return "1.0.0" }
 func (Split) Version() string     { return "1.0.0" }
 func (Train) Version() string     { return "1.0.0" }
 func (Evaluate) Version() string  { return "1.0.0" }
+func (Recommend) Version() string { return "1.0.0" }
 func (Report) Version() string    { return "1.0.0" }
 
 // The toolchain decides the outputs of the stages doing floating-point
@@ -41,12 +42,15 @@ func (Negatives) GoDependent() bool { return true }
 func (Split) GoDependent() bool     { return true }
 func (Train) GoDependent() bool     { return true }
 func (Evaluate) GoDependent() bool  { return true }
+func (Recommend) GoDependent() bool { return true }
+func (Report) GoDependent() bool    { return true }
 
 // Training and scoring run their matrix products on the BLAS gonum routes
 // them to (pure Go, or OpenBLAS in the openblas build), which rounds
 // differently per implementation and CPU kernel.
-func (Train) NumericEnv() string    { return blasEnv() }
-func (Evaluate) NumericEnv() string { return blasEnv() }
+func (Train) NumericEnv() string     { return blasEnv() }
+func (Evaluate) NumericEnv() string  { return blasEnv() }
+func (Recommend) NumericEnv() string { return blasEnv() }
 
 // blasEnv names the BLAS implementations in use. The OpenBLAS CPU kernel
 // is not visible from here; a models function naming it belongs in this

@@ -149,8 +149,16 @@ lines on stderr unless stderr is a terminal.
 		if term {
 			opts.Tracker = pipeline.BarTracker(os.Stderr)
 		}
-		_, err = pipeline.Run(cmd.Context(), job, exp, jobSt, opts)
-		return err
+		if _, err = pipeline.Run(cmd.Context(), job, exp, jobSt, opts); err != nil {
+			return err
+		}
+		// The visual report, when this run (or an earlier one) rendered it.
+		if page, err := filepath.Abs(filepath.Join(opts.RunDir, "report", "index.html")); err == nil {
+			if _, err := os.Stat(page); err == nil {
+				fmt.Fprintln(cmd.OutOrStdout(), "report:", page)
+			}
+		}
+		return nil
 	},
 }
 

@@ -196,6 +196,12 @@ func TestExitCodes(t *testing.T) {
 		{name: "diff differs", args: []string{"diff", "runs", "runs/cmdtest"}, code: 1,
 			stderr: "monomer: run directories differ\n"},
 		{name: "diff usage", args: []string{"diff", "runs/cmdtest", "nowhere"}, code: 2},
+		{name: "recommend without --asin", args: []string{"recommend", "runs/cmdtest", "--experiment", "a"}, code: 2,
+			stderr: "monomer: usage: recommend needs --asin (see --help)\n"},
+		{name: "recommend from an unfinished run", args: []string{"recommend", "nowhere", "--experiment", "a", "--asin", "X"}, code: 2,
+			stderr: "stage ingest has not finished"},
+		{name: "recommend with ct", args: []string{"recommend", "runs/cmdtest", "--experiment", "a", "--asin", "X", "--model", "ct"}, code: 2,
+			stderr: "ranks subcategories, not items"},
 		{name: "dry run that would fail", args: []string{"run", "job.yaml", "--dry-run", "--only", "train", "--run-id", "fresh"}, code: 1,
 			stderr: "monomer: dry run: 2 stage(s) would fail\n"},
 	}

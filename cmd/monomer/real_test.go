@@ -100,7 +100,7 @@ func TestDemoDeterminismAndSkips(t *testing.T) {
 		{name: "second run runs nothing"},
 		{name: "a negatives parameter reruns negatives and what it changes",
 			sets: []string{"--set", "experiments." + men + ".settings.swaps_per_edge=3"},
-			want: append(after(men, "evaluate", "negatives", "split", "train"), "report")},
+			want: append(after(men, "evaluate", "negatives", "recommend", "split", "train"), "report")},
 		{name: "touching the raw file reruns nothing", sets: []string{"--set", "experiments." + men + ".settings.swaps_per_edge=3"},
 			before: func() {
 				later := time.Now().Add(time.Hour)

@@ -1,0 +1,485 @@
+package models
+
+import (
+	"container/heap"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// Projection holds items' positions f·W in float64, W being a fitted LMT's
+// or Monomer's parameter blocks side by side in Params order ([E] or
+// [E0 | E1 … EN | U]). Row r belongs to item Items[r].
+type Projection struct {
+	Items []int32
+	Cols  int
+	Data  []float64
+	names []string
+	offs  []int // column offset of each block; offs[len(names)] = Cols
+}
+
+// Row is item Items[r]'s projection, all blocks.
+func (p *Projection) Row(r int) []float64 { return p.Data[r*p.Cols : (r+1)*p.Cols : (r+1)*p.Cols] }
+
+// Block returns the columns of the named block ("E", "E0".."EN", "U") in a
+// row, or nil if there is no such block.
+func (p *Projection) Block(r int, name string) []float64 {
+	i := slices.Index(p.names, name)
+	if i < 0 {
+		return nil
+	}
+	row := p.Row(r)
+	return row[p.offs[i]:p.offs[i+1]:p.offs[i+1]]
+}
+
+// Gate is Monomer's P(k|x) = softmax(Uᵀf_x) (Eq. 5) of row r; nil for LMT.
+func (p *Projection) Gate(r int) []float64 {
+	z := p.Block(r, "U")
+	if z == nil {
+		return nil
+	}
+	return softmax(z, make([]float64, len(z)))
+}
+
+func softmax(z, out []float64) []float64 {
+	mx := math.Inf(-1)
+	for _, v := range z {
+		mx = max(mx, v)
+	}
+	var sum float64
+	for i, v := range z {
+		out[i] = math.Exp(v - mx)
+		sum += out[i]
+	}
+	for i := range out {
+		out[i] /= sum
+	}
+	return out
+}
+
+// Project computes the projection of items (indices into feat) for a fitted
+// LMT or Monomer. The result depends on the inputs only.
+func (f *Fit) Project(feat Features, items []int32) (*Projection, error) {
+	if f.Model != ModelLMT && f.Model != ModelMonomer {
+		return nil, fmt.Errorf("models: project: %s has no embedding: %w", f.Model, ErrSpec)
+	}
+	src, err := newRowSource(feat)
+	if err != nil {
+		return nil, err
+	}
+	if src.dim != f.Dim {
+		return nil, fmt.Errorf("models: features have dimension %d, model %d: %w", src.dim, f.Dim, ErrInput)
+	}
+	for _, it := range items {
+		if it < 0 || int(it) >= src.rows {
+			return nil, fmt.Errorf("models: project: item %d out of range [0, %d): %w", it, src.rows, ErrInput)
+		}
+	}
+	if err := src.check(items); err != nil {
+		return nil, err
+	}
+	p := &Projection{Items: slices.Clone(items)}
+	for _, b := range f.Params {
+		p.names = append(p.names, b.Name)
+		p.offs = append(p.offs, p.Cols)
+		p.Cols += b.Cols
+	}
+	p.offs = append(p.offs, p.Cols)
+	// W is F×C row-major: row j holds feature j's weights in every block.
+	w := make([]float64, f.Dim*p.Cols)
+	for bi, b := range f.Params {
+		for j := range f.Dim {
+			copy(w[j*p.Cols+p.offs[bi]:], b.Data[j*b.Cols:(j+1)*b.Cols])
+		}
+	}
+	p.Data = make([]float64, len(items)*p.Cols)
+	if src.sparse != nil {
+		for r, it := range items {
+			out := p.Row(r)
+			idx, val := src.sparse.SparseRow(int(it))
+			for n, j := range idx {
+				v := float64(val[n])
+				for c, wv := range w[int(j)*p.Cols : int(j+1)*p.Cols] {
+					out[c] += v * wv
+				}
+			}
+		}
+		return p, nil
+	}
+	// Dense: one gemm per fixed block of rows, so every value is computed
+	// by the same call shape whatever the number of items around it.
+	buf := make([]float64, rowBlock*f.Dim)
+	for lo := 0; lo < len(items); lo += rowBlock {
+		hi := min(lo+rowBlock, len(items))
+		denseRows(src.dense, items[lo:hi], f.Dim, buf)
+		blas64.Implementation().Dgemm(blas.NoTrans, blas.NoTrans, hi-lo, p.Cols, f.Dim, 1,
+			buf, f.Dim, w, p.Cols, 0, p.Data[lo*p.Cols:hi*p.Cols], p.Cols)
+	}
+	return p, nil
+}
+
+// Hit is one recommended item.
+type Hit struct {
+	Item int32
+	// Dist is d(x, y) and Prob P(related) = σ(c − d).
+	Dist, Prob float64
+	// Space is, for Monomer, the space k in 1..N whose term
+	// p_k(2a·e_k(y) − ‖e_k(y)‖²) contributed most to y's score: which notion
+	// of relatedness put y in the list. 0 for LMT and WNN.
+	Space int
+}
+
+// Retriever answers exact top-k queries over a fixed candidate set.
+//
+// Every model's distance is rewritten as d(x, y) = c_x − q_x·v_y, a
+// maximum-inner-product search over item vectors v_y:
+//
+//	Monomer: d = ‖a‖² − Σ_k p_k (2a·e_k(y) − ‖e_k(y)‖²), a = E₀ᵀf_x,
+//	         e_k(y) = E_kᵀf_y, p = softmax(Uᵀf_x) (Eqs. 4-6), so
+//	         v_y = [e_1(y) … e_N(y), −‖e_1(y)‖² … −‖e_N(y)‖²],
+//	         q_x = [2p_1 a … 2p_N a, p_1 … p_N], c_x = ‖a‖²;
+//	LMT:     the same with N = 1, p = 1 and E₀ = E₁ = E (Eq. 3);
+//	WNN:     v_y = [f_y, −‖w∘f_y‖²], q_x = [2w²∘f_x, 1], c_x = ‖w∘f_x‖².
+//
+// Scores of a block of queries against a block of items are one gemm; each
+// query keeps a bounded heap of its best items. Ties in distance go to the
+// lower item index, so results are unique and independent of scheduling.
+type Retriever struct {
+	fit   *Fit
+	cand  []int32
+	src   rowSource
+	dim   int         // length of q and v
+	items *Projection // LMT and Monomer: the candidates' projection
+	vecs  []float64   // LMT and Monomer: v of every candidate, row-major
+	wsq   []float64   // WNN: w², and ‖w∘f_y‖² of every candidate
+	norms []float64
+}
+
+// NewRetriever prepares the candidates (indices into feat, e.g. every item
+// with features) of a fitted WNN, LMT or Monomer. It holds len(cand) item
+// vectors of (N+1)K values for Monomer, K+1 for LMT, none for WNN (which
+// reads feat's rows as it goes).
+func NewRetriever(f *Fit, feat Features, cand []int32) (*Retriever, error) {
+	src, err := newRowSource(feat)
+	if err != nil {
+		return nil, err
+	}
+	if src.dim != f.Dim {
+		return nil, fmt.Errorf("models: features have dimension %d, model %d: %w", src.dim, f.Dim, ErrInput)
+	}
+	r := &Retriever{fit: f, cand: slices.Clone(cand), src: src}
+	switch f.Model {
+	case ModelWNN:
+		for _, it := range cand {
+			if it < 0 || int(it) >= src.rows {
+				return nil, fmt.Errorf("models: retriever: item %d out of range [0, %d): %w", it, src.rows, ErrInput)
+			}
+		}
+		if err := src.check(cand); err != nil {
+			return nil, err
+		}
+		r.dim = f.Dim + 1
+		r.wsq = make([]float64, f.Dim)
+		for j, w := range f.Params[0].Data {
+			r.wsq[j] = w * w
+		}
+		r.norms = make([]float64, len(cand))
+		for i, it := range cand {
+			r.norms[i] = r.wnnNorm(int(it))
+		}
+	case ModelLMT, ModelMonomer:
+		p, err := f.Project(feat, cand)
+		if err != nil {
+			return nil, err
+		}
+		r.items = p
+		n, k := max(f.N, 1), f.K
+		r.dim = n * (k + 1)
+		r.vecs = make([]float64, len(cand)*r.dim)
+		for i := range cand {
+			v := r.vecs[i*r.dim : (i+1)*r.dim]
+			for s := range n {
+				e := r.space(p, i, s+1)
+				copy(v[s*k:], e)
+				var sq float64
+				for _, x := range e {
+					sq += x * x
+				}
+				v[n*k+s] = -sq
+			}
+		}
+	default:
+		return nil, fmt.Errorf("models: retriever: model %q: %w", f.Model, ErrSpec)
+	}
+	return r, nil
+}
+
+// space is e_k of row i of a projection: E_k's block for Monomer, E for LMT.
+func (r *Retriever) space(p *Projection, i, k int) []float64 {
+	if r.fit.Model == ModelLMT {
+		return p.Block(i, "E")
+	}
+	return p.Block(i, fmt.Sprintf("E%d", k))
+}
+
+func (r *Retriever) anchor(p *Projection, i int) []float64 {
+	if r.fit.Model == ModelLMT {
+		return p.Block(i, "E")
+	}
+	return p.Block(i, "E0")
+}
+
+// wnnNorm is ‖w∘f_i‖².
+func (r *Retriever) wnnNorm(i int) float64 {
+	var t float64
+	if r.src.sparse != nil {
+		idx, val := r.src.sparse.SparseRow(i)
+		for n, j := range idx {
+			v := float64(val[n])
+			t += r.wsq[j] * v * v
+		}
+		return t
+	}
+	for j, v := range r.src.dense.Row(i)[:r.fit.Dim] {
+		t += r.wsq[j] * float64(v) * float64(v)
+	}
+	return t
+}
+
+// Candidates is the number of candidate items.
+func (r *Retriever) Candidates() int { return len(r.cand) }
+
+// retrieveBlock is the number of candidates scored per gemm; it depends on
+// the vector length only, so every score comes from the same call shape.
+func (r *Retriever) retrieveBlock() int { return max(64, min(2048, (1<<21)/r.dim)) }
+
+// TopK returns, for each query (an index into the features, which need not
+// be a candidate), the k candidates with the smallest d(x, y), nearest first,
+// the query itself excluded. workers bounds the goroutines (0: GOMAXPROCS);
+// results do not depend on it.
+func (r *Retriever) TopK(queries []int32, k, workers int) ([][]Hit, error) {
+	if k <= 0 {
+		return nil, fmt.Errorf("models: top-k: k=%d must be positive: %w", k, ErrSpec)
+	}
+	for _, q := range queries {
+		if q < 0 || int(q) >= r.src.rows {
+			return nil, fmt.Errorf("models: top-k: query item %d out of range [0, %d): %w", q, r.src.rows, ErrInput)
+		}
+	}
+	if err := r.src.check(queries); err != nil {
+		return nil, err
+	}
+	nq, d := len(queries), r.dim
+	qv, cx := make([]float64, nq*d), make([]float64, nq)
+	var qp *Projection
+	if r.fit.Model == ModelWNN {
+		for i, q := range queries {
+			r.wnnQuery(int(q), qv[i*d:(i+1)*d])
+			cx[i] = r.wnnNorm(int(q))
+		}
+	} else {
+		var err error
+		if qp, err = r.fit.Project(featOf(r.src), queries); err != nil {
+			return nil, err
+		}
+		n, kk := max(r.fit.N, 1), r.fit.K
+		for i := range queries {
+			a, v := r.anchor(qp, i), qv[i*d:(i+1)*d]
+			p := []float64{1}
+			if r.fit.Model == ModelMonomer {
+				p = qp.Gate(i)
+			}
+			for s := range n {
+				for j, x := range a {
+					v[s*kk+j] = 2 * p[s] * x
+				}
+				v[n*kk+s] = p[s]
+			}
+			for _, x := range a {
+				cx[i] += x * x
+			}
+		}
+	}
+
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	bs := r.retrieveBlock()
+	blocks := (len(r.cand) + bs - 1) / bs
+	workers = max(1, min(workers, blocks))
+	// Each worker keeps its own heaps; the top k under a total order is
+	// unique, so merging them in any order gives the same lists.
+	heaps := make([][]hitHeap, workers)
+	var wg sync.WaitGroup
+	next := make(chan int, blocks)
+	for b := range blocks {
+		next <- b
+	}
+	close(next)
+	for w := range workers {
+		heaps[w] = make([]hitHeap, nq)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			vbuf := make([]float64, bs*d)
+			sbuf := make([]float64, nq*bs)
+			for b := range next {
+				lo, hi := b*bs, min((b+1)*bs, len(r.cand))
+				v := r.vectors(lo, hi, vbuf)
+				s := sbuf[:nq*(hi-lo)]
+				blas64.Implementation().Dgemm(blas.NoTrans, blas.Trans, nq, hi-lo, d, 1,
+					qv, d, v, d, 0, s, hi-lo)
+				for qi := range nq {
+					h := &heaps[w][qi]
+					row := s[qi*(hi-lo) : (qi+1)*(hi-lo)]
+					for c, sc := range row {
+						it := r.cand[lo+c]
+						if it == queries[qi] {
+							continue
+						}
+						h.offer(scored{score: sc, item: it, cand: int32(lo + c)}, k)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	out := make([][]Hit, nq)
+	for qi := range nq {
+		var all []scored
+		for w := range workers {
+			all = append(all, heaps[w][qi]...)
+		}
+		slices.SortFunc(all, func(a, b scored) int {
+			if better(a, b) {
+				return -1
+			}
+			if better(b, a) {
+				return 1
+			}
+			return 0
+		})
+		all = all[:min(k, len(all))]
+		hits := make([]Hit, len(all))
+		for j, s := range all {
+			dist := cx[qi] - s.score
+			hits[j] = Hit{Item: s.item, Dist: dist, Prob: sigmoidStable(r.fit.C - dist)}
+			if r.fit.Model == ModelMonomer {
+				hits[j].Space = r.bestSpace(qp, qi, int(s.cand))
+			}
+		}
+		out[qi] = hits
+	}
+	return out, nil
+}
+
+// bestSpace is the k maximising p_k(2a·e_k(y) − ‖e_k(y)‖²), 1-based; the
+// lower k on a tie.
+func (r *Retriever) bestSpace(qp *Projection, qi, ci int) int {
+	a, p := r.anchor(qp, qi), qp.Gate(qi)
+	best, bestV := 0, math.Inf(-1)
+	for s := range r.fit.N {
+		e := r.space(r.items, ci, s+1)
+		var dot, sq float64
+		for j, x := range e {
+			dot += a[j] * x
+			sq += x * x
+		}
+		if v := p[s] * (2*dot - sq); v > bestV {
+			best, bestV = s+1, v
+		}
+	}
+	return best
+}
+
+// vectors returns v of candidates [lo, hi), filling buf for WNN.
+func (r *Retriever) vectors(lo, hi int, buf []float64) []float64 {
+	d := r.dim
+	if r.vecs != nil {
+		return r.vecs[lo*d : hi*d]
+	}
+	buf = buf[:(hi-lo)*d]
+	clear(buf)
+	for c := lo; c < hi; c++ {
+		v := buf[(c-lo)*d : (c-lo+1)*d]
+		it := int(r.cand[c])
+		if r.src.sparse != nil {
+			idx, val := r.src.sparse.SparseRow(it)
+			for n, j := range idx {
+				v[j] = float64(val[n])
+			}
+		} else {
+			for j, x := range r.src.dense.Row(it)[:r.fit.Dim] {
+				v[j] = float64(x)
+			}
+		}
+		v[d-1] = -r.norms[c]
+	}
+	return buf
+}
+
+// wnnQuery fills q = [2w²∘f_x, 1].
+func (r *Retriever) wnnQuery(i int, q []float64) {
+	clear(q)
+	if r.src.sparse != nil {
+		idx, val := r.src.sparse.SparseRow(i)
+		for n, j := range idx {
+			q[j] = 2 * r.wsq[j] * float64(val[n])
+		}
+	} else {
+		for j, x := range r.src.dense.Row(i)[:r.fit.Dim] {
+			q[j] = 2 * r.wsq[j] * float64(x)
+		}
+	}
+	q[len(q)-1] = 1
+}
+
+// featOf gives back the Features a rowSource wraps.
+func featOf(s rowSource) Features {
+	if s.sparse != nil {
+		return s.sparse
+	}
+	return s.dense
+}
+
+// scored is a candidate's inner product with a query.
+type scored struct {
+	score      float64
+	item, cand int32
+}
+
+// better orders by score descending, then item ascending: a total order.
+func better(a, b scored) bool {
+	return a.score > b.score || (a.score == b.score && a.item < b.item)
+}
+
+// hitHeap is a min-heap under better: the worst kept item on top.
+type hitHeap []scored
+
+func (h hitHeap) Len() int           { return len(h) }
+func (h hitHeap) Less(i, j int) bool { return better(h[j], h[i]) }
+func (h hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *hitHeap) Push(x any)        { *h = append(*h, x.(scored)) }
+func (h *hitHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// offer keeps s if it is among the k best seen.
+func (h *hitHeap) offer(s scored, k int) {
+	if len(*h) < k {
+		heap.Push(h, s)
+		return
+	}
+	if better(s, (*h)[0]) {
+		(*h)[0] = s
+		heap.Fix(h, 0)
+	}
+}

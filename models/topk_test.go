@@ -1,0 +1,264 @@
+package models
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"monomer/graph"
+)
+
+// randFit draws a model's parameters with NewFit's shapes.
+func randFit(t testing.TB, rng *rand.Rand, model string, dim, k, n int) *Fit {
+	t.Helper()
+	block := func(name string, cols int, sd float64) Param {
+		p := Param{Name: name, Rows: dim, Cols: cols, Data: make([]float64, dim*cols)}
+		for i := range p.Data {
+			p.Data[i] = sd * rng.NormFloat64()
+		}
+		return p
+	}
+	var ps []Param
+	switch model {
+	case ModelWNN:
+		ps = []Param{block("w", 1, 1)}
+	case ModelLMT:
+		ps = []Param{block("E", k, 0.3)}
+	case ModelMonomer:
+		for s := range n + 1 {
+			ps = append(ps, block(fmt.Sprintf("E%d", s), k, 0.3))
+		}
+		ps = append(ps, block("U", n, 1))
+	}
+	f, err := NewFit(model, 1.5, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Float64 = true
+	return f
+}
+
+// row densifies feature row i in float64.
+func row(feat Features, i int) []float64 {
+	out := make([]float64, feat.Dim())
+	if sp, ok := feat.(Sparse); ok {
+		idx, val := sp.SparseRow(i)
+		for n, j := range idx {
+			out[j] = float64(val[n])
+		}
+		return out
+	}
+	for j, v := range feat.(Dense).Row(i)[:feat.Dim()] {
+		out[j] = float64(v)
+	}
+	return out
+}
+
+// naiveProj is Bᵀf for one block, by plain loops.
+func naiveProj(p Param, f []float64) []float64 {
+	out := make([]float64, p.Cols)
+	for j, v := range f {
+		for c := range p.Cols {
+			out[c] += v * p.Data[j*p.Cols+c]
+		}
+	}
+	return out
+}
+
+func sqDist(a, b []float64) float64 {
+	var t float64
+	for i := range a {
+		t += (a[i] - b[i]) * (a[i] - b[i])
+	}
+	return t
+}
+
+// bruteDist is d(x, y) straight from the paper's definitions.
+func bruteDist(f *Fit, feat Features, x, y int) float64 {
+	fx, fy := row(feat, x), row(feat, y)
+	switch f.Model {
+	case ModelWNN:
+		var d float64
+		for j, w := range f.Params[0].Data {
+			d += w * w * (fx[j] - fy[j]) * (fx[j] - fy[j])
+		}
+		return d
+	case ModelLMT:
+		return sqDist(naiveProj(f.Params[0], fx), naiveProj(f.Params[0], fy))
+	}
+	a := naiveProj(f.Params[0], fx)
+	p := softmax(naiveProj(f.Params[f.N+1], fx), make([]float64, f.N))
+	var d float64
+	for k := 1; k <= f.N; k++ {
+		d += p[k-1] * sqDist(a, naiveProj(f.Params[k], fy))
+	}
+	return d
+}
+
+func TestTopKMatchesBruteForce(t *testing.T) {
+	const items, dim, topK = 700, 24, 10
+	for _, model := range []string{ModelWNN, ModelLMT, ModelMonomer} {
+		for _, kind := range []string{"dense", "sparse"} {
+			t.Run(model+"/"+kind, func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(7, uint64(len(model)+len(kind))))
+				var feat Features = randDense(rng, items, dim)
+				if kind == "sparse" {
+					feat = randSparse(rng, items, dim, 6)
+				}
+				f := randFit(t, rng, model, dim, 5, 3)
+				// Candidates: every item but a few, so a query outside
+				// the candidates is covered too.
+				var cand []int32
+				for i := range items {
+					if i%50 != 3 {
+						cand = append(cand, int32(i))
+					}
+				}
+				r, err := NewRetriever(f, feat, cand)
+				if err != nil {
+					t.Fatal(err)
+				}
+				queries := []int32{0, 3, 53, 699}
+				for range 8 {
+					queries = append(queries, int32(rng.IntN(items)))
+				}
+				got, err := r.TopK(queries, topK, 3)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for qi, q := range queries {
+					type cd struct {
+						item int32
+						d    float64
+					}
+					var all []cd
+					for _, c := range cand {
+						if c != q {
+							all = append(all, cd{c, bruteDist(f, feat, int(q), int(c))})
+						}
+					}
+					slices.SortStableFunc(all, func(a, b cd) int {
+						if a.d < b.d {
+							return -1
+						} else if a.d > b.d {
+							return 1
+						}
+						return 0
+					})
+					if len(got[qi]) != topK {
+						t.Fatalf("query %d: %d hits, want %d", q, len(got[qi]), topK)
+					}
+					pairs := make([]graph.Pair, topK)
+					for rank, h := range got[qi] {
+						want := all[rank]
+						tol := 1e-9 * (1 + math.Abs(want.d))
+						if math.Abs(h.Dist-want.d) > tol {
+							t.Errorf("query %d rank %d: dist %.12g, brute force %.12g", q, rank, h.Dist, want.d)
+						}
+						// Items must match unless brute force has a near tie there.
+						near := (rank > 0 && all[rank-1].d > want.d-tol) || (rank+1 < len(all) && all[rank+1].d < want.d+tol)
+						if h.Item != want.item && !near {
+							t.Errorf("query %d rank %d: item %d, brute force %d", q, rank, h.Item, want.item)
+						}
+						if model == ModelMonomer && (h.Space < 1 || h.Space > f.N) {
+							t.Errorf("query %d rank %d: space %d not in 1..%d", q, rank, h.Space, f.N)
+						}
+						if model != ModelMonomer && h.Space != 0 {
+							t.Errorf("query %d rank %d: space %d for %s", q, rank, h.Space, model)
+						}
+						pairs[rank] = graph.Pair{X: q, Y: h.Item}
+					}
+					// The probabilities are the model's own.
+					_, prob, err := f.Score(feat, pairs)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for rank, h := range got[qi] {
+						if math.Abs(h.Prob-prob[rank]) > 1e-9 {
+							t.Errorf("query %d rank %d: prob %.12g, Score %.12g", q, rank, h.Prob, prob[rank])
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// The lists do not depend on the number of workers, and k larger than the
+// candidates returns them all.
+func TestTopKWorkersAndSmallCatalog(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	feat := randDense(rng, 5000, 8)
+	f := randFit(t, rng, ModelMonomer, 8, 4, 2)
+	cand := make([]int32, 5000)
+	for i := range cand {
+		cand[i] = int32(i)
+	}
+	r, err := NewRetriever(f, feat, cand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := []int32{1, 2, 3, 4999}
+	a, err := r.TopK(qs, 20, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := r.TopK(qs, 20, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a {
+		if !slices.Equal(a[i], b[i]) {
+			t.Fatalf("query %d: 1 worker %v, 4 workers %v", qs[i], a[i], b[i])
+		}
+	}
+	small, err := NewRetriever(f, feat, cand[:4])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := small.TopK([]int32{0}, 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got[0]) != 3 {
+		t.Fatalf("4 candidates, query among them: %d hits, want 3", len(got[0]))
+	}
+	if _, err := small.TopK([]int32{0}, 0, 0); err == nil {
+		t.Fatal("k=0 accepted")
+	}
+	if _, err := small.TopK([]int32{5000}, 1, 0); err == nil {
+		t.Fatal("out-of-range query accepted")
+	}
+}
+
+// BenchmarkTopK: 256 queries against every item, Monomer at the paper's
+// K = 20, N = 4 (the projection is prepared once, outside the timing).
+// Reports scored (query, item) pairs per second.
+func BenchmarkTopK(b *testing.B) {
+	for _, items := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("items=%d", items), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 1))
+			const dim = 64
+			feat := randDense(rng, items, dim)
+			f := randFit(b, rng, ModelMonomer, dim, 20, 4)
+			cand := make([]int32, items)
+			for i := range cand {
+				cand[i] = int32(i)
+			}
+			r, err := NewRetriever(f, feat, cand)
+			if err != nil {
+				b.Fatal(err)
+			}
+			qs := cand[:256]
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := r.TopK(qs, 10, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(qs)*items)*float64(b.N)/b.Elapsed().Seconds(), "pairs/s")
+		})
+	}
+}

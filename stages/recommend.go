@@ -1,0 +1,416 @@
+package stages
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"monomer/graph"
+	"monomer/models"
+	"monomer/pipeline"
+	"monomer/schema"
+)
+
+// Recommend answers, for a deterministic sample of query items and every
+// trained distance model (wnn, lda, lmt, monomer), "which k items would it
+// recommend?": the exact top-k by P(related) over every item with features,
+// whatever its subcategory. It writes recommendations.parquet and
+// recommend_metrics.parquet, the paper's qualitative claims as numbers
+// (schema.RecommendMetrics).
+type Recommend struct{}
+
+var _ pipeline.Stage = Recommend{}
+
+func (Recommend) Name() string   { return "recommend" }
+func (Recommend) Deps() []string { return []string{"ingest", "features", "split", "train"} }
+
+type recommendParams struct {
+	Models  []string `json:"models"`
+	Queries int      `json:"recommend_queries"`
+	K       int      `json:"recommend_k"`
+}
+
+func (Recommend) Key(e *pipeline.Resolved) (any, []string) {
+	return recommendParams{e.Models, e.Settings.RecommendQueries, e.Settings.RecommendK}, nil
+}
+
+// retrievable reports whether a model has a distance to retrieve by (CT
+// ranks subcategories, not items).
+func retrievable(model string) bool { return model != "ct" }
+
+// recExperiment is what retrieval needs of one experiment's outputs.
+type recExperiment struct {
+	it    *items
+	feat  models.Features
+	cand  []int32 // items with features, ascending
+	fits  map[string]*savedFit
+	close func()
+	dir   func(stage string) string
+}
+
+func openRecExperiment(env *pipeline.Env) (*recExperiment, error) {
+	it, err := readItems(env.InDir("ingest"))
+	if err != nil {
+		return nil, err
+	}
+	keep, err := readFeatureItems(env.InDir("features"), len(it.asin))
+	if err != nil {
+		return nil, err
+	}
+	fits, err := readFits(env.InDir("train"))
+	if err != nil {
+		return nil, err
+	}
+	feat, _, closeFeat, err := loadFeatures(env)
+	if err != nil {
+		return nil, err
+	}
+	e := &recExperiment{it: it, feat: feat, fits: fits, close: closeFeat, dir: env.InDir}
+	for i, k := range keep {
+		if k {
+			e.cand = append(e.cand, int32(i))
+		}
+	}
+	return e, nil
+}
+
+// retriever rebuilds model's fit from the train stage's tables.
+func (e *recExperiment) retriever(model string) (*models.Retriever, error) {
+	s := e.fits[model]
+	if s == nil {
+		return nil, fmt.Errorf("stages: recommend: no trained %s in %s", model, e.dir("train"))
+	}
+	name, f := model, e.feat
+	if model == "lda" {
+		name = models.ModelWNN
+		var err error
+		if f, err = readTopics(e.dir("train"), len(e.it.asin)); err != nil {
+			return nil, err
+		}
+	}
+	fit, err := models.NewFit(name, s.c, s.params)
+	if err != nil {
+		return nil, err
+	}
+	return models.NewRetriever(fit, f, e.cand)
+}
+
+// sample draws n of items (all if fewer), returned ascending.
+func sample(rng *rand.Rand, items []int32, n int) []int32 {
+	if len(items) <= n {
+		return slices.Clone(items)
+	}
+	p := rng.Perm(len(items))[:n]
+	out := make([]int32, n)
+	for i, j := range p {
+		out[i] = items[j]
+	}
+	slices.Sort(out)
+	return out
+}
+
+type recTable struct {
+	model, query, item  []string
+	rank, space, qi, ii []int32
+	prob, dist          []float64
+	same                []bool
+}
+
+type recMetricTable struct {
+	model                     []string
+	queries, k, cand, testQ   []int32
+	same, distinct, cov, gini []float64
+	hit, recall               []float64
+}
+
+func (Recommend) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
+	e, err := openRecExperiment(env)
+	if err != nil {
+		return nil, err
+	}
+	defer e.close()
+	pairs, err := readPairs(env.InDir("split"))
+	if err != nil {
+		return nil, err
+	}
+	k := env.Exp.Settings.RecommendK
+	queries := sample(env.RNG("queries"), e.cand, env.Exp.Settings.RecommendQueries)
+	// Held-out test positives by query, and the positives a model saw.
+	test, known := map[int32][]int32{}, map[int32][]int32{}
+	isCand := make(map[int32]bool, len(e.cand))
+	for _, c := range e.cand {
+		isCand[c] = true
+	}
+	for _, p := range pairs {
+		if !p.Label || !isCand[p.X] || !isCand[p.Y] {
+			continue
+		}
+		if p.Split == graph.Test {
+			test[p.X] = append(test[p.X], p.Y)
+		} else {
+			known[p.X] = append(known[p.X], p.Y)
+		}
+	}
+	var withTest []int32
+	for x := range test {
+		withTest = append(withTest, x)
+	}
+	slices.Sort(withTest)
+	testQueries := sample(env.RNG("test_queries"), withTest, env.Exp.Settings.RecommendQueries)
+
+	var rec recTable
+	var met recMetricTable
+	stats := map[string]any{"queries": len(queries), "candidates": len(e.cand), "test_queries": len(testQueries)}
+	for _, model := range env.Exp.Models {
+		if !retrievable(model) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		r, err := e.retriever(model)
+		if err != nil {
+			return nil, fmt.Errorf("stages: recommend %s: %w", model, err)
+		}
+		lists, err := r.TopK(queries, k, 0)
+		if err != nil {
+			return nil, fmt.Errorf("stages: recommend %s: %w", model, err)
+		}
+		counts := make(map[int32]int, len(e.cand))
+		var same, distinct float64
+		var entries int
+		for qi, q := range queries {
+			subs := map[int32]bool{}
+			for rank, h := range lists[qi] {
+				s := e.it.sub[h.Item] == e.it.sub[q]
+				rec.model = append(rec.model, model)
+				rec.query = append(rec.query, e.it.asin[q])
+				rec.rank = append(rec.rank, int32(rank+1))
+				rec.item = append(rec.item, e.it.asin[h.Item])
+				rec.prob = append(rec.prob, h.Prob)
+				rec.same = append(rec.same, s)
+				rec.space = append(rec.space, int32(h.Space))
+				rec.dist = append(rec.dist, h.Dist)
+				rec.qi = append(rec.qi, q)
+				rec.ii = append(rec.ii, h.Item)
+				counts[h.Item]++
+				subs[e.it.sub[h.Item]] = true
+				if s {
+					same++
+				}
+				entries++
+			}
+			distinct += float64(len(subs))
+		}
+		hit, recall, err := heldOut(r, testQueries, test, known, k)
+		if err != nil {
+			return nil, fmt.Errorf("stages: recommend %s: %w", model, err)
+		}
+		perItem := make([]float64, len(e.cand))
+		for i, c := range e.cand {
+			perItem[i] = float64(counts[c])
+		}
+		met.model = append(met.model, model)
+		met.queries = append(met.queries, int32(len(queries)))
+		met.k = append(met.k, int32(k))
+		met.cand = append(met.cand, int32(len(e.cand)))
+		met.same = append(met.same, ratio(same, float64(entries)))
+		met.distinct = append(met.distinct, ratio(distinct, float64(len(queries))))
+		met.cov = append(met.cov, ratio(float64(len(counts)), float64(len(e.cand))))
+		met.gini = append(met.gini, models.Gini(perItem))
+		met.testQ = append(met.testQ, int32(len(testQueries)))
+		met.hit = append(met.hit, hit)
+		met.recall = append(met.recall, recall)
+	}
+	nr, err := schema.Write(filepath.Join(env.OutDir, "recommendations.parquet"), schema.Recommendations,
+		rec.model, rec.query, rec.rank, rec.item, rec.prob, rec.same, rec.space, rec.dist, rec.qi, rec.ii)
+	if err != nil {
+		return nil, err
+	}
+	nm, err := schema.Write(filepath.Join(env.OutDir, "recommend_metrics.parquet"), schema.RecommendMetrics,
+		met.model, met.queries, met.k, met.cand, met.same, met.distinct, met.cov, met.gini, met.testQ, met.hit, met.recall)
+	if err != nil {
+		return nil, err
+	}
+	return &pipeline.Result{Rows: map[string]int64{"recommendations": nr, "recommend_metrics": nm}, Stats: stats}, nil
+}
+
+// heldOut is the hit rate and mean recall@k of the test positives over
+// queries, each list leaving out the positives the model trained or
+// validated on.
+func heldOut(r *models.Retriever, queries []int32, test, known map[int32][]int32, k int) (hit, recall float64, err error) {
+	if len(queries) == 0 {
+		return math.NaN(), math.NaN(), nil
+	}
+	extra := 0
+	for _, q := range queries {
+		extra = max(extra, len(known[q]))
+	}
+	lists, err := r.TopK(queries, k+extra, 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	var hits, rsum float64
+	for qi, q := range queries {
+		found, n := 0, 0
+		for _, h := range lists[qi] {
+			if slices.Contains(known[q], h.Item) {
+				continue
+			}
+			if n++; n > k {
+				break
+			}
+			if slices.Contains(test[q], h.Item) {
+				found++
+			}
+		}
+		if found > 0 {
+			hits++
+		}
+		// Duplicate test pairs count once.
+		pos := slices.Clone(test[q])
+		slices.Sort(pos)
+		rsum += float64(found) / float64(len(slices.Compact(pos)))
+	}
+	n := float64(len(queries))
+	return hits / n, rsum / n, nil
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return math.NaN()
+	}
+	return a / b
+}
+
+// RecommendedItem is one line of a `monomer recommend` answer.
+type RecommendedItem struct {
+	Rank        int     `json:"rank"`
+	ASIN        string  `json:"asin"`
+	Title       string  `json:"title"`
+	Subcategory string  `json:"subcategory"`
+	Probability float64 `json:"probability"`
+	Distance    float64 `json:"distance"`
+	// Space is Monomer's space that put the item in the list (0 otherwise).
+	Space int `json:"space"`
+}
+
+// RecommendAnswer is the answer to one query.
+type RecommendAnswer struct {
+	Experiment  string            `json:"experiment"`
+	Model       string            `json:"model"`
+	ASIN        string            `json:"asin"`
+	Title       string            `json:"title"`
+	Subcategory string            `json:"subcategory"`
+	Items       []RecommendedItem `json:"items"`
+}
+
+// RecommendOne answers one query from a finished run: the k items model
+// recommends for asin among every item of experiment with features. Missing
+// run outputs wrap pipeline.ErrUsage; an unknown model or ASIN too.
+func RecommendOne(runDir, experiment, model, asin string, k int) (*RecommendAnswer, error) {
+	if k <= 0 {
+		return nil, fmt.Errorf("%w: --k %d must be positive", pipeline.ErrUsage, k)
+	}
+	if !retrievable(model) {
+		return nil, fmt.Errorf("%w: --model %s ranks subcategories, not items (use wnn, lda, lmt or monomer)", pipeline.ErrUsage, model)
+	}
+	expDir := filepath.Join(runDir, experiment)
+	for _, st := range []string{"ingest", "features", "train"} {
+		if _, err := os.Stat(filepath.Join(expDir, st, "manifest.json")); err != nil {
+			return nil, fmt.Errorf("%w: %s: stage %s has not finished (run `monomer run` first)", pipeline.ErrUsage, filepath.Join(expDir, st), st)
+		}
+	}
+	kind := "bow"
+	if _, err := os.Stat(filepath.Join(expDir, "features", imageMatrixFile)); err == nil {
+		kind = "image"
+	}
+	r := pipeline.Resolved{}
+	r.Name, r.Features = experiment, kind
+	env := &pipeline.Env{RunDir: runDir, Exp: &r}
+	e, err := openRecExperiment(env)
+	if err != nil {
+		return nil, err
+	}
+	defer e.close()
+	if e.fits[model] == nil {
+		var have []string
+		for m := range e.fits {
+			have = append(have, m)
+		}
+		slices.Sort(have)
+		return nil, fmt.Errorf("%w: experiment %s has no trained %s (trained: %v)", pipeline.ErrUsage, experiment, model, have)
+	}
+	q := slices.Index(e.it.asin, asin)
+	if q < 0 {
+		return nil, fmt.Errorf("%w: no item %s in experiment %s", pipeline.ErrUsage, asin, experiment)
+	}
+	if _, ok := slices.BinarySearch(e.cand, int32(q)); !ok {
+		return nil, fmt.Errorf("%w: item %s has no features in experiment %s", pipeline.ErrUsage, asin, experiment)
+	}
+	ret, err := e.retriever(model)
+	if err != nil {
+		return nil, err
+	}
+	lists, err := ret.TopK([]int32{int32(q)}, k, 0)
+	if err != nil {
+		return nil, err
+	}
+	titles, err := readTitles(env.InDir("ingest"))
+	if err != nil {
+		return nil, err
+	}
+	ans := &RecommendAnswer{Experiment: experiment, Model: model, ASIN: asin, Title: titles[q], Subcategory: e.it.subName[e.it.sub[q]]}
+	for i, h := range lists[0] {
+		ans.Items = append(ans.Items, RecommendedItem{Rank: i + 1, ASIN: e.it.asin[h.Item], Title: titles[h.Item],
+			Subcategory: e.it.subName[e.it.sub[h.Item]], Probability: h.Prob, Distance: h.Dist, Space: h.Space})
+	}
+	return ans, nil
+}
+
+// readTitles reads the items' titles, in item order.
+func readTitles(dir string) ([]string, error) {
+	var out []string
+	err := schema.Read(filepath.Join(dir, "items.parquet"), func(c *schema.Cols) error {
+		out = c.Strings("title")
+		return nil
+	})
+	return out, err
+}
+
+// recMetrics is one row of recommend_metrics.parquet.
+type recMetrics struct {
+	queries, testQueries                        int
+	same, distinct, coverage, gini, hit, recall float64
+}
+
+// values are the claims in schema.JobMetrics' column order.
+func (m recMetrics) values() [6]float64 {
+	return [6]float64{m.same, m.distinct, m.coverage, m.gini, m.hit, m.recall}
+}
+
+// readRecMetrics reads recommend_metrics.parquet by model; a missing file
+// (a run directory from before the stage existed) is no metrics.
+func readRecMetrics(path string) (map[string]recMetrics, error) {
+	out := map[string]recMetrics{}
+	if _, err := os.Stat(path); os.IsNotExist(err) {
+		return out, nil
+	}
+	err := schema.Read(path, func(c *schema.Cols) error {
+		model, q, tq := c.Strings("model"), c.Int32s("queries"), c.Int32s("test_queries")
+		same, dist, cov, gini := c.Float64s("same_subcategory"), c.Float64s("distinct_subcategories"), c.Float64s("coverage"), c.Float64s("gini")
+		hit, rec := c.Float64s("hit_rate"), c.Float64s("recall")
+		if c.Err() != nil {
+			return nil
+		}
+		for i, m := range model {
+			out[m] = recMetrics{int(q[i]), int(tq[i]), same[i], dist[i], cov[i], gini[i], hit[i], rec[i]}
+		}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,134 @@
+package stages
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"monomer/internal/browsertest"
+	"monomer/pipeline"
+)
+
+// checkRecommend checks the recommend stage's lists against the items table
+// and `monomer recommend`'s answer for the same query.
+func checkRecommend(t *testing.T, job *pipeline.Job, dir string) {
+	t.Helper()
+	for i := range job.Experiments {
+		e := job.Resolve(i)
+		it := must(readItems(filepath.Join(dir, e.Name, "ingest")))(t)
+		row := it.rows()
+		tb := open(t, filepath.Join(dir, e.Name, "recommend", "recommendations.parquet"))
+		model := must(tb.Strings("model"))(t)
+		query := must(tb.Strings("query"))(t)
+		rank := must(tb.Int32s("rank"))(t)
+		item := must(tb.Strings("item"))(t)
+		prob := must(tb.Float64s("probability"))(t)
+		same := must(tb.Bools("same_subcategory"))(t)
+		space := must(tb.Int32s("space"))(t)
+		k := e.Settings.RecommendK
+		var retr []string
+		for _, m := range e.Models {
+			if retrievable(m) {
+				retr = append(retr, m)
+			}
+		}
+		queries := map[string]bool{}
+		for r := range model {
+			queries[query[r]] = true
+			if query[r] == item[r] {
+				t.Fatalf("%s row %d: %s recommends the query itself", e.Name, r, model[r])
+			}
+			if want := it.sub[row[query[r]]] == it.sub[row[item[r]]]; same[r] != want {
+				t.Fatalf("%s row %d: same_subcategory %v, want %v", e.Name, r, same[r], want)
+			}
+			if r > 0 && model[r] == model[r-1] && query[r] == query[r-1] {
+				if rank[r] != rank[r-1]+1 || prob[r] > prob[r-1] {
+					t.Fatalf("%s rows %d-%d: rank %d→%d probability %v→%v", e.Name, r-1, r, rank[r-1], rank[r], prob[r-1], prob[r])
+				}
+			}
+			if (model[r] == "monomer") != (space[r] > 0) || int(space[r]) > e.Settings.N {
+				t.Fatalf("%s row %d: %s space %d", e.Name, r, model[r], space[r])
+			}
+		}
+		if want := len(queries) * k * len(retr); len(model) != want || len(queries) == 0 {
+			t.Fatalf("%s: %d rows, want %d queries × %d × %d models", e.Name, len(model), len(queries), k, len(retr))
+		}
+		// The command gives the same list as the stage.
+		ans, err := RecommendOne(dir, e.Name, "monomer", query[0], k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for r := range model {
+			if model[r] == "monomer" && query[r] == query[0] {
+				want = append(want, item[r])
+			}
+		}
+		var got []string
+		for _, h := range ans.Items {
+			got = append(got, h.ASIN)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: monomer recommend %s = %v, stage %v", e.Name, query[0], got, want)
+		}
+		// Claims: shares in [0, 1], at least one subcategory per list.
+		rm := must(readRecMetrics(filepath.Join(dir, e.Name, "recommend", "recommend_metrics.parquet")))(t)
+		for _, m := range retr {
+			v, ok := rm[m]
+			if !ok {
+				t.Fatalf("%s: no recommend metrics for %s", e.Name, m)
+			}
+			for _, x := range []float64{v.same, v.coverage, v.gini, v.hit, v.recall} {
+				if !(x >= 0 && x <= 1) {
+					t.Errorf("%s %s: metric %v outside [0, 1]: %+v", e.Name, m, x, v)
+				}
+			}
+			if v.distinct < 1 || v.distinct > float64(k) || math.IsNaN(v.distinct) {
+				t.Errorf("%s %s: %v distinct subcategories per list", e.Name, m, v.distinct)
+			}
+		}
+	}
+	if _, err := RecommendOne(dir, job.Experiments[0].Name, "ct", "x", 10); err == nil {
+		t.Error("recommend with ct accepted")
+	}
+	if _, err := RecommendOne(dir, job.Experiments[0].Name, "monomer", "no-such-asin", 10); err == nil {
+		t.Error("recommend for an unknown asin accepted")
+	}
+}
+
+// checkReport checks the visual report of two runs (GOMAXPROCS 1 and 2):
+// the same bytes, references to files that exist, and, in a real browser,
+// every image loaded.
+func checkReport(t *testing.T, dirs [2]string) {
+	t.Helper()
+	a, b := filepath.Join(dirs[0], "report"), filepath.Join(dirs[1], "report")
+	files, err := filepath.Glob(filepath.Join(a, "*.png"))
+	if err != nil || len(files) < 8 {
+		t.Fatalf("report PNGs: %v %v", files, err)
+	}
+	files = append(files, filepath.Join(a, "index.html"))
+	for _, f := range files {
+		x, err1 := os.ReadFile(f)
+		y, err2 := os.ReadFile(filepath.Join(b, filepath.Base(f)))
+		if err1 != nil || err2 != nil || !bytes.Equal(x, y) {
+			t.Errorf("report/%s differs between GOMAXPROCS 1 and 2 (%v, %v)", filepath.Base(f), err1, err2)
+		}
+	}
+	page := string(must(os.ReadFile(filepath.Join(a, "index.html")))(t))
+	for _, m := range regexp.MustCompile(`src="([^"]+)"`).FindAllStringSubmatch(page, -1) {
+		if _, err := os.Stat(filepath.Join(a, m[1])); err != nil {
+			t.Errorf("index.html references %s: %v", m[1], err)
+		}
+	}
+	for _, want := range []string{"men-image", "women-bow", "Monomer space 2", "Recommendations side by side", `class="claims"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("index.html lacks %q", want)
+		}
+	}
+	t.Run("browser", func(t *testing.T) { browsertest.Check(t, a, len(files)-1, 8) })
+}
