@@ -34,8 +34,8 @@ func (Report) Version() string    { return "1.0.0" }
 // The toolchain decides the outputs of the stages doing floating-point
 // arithmetic (bag-of-words weights, training, scores) or drawing from
 // math/rand/v2 (rewiring, the split's shuffle, initialisation). Ingest only
-// parses and sorts, and report only formats what evaluate computed, so a
-// Go upgrade leaves them up to date.
+// parses and sorts, so a Go upgrade leaves it up to date; report runs a
+// seeded t-SNE in floating point, and recommend scores with gemm.
 
 func (Features) GoDependent() bool  { return true }
 func (Negatives) GoDependent() bool { return true }
@@ -51,6 +51,7 @@ func (Report) GoDependent() bool    { return true }
 func (Train) NumericEnv() string     { return blasEnv() }
 func (Evaluate) NumericEnv() string  { return blasEnv() }
 func (Recommend) NumericEnv() string { return blasEnv() }
+func (Report) NumericEnv() string    { return blasEnv() } // it projects items for the maps
 
 // blasEnv names the BLAS implementations in use. The OpenBLAS CPU kernel
 // is not visible from here; a models function naming it belongs in this
