@@ -24,20 +24,43 @@ var _ pipeline.Stage = Train{}
 func (Train) Name() string   { return "train" }
 func (Train) Deps() []string { return []string{"features", "split"} }
 
+// trainParams holds only what the experiment's models read: a setting of a
+// model it does not train is zero and omitted, so changing it reruns nothing
+// (omitempty also keeps the key of an experiment training every model as it
+// was).
 type trainParams struct {
 	Models     []string  `json:"models"`
-	K          int       `json:"k"`
-	MonomerK   int       `json:"monomer_k"`
-	N          int       `json:"n"`
-	Topics     int       `json:"topics"`
-	Lambdas    []float64 `json:"lambdas"`
-	MaxIter    int       `json:"max_iter"`
-	ValidEvery int       `json:"valid_every"`
+	K          int       `json:"k,omitempty"`
+	MonomerK   int       `json:"monomer_k,omitempty"`
+	N          int       `json:"n,omitempty"`
+	Topics     int       `json:"topics,omitempty"`
+	Lambdas    []float64 `json:"lambdas,omitempty"`
+	MaxIter    int       `json:"max_iter,omitempty"`
+	ValidEvery int       `json:"valid_every,omitempty"`
 }
 
 func (Train) Key(e *pipeline.Resolved) (any, []string) {
+	return keyTrainParams(e), nil
+}
+
+// keyTrainParams keeps each setting only when a model of e reads it.
+func keyTrainParams(e *pipeline.Resolved) trainParams {
 	s := e.Settings
-	return trainParams{e.Models, s.K, s.MonomerK, s.N, s.Topics, s.Lambdas, s.MaxIter, s.ValidEvery}, nil
+	p := trainParams{Models: e.Models}
+	for _, m := range e.Models {
+		switch m {
+		case "ct":
+			continue // fitted in evaluate
+		case "lmt":
+			p.K = s.K
+		case "monomer":
+			p.MonomerK, p.N = s.MonomerK, s.N
+		case "lda":
+			p.Topics = s.Topics
+		}
+		p.Lambdas, p.MaxIter, p.ValidEvery = s.Lambdas, s.MaxIter, s.ValidEvery
+	}
+	return p
 }
 
 // specFor is the training spec of a learned model; LDA trains WNN.
