@@ -337,6 +337,9 @@ func (j *Job) Validate() error {
 			return err
 		}
 		r := j.Resolve(i)
+		if err := r.checkBounds(at); err != nil {
+			return err
+		}
 		if r.Data.Meta == "" {
 			return fmt.Errorf("%s.data.meta: no metadata file (set data.meta on the job or the experiment)", at)
 		}
