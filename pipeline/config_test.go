@@ -67,7 +67,7 @@ func TestBadJobFiles(t *testing.T) {
 		{name: "bow k above vocabulary", yaml: head + "\n    category: A\n    graph: also_bought\n    features: bow\n" + "settings: {k: 300, vocab_size: 200}\n", want: "j.yaml: experiments[0].settings.k: 300 is above vocab_size (the bag-of-words dimension), 200 (lmt projects the features to at most that many dimensions)"},
 		{name: "topics above vocabulary", yaml: head + "\n    category: A\n    graph: also_bought\n    features: bow\n" + "settings: {topics: 300, vocab_size: 200}\n", want: "j.yaml: experiments[0].settings.topics: 300 is above vocab_size, 200 (more topics than words)"},
 		{name: "huge vocabulary", yaml: head + exp + "settings: {vocab_size: 2e6}\n", want: "j.yaml: experiments[0].settings.vocab_size: 2000000 is above the maximum 1000000"},
-		{name: "valid_every above max_iter", yaml: head + exp + "settings: {max_iter: 5, valid_every: 10}\n", want: "j.yaml: experiments[0].settings.valid_every: 10 is above the maximum 5"},
+		{name: "huge valid_every", yaml: head + exp + "settings: {valid_every: 2000000}\n", want: "j.yaml: experiments[0].settings.valid_every: 2000000 is above the maximum 1000000"},
 		{name: "huge depth", yaml: head + exp + "    depth: 1000\n", want: "j.yaml: experiments[0].depth: 1000 is above the maximum 64"},
 		{name: "no meta", yaml: "name: j\nexperiments:\n  - name: e" + exp, want: "j.yaml: experiments[0].data.meta: no metadata file (set data.meta on the job or the experiment)"},
 		{name: "no image file", yaml: "name: j\ndata: {meta: m}\nexperiments:\n  - name: e" + exp, want: "j.yaml: experiments[0].data.image_features: required for features: image"},

@@ -103,6 +103,11 @@ func Run(ctx context.Context, job *Job, expStages, jobStages []Stage, opts Optio
 	if err != nil {
 		return nil, err
 	}
+	for _, n := range g.Nodes {
+		if err := preflight(n, sel[n]); err != nil {
+			return nil, err
+		}
+	}
 	log := opts.logger()
 	if err := os.MkdirAll(opts.RunDir, 0o755); err != nil {
 		return nil, fmt.Errorf("pipeline: run directory: %w", err)
@@ -397,6 +402,18 @@ func (r *runner) evaluate(n *Node) (*evaluation, error) {
 	}
 	ev.state = UpToDate
 	return ev, nil
+}
+
+// preflight runs the stage's Preflight when it is selected.
+func preflight(n *Node, selected bool) error {
+	p, ok := n.Stage.(Preflighter)
+	if !selected || !ok {
+		return nil
+	}
+	if err := p.Preflight(n.exp); err != nil {
+		return fmt.Errorf("pipeline: %s: %w", n.ID, err)
+	}
+	return nil
 }
 
 // step runs n if it is stale (or forced), else logs the skip.

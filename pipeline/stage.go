@@ -143,6 +143,16 @@ type Versioned interface {
 	Version() string
 }
 
+// Preflighter is implemented by a stage that can tell from the resolved
+// settings alone that it would fail for want of a resource, e.g. train's
+// memory. Run calls Preflight on every selected stage before it takes a lock
+// or runs anything, and fails at once with the error (which should wrap
+// ErrConfig: the job asks for more than the machine has); Plan reports it
+// as the stage's failure. Preflight must not read data files.
+type Preflighter interface {
+	Preflight(exp *Resolved) error
+}
+
 // Publisher is implemented by a job-level stage some of whose outputs also
 // appear at the run directory's root (report publishes metrics.parquet as
 // RunDir/metrics.parquet). The runner hard-links (or copies) each named

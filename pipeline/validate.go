@@ -149,7 +149,7 @@ func (r *Resolved) checkBounds(at string) error {
 		{"n", int64(s.N), maxSize},
 		{"topics", int64(s.Topics), maxSize},
 		{"max_iter", int64(s.MaxIter), maxIter},
-		{"valid_every", int64(s.ValidEvery), int64(s.MaxIter)},
+		{"valid_every", int64(s.ValidEvery), maxIter},
 		{"lambdas (count)", int64(len(s.Lambdas)), maxLambdas},
 	} {
 		if c.v > c.max {
