@@ -184,6 +184,20 @@ func attrs(n *Node, more ...any) []any {
 	return append(a, more...)
 }
 
+// warningAttrs are a warning's attributes in key order.
+func warningAttrs(w Warning) []any {
+	keys := make([]string, 0, len(w.Attrs))
+	for k := range w.Attrs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]any, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, slog.Any(k, w.Attrs[k]))
+	}
+	return out
+}
+
 func round3(x float64) float64 {
 	return float64(int64(x*1000+0.5)) / 1000
 }
@@ -451,6 +465,9 @@ func (r *runner) step(ctx context.Context, n *Node) error {
 	}
 	r.log.Info("stage end", attrs(n, slog.Int64("rows", rows), slog.Int64("bytes", bytes),
 		slog.Float64("seconds", round3(m.Seconds)), slog.Group("tables", tables...), slog.Any("stats", m.Stats))...)
+	for _, w := range m.Warnings {
+		r.log.Warn(w.Msg, attrs(n, warningAttrs(w)...)...)
+	}
 	return r.publish(n)
 }
 
@@ -500,7 +517,7 @@ func (r *runner) execute(ctx context.Context, n *Node, in KeyInputs) (*Manifest,
 		config = r.g.Job
 	}
 	m := &Manifest{
-		Format: manifestFormat, Key: in.key(), Inputs: in, Outputs: outs, Stats: normalizeStats(res.Stats),
+		Format: manifestFormat, Key: in.key(), Inputs: in, Outputs: outs, Stats: normalizeStats(res.Stats), Warnings: res.Warnings,
 		Seed: in.Seed, Config: config, Tools: toolVersions(),
 		Started: started.UTC(), Finished: finished.UTC(), Seconds: finished.Sub(started).Seconds(),
 	}

@@ -72,6 +72,18 @@ type Stage interface {
 type Result struct {
 	Rows  map[string]int64 // table name (file stem) -> rows
 	Stats map[string]any   // e.g. "dropped_no_image": 12
+	// Warnings are what an operator should see although the stage
+	// succeeded (a degenerate fit, a fallback): the runner logs each as a
+	// WARN line naming the experiment and stage, and keeps them in the
+	// manifest.
+	Warnings []Warning
+}
+
+// Warning is one Result warning: a message and the attributes that place
+// it (e.g. model and lambda), logged in key order.
+type Warning struct {
+	Msg   string         `json:"msg"`
+	Attrs map[string]any `json:"attrs,omitempty"`
 }
 
 // Env is what the runner hands a stage.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 
 	"monomer/graph"
 	"monomer/models"
@@ -80,14 +81,16 @@ func specFor(e *pipeline.Resolved, model string) models.Spec {
 
 // fitsTable and paramsTable accumulate rows across models.
 type fitsTable struct {
-	model, status              []string
-	lambda, verr, vll, tobj, c []float64
-	iters, best, k, n          []int32
-	selected                   []bool
+	model, status, flags               []string
+	lambda, verr, vll, tobj, c, spread []float64
+	iters, best, k, n                  []int32
+	selected                           []bool
 }
 
 func (t *fitsTable) add(model string, f *models.Fit) {
 	for _, g := range f.Grid {
+		t.spread = append(t.spread, g.ValidSpread)
+		t.flags = append(t.flags, strings.Join(g.Flags(), ","))
 		sel := g.Lambda == f.Lambda
 		c := math.NaN()
 		if sel {
@@ -143,6 +146,7 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 	var params paramsTable
 	rows := map[string]int64{}
 	stats := map[string]any{}
+	var warnings []pipeline.Warning
 	for _, model := range env.Exp.Models {
 		if model == "ct" {
 			continue
@@ -179,11 +183,12 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 		}
 		stats[model] = map[string]any{"lambda": fit.Lambda, "valid_error": fit.ValidError,
 			"iterations": fit.Iterations, "params": fit.NumParams()}
+		warnings = append(warnings, degenerateWarnings(model, fit)...)
 	}
 	var err2 error
 	rows["fits"], err2 = schema.Write(filepath.Join(env.OutDir, "fits.parquet"), schema.Fits,
 		fits.model, fits.lambda, fits.verr, fits.vll, fits.tobj, fits.iters, fits.best, fits.status,
-		fits.selected, fits.k, fits.n, fits.c)
+		fits.selected, fits.k, fits.n, fits.c, fits.spread, fits.flags)
 	if err2 != nil {
 		return nil, err2
 	}
@@ -192,7 +197,28 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 	if err2 != nil {
 		return nil, err2
 	}
-	return &pipeline.Result{Rows: rows, Stats: stats}, nil
+	return &pipeline.Result{Rows: rows, Stats: stats, Warnings: warnings}, nil
+}
+
+// degenerateWarnings names every grid point of fit whose predictions are
+// (nearly) constant or whose line search failed at the start (see
+// models.GridPoint.Flags).
+func degenerateWarnings(model string, fit *models.Fit) []pipeline.Warning {
+	var out []pipeline.Warning
+	for _, g := range fit.Grid {
+		for _, flag := range g.Flags() {
+			msg := fmt.Sprintf("constant predictor: validation probabilities span %.2g (< %g)", g.ValidSpread, models.ConstantSpread)
+			switch flag {
+			case models.FlagEarlyLineSearchEnd:
+				msg = fmt.Sprintf("line search failed after %d iterations (< %d): %s", g.Iterations, models.EarlyStopIters, g.Status)
+			case models.FlagKeptStart:
+				msg = fmt.Sprintf("no iteration of %d beat the random start on validation; the start was kept", g.Iterations)
+			}
+			out = append(out, pipeline.Warning{Msg: msg, Attrs: map[string]any{
+				"model": model, "lambda": g.Lambda, "flag": flag, "selected": g.Lambda == fit.Lambda}})
+		}
+	}
+	return out
 }
 
 // fitTopics runs LDA on the items' raw vocabulary counts (gensim defaults but
