@@ -181,6 +181,14 @@ type Tracker interface {
 	Done()
 }
 
+// Describe sets the text shown beside t's progress bar (the label and,
+// e.g., the current validation error) when t draws one.
+func Describe(t Tracker, text string) {
+	if d, ok := t.(interface{ Describe(string) }); ok {
+		d.Describe(text)
+	}
+}
+
 type nopTracker struct{}
 
 func (nopTracker) Add(int64) {}

@@ -170,9 +170,9 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 			f = topics
 		}
 		spec := specFor(env.Exp, model)
-		tr := env.Track("train "+model, int64(spec.MaxIter*max(1, len(spec.Lambdas))))
-		fit, err := models.Train(ctx, f, train, valid, spec, env.RNG("train/"+model), func(models.Progress) { tr.Add(1) })
-		tr.Done()
+		bar := newFitProgress(env, model, spec.MaxIter)
+		fit, err := models.Train(ctx, f, train, valid, spec, env.RNG("train/"+model), bar.update)
+		bar.done()
 		if err != nil {
 			return nil, fmt.Errorf("stages: train %s: %w", model, err)
 		}
