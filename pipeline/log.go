@@ -173,7 +173,6 @@ func (t *barTracker) Add(n int64) {
 			progressbar.OptionSetWriter(t.w),
 			progressbar.OptionSetDescription(desc),
 			progressbar.OptionShowCount(),
-			progressbar.OptionShowIts(),
 			progressbar.OptionSetPredictTime(true),
 			progressbar.OptionThrottle(200*time.Millisecond),
 			progressbar.OptionClearOnFinish(),

@@ -20,7 +20,7 @@ func TestTextLogFlattensStats(t *testing.T) {
 			FirstMissing  *string
 			Chunks, Items int64
 		}{PerWordBound: -9.474512345678, Iterations: 21206, Converged: true, Chunks: 1},
-		"split": map[string]any{"pairs": []int{3181, 397, 398}, "capped": false},
+		"split":  map[string]any{"pairs": []int{3181, 397, 398}, "capped": false},
 		"rewire": map[string]any{"phases": []any{map[string]any{"accepted": 3}, map[string]any{"accepted": 0.5}}},
 		"empty":  map[string]any{},
 		"method": "rewire",
