@@ -47,7 +47,7 @@ func TestBadJobFiles(t *testing.T) {
 		{name: "repeated lambda", yaml: head + exp + "settings: {lambdas: [0, 1e-4, 0.0001]}\n", want: "j.yaml: settings.lambdas[2]: 0.0001 is listed twice"},
 		{name: "ct_top", yaml: head + exp + "settings: {ct_top: 2}\n", want: "j.yaml: settings.ct_top: 2 must be in (0, 1]"},
 		{name: "reject ratio", yaml: head + exp + "settings: {reject_ratio: .inf}\n", want: "j.yaml: settings.reject_ratio: +Inf is not a number"},
-		{name: "negatives", yaml: head + exp + "settings: {negatives: random}\n", want: `j.yaml: settings.negatives: "random" is not one of rewire, uniform`},
+		{name: "negatives", yaml: head + exp + "settings: {negatives: random}\n", want: `j.yaml: settings.negatives: "random" is not one of rewire, uniform, auto`},
 		{name: "duplicate experiment", yaml: head + exp + "  - name: e" + exp, want: `j.yaml: experiments[1].name: "e" is used twice`},
 		{name: "no category", yaml: head + "\n    graph: also_bought\n    features: image\n", want: "j.yaml: experiments[0].category: required"},
 		{name: "empty level", yaml: head + "\n    category: A >  > B\n    graph: also_bought\n    features: image\n", want: `j.yaml: experiments[0].category: "A >  > B" has an empty level (levels are separated by " > ")`},
