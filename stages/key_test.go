@@ -97,3 +97,29 @@ func TestTrainKeyPerModel(t *testing.T) {
 		}
 	}
 }
+
+// TestNegativesKeyWithoutRewiring: swaps_per_edge is rewiring's setting;
+// with uniform negatives it is not part of the key.
+func TestNegativesKeyWithoutRewiring(t *testing.T) {
+	r := pipeline.Resolved{Settings: pipeline.Defaults()}
+	key := func(method string, swaps int) string {
+		r.Settings.Negatives, r.Settings.SwapsPerEdge = method, swaps
+		p, _ := Negatives{}.Key(&r)
+		b, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if a, b := key("uniform", 20), key("uniform", 50); a != b || a != `{"method":"uniform"}` {
+		t.Errorf("uniform keys %s and %s, want both {\"method\":\"uniform\"}", a, b)
+	}
+	for _, m := range []string{"rewire", "auto"} {
+		if a, b := key(m, 20), key(m, 50); a == b {
+			t.Errorf("%s: swaps_per_edge left out of the key: %s", m, a)
+		}
+	}
+	if got := key("rewire", 20); got != `{"method":"rewire","swaps_per_edge":20}` {
+		t.Errorf("rewire key %s changed form", got)
+	}
+}

@@ -21,13 +21,19 @@ var _ pipeline.Stage = Negatives{}
 func (Negatives) Name() string   { return "negatives" }
 func (Negatives) Deps() []string { return []string{"ingest", "features"} }
 
+// negativesParams: swaps_per_edge only matters to rewiring (omitted, and
+// so left out of the key, with uniform negatives).
 type negativesParams struct {
 	Method       string `json:"method"`
-	SwapsPerEdge int    `json:"swaps_per_edge"`
+	SwapsPerEdge int    `json:"swaps_per_edge,omitempty"`
 }
 
 func (Negatives) Key(e *pipeline.Resolved) (any, []string) {
-	return negativesParams{e.Settings.Negatives, e.Settings.SwapsPerEdge}, nil
+	p := negativesParams{Method: e.Settings.Negatives}
+	if p.Method != "uniform" {
+		p.SwapsPerEdge = e.Settings.SwapsPerEdge
+	}
+	return p, nil
 }
 
 func (Negatives) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
