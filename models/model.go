@@ -135,6 +135,56 @@ type GridPoint struct {
 	// failure, which ends a fit normally once the objective stops improving
 	// in floating point).
 	Status string
+	// LineSearchFailed: L-BFGS stopped because its line search could not
+	// improve the objective (Status says which way), not on convergence.
+	LineSearchFailed bool
+	// ValidSpread is the range (max − min) of the predicted probabilities
+	// σ(c − d) over the validation pairs (the train pairs without
+	// validation) at the kept parameters.
+	ValidSpread float64
+}
+
+// Degenerate fits. A fit can finish "successfully" and still be useless; these
+// thresholds name the two ways seen in practice.
+const (
+	// ConstantSpread: a fit whose validation probabilities all lie within
+	// this range predicts (nearly) the same for every pair, e.g. a huge λ
+	// that shrank Θ to zero, or LDA topics that do not separate the items.
+	// Its error is the class balance whatever the features say. 0.001 is
+	// far below the spread of any fit that ranks pairs (the demo's working
+	// fits span more than 0.5).
+	ConstantSpread = 1e-3
+	// EarlyStopIters: a line-search failure before this many iterations
+	// means L-BFGS could make no progress from the start (a badly scaled or
+	// flat objective), not that it converged.
+	EarlyStopIters = 5
+)
+
+// The flags GridPoint.Flags returns.
+const (
+	FlagConstant           = "constant"
+	FlagEarlyLineSearchEnd = "early_linesearch_failure"
+	FlagKeptStart          = "kept_start"
+)
+
+// Flags names what is degenerate about the fit at this point (nil when
+// nothing is): FlagConstant when ValidSpread < ConstantSpread,
+// FlagEarlyLineSearchEnd when the line search failed before EarlyStopIters
+// iterations, FlagKeptStart when iterations ran but none did better on
+// validation than the random start, whose parameters were kept (e.g. a λ
+// so large that training only shrinks Θ towards a constant predictor).
+func (g GridPoint) Flags() []string {
+	var f []string
+	if g.ValidSpread < ConstantSpread {
+		f = append(f, FlagConstant)
+	}
+	if g.LineSearchFailed && g.Iterations < EarlyStopIters {
+		f = append(f, FlagEarlyLineSearchEnd)
+	}
+	if g.BestIteration == 0 && g.Iterations > 0 {
+		f = append(f, FlagKeptStart)
+	}
+	return f
 }
 
 // Progress is reported after every L-BFGS iteration.

@@ -207,12 +207,12 @@ func (t *trainer) fit(ctx context.Context, gi int, lambda float64, theta0 []floa
 	if cerr := ctx.Err(); cerr != nil {
 		return nil, fmt.Errorf("models: %s: training at lambda %g: %w", spec.Model, lambda, cerr)
 	}
-	status := ""
+	status, lineSearch := "", false
 	switch {
 	case err == nil && res != nil:
 		status = res.Status.String()
 	case res != nil && slices.ContainsFunc(validStatus, func(e error) bool { return errors.Is(err, e) }):
-		status = err.Error()
+		status, lineSearch = err.Error(), true
 	default:
 		return nil, fmt.Errorf("models: %s: training at lambda %g: %w", spec.Model, lambda, err)
 	}
@@ -226,7 +226,24 @@ func (t *trainer) fit(ctx context.Context, gi int, lambda float64, theta0 []floa
 	}
 	kept.point.Iterations = iters
 	kept.point.Status = status
+	kept.point.LineSearchFailed = lineSearch
+	kept.point.ValidSpread = t.spread(kept.theta)
 	return kept, nil
+}
+
+// spread is the range of the predicted probabilities σ(c − d) over the
+// validation pairs (the train pairs without them) at θ = [c, Θ].
+func (t *trainer) spread(theta []float64) float64 {
+	o := t.valid
+	if o == nil {
+		o = t.train
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, d := range o.distances(theta[1:]) {
+		p := sigmoidStable(theta[0] - d)
+		lo, hi = min(lo, p), max(hi, p)
+	}
+	return hi - lo
 }
 
 // iterRecorder passes each major iteration to fn with its index (0 = start).

@@ -304,3 +304,51 @@ func TestTrainProgressAndCancel(t *testing.T) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }
+
+// TestDegenerateFlags forces a constant predictor with a huge λ (Θ shrinks
+// to zero, so every pair gets σ(c)) and checks that a working fit carries
+// no flag. Without validation pairs the last parameters are kept (with
+// them, the start might be kept instead, as better than the shrunk end).
+func TestDegenerateFlags(t *testing.T) {
+	w := newPlanted(plantedConfig{items: 600, shared: 1, styled: 4, dim: 32, outDegree: 2, noise: 0.05}, rand.New(rand.NewPCG(1, 1)))
+	var grid []GridPoint
+	for _, lambda := range []float64{0, 1e4} {
+		spec := Spec{Model: ModelLMT, K: 4, Lambdas: []float64{lambda}, MaxIter: 40}
+		fit, err := Train(t.Context(), w.feat, w.train, nil, spec, rand.New(rand.NewPCG(1, 1)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		grid = append(grid, fit.Grid[0])
+	}
+	good, flat := grid[0], grid[1]
+	// With validation pairs, the shrinking never beats the start: kept.
+	spec := Spec{Model: ModelLMT, K: 4, Lambdas: []float64{1e4}, MaxIter: 40}
+	fit, err := Train(t.Context(), w.feat, w.train, w.valid, spec, rand.New(rand.NewPCG(1, 1)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := fit.Grid[0].Flags(); !slices.Contains(f, FlagKeptStart) {
+		t.Errorf("λ=1e4 with validation: flags %v, want %q", f, FlagKeptStart)
+	}
+	if f := good.Flags(); len(f) != 0 || good.ValidSpread < 0.1 {
+		t.Errorf("λ=0: flags %v, spread %g; want none and a wide spread", f, good.ValidSpread)
+	}
+	if f := flat.Flags(); !slices.Contains(f, FlagConstant) || flat.ValidSpread >= ConstantSpread {
+		t.Errorf("λ=1e4: flags %v, spread %g; want %q", f, flat.ValidSpread, FlagConstant)
+	}
+	for _, c := range []struct {
+		p    GridPoint
+		want []string
+	}{
+		{GridPoint{ValidSpread: 0.5, LineSearchFailed: true, Iterations: EarlyStopIters - 1, BestIteration: 1}, []string{FlagEarlyLineSearchEnd}},
+		{GridPoint{ValidSpread: 0.5, LineSearchFailed: true, Iterations: EarlyStopIters, BestIteration: 1}, nil},
+		{GridPoint{ValidSpread: 0.5, Iterations: 1, BestIteration: 1}, nil},
+		{GridPoint{ValidSpread: 0, LineSearchFailed: true, Iterations: 0}, []string{FlagConstant, FlagEarlyLineSearchEnd}},
+		{GridPoint{ValidSpread: 0.5, Iterations: 30, BestIteration: 0}, []string{FlagKeptStart}},
+		{GridPoint{ValidSpread: 0.5, Iterations: 30, BestIteration: 10}, nil},
+	} {
+		if got := c.p.Flags(); !slices.Equal(got, c.want) {
+			t.Errorf("%+v: flags %v, want %v", c.p, got, c.want)
+		}
+	}
+}

@@ -88,8 +88,10 @@ type Settings struct {
 	// stage merges instead of counting itself (the vocabulary is the
 	// same). If 0, the stage counts in-process.
 	VocabShards int `yaml:"vocab_shards"`
-	// Negatives is rewire (degree-preserving, the paper's) or uniform.
-	// If empty, rewire.
+	// Negatives is rewire (degree-preserving, the paper's), uniform, or
+	// auto: rewire, falling back to uniform (with a warning, recorded in
+	// the stage's stats) when the graph is too dense to rewire. If empty,
+	// rewire.
 	Negatives string `yaml:"negatives"`
 	// SwapsPerEdge is the number of switch attempts per edge in the first
 	// rewiring phase. If 0, 20.
@@ -356,6 +358,9 @@ func (j *Job) Validate() error {
 			return err
 		}
 		r := j.Resolve(i)
+		if err := r.checkBounds(at); err != nil {
+			return err
+		}
 		if r.Data.Meta == "" {
 			return fmt.Errorf("%s.data.meta: no metadata file (set data.meta on the job or the experiment)", at)
 		}
@@ -374,6 +379,8 @@ var (
 	Graphs       = []string{"also_bought", "also_viewed", "bought_together"}
 	FeatureKinds = []string{"image", "bow"}
 	Models       = []string{"wnn", "ct", "lmt", "monomer", "lda"}
+	// NegativeMethods are the values of settings.negatives.
+	NegativeMethods = []string{"rewire", "uniform", "auto"}
 )
 
 func (s Settings) validate(at string) error {
@@ -396,8 +403,8 @@ func (s Settings) validate(at string) error {
 		return fmt.Errorf("%s.vocab_sample_tokens: %d must be positive", at, s.VocabSampleTokens)
 	case s.VocabShards < 0:
 		return fmt.Errorf("%s.vocab_shards: %d must be positive", at, s.VocabShards)
-	case s.Negatives != "" && s.Negatives != "rewire" && s.Negatives != "uniform":
-		return fmt.Errorf("%s.negatives: %q is not one of rewire, uniform", at, s.Negatives)
+	case s.Negatives != "" && !slices.Contains(NegativeMethods, s.Negatives):
+		return fmt.Errorf("%s.negatives: %q is not one of %s", at, s.Negatives, strings.Join(NegativeMethods, ", "))
 	case s.SwapsPerEdge < 0:
 		return fmt.Errorf("%s.swaps_per_edge: %d must be positive", at, s.SwapsPerEdge)
 	case s.TrainCap < 0:

@@ -41,7 +41,9 @@ type Manifest struct {
 	Outputs []Output `json:"outputs"`
 	// Stats are the stage's Result.Stats.
 	Stats map[string]any `json:"stats,omitempty"`
-	Seed  uint64         `json:"seed"`
+	// Warnings are the stage's Result.Warnings.
+	Warnings []Warning `json:"warnings,omitempty"`
+	Seed     uint64    `json:"seed"`
 	// Config is the fully resolved experiment (every setting filled in), or
 	// the job for a job-level stage.
 	Config   any       `json:"config"`

@@ -323,6 +323,12 @@ func decodeJob(base string, b []byte) (*Job, error) {
 		}
 		return nil, fmt.Errorf("%w: %s: %s", ErrConfig, base, yamlPlaces.Replace(err.Error()))
 	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err == nil {
+		if err := checkNodes(&doc, reflect.TypeFor[Job](), ""); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrConfig, base, err)
+		}
+	}
 	return &j, nil
 }
 

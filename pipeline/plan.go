@@ -100,6 +100,11 @@ func Plan(job *Job, expStages, jobStages []Stage, opts Options) ([]Step, error) 
 		default:
 			st.Why = "up to date"
 		}
+		if st.Run {
+			if err := preflight(n, true); err != nil {
+				st.Run, st.Why = false, "fails: "+err.Error()
+			}
+		}
 		steps = append(steps, st)
 		byNode[n] = st
 	}

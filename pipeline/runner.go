@@ -113,6 +113,11 @@ func Run(ctx context.Context, job *Job, expStages, jobStages []Stage, opts Optio
 	if err != nil {
 		return nil, err
 	}
+	for _, n := range g.Nodes {
+		if err := preflight(n, sel[n]); err != nil {
+			return nil, err
+		}
+	}
 	log := opts.logger()
 	if err := os.MkdirAll(opts.RunDir, 0o755); err != nil {
 		return nil, fmt.Errorf("pipeline: run directory: %w", err)
@@ -194,6 +199,20 @@ func attrs(n *Node, more ...any) []any {
 	}
 	a = append(a, slog.String("stage", n.Name))
 	return append(a, more...)
+}
+
+// warningAttrs are a warning's attributes in key order.
+func warningAttrs(w Warning) []any {
+	keys := make([]string, 0, len(w.Attrs))
+	for k := range w.Attrs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]any, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, slog.Any(k, w.Attrs[k]))
+	}
+	return out
 }
 
 func round3(x float64) float64 {
@@ -419,6 +438,18 @@ func (r *runner) evaluate(n *Node) (*evaluation, error) {
 	return ev, nil
 }
 
+// preflight runs the stage's Preflight when it is selected.
+func preflight(n *Node, selected bool) error {
+	p, ok := n.Stage.(Preflighter)
+	if !selected || !ok {
+		return nil
+	}
+	if err := p.Preflight(n.exp); err != nil {
+		return fmt.Errorf("pipeline: %s: %w", n.ID, err)
+	}
+	return nil
+}
+
 // step runs n if it is stale (or forced), else logs the skip.
 func (r *runner) step(ctx context.Context, n *Node) error {
 	ev, err := r.evaluate(n)
@@ -468,6 +499,9 @@ func (r *runner) step(ctx context.Context, n *Node) error {
 	}
 	r.log.Info("stage end", attrs(n, slog.Int64("rows", rows), slog.Int64("bytes", bytes),
 		slog.Float64("seconds", round3(m.Seconds)), slog.Group("tables", tables...), slog.Any("stats", m.Stats))...)
+	for _, w := range m.Warnings {
+		r.log.Warn(w.Msg, attrs(n, warningAttrs(w)...)...)
+	}
 	return r.publish(n)
 }
 
@@ -517,7 +551,7 @@ func (r *runner) execute(ctx context.Context, n *Node, in KeyInputs) (*Manifest,
 		config = r.g.Job
 	}
 	m := &Manifest{
-		Format: manifestFormat, Key: in.key(), Inputs: in, Outputs: outs, Stats: normalizeStats(res.Stats),
+		Format: manifestFormat, Key: in.key(), Inputs: in, Outputs: outs, Stats: normalizeStats(res.Stats), Warnings: res.Warnings,
 		Seed: in.Seed, Config: config, Tools: toolVersions(),
 		Started: started.UTC(), Finished: finished.UTC(), Seconds: finished.Sub(started).Seconds(),
 	}

@@ -72,6 +72,18 @@ type Stage interface {
 type Result struct {
 	Rows  map[string]int64 // table name (file stem) -> rows
 	Stats map[string]any   // e.g. "dropped_no_image": 12
+	// Warnings are what an operator should see although the stage
+	// succeeded (a degenerate fit, a fallback): the runner logs each as a
+	// WARN line naming the experiment and stage, and keeps them in the
+	// manifest.
+	Warnings []Warning
+}
+
+// Warning is one Result warning: a message and the attributes that place
+// it (e.g. model and lambda), logged in key order.
+type Warning struct {
+	Msg   string         `json:"msg"`
+	Attrs map[string]any `json:"attrs,omitempty"`
 }
 
 // Env is what the runner hands a stage.
@@ -177,6 +189,16 @@ type NumericEnv interface {
 	NumericEnv() string
 }
 
+// Preflighter is implemented by a stage that can tell from the resolved
+// settings alone that it would fail for want of a resource, e.g. train's
+// memory. Run calls Preflight on every selected stage before it takes a lock
+// or runs anything, and fails at once with the error (which should wrap
+// ErrConfig: the job asks for more than the machine has); Plan reports it
+// as the stage's failure. Preflight must not read data files.
+type Preflighter interface {
+	Preflight(exp *Resolved) error
+}
+
 // Publisher is implemented by a job-level stage some of whose outputs also
 // appear at the run directory's root (report publishes metrics.parquet as
 // RunDir/metrics.parquet). The runner hard-links (or copies) each named
@@ -191,6 +213,14 @@ type Publisher interface {
 type Tracker interface {
 	Add(n int64)
 	Done()
+}
+
+// Describe sets the text shown beside t's progress bar (the label and,
+// e.g., the current validation error) when t draws one.
+func Describe(t Tracker, text string) {
+	if d, ok := t.(interface{ Describe(string) }); ok {
+		d.Describe(text)
+	}
 }
 
 type nopTracker struct{}

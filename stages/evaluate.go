@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 
 	"monomer/graph"
 	"monomer/models"
@@ -26,11 +27,15 @@ func (Evaluate) Deps() []string { return []string{"ingest", "features", "split",
 
 type evaluateParams struct {
 	Models []string `json:"models"`
-	CTTop  float64  `json:"ct_top"`
+	CTTop  float64  `json:"ct_top,omitempty"` // only with ct
 }
 
 func (Evaluate) Key(e *pipeline.Resolved) (any, []string) {
-	return evaluateParams{e.Models, e.Settings.CTTop}, nil
+	p := evaluateParams{Models: e.Models}
+	if slices.Contains(e.Models, "ct") {
+		p.CTTop = e.Settings.CTTop
+	}
+	return p, nil
 }
 
 type predTable struct {

@@ -2,6 +2,9 @@ package stages
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 
 	"monomer/graph"
@@ -18,13 +21,19 @@ var _ pipeline.Stage = Negatives{}
 func (Negatives) Name() string   { return "negatives" }
 func (Negatives) Deps() []string { return []string{"ingest", "features"} }
 
+// negativesParams: swaps_per_edge only matters to rewiring (omitted, and
+// so left out of the key, with uniform negatives).
 type negativesParams struct {
 	Method       string `json:"method"`
-	SwapsPerEdge int    `json:"swaps_per_edge"`
+	SwapsPerEdge int    `json:"swaps_per_edge,omitempty"`
 }
 
 func (Negatives) Key(e *pipeline.Resolved) (any, []string) {
-	return negativesParams{e.Settings.Negatives, e.Settings.SwapsPerEdge}, nil
+	p := negativesParams{Method: e.Settings.Negatives}
+	if p.Method != "uniform" {
+		p.SwapsPerEdge = e.Settings.SwapsPerEdge
+	}
+	return p, nil
 }
 
 func (Negatives) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
@@ -53,37 +62,40 @@ func (Negatives) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 	}
 	rng := env.RNG("negatives")
 	var neg []graph.Edge
-	switch env.Exp.Settings.Negatives {
-	case "uniform":
+	var warnings []pipeline.Warning
+	method := env.Exp.Settings.Negatives
+	if method != "uniform" {
+		neg, err = rewire(env, pos, it.sub, rng, stats)
+		switch {
+		case method == "auto" && errors.Is(err, graph.ErrIncomplete):
+			// Too dense to rewire: the paper's method cannot give |R|
+			// negatives here; uniform pairs can (they need not keep degrees).
+			for _, k := range []string{"swaps_attempted", "swaps_accepted", "never_switched", "never_switched_fraction", "dropped"} {
+				delete(stats, k) // of the abandoned rewiring; stats["rewire"] keeps them
+			}
+			stats["fallback"] = "uniform"
+			stats["rewire_error"] = err.Error()
+			warnings = append(warnings, pipeline.Warning{
+				Msg:   "rewiring cannot produce enough negatives; fell back to uniform negatives (degrees not preserved)",
+				Attrs: map[string]any{"rewire_error": err.Error()},
+			})
+			method = "uniform"
+			rng = env.RNG("negatives/fallback")
+		case errors.Is(err, graph.ErrIncomplete):
+			return nil, fmt.Errorf("stages: negatives: %w; the graph is too dense for degree-preserving rewiring: set negatives: auto (rewire, else uniform) or negatives: uniform", err)
+		case err != nil:
+			return nil, err
+		}
+	}
+	if method == "uniform" {
 		var st graph.UniformStats
 		neg, st, err = graph.Uniform(pos, it.sub, rng)
 		if err != nil {
 			return nil, err
 		}
 		stats["uniform"] = st
-	default:
-		tr := env.Track("rewire", int64(env.Exp.Settings.SwapsPerEdge)*int64(len(pos)))
-		var done int64
-		var st graph.RewireStats
-		neg, st, err = graph.Rewire(pos, it.sub, rng, graph.RewireOptions{
-			SwapsPerEdge: env.Exp.Settings.SwapsPerEdge,
-			Progress: func(d, _ int64) {
-				tr.Add(d - done)
-				done = d
-			},
-		})
-		tr.Done()
-		if err != nil {
-			return nil, err
-		}
-		st.DroppedEdges = nil // counted; listing them would bloat the manifest
-		stats["swaps_attempted"] = st.Attempts
-		stats["swaps_accepted"] = st.Accepted
-		stats["never_switched"] = st.NeverSwitched
-		stats["never_switched_fraction"] = st.NeverSwitchedFraction()
-		stats["dropped"] = st.Dropped
-		stats["rewire"] = st
 	}
+	stats["method_used"] = method
 	np, err := writeEdges(filepath.Join(env.OutDir, "positives.parquet"), it, env.Exp.Graph, pos)
 	if err != nil {
 		return nil, err
@@ -93,5 +105,27 @@ func (Negatives) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 		return nil, err
 	}
 	stats["negatives"] = nn
-	return &pipeline.Result{Rows: map[string]int64{"positives": np, "negatives": nn}, Stats: stats}, nil
+	return &pipeline.Result{Rows: map[string]int64{"positives": np, "negatives": nn}, Stats: stats, Warnings: warnings}, nil
+}
+
+// rewire runs the degree-preserving rewiring, adding its stats to stats.
+func rewire(env *pipeline.Env, pos []graph.Edge, sub []int32, rng *rand.Rand, stats map[string]any) ([]graph.Edge, error) {
+	tr := env.Track("rewire", int64(env.Exp.Settings.SwapsPerEdge)*int64(len(pos)))
+	var done int64
+	neg, st, err := graph.Rewire(pos, sub, rng, graph.RewireOptions{
+		SwapsPerEdge: env.Exp.Settings.SwapsPerEdge,
+		Progress: func(d, _ int64) {
+			tr.Add(d - done)
+			done = d
+		},
+	})
+	tr.Done()
+	st.DroppedEdges = nil // counted; listing them would bloat the manifest
+	stats["swaps_attempted"] = st.Attempts
+	stats["swaps_accepted"] = st.Accepted
+	stats["never_switched"] = st.NeverSwitched
+	stats["never_switched_fraction"] = st.NeverSwitchedFraction()
+	stats["dropped"] = st.Dropped
+	stats["rewire"] = st
+	return neg, err
 }

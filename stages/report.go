@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
+	"monomer/models"
 	"monomer/pipeline"
 	"monomer/schema"
 )
@@ -46,8 +48,59 @@ type expReport struct {
 	subcats  int
 	items    int
 	edges    int64
-	test     map[string]float64 // model -> test error
+	test     map[string]float64  // model -> test error
+	auc      map[string]float64  // model -> test AUC
+	lambda   map[string]float64  // model -> chosen λ
+	flags    map[string][]string // model -> what is degenerate about the chosen fit
 	rec      map[string]recMetrics
+}
+
+// dataset is the experiment's data set name, the same in tables.md and
+// metrics.parquet: the paper's name where the paper has the category, else
+// the category's last level ("Women").
+func (er *expReport) dataset() string {
+	if er.hasPaper {
+		return er.paper.dataset
+	}
+	levels := CategoryPrefix(er.r.Category)
+	return levels[len(levels)-1]
+}
+
+// The markers of degenerate fits in tables.md, with their legend.
+var flagMarks = []struct{ flag, mark, legend string }{
+	{models.FlagConstant, "†", fmt.Sprintf("constant predictor: the chosen fit's validation probabilities span less than %g, so it predicts the same for every pair", models.ConstantSpread)},
+	{models.FlagEarlyLineSearchEnd, "‡", fmt.Sprintf("L-BFGS stopped on a line-search failure in its first %d iterations", models.EarlyStopIters)},
+	{models.FlagKeptStart, "§", "no iteration beat the random starting point on validation, so the start was kept"},
+}
+
+// marks returns the markers of a model's chosen fit, " †" or "".
+func (er *expReport) marks(model string) string {
+	var b strings.Builder
+	for _, f := range flagMarks {
+		if slices.Contains(er.flags[model], f.flag) {
+			b.WriteString(f.mark)
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return " " + b.String()
+}
+
+// readFlags reads the flags of each model's chosen fit from fits.parquet.
+func (er *expReport) readFlags(path string) error {
+	return schema.Read(path, func(t *schema.Cols) error {
+		model, sel, flags := t.Strings("model"), t.Bools("selected"), t.Strings("flags")
+		if err := t.Err(); err != nil {
+			return err
+		}
+		for i := range model {
+			if sel[i] && flags[i] != "" {
+				er.flags[model[i]] = strings.Split(flags[i], ",")
+			}
+		}
+		return nil
+	})
 }
 
 func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
@@ -57,7 +110,7 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	)
 	for i := range env.Job.Experiments {
 		r := env.Job.Resolve(i)
-		er := expReport{r: r, test: map[string]float64{}}
+		er := expReport{r: r, test: map[string]float64{}, auc: map[string]float64{}, lambda: map[string]float64{}, flags: map[string][]string{}}
 		er.paper, er.hasPaper = paperFor(r.Category, r.Features)
 		it, err := readItems(filepath.Join(env.RunDir, r.Name, "ingest"))
 		if err != nil {
@@ -69,6 +122,11 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		}
 		if er.rec, err = readRecMetrics(filepath.Join(env.RunDir, r.Name, "recommend", "recommend_metrics.parquet")); err != nil {
 			return nil, err
+		}
+		if slices.ContainsFunc(r.Models, func(m string) bool { return m != "ct" }) {
+			if err := er.readFlags(filepath.Join(env.RunDir, r.Name, "train", "fits.parquet")); err != nil {
+				return nil, err
+			}
 		}
 		if err := cols.add(&er, filepath.Join(env.RunDir, r.Name, "evaluate", "metrics.parquet")); err != nil {
 			return nil, err
@@ -119,10 +177,7 @@ func (c *jobMetricCols) addRows(er *expReport, t *schema.Cols) {
 	if t.Err() != nil {
 		return
 	}
-	dataset := er.r.Name
-	if er.hasPaper {
-		dataset = er.paper.dataset
-	}
+	dataset := er.dataset()
 	for i := range model {
 		if !sel[i] {
 			continue
@@ -135,6 +190,8 @@ func (c *jobMetricCols) addRows(er *expReport, t *schema.Cols) {
 		}
 		if split[i] == "test" {
 			er.test[model[i]] = errs[i]
+			er.auc[model[i]] = auc[i]
+			er.lambda[model[i]] = lambda[i]
 		}
 		c.exp = append(c.exp, er.r.Name)
 		c.dataset = append(c.dataset, dataset)
@@ -200,15 +257,11 @@ func renderTables(job string, reports []expReport) string {
 		}
 		b.WriteString("---:|\n")
 		for _, r := range rs {
-			ds := "—"
-			if r.hasPaper {
-				ds = r.paper.dataset
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s |", r.r.Name, ds, r.r.Graph)
+			fmt.Fprintf(&b, "| %s | %s | %s |", r.r.Name, r.dataset(), r.r.Graph)
 			for _, m := range models {
 				cell := "—"
 				if v, ok := r.test[m]; ok {
-					cell = pct(v)
+					cell = pct(v) + r.marks(m)
 				}
 				if p, ok := r.paper.errorPct[r.r.Graph][m]; r.hasPaper && ok {
 					cell += fmt.Sprintf(" (%.2f%%)", p)
@@ -228,6 +281,7 @@ func renderTables(job string, reports []expReport) string {
 			fmt.Fprintf(&b, " %s |\n", impr)
 		}
 	}
+	writeModelTable(&b, reports)
 	b.WriteString("\n## Data sets (the paper's Tables 1 and 3)\n\n| Experiment | Graph | Subcategories | Items | Edges |\n|---|---|---:|---:|---:|\n")
 	for _, r := range reports {
 		sc, it, ed := fmt.Sprint(r.subcats), fmt.Sprint(r.items), fmt.Sprint(r.edges)
@@ -241,4 +295,27 @@ func renderTables(job string, reports []expReport) string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.r.Name, r.r.Graph, sc, it, ed)
 	}
 	return b.String()
+}
+
+// writeModelTable lists every model's chosen λ, validation-chosen test error
+// and AUC, and the legend of the degenerate-fit markers.
+func writeModelTable(b *strings.Builder, reports []expReport) {
+	b.WriteString("\n## Chosen λ and test AUC\n\n| Experiment | Dataset | Model | λ | Test error | Test AUC |\n|---|---|---|---:|---:|---:|\n")
+	for _, r := range reports {
+		for _, m := range modelOrder {
+			if _, ok := r.test[m]; !ok {
+				continue
+			}
+			lambda := "—" // CT has no λ
+			if m != "ct" {
+				lambda = strconv.FormatFloat(r.lambda[m], 'g', -1, 64)
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %.4f |\n", r.r.Name, r.dataset(), modelTitle[m], lambda, pct(r.test[m])+r.marks(m), r.auc[m])
+		}
+	}
+	b.WriteString("\nMarkers:")
+	for _, f := range flagMarks {
+		fmt.Fprintf(b, " %s %s.", f.mark, f.legend)
+	}
+	b.WriteString(" The train stage's WARN lines and `fits.parquet` (columns valid_spread, flags) name every λ affected.\n")
 }

@@ -318,7 +318,7 @@ func checkEvaluate(t *testing.T, job *pipeline.Job, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| men-image | Men | also_bought |", "| women-bow | — | also_viewed |", "(56)"} {
+	for _, want := range []string{"| men-image | Men | also_bought |", "| women-bow | Women | also_viewed |", "## Chosen λ and test AUC", "| men-image | Men | LMT | 0.0001 |", "(56)"} {
 		if !bytes.Contains(md, []byte(want)) {
 			t.Errorf("tables.md lacks %q:\n%s", want, md)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 
 	"monomer/graph"
 	"monomer/models"
@@ -24,20 +25,43 @@ var _ pipeline.Stage = Train{}
 func (Train) Name() string   { return "train" }
 func (Train) Deps() []string { return []string{"features", "split"} }
 
+// trainParams holds only what the experiment's models read: a setting of a
+// model it does not train is zero and omitted, so changing it reruns nothing
+// (omitempty also keeps the key of an experiment training every model as it
+// was).
 type trainParams struct {
 	Models     []string  `json:"models"`
-	K          int       `json:"k"`
-	MonomerK   int       `json:"monomer_k"`
-	N          int       `json:"n"`
-	Topics     int       `json:"topics"`
-	Lambdas    []float64 `json:"lambdas"`
-	MaxIter    int       `json:"max_iter"`
-	ValidEvery int       `json:"valid_every"`
+	K          int       `json:"k,omitempty"`
+	MonomerK   int       `json:"monomer_k,omitempty"`
+	N          int       `json:"n,omitempty"`
+	Topics     int       `json:"topics,omitempty"`
+	Lambdas    []float64 `json:"lambdas,omitempty"`
+	MaxIter    int       `json:"max_iter,omitempty"`
+	ValidEvery int       `json:"valid_every,omitempty"`
 }
 
 func (Train) Key(e *pipeline.Resolved) (any, []string) {
+	return keyTrainParams(e), nil
+}
+
+// keyTrainParams keeps each setting only when a model of e reads it.
+func keyTrainParams(e *pipeline.Resolved) trainParams {
 	s := e.Settings
-	return trainParams{e.Models, s.K, s.MonomerK, s.N, s.Topics, s.Lambdas, s.MaxIter, s.ValidEvery}, nil
+	p := trainParams{Models: e.Models}
+	for _, m := range e.Models {
+		switch m {
+		case "ct":
+			continue // fitted in evaluate
+		case "lmt":
+			p.K = s.K
+		case "monomer":
+			p.MonomerK, p.N = s.MonomerK, s.N
+		case "lda":
+			p.Topics = s.Topics
+		}
+		p.Lambdas, p.MaxIter, p.ValidEvery = s.Lambdas, s.MaxIter, s.ValidEvery
+	}
+	return p
 }
 
 // specFor is the training spec of a learned model; LDA trains WNN.
@@ -57,14 +81,16 @@ func specFor(e *pipeline.Resolved, model string) models.Spec {
 
 // fitsTable and paramsTable accumulate rows across models.
 type fitsTable struct {
-	model, status              []string
-	lambda, verr, vll, tobj, c []float64
-	iters, best, k, n          []int32
-	selected                   []bool
+	model, status, flags               []string
+	lambda, verr, vll, tobj, c, spread []float64
+	iters, best, k, n                  []int32
+	selected                           []bool
 }
 
 func (t *fitsTable) add(model string, f *models.Fit) {
 	for _, g := range f.Grid {
+		t.spread = append(t.spread, g.ValidSpread)
+		t.flags = append(t.flags, strings.Join(g.Flags(), ","))
 		sel := g.Lambda == f.Lambda
 		c := math.NaN()
 		if sel {
@@ -120,6 +146,7 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 	var params paramsTable
 	rows := map[string]int64{}
 	stats := map[string]any{}
+	var warnings []pipeline.Warning
 	for _, model := range env.Exp.Models {
 		if model == "ct" {
 			continue
@@ -143,9 +170,9 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 			f = topics
 		}
 		spec := specFor(env.Exp, model)
-		tr := env.Track("train "+model, int64(spec.MaxIter*max(1, len(spec.Lambdas))))
-		fit, err := models.Train(ctx, f, train, valid, spec, env.RNG("train/"+model), func(models.Progress) { tr.Add(1) })
-		tr.Done()
+		bar := newFitProgress(env, model, spec.MaxIter)
+		fit, err := models.Train(ctx, f, train, valid, spec, env.RNG("train/"+model), bar.update)
+		bar.done()
 		if err != nil {
 			return nil, fmt.Errorf("stages: train %s: %w", model, err)
 		}
@@ -156,11 +183,12 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 		}
 		stats[model] = map[string]any{"lambda": fit.Lambda, "valid_error": fit.ValidError,
 			"iterations": fit.Iterations, "params": fit.NumParams()}
+		warnings = append(warnings, degenerateWarnings(model, fit)...)
 	}
 	var err2 error
 	rows["fits"], err2 = schema.Write(filepath.Join(env.OutDir, "fits.parquet"), schema.Fits,
 		fits.model, fits.lambda, fits.verr, fits.vll, fits.tobj, fits.iters, fits.best, fits.status,
-		fits.selected, fits.k, fits.n, fits.c)
+		fits.selected, fits.k, fits.n, fits.c, fits.spread, fits.flags)
 	if err2 != nil {
 		return nil, err2
 	}
@@ -169,7 +197,28 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 	if err2 != nil {
 		return nil, err2
 	}
-	return &pipeline.Result{Rows: rows, Stats: stats}, nil
+	return &pipeline.Result{Rows: rows, Stats: stats, Warnings: warnings}, nil
+}
+
+// degenerateWarnings names every grid point of fit whose predictions are
+// (nearly) constant or whose line search failed at the start (see
+// models.GridPoint.Flags).
+func degenerateWarnings(model string, fit *models.Fit) []pipeline.Warning {
+	var out []pipeline.Warning
+	for _, g := range fit.Grid {
+		for _, flag := range g.Flags() {
+			msg := fmt.Sprintf("constant predictor: validation probabilities span %.2g (< %g)", g.ValidSpread, models.ConstantSpread)
+			switch flag {
+			case models.FlagEarlyLineSearchEnd:
+				msg = fmt.Sprintf("line search failed after %d iterations (< %d): %s", g.Iterations, models.EarlyStopIters, g.Status)
+			case models.FlagKeptStart:
+				msg = fmt.Sprintf("no iteration of %d beat the random start on validation; the start was kept", g.Iterations)
+			}
+			out = append(out, pipeline.Warning{Msg: msg, Attrs: map[string]any{
+				"model": model, "lambda": g.Lambda, "flag": flag, "selected": g.Lambda == fit.Lambda}})
+		}
+	}
+	return out
 }
 
 // fitTopics runs LDA on the items' raw vocabulary counts (gensim defaults but

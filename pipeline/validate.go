@@ -1,0 +1,163 @@
+package pipeline
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// checkNodes walks a decoded job document beside the Job type and rejects
+// what the decoder would silently accept: a non-integral number for an
+// integer field (the decoder truncates 10.5 to 10) and an explicit empty
+// list (`lambdas: []` would otherwise mean "inherit", the opposite of what
+// it says). Omitting a key still inherits. at is the field's path in the
+// file ("settings.k", "experiments[1].models").
+func checkNodes(n *yaml.Node, t reflect.Type, at string) error {
+	if n == nil {
+		return nil
+	}
+	if n.Kind == yaml.DocumentNode {
+		for _, c := range n.Content {
+			if err := checkNodes(c, t, at); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if n.Kind == yaml.AliasNode {
+		return checkNodes(n.Alias, t, at)
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return nil // the decoder reports the type mismatch
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i].Value
+			f, ok := fieldByYAML(t, key)
+			if !ok {
+				continue
+			}
+			if err := checkNodes(n.Content[i+1], f.Type, joinPath(at, key)); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			return nil
+		}
+		if len(n.Content) == 0 {
+			return fmt.Errorf("line %d: %s: an empty list is not allowed; omit the key to inherit the default", n.Line, at)
+		}
+		for i, c := range n.Content {
+			if err := checkNodes(c, t.Elem(), fmt.Sprintf("%s[%d]", at, i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!float" {
+			return nil
+		}
+		var f float64
+		if err := n.Decode(&f); err != nil {
+			return nil
+		}
+		// 2e6 is an integer written as a float; 10.5 is not an integer.
+		if f != math.Trunc(f) || math.IsInf(f, 0) || math.IsNaN(f) {
+			return fmt.Errorf("line %d: %s: %s is not an integer", n.Line, at, n.Value)
+		}
+	}
+	return nil
+}
+
+// imageDim is the dimension of the .b image features: the 4096 FC7
+// activations of every record.
+const imageDim = 4096
+
+// Caps of the settings with no bound in the data. Each is far above any
+// sensible value and low enough that the sizes derived from it stay in int
+// and in memory estimates.
+const (
+	maxVocabSize    = 1_000_000       // distinct adjectives and nouns of a category's reviews are far fewer
+	maxSampleTokens = 1 << 40         // tokens of the vocabulary sample
+	maxVocabShards  = 10_000          // bow-shard tasks
+	maxSwapsPerEdge = 10_000          // rewiring attempts per edge (20 mixes the graph)
+	maxTrainCap     = 1<<31 - 1       // pair indices are int32 in the tables
+	maxIter         = 1_000_000       // L-BFGS iterations per fit
+	maxLambdas      = 1_000           // grid points per model
+	maxDepth        = 64              // category levels below the prefix
+	maxSize         = maxVocabSize    // k, monomer_k, n, topics before the data bound applies
+	maxImageScale   = math.MaxFloat32 // features are float32
+)
+
+// FeatureDim is the feature dimension of an experiment: 4096 for image
+// features, the vocabulary size for bag-of-words.
+func (r *Resolved) FeatureDim() int {
+	if r.Features == "image" {
+		return imageDim
+	}
+	return r.Settings.VocabSize
+}
+
+// checkBounds checks the upper bounds of a resolved experiment's sizes
+// against each other and the data they apply to: K, Monomer's K and N at
+// most the feature dimension, topics at most the vocabulary. A bound that
+// only matters to a model is checked when the experiment trains it. at
+// names the experiment ("experiments[1]"); the memory the sizes imply is
+// checked before training (see Preflighter).
+func (r *Resolved) checkBounds(at string) error {
+	s := r.Settings
+	if r.Depth > maxDepth {
+		return fmt.Errorf("%s.depth: %d is above the maximum %d", at, r.Depth, maxDepth)
+	}
+	at += ".settings"
+	dim, what := r.FeatureDim(), "the image features' dimension"
+	if r.Features == "bow" {
+		what = "vocab_size (the bag-of-words dimension)"
+	}
+	type bound struct {
+		model, name string
+		v           int
+	}
+	for _, b := range []bound{
+		{"lmt", "k", s.K},
+		{"monomer", "monomer_k", s.MonomerK},
+		{"monomer", "n", s.N},
+	} {
+		if slices.Contains(r.Models, b.model) && b.v > dim {
+			return fmt.Errorf("%s.%s: %d is above %s, %d (%s projects the features to at most that many dimensions)", at, b.name, b.v, what, dim, b.model)
+		}
+	}
+	if slices.Contains(r.Models, "lda") && s.Topics > s.VocabSize {
+		return fmt.Errorf("%s.topics: %d is above vocab_size, %d (more topics than words)", at, s.Topics, s.VocabSize)
+	}
+	for _, c := range []struct {
+		name   string
+		v, max int64
+	}{
+		{"vocab_size", int64(s.VocabSize), maxVocabSize},
+		{"vocab_sample_tokens", s.VocabSampleTokens, maxSampleTokens},
+		{"vocab_shards", int64(s.VocabShards), maxVocabShards},
+		{"swaps_per_edge", int64(s.SwapsPerEdge), maxSwapsPerEdge},
+		{"train_cap", int64(s.TrainCap), maxTrainCap},
+		{"k", int64(s.K), maxSize},
+		{"monomer_k", int64(s.MonomerK), maxSize},
+		{"n", int64(s.N), maxSize},
+		{"topics", int64(s.Topics), maxSize},
+		{"max_iter", int64(s.MaxIter), maxIter},
+		{"valid_every", int64(s.ValidEvery), maxIter},
+		{"lambdas (count)", int64(len(s.Lambdas)), maxLambdas},
+	} {
+		if c.v > c.max {
+			return fmt.Errorf("%s.%s: %d is above the maximum %d", at, c.name, c.v, c.max)
+		}
+	}
+	if s.ImageScale > maxImageScale {
+		return fmt.Errorf("%s.image_scale: %g is above the maximum %g", at, s.ImageScale, maxImageScale)
+	}
+	return nil
+}

@@ -1,0 +1,70 @@
+package stages
+
+import (
+	"fmt"
+
+	"monomer/pipeline"
+)
+
+// machineMemory is the memory training may use; tests replace it.
+var machineMemory = pipeline.MachineMemory
+
+// Bytes per learned parameter while a model trains, from how the trainer
+// holds its parameter vector θ:
+//   - float64 in L-BFGS: 2·Store history vectors (Store 20) plus about 8
+//     working vectors (iterate, gradient, direction, start, kept best, the
+//     objective's cached point and gradient, the output copy);
+//   - float32 in each of the two evaluators (train and validation pairs):
+//     the weights, and one gradient accumulator per item group (at most 16,
+//     see models' maxItemGroups).
+const (
+	lbfgsBytesPerParam = 8 * (2*20 + 8)
+	evalBytesPerParam  = 2 * 4 * (1 + 16)
+	bytesPerParam      = lbfgsBytesPerParam + evalBytesPerParam
+	// LDA holds five topics × vocabulary float64 matrices (λ, E[log β],
+	// its exponent, the sufficient statistics and the output).
+	ldaBytesPerWeight = 5 * 8
+)
+
+// trainMemory estimates the peak bytes of training e's models (one at a
+// time, so the largest counts) and names that model. It counts what grows
+// with the settings; per-item and per-pair buffers, which grow with the
+// data instead, are left out, so it is a lower bound.
+func trainMemory(e *pipeline.Resolved) (bytes int64, model string) {
+	s := e.Settings
+	f := int64(e.FeatureDim())
+	for _, m := range e.Models {
+		var b int64
+		switch m {
+		case "wnn":
+			b = (f + 1) * bytesPerParam
+		case "lmt":
+			b = (f*int64(s.K) + 1) * bytesPerParam
+		case "monomer":
+			k, n := int64(s.MonomerK), int64(s.N)
+			b = (f*(n*k+k+n) + 1) * bytesPerParam
+		case "lda":
+			t := int64(s.Topics)
+			b = t*f*ldaBytesPerWeight + (t+1)*bytesPerParam
+		}
+		if b > bytes {
+			bytes, model = b, m
+		}
+	}
+	return bytes, model
+}
+
+// Preflight refuses, before anything runs, an experiment whose settings
+// need more memory for training than the machine has (exit 2).
+func (Train) Preflight(e *pipeline.Resolved) error {
+	need, model := trainMemory(e)
+	have, err := machineMemory()
+	if err != nil || need <= have {
+		return nil // no way to tell (not Linux): let training try
+	}
+	return fmt.Errorf("%w: experiment %s: training %s needs about %s (%d-dimensional features, k=%d, monomer_k=%d, n=%d, topics=%d), more than the %s this machine has available; lower the sizes",
+		pipeline.ErrConfig, e.Name, model, pipeline.GiB(need), e.FeatureDim(),
+		e.Settings.K, e.Settings.MonomerK, e.Settings.N, e.Settings.Topics, pipeline.GiB(have))
+}
+
+var _ pipeline.Preflighter = Train{}

@@ -1,0 +1,77 @@
+package stages
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"monomer/pipeline"
+)
+
+// TestTrainMemoryRefused: settings whose training cannot fit the machine's
+// memory fail before any stage runs, with ErrConfig (exit 2) and the
+// estimate, instead of dying an hour later out of memory.
+func TestTrainMemoryRefused(t *testing.T) {
+	defer func(f func() (int64, error)) { machineMemory = f }(machineMemory)
+	machineMemory = func() (int64, error) { return 1 << 30, nil }
+	job := loadTestJob(t)
+	for _, c := range []struct {
+		set  string
+		want string // "" = accepted
+	}{
+		{"settings.k=6", ""},
+		{"settings.k=1000", "training lmt needs about 2.0 GiB (4096-dimensional features, k=1000, monomer_k=2, n=2, topics=5), more than the 1.0 GiB this machine has available"},
+		{"settings.monomer_k=300", "training monomer needs about 1.8 GiB"},
+	} {
+		sets, err := pipeline.ParseSets([]string{c.set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := pipeline.ParseJobWith(job.Path, []byte(strings.ReplaceAll(testJob, "DATA", job.DataDir)), sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		opts := pipeline.Options{RunDir: dir, Experiments: []string{"men-image"}}
+		steps, err := pipeline.Plan(j, Experiment(), Job(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range steps {
+			if s.ID != "men-image/train" {
+				continue
+			}
+			if c.want == "" && !s.Run || c.want != "" && (s.Run || !strings.Contains(s.Why, c.want)) {
+				t.Errorf("%s: plan says run=%v %q, want the failure %q", c.set, s.Run, s.Why, c.want)
+			}
+		}
+		if c.want == "" {
+			continue
+		}
+		_, err = pipeline.Run(context.Background(), j, Experiment(), Job(), opts)
+		if !errors.Is(err, pipeline.ErrConfig) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want ErrConfig containing %q", c.set, err, c.want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "men-image")); !os.IsNotExist(err) {
+			t.Errorf("%s: the refused run created the experiment directory", c.set)
+		}
+	}
+}
+
+// TestMachineMemoryRefusesHugeMonomer runs against this machine's real
+// memory: Monomer at the feature dimension (about 36 TB) fits nowhere.
+func TestMachineMemoryRefusesHugeMonomer(t *testing.T) {
+	if _, err := pipeline.MachineMemory(); err != nil {
+		t.Skip(err)
+	}
+	job := loadTestJob(t)
+	r := job.Resolve(0)
+	r.Settings.MonomerK, r.Settings.N = 4096, 4096
+	err := Train{}.Preflight(&r)
+	if !errors.Is(err, pipeline.ErrConfig) || !strings.Contains(err.Error(), "training monomer needs about") {
+		t.Fatalf("%v", err)
+	}
+}
