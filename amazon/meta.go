@@ -494,7 +494,7 @@ func readLines(path string, reject func(Reject), handle func(line []byte, lineNo
 		line, off, err := lr.next()
 		if err != nil {
 			st.Bytes = lr.bytes
-			return st, readError(base, st.Lines, err)
+			return st, readError(base, st.Lines, lr.off, err)
 		}
 		if line == nil {
 			break

@@ -46,17 +46,19 @@ type streamError struct {
 func (e *streamError) Error() string   { return e.msg }
 func (e *streamError) Unwrap() []error { return e.err }
 
-// readError names the file and how far reading got.
-func readError(base string, lines int64, err error) error {
+// readError names the file and how far reading got: the complete lines
+// and the uncompressed byte offset where they end (the damage is at or
+// after it).
+func readError(base string, lines, off int64, err error) error {
 	var ce *rawio.CorruptError
 	if errors.As(err, &ce) {
 		return &streamError{
-			msg: fmt.Sprintf("amazon: %s: corrupt or truncated gzip stream after %d complete lines: %v", base, lines, ce.Err),
+			msg: fmt.Sprintf("amazon: %s: corrupt or truncated gzip stream after %d complete lines (uncompressed byte %d): %v", base, lines, off, ce.Err),
 			err: []error{ErrCorrupt, ce.Err},
 		}
 	}
 	return &streamError{
-		msg: fmt.Sprintf("amazon: %s: read error after %d complete lines: %v", base, lines, err),
+		msg: fmt.Sprintf("amazon: %s: read error after %d complete lines (uncompressed byte %d): %v", base, lines, off, err),
 		err: []error{err},
 	}
 }

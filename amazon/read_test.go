@@ -137,13 +137,13 @@ func TestReadCorruptGzip(t *testing.T) {
 		{
 			name:  "truncated in the second member's header",
 			data:  append(gz(t, metaLines(0, 100)), gz(t, metaLines(100, 100))[:5]...),
-			want:  "amazon: meta_Trunc.json.gz: corrupt or truncated gzip stream after 100 complete lines: unexpected EOF",
+			want:  fmt.Sprintf("amazon: meta_Trunc.json.gz: corrupt or truncated gzip stream after 100 complete lines (uncompressed byte %d): unexpected EOF", len(metaLines(0, 100))),
 			lines: 100,
 		},
 		{
 			name:  "bad checksum",
 			data:  flipped,
-			want:  "amazon: meta_Trunc.json.gz: corrupt or truncated gzip stream after 2000 complete lines: gzip: invalid checksum",
+			want:  fmt.Sprintf("amazon: meta_Trunc.json.gz: corrupt or truncated gzip stream after 2000 complete lines (uncompressed byte %d): gzip: invalid checksum", len(metaLines(0, 2000))),
 			lines: 2000,
 		},
 		{
@@ -154,11 +154,11 @@ func TestReadCorruptGzip(t *testing.T) {
 		{
 			name:  "trailer missing",
 			data:  whole[:len(whole)-8],
-			want:  "amazon: meta_Trunc.json.gz: corrupt or truncated gzip stream after 2000 complete lines: unexpected EOF",
+			want:  fmt.Sprintf("amazon: meta_Trunc.json.gz: corrupt or truncated gzip stream after 2000 complete lines (uncompressed byte %d): unexpected EOF", len(metaLines(0, 2000))),
 			lines: 2000,
 		},
 	}
-	form := regexp.MustCompile(`^amazon: meta_Trunc\.json\.gz: corrupt or truncated gzip stream after (\d+) complete lines: unexpected EOF$`)
+	form := regexp.MustCompile(`^amazon: meta_Trunc\.json\.gz: corrupt or truncated gzip stream after (\d+) complete lines \(uncompressed byte (\d+)\): unexpected EOF$`)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			asins, rejects, st, err := readAll(writeFile(t, "meta_Trunc.json.gz", tt.data))
@@ -172,7 +172,7 @@ func TestReadCorruptGzip(t *testing.T) {
 				t.Errorf("error %q\nwant  %q", err, tt.want)
 			}
 			m := form.FindStringSubmatch(err.Error())
-			if tt.want == "" && (m == nil || m[1] != fmt.Sprint(st.Lines)) {
+			if tt.want == "" && (m == nil || m[1] != fmt.Sprint(st.Lines) || m[2] != fmt.Sprint(len(metaLines(0, int(st.Lines))))) {
 				t.Errorf("error %q does not name the %d lines read", err, st.Lines)
 			}
 			if tt.lines >= 0 && st.Lines != tt.lines {

@@ -5,6 +5,8 @@ package models
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/blas/blas32"
@@ -24,7 +26,13 @@ func TestOpenBLASInUse(t *testing.T) {
 	if n := openblasThreads(); n != 1 {
 		t.Errorf("OpenBLAS runs %d threads, want 1", n)
 	}
-	t.Logf("OpenBLAS core %s", openblasCore())
+	core := openblasCore()
+	t.Logf("OpenBLAS core %s", core)
+	// CI runs these tests once per kernel (.ci/run): make sure each run
+	// really got the kernel it asked for, not a silent fallback.
+	if want := os.Getenv("OPENBLAS_CORETYPE"); want != "" && !strings.EqualFold(core, want) {
+		t.Errorf("OPENBLAS_CORETYPE=%s but OpenBLAS runs the %s kernel", want, core)
+	}
 }
 
 // withPureGo runs fn with gonum's pure-Go BLAS, then restores OpenBLAS.

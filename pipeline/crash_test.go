@@ -5,16 +5,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // helper starts the test binary as a fake monomer run on f's job.
@@ -113,61 +110,63 @@ func TestCrashSafety(t *testing.T) {
 	}
 }
 
+// blockedHelper is a helper process waiting in a stage.
+type blockedHelper struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed when stderr reaches EOF: the process exited
+	log  strings.Builder
+}
+
+// wait waits for the helper to exit and returns its stderr and exit error.
+func (h *blockedHelper) wait() (string, error) {
+	<-h.done // exec: Wait must not close the pipe before it is read to EOF
+	err := h.cmd.Wait()
+	return h.log.String(), err
+}
+
 // startBlocked starts a helper that blocks in stage id and returns once
-// that stage has started, with a function returning its stderr so far.
-func startBlocked(t *testing.T, f *fixture, id string, env ...string) (*exec.Cmd, func() string) {
+// that stage is waiting (its temporary directory exists).
+func startBlocked(t *testing.T, f *fixture, id string, env ...string) *blockedHelper {
 	t.Helper()
-	cmd := helper(f, append(env, "GO_PIPELINE_BLOCK="+id)...)
-	pr, pw := io.Pipe()
-	cmd.Stderr = pw
-	var mu sync.Mutex
-	var buf strings.Builder
-	started := make(chan struct{})
-	exp, stage, _ := strings.Cut(id, "/")
+	h := &blockedHelper{cmd: helper(f, append(env, "GO_PIPELINE_BLOCK="+id)...), done: make(chan struct{})}
+	stderr, err := h.cmd.StderrPipe()
+	must(t, err)
+	must(t, h.cmd.Start())
+	blocked := make(chan struct{})
 	go func() {
-		sc := bufio.NewScanner(pr)
-		once := sync.Once{}
+		defer close(h.done)
+		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			mu.Lock()
-			buf.WriteString(sc.Text() + "\n")
-			mu.Unlock()
-			if strings.Contains(sc.Text(), fmt.Sprintf(`"msg":"stage start","experiment":"%s","stage":"%s"`, exp, stage)) {
-				once.Do(func() { close(started) })
+			h.log.WriteString(sc.Text() + "\n")
+			if sc.Text() == blockedLine+id {
+				close(blocked)
 			}
 		}
 	}()
-	must(t, cmd.Start())
 	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		pw.Close()
+		h.cmd.Process.Kill()
+		h.wait()
 	})
 	select {
-	case <-started:
-	case <-time.After(20 * time.Second):
-		t.Fatalf("helper did not reach %s", id)
+	case <-blocked:
+	case <-h.done:
+		log, err := h.wait()
+		t.Fatalf("helper exited (%v) before blocking in %s:\n%s", err, id, log)
 	}
-	return cmd, func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return buf.String()
-	}
+	return h
 }
 
 func TestLockAcrossProcesses(t *testing.T) {
 	f := newFixture(t)
-	cmd, _ := startBlocked(t, f, "a/negatives")
-	for deadline := time.Now().Add(10 * time.Second); len(hidden(t, f.runDir)) == 0 && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond) // the log line comes just before the temporary directory
-	}
+	h := startBlocked(t, f, "a/negatives")
 	_, _, err := f.run(t, Options{})
-	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("is held by pid %d started ", cmd.Process.Pid)) {
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("is held by pid %d started ", h.cmd.Process.Pid)) {
 		t.Fatalf("second run: %v", err)
 	}
 	// kill -9: the lock dies with its holder and the next run takes over,
 	// cleaning the dead run's temporary directory.
-	must(t, cmd.Process.Signal(syscall.SIGKILL))
-	cmd.Wait()
+	must(t, h.cmd.Process.Signal(syscall.SIGKILL))
+	h.wait()
 	if len(hidden(t, f.runDir)) == 0 {
 		out, _ := exec.Command("find", f.runDir).CombinedOutput()
 		t.Fatal(string(out), "the killed helper left no temporary directory to clean")
@@ -184,16 +183,15 @@ func TestLockAcrossProcesses(t *testing.T) {
 
 func TestSIGTERMStopsCleanly(t *testing.T) {
 	f := newFixture(t)
-	cmd, stderr := startBlocked(t, f, "b/ingest")
-	must(t, cmd.Process.Signal(syscall.SIGTERM))
-	err := cmd.Wait()
+	h := startBlocked(t, f, "b/ingest")
+	must(t, h.cmd.Process.Signal(syscall.SIGTERM))
+	log, err := h.wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Fatalf("exit %v\n%s", err, stderr())
+		t.Fatalf("exit %v\n%s", err, log)
 	}
-	time.Sleep(50 * time.Millisecond) // let the scanner catch up
-	if !strings.Contains(stderr(), `"msg":"stage interrupted","experiment":"b","stage":"ingest"`) {
-		t.Errorf("log:\n%s", stderr())
+	if !strings.Contains(log, `"msg":"stage interrupted","experiment":"b","stage":"ingest"`) {
+		t.Errorf("log:\n%s", log)
 	}
 	if h := hidden(t, f.runDir); len(h) > 0 {
 		t.Errorf("left behind: %v", h)
@@ -207,12 +205,12 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 
 func TestConcurrentExperiments(t *testing.T) {
 	f := newFixture(t)
-	cmd, _ := startBlocked(t, f, "a/train", "GO_PIPELINE_EXPERIMENT=a")
+	h := startBlocked(t, f, "a/train", "GO_PIPELINE_EXPERIMENT=a")
 	if _, ran, err := f.run(t, Options{Experiments: []string{"b"}}); err != nil || len(ran) != 6 {
 		t.Errorf("b beside a: %v %v", ran, err)
 	}
 	_, _, err := f.run(t, Options{})
-	want := fmt.Sprintf("is held by pid %d started", cmd.Process.Pid)
+	want := fmt.Sprintf("is held by pid %d started", h.cmd.Process.Pid)
 	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "(experiment a)") {
 		t.Errorf("whole run beside a: %v", err)
 	}

@@ -177,7 +177,7 @@ func listRun(dir string) (tables, manifests map[string]bool, err error) {
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("pipeline: diff: %w", err)
+		return nil, nil, fmt.Errorf("pipeline: diff: %w run directory: %w", ErrUnreadable, err)
 	}
 	return tables, manifests, nil
 }
@@ -200,12 +200,12 @@ func union(a, b map[string]bool) []string {
 func sameBytes(a, b string) (bool, error) {
 	fa, err := os.Open(a)
 	if err != nil {
-		return false, fmt.Errorf("pipeline: diff: %w", err)
+		return false, fmt.Errorf("pipeline: diff: %w table: %w", ErrUnreadable, err)
 	}
 	defer fa.Close()
 	fb, err := os.Open(b)
 	if err != nil {
-		return false, fmt.Errorf("pipeline: diff: %w", err)
+		return false, fmt.Errorf("pipeline: diff: %w table: %w", ErrUnreadable, err)
 	}
 	defer fb.Close()
 	sa, _ := fa.Stat()
@@ -232,12 +232,12 @@ func sameBytes(a, b string) (bool, error) {
 func diffTable(pa, pb, rel string, tol float64, res *DiffResult, found *bool) error {
 	ta, err := schema.ReadTable(pa)
 	if err != nil {
-		return fmt.Errorf("pipeline: diff: %w", err)
+		return fmt.Errorf("pipeline: diff: %w table: %w", ErrUnreadable, err)
 	}
 	defer ta.Release()
 	tb, err := schema.ReadTable(pb)
 	if err != nil {
-		return fmt.Errorf("pipeline: diff: %w", err)
+		return fmt.Errorf("pipeline: diff: %w table: %w", ErrUnreadable, err)
 	}
 	defer tb.Release()
 	set := func(detail string) {
@@ -405,11 +405,11 @@ func cellString(a arrow.Array, i int) string {
 func diffManifest(pa, pb string) (string, error) {
 	ma, err := ReadManifest(filepath.Dir(pa))
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("pipeline: diff: %w manifest: %w", ErrUnreadable, err)
 	}
 	mb, err := ReadManifest(filepath.Dir(pb))
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("pipeline: diff: %w manifest: %w", ErrUnreadable, err)
 	}
 	oa, ob := ma.outputMap(), mb.outputMap()
 	names := map[string]bool{}

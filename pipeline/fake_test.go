@@ -15,7 +15,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -58,6 +57,7 @@ type fakeStage struct {
 	rec     *recorder
 	fail    func(env *Env) error // nil: succeed
 	block   string               // experiment whose run waits for ctx
+	blocked chan<- struct{}      // if set, gets a value when the stage starts waiting
 	publish []string
 	version string
 	salt    string // a test switch: non-empty changes the output
@@ -91,6 +91,9 @@ func (s *fakeStage) Run(ctx context.Context, env *Env) (*Result, error) {
 		}
 	}
 	if env.Exp != nil && env.Exp.Name == s.block {
+		if s.blocked != nil {
+			s.blocked <- struct{}{}
+		}
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
@@ -306,6 +309,11 @@ func TestMain(m *testing.M) {
 	os.Exit(helperMain())
 }
 
+// blockedLine+id is the helper's stderr line once stage id waits to be
+// cancelled: a signal for the test, unlike the runner's "stage start", which
+// comes before the stage's temporary directory exists.
+const blockedLine = "fake: blocked in "
+
 func helperMain() int {
 	dir := os.Getenv("GO_PIPELINE_HELPER")
 	f := &fixture{dir: dir, job: filepath.Join(dir, "job.yaml"), runDir: filepath.Join(dir, "run")}
@@ -315,17 +323,22 @@ func helperMain() int {
 		testHook = func(p, i string) {
 			if p == point && i == id {
 				syscall.Kill(os.Getpid(), syscall.SIGKILL)
-				time.Sleep(time.Minute)
+				select {} // until the signal lands
 			}
 		}
 	}
 	if id := os.Getenv("GO_PIPELINE_BLOCK"); id != "" {
 		exp, stage, _ := strings.Cut(id, "/")
+		blocked := make(chan struct{}, 1)
 		for _, s := range f.exp {
 			if fs, ok := s.(*fakeStage); ok && fs.name == stage {
-				fs.block = exp
+				fs.block, fs.blocked = exp, blocked
 			}
 		}
+		go func() {
+			<-blocked
+			fmt.Fprintln(os.Stderr, blockedLine+id)
+		}()
 	}
 	var sets []Override
 	if s := os.Getenv("GO_PIPELINE_SET"); s != "" {

@@ -56,8 +56,8 @@ func identity(fi os.FileInfo) hashEntry {
 	e := hashEntry{Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		e.Dev = uint64(st.Dev)
-		e.Ino = st.Ino
-		e.CtimeNs = st.Ctim.Sec*1e9 + st.Ctim.Nsec
+		e.Ino = uint64(st.Ino)
+		e.CtimeNs = ctimeNs(st) // the field's name differs by system
 	}
 	return e
 }

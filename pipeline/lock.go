@@ -132,3 +132,45 @@ func (l *lock) release() {
 	l.f.Close()
 	l.f = nil
 }
+
+// Holders lists the runs holding the run directory now (the root lock's
+// holder line, then each experiment lock's, "(experiment NAME)" added),
+// without taking any lock: a status probe must never make a starting run
+// fail. A line is a live run's unless it names a pid of this host that no
+// longer exists (a killed run's leftover; its lock is already gone). A run
+// on another host (a shared file system) cannot be checked and is listed.
+func Holders(runDir string) []string {
+	var out []string
+	if l := liveHolder(filepath.Join(runDir, LockName)); l != "" {
+		out = append(out, l)
+	}
+	entries, _ := os.ReadDir(runDir)
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if l := liveHolder(filepath.Join(runDir, e.Name(), LockName)); l != "" {
+			out = append(out, fmt.Sprintf("%s (experiment %s)", l, e.Name()))
+		}
+	}
+	return out
+}
+
+// liveHolder returns the holder line of the lock file at path, or "" when
+// there is none or its process is gone.
+func liveHolder(path string) string {
+	b, _ := os.ReadFile(path)
+	line := strings.TrimSpace(string(b))
+	var pid int
+	var started, host string
+	if _, err := fmt.Sscanf(line, "pid %d started %s on %s", &pid, &started, &host); err != nil {
+		return ""
+	}
+	if me, _ := os.Hostname(); host == me && pid > 0 {
+		// Signal 0 checks existence; EPERM means it exists as another user's.
+		if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+			return ""
+		}
+	}
+	return line
+}

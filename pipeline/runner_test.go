@@ -235,10 +235,13 @@ func TestPanicIsAFailure(t *testing.T) {
 
 func TestCancel(t *testing.T) {
 	f := newFixture(t)
-	f.exp[2].(*fakeStage).block = "a"
+	neg := f.exp[2].(*fakeStage)
+	blocked := make(chan struct{}, 1)
+	neg.block, neg.blocked = "a", blocked
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	go func() {
-		time.Sleep(100 * time.Millisecond)
+		<-blocked // a/negatives is running: a/ingest and a/features are done
 		cancel()
 	}()
 	sum, err := Run(ctx, f.load(t), f.exp, f.jobSt, Options{RunDir: f.runDir})

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"monomer/amazon"
@@ -130,6 +131,46 @@ func (r *rejectSink) check(env *pipeline.Env, lines int64, ratio float64) error 
 	return fmt.Errorf("%w; all rejects in %s", err, path)
 }
 
+// pathSet collects the distinct category paths cut to a depth, bounded so
+// that a file with very many distinct paths cannot grow it without limit.
+type pathSet struct {
+	depth int
+	seen  map[string]struct{}
+	buf   []byte
+}
+
+// maxPaths bounds pathSet: far above the few thousand category paths of a
+// whole Amazon release at any depth.
+const maxPaths = 100_000
+
+func newPathSet(depth int) *pathSet { return &pathSet{depth: depth, seen: map[string]struct{}{}} }
+
+func (s *pathSet) add(paths [][]string) {
+	for _, p := range paths {
+		if len(p) < s.depth || len(s.seen) >= maxPaths {
+			continue
+		}
+		s.buf = s.buf[:0]
+		for i, c := range p[:s.depth] {
+			if i > 0 {
+				s.buf = append(s.buf, " > "...)
+			}
+			s.buf = append(s.buf, c...)
+		}
+		if _, ok := s.seen[string(s.buf)]; !ok {
+			s.seen[string(s.buf)] = struct{}{}
+		}
+	}
+}
+
+func (s *pathSet) list() []string {
+	out := make([]string, 0, len(s.seen))
+	for p := range s.seen {
+		out = append(out, p)
+	}
+	return out
+}
+
 func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
 	e := env.Exp
 	prefix := CategoryPrefix(e.Category)
@@ -140,6 +181,8 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	// Metadata: scope the items.
 	scoped := map[string]*scopedItem{}
 	var outOfScope, noSub int64
+	others := newPathSet(len(prefix)) // for "did you mean" when nothing matches
+	deepest := 0                      // levels below the prefix, over its items
 	tr := env.Track("read "+filepath.Base(e.Data.Meta), 0)
 	ms, err := amazon.ReadMeta(e.Data.Meta, func(p *amazon.Product) error {
 		tr.Add(1)
@@ -147,9 +190,11 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		switch {
 		case !matched:
 			outOfScope++
+			others.add(p.Categories)
 			return nil
 		case !ok:
 			noSub++
+			deepest = max(deepest, strings.Count(path, " > ")+1-len(prefix))
 			return nil
 		}
 		scoped[p.ASIN] = &scopedItem{
@@ -161,6 +206,9 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	tr.Done()
 	if err != nil {
 		return nil, err
+	}
+	if ms.Records == 0 {
+		return nil, fmt.Errorf("%w: %s holds no product records (%d lines)", pipeline.ErrBadInput, e.Data.Meta, ms.Lines)
 	}
 	lines += ms.Lines
 	stats["meta_lines"] = ms.Lines
@@ -182,6 +230,9 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		if err != nil {
 			return nil, err
 		}
+		if rs.Records == 0 {
+			return nil, fmt.Errorf("%w: %s holds no review records (%d lines)", pipeline.ErrBadInput, e.Data.Reviews, rs.Lines)
+		}
 		lines += rs.Lines
 		stats["review_lines"] = rs.Lines
 	}
@@ -198,6 +249,9 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		asins, err := imagefeat.ScanASINs(e.Data.ImageFeatures, imagefeat.WithContext(ctx))
 		if err != nil {
 			return nil, err
+		}
+		if len(asins) == 0 {
+			return nil, fmt.Errorf("%w: %s holds no image-feature records", pipeline.ErrBadInput, e.Data.ImageFeatures)
 		}
 		first := make(map[string]int, len(asins))
 		for k, a := range asins {
@@ -238,6 +292,26 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	slices.Sort(asins)
 	stats["items_dropped_no_image"] = noImage
 	stats["items_dropped_no_reviews"] = noReviews
+	if len(asins) == 0 {
+		// Nothing downstream can work on an empty scope: fail here, as bad
+		// input (a typo, the wrong file), not after three empty stages.
+		msg := fmt.Sprintf("experiment %s has no items in scope: category %q in %s: of %d products, %d outside the prefix, %d without a subcategory at depth %d",
+			e.Name, e.Category, filepath.Base(e.Data.Meta), ms.Records, outOfScope, noSub, e.Depth)
+		if noSub > 0 {
+			msg += fmt.Sprintf(" (the deepest path goes %d levels below the prefix)", deepest)
+		}
+		msg += fmt.Sprintf(", %d without an image, %d without reviews", noImage, noReviews)
+		if outOfScope == ms.Records {
+			var quoted []string
+			for _, p := range amazon.ClosestPaths(e.Category, others.list(), 3) {
+				quoted = append(quoted, strconv.Quote(p))
+			}
+			if len(quoted) > 0 {
+				msg += "; closest category paths in the file: " + strings.Join(quoted, ", ")
+			}
+		}
+		return nil, fmt.Errorf("%w: %s", pipeline.ErrBadInput, msg)
+	}
 	kept := &items{asin: asins}
 	index := kept.rows()
 

@@ -22,7 +22,9 @@ var cmdDiff = &cobra.Command{
 	Long: `diff compares every *.parquet table under the two run directories,
 matched by relative path, cell by cell, then every manifest.json on its
 outputs' hashes (not times). It prints "identical" and exits 0, or the first
-difference (table, row counted from 0, column, both values) and exits 1.
+difference (table, row counted from 0, column, both values) and exits 1. A
+table or manifest it cannot read is not a difference: diff names it and
+exits 2.
 With --tolerance X, floating-point cells compare within relative tolerance X
 and the largest relative difference is reported.
 

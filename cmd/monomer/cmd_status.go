@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -12,8 +13,12 @@ import (
 
 var statusOpts struct {
 	dirFlags
-	json bool
+	json  bool
+	check bool
 }
+
+// errNotCurrent makes status --check exit 1, like git diff --exit-code.
+var errNotCurrent = errors.New("stages not up to date")
 
 var cmdStatus = &cobra.Command{
 	Use:   "status JOB.yaml [--run-dir DIR] [--run-id ID] [--set key=value]... [--json]",
@@ -21,7 +26,13 @@ var cmdStatus = &cobra.Command{
 	Long: `status compares every stage's manifest with the job file (and the same
 --set and MONOMER_ overrides a run would get), the raw inputs' content and the
 upstream outputs now, and prints each stage as "up to date", "stale: <what
-changed>" or "missing". It reads only: no lock, no writes.
+changed>" or "missing". It reads only: no lock, no writes. When a run holds
+the run directory now, a last line says which (pid, start time, host), since
+the stages may change under you.
+
+With --check it exits 1 when any selected stage is stale or missing, and 0
+when all are up to date (plain status exits 0 either way), so a script or a
+scheduler's sensor can ask "is there work to do?".
 
 ` + exitCodesHelp,
 	Args: exactArgs(1),
@@ -36,24 +47,45 @@ changed>" or "missing". It reads only: no lock, no writes.
 			return err
 		}
 		w := cmd.OutOrStdout()
+		holders := pipeline.Holders(opts.RunDir)
 		if statusOpts.json {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
-			return enc.Encode(steps)
-		}
-		width := 0
-		for _, s := range steps {
-			width = max(width, len(s.ID))
-		}
-		for _, s := range steps {
-			line := string(s.State)
-			if len(s.Reasons) > 0 {
-				line += ": " + strings.Join(s.Reasons, "; ")
+			if err := enc.Encode(steps); err != nil {
+				return err
 			}
-			if s.Note != "" {
-				line += " (" + s.Note + ")"
+			for _, h := range holders { // stdout stays the steps' JSON
+				fmt.Fprintf(cmd.ErrOrStderr(), "monomer: %s is held by %s\n", opts.RunDir, h)
 			}
-			fmt.Fprintf(w, "%-*s  %s\n", width, s.ID, line)
+		} else {
+			width := 0
+			for _, s := range steps {
+				width = max(width, len(s.ID))
+			}
+			for _, s := range steps {
+				line := string(s.State)
+				if len(s.Reasons) > 0 {
+					line += ": " + strings.Join(s.Reasons, "; ")
+				}
+				if s.Note != "" {
+					line += " (" + s.Note + ")"
+				}
+				fmt.Fprintf(w, "%-*s  %s\n", width, s.ID, line)
+			}
+			for _, h := range holders {
+				fmt.Fprintf(w, "locked: a run holds %s now: %s\n", opts.RunDir, h)
+			}
+		}
+		if statusOpts.check {
+			n := 0
+			for _, s := range steps {
+				if s.State != pipeline.UpToDate {
+					n++
+				}
+			}
+			if n > 0 {
+				return fmt.Errorf("%w: %d of %d", errNotCurrent, n, len(steps))
+			}
 		}
 		return nil
 	},
@@ -62,5 +94,6 @@ changed>" or "missing". It reads only: no lock, no writes.
 func init() {
 	statusOpts.register(cmdStatus)
 	cmdStatus.Flags().BoolVar(&statusOpts.json, "json", false, "print the stages as JSON")
+	cmdStatus.Flags().BoolVar(&statusOpts.check, "check", false, "exit 1 when any selected stage is stale or missing")
 	cmdRoot.AddCommand(cmdStatus)
 }

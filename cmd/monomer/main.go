@@ -13,6 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"monomer/amazon"
+	"monomer/imagefeat"
 	"monomer/pipeline"
 )
 
@@ -28,9 +30,13 @@ const (
 
 const exitCodesHelp = `Exit codes:
   0    success, or everything up to date
-  1    failure (diff: the run directories differ)
-  2    usage error or invalid job file
-  3    bad input over the reject threshold
+  1    failure (diff: the run directories differ; status --check: a stage
+       is stale or missing)
+  2    usage error or invalid job file (diff: a table or manifest could not
+       be read)
+  3    bad input: rejects over the threshold, a corrupt or truncated file
+       (gzip, .b record), a NaN or infinite feature, an empty input file or
+       an experiment with nothing in scope
   4    run directory locked by another run
   130  interrupted (SIGINT or SIGTERM)`
 
@@ -52,9 +58,16 @@ func exitCode(err error) int {
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
 	case errors.Is(err, pipeline.ErrConfig), errors.Is(err, pipeline.ErrUsage),
+		errors.Is(err, pipeline.ErrUnreadable),
 		strings.HasPrefix(err.Error(), "unknown command "): // cobra's, not wrappable
 		return exitUsage
-	case errors.Is(err, pipeline.ErrBadInput):
+	case errors.Is(err, pipeline.ErrBadInput),
+		// The readers' sentinels for damaged files: the same file fails
+		// the same way on a retry, so a scheduler must not retry.
+		errors.Is(err, amazon.ErrCorrupt),
+		errors.Is(err, imagefeat.ErrCorrupt), errors.Is(err, imagefeat.ErrTruncated),
+		errors.Is(err, imagefeat.ErrASIN), errors.Is(err, imagefeat.ErrNonFinite),
+		errors.Is(err, imagefeat.ErrDim):
 		return exitBadInput
 	case errors.Is(err, pipeline.ErrLocked):
 		return exitLocked

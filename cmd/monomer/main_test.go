@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +16,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -369,32 +367,37 @@ func TestPlanJSON(t *testing.T) {
 }
 
 // startRun starts a fake run that blocks in stage, returning once the
-// stage has started.
+// stage has started (the run holds the lock by then).
 func startRun(t *testing.T, dir, stage string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"run", "job.yaml"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GO_MONOMER_MAIN=fake", "GO_MONOMER_BLOCK="+stage)
-	pr, pw := io.Pipe()
-	cmd.Stderr = pw
-	started := make(chan struct{})
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started, exited := make(chan struct{}), make(chan struct{})
+	var log strings.Builder // read only after exited
 	go func() {
+		defer close(exited)
 		var once sync.Once
-		sc := bufio.NewScanner(pr)
+		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
+			log.WriteString(sc.Text() + "\n")
 			if strings.Contains(sc.Text(), `"msg":"stage start"`) && strings.Contains(sc.Text(), `"stage":"`+stage+`"`) {
 				once.Do(func() { close(started) })
 			}
 		}
 	}()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait(); pw.Close() })
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	select {
 	case <-started:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the run did not start " + stage)
+	case <-exited:
+		t.Fatalf("the run exited before starting %s:\n%s", stage, log.String())
 	}
 	return cmd
 }

@@ -161,6 +161,8 @@ func TestDemoCrash(t *testing.T) {
 	realRun(t, dir, nil, append(args, "--run-dir", "ref")...)
 	points := []struct {
 		stage string // "experiment/stage" whose start triggers the kill
+		// delay only moves where in the stage the kill lands; no check
+		// below depends on where that is (it is not a wait for an event).
 		delay time.Duration
 	}{
 		{"men-also_bought-image/features", 0},

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDiffUnreadable: diff exits 2 and names the file when it cannot read a
+// table or manifest (exit 1 would claim the runs differ), 1 when they differ.
+func TestDiffUnreadable(t *testing.T) {
+	dir := job(t)
+	for _, id := range []string{"1", "2"} {
+		if r := monomer(t, dir, "fake", nil, "run", "job.yaml", "--run-dir", "out", "--run-id", id); r.code != 0 {
+			t.Fatal(r.stderr)
+		}
+	}
+	table := filepath.Join("out", "2", "b", "train", "out.parquet")
+	write(t, filepath.Join(dir, table), "PAR1 not a table")
+	r := monomer(t, dir, "fake", nil, "diff", "out/1", "out/2")
+	if r.code != 2 || !strings.Contains(r.stderr, "monomer: pipeline: diff: cannot read table: ") || !strings.Contains(r.stderr, table) {
+		t.Errorf("unreadable table: exit %d, stderr %q", r.code, r.stderr)
+	}
+	write(t, filepath.Join(dir, table), "")
+	// (an empty file is unreadable too, whatever the other side holds)
+	if r := monomer(t, dir, "fake", nil, "diff", "out/2", "out/1"); r.code != 2 {
+		t.Errorf("empty table: exit %d, stderr %q", r.code, r.stderr)
+	}
+
+	// Both tables fine again, a manifest broken.
+	if r := monomer(t, dir, "fake", nil, "run", "job.yaml", "--run-dir", "out", "--run-id", "2"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	manifest := filepath.Join("out", "1", "a", "ingest", "manifest.json")
+	write(t, filepath.Join(dir, manifest), "{")
+	r = monomer(t, dir, "fake", nil, "diff", "out/1", "out/2")
+	if r.code != 2 || !strings.Contains(r.stderr, "cannot read manifest: ") || !strings.Contains(r.stderr, manifest) {
+		t.Errorf("unreadable manifest: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestStatusCheck: status --check exits 1 while any selected stage is stale
+// or missing and 0 once all are up to date; plain status exits 0 always.
+// While a run holds the directory, status says who.
+func TestStatusCheck(t *testing.T) {
+	dir := job(t)
+	stale := []string{"--set", "experiments.b.settings.k=7"}
+	steps := []struct {
+		name  string
+		run   bool // run the job (with args) first
+		args  []string
+		check int // exit of status --check
+	}{
+		{name: "fresh directory: all missing", check: 1},
+		{name: "after a run: up to date", run: true},
+		{name: "a changed setting: stale", args: stale, check: 1},
+		{name: "after rerunning: up to date", run: true, args: stale},
+	}
+	for _, s := range steps {
+		if s.run {
+			if r := monomer(t, dir, "fake", nil, append([]string{"run", "job.yaml"}, s.args...)...); r.code != 0 {
+				t.Fatalf("%s: run: %s", s.name, r.stderr)
+			}
+		}
+		plain := monomer(t, dir, "fake", nil, append([]string{"status", "job.yaml"}, s.args...)...)
+		check := monomer(t, dir, "fake", nil, append([]string{"status", "job.yaml", "--check"}, s.args...)...)
+		if plain.code != 0 || check.code != s.check || check.stdout != plain.stdout {
+			t.Errorf("%s: status exit %d, --check exit %d (want %d)\n%s%s", s.name, plain.code, check.code, s.check, check.stdout, check.stderr)
+		}
+		if s.check == 1 && !strings.Contains(check.stderr, "monomer: stages not up to date: ") {
+			t.Errorf("%s: --check stderr %q", s.name, check.stderr)
+		}
+	}
+
+	cmd := startRun(t, dir, "train", "--force")
+	r := monomer(t, dir, "fake", nil, "status", "job.yaml")
+	want := fmt.Sprintf("locked: a run holds %s now: pid %d started ", filepath.Join("runs", "cmdtest"), cmd.Process.Pid)
+	if r.code != 0 || !strings.Contains(r.stdout, want) {
+		t.Errorf("status during a run: exit %d\n%s\nwant a line starting %q", r.code, r.stdout, want)
+	}
+}
