@@ -40,6 +40,9 @@ type Options struct {
 	// mtime and ctime. If empty, RunDir/.hashcache.json. Several run
 	// directories may share one (the CLI puts it beside the --run-id dirs).
 	HashCache string
+	// BLAS names the BLAS implementation, version and kernel of this process
+	// (models.BLAS), recorded in every manifest's tools.
+	BLAS string
 }
 
 func (o *Options) logger() *slog.Logger {
@@ -487,6 +490,7 @@ func (r *runner) execute(ctx context.Context, n *Node, in KeyInputs) (*Manifest,
 		Seed: in.Seed, Config: config, Tools: toolVersions(),
 		Started: started.UTC(), Finished: finished.UTC(), Seconds: finished.Sub(started).Seconds(),
 	}
+	m.Tools.BLAS = r.opts.BLAS
 	if err := writeManifest(tmp, m); err != nil {
 		return nil, fmt.Errorf("pipeline: %s: %w", n.ID, err)
 	}

@@ -30,7 +30,7 @@ type evaluateParams struct {
 }
 
 func (Evaluate) Key(e *pipeline.Resolved) (any, []string) {
-	return evaluateParams{e.Models, e.Settings.CTTop}, nil
+	return withBLAS(evaluateParams{e.Models, e.Settings.CTTop}), nil
 }
 
 type predTable struct {

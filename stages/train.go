@@ -37,7 +37,7 @@ type trainParams struct {
 
 func (Train) Key(e *pipeline.Resolved) (any, []string) {
 	s := e.Settings
-	return trainParams{e.Models, s.K, s.MonomerK, s.N, s.Topics, s.Lambdas, s.MaxIter, s.ValidEvery}, nil
+	return withBLAS(trainParams{e.Models, s.K, s.MonomerK, s.N, s.Topics, s.Lambdas, s.MaxIter, s.ValidEvery}), nil
 }
 
 // specFor is the training spec of a learned model; LDA trains WNN.

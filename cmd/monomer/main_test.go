@@ -147,9 +147,15 @@ type result struct {
 // monomer runs the binary in dir with mode "fake" or "real".
 func monomer(t *testing.T, dir, mode string, env []string, args ...string) result {
 	t.Helper()
+	return monomerEnv(t, dir, append(append(os.Environ(), "GO_MONOMER_MAIN="+mode), env...), args...)
+}
+
+// monomerEnv runs the binary in dir with exactly the environment env.
+func monomerEnv(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "GO_MONOMER_MAIN="+mode), env...)
+	cmd.Env = env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
