@@ -42,8 +42,10 @@ test: build
 test-purego:
 	$(GO) test -count=1 ./models/
 
-# Benchmarks; figures go to BENCHMARKS.md with this command.
-bench:
+# Benchmarks; figures go to BENCHMARKS.md with this command. They run the
+# kernel `monomer run` would pick (blas_kernel: auto), and print it.
+bench: build
+	k=$$(./$(BIN) blas | sed -n 's/^cpu_kernel: //p'); if [ -n "$$k" ]; then export OPENBLAS_CORETYPE=$$k; fi; \
 	$(BLAS_ENV) $(GO) test $(BLAS_TAGS) -run '^$$' -bench . -benchmem -timeout 60m ./...
 
 # Explicit OpenBLAS targets (fail without libopenblas-dev).

@@ -382,9 +382,13 @@ func (e *projEval[T]) eval(theta []float64, loss func(p int, d float64) float64,
 	flushRow(e.w, e.tiny)
 	e.project()
 	e.pairs(loss)
-	if grad == nil {
-		return
+	if grad != nil {
+		e.gradient(grad)
 	}
+}
+
+// gradient runs the backward pass on the state of the last eval.
+func (e *projEval[T]) gradient(grad []float64) {
 	e.backward()
 	// Fixed-order reduction of the item groups' accumulators.
 	clear(grad)

@@ -135,6 +135,10 @@ type GridPoint struct {
 	// failure, which ends a fit normally once the objective stops improving
 	// in floating point).
 	Status string
+	// Evaluations counts the objective evaluations of the fit (each one
+	// forward pass over the train pairs); GradEvaluations those of them that
+	// also computed the gradient (a backward pass).
+	Evaluations, GradEvaluations int
 }
 
 // Progress is reported after every L-BFGS iteration.
@@ -316,6 +320,17 @@ type evaluator interface {
 	// returns g = ∂f/∂d for that pair (loss is called concurrently for
 	// different pairs). If grad is not nil it receives Σ_p g_p ∂d_p/∂θ.
 	eval(theta []float64, loss func(p int, d float64) float64, grad []float64)
+}
+
+// splitEvaluator is an evaluator that keeps its forward state, so the
+// gradient at the point last evaluated without one costs only the backward
+// pass (gonum asks for the value alone in about one evaluation in four,
+// then for the gradient at the same point when it accepts it).
+type splitEvaluator interface {
+	evaluator
+	// gradient stores in grad Σ_p g_p ∂d_p/∂θ at the θ and g of the last
+	// eval, exactly as eval with a gradient would have.
+	gradient(grad []float64)
 }
 
 func newModel(name string, dim, k, n int) (model, error) {

@@ -150,6 +150,8 @@ func (t *trainer) fit(ctx context.Context, gi int, lambda float64, theta0 []floa
 	spec := t.spec
 	obj := t.train
 	obj.lambda = lambda
+	obj.fwd = false // the state is at another λ's objective
+	evals0, grads0 := obj.evals, obj.grads
 	kept := &fitResult{
 		point: GridPoint{Lambda: lambda, ValidError: math.Inf(1), ValidLogLik: math.Inf(-1), BestIteration: -1},
 		theta: make([]float64, len(theta0)),
@@ -226,6 +228,7 @@ func (t *trainer) fit(ctx context.Context, gi int, lambda float64, theta0 []floa
 	}
 	kept.point.Iterations = iters
 	kept.point.Status = status
+	kept.point.Evaluations, kept.point.GradEvaluations = obj.evals-evals0, obj.grads-grads0
 	return kept, nil
 }
 
@@ -243,16 +246,24 @@ func (r *iterRecorder) Record(loc *optimize.Location, op optimize.Operation, sta
 	return nil
 }
 
-// objective is the minimised f = −L over one pair set (see Train), with
-// value and gradient computed together: gonum asks for both at every point.
+// objective is the minimised f = −L over one pair set (see Train). gonum
+// asks for the value alone (line-search trials) or for value and gradient at
+// the same point (Func, then Grad): value runs the forward pass only, and
+// gradient adds the backward pass to the forward state kept from it.
 type objective struct {
 	ev     evaluator
 	labels []bool
 	lambda float64
 	ll, g  []float64 // per pair log-likelihood and ∂f/∂d
 
-	x, grad []float64 // the last point evaluated and its gradient
-	f       float64
+	x   []float64 // the last point evaluated; ev holds its forward state
+	f   float64
+	fwd bool // x, f and ev's state are current
+	// xgrad is ∇f at x, computed with the value by evaluators that cannot
+	// split (WNN: its gradient is formed in the same pair loop).
+	xgrad []float64
+
+	evals, grads int // forward and backward passes run
 }
 
 func newObjective(ev evaluator, labels []bool) *objective {
@@ -261,6 +272,17 @@ func newObjective(ev evaluator, labels []bool) *objective {
 
 // eval returns f(θ) and, if grad is not nil, stores ∇f in it; θ[0] is c.
 func (o *objective) eval(theta, grad []float64) float64 {
+	f := o.forward(theta, grad)
+	if grad != nil {
+		o.finishGrad(theta, grad)
+	}
+	return f
+}
+
+// forward computes every pair's loss at θ and returns f; with grad not nil
+// the evaluator also fills grad[1:] with the distances' part of ∇f.
+func (o *objective) forward(theta, grad []float64) float64 {
+	o.fwd = false
 	c, n := theta[0], float64(len(o.labels))
 	loss := func(p int, d float64) float64 {
 		ll, dz := pairLogLik(c-d, o.labels[p])
@@ -273,6 +295,10 @@ func (o *objective) eval(theta, grad []float64) float64 {
 		gw = grad[1:]
 	}
 	o.ev.eval(theta[1:], loss, gw)
+	o.evals++
+	if grad != nil {
+		o.grads++
+	}
 	var sum, reg float64
 	for _, v := range o.ll { // pair order: the sum is reproducible
 		sum += v
@@ -280,38 +306,62 @@ func (o *objective) eval(theta, grad []float64) float64 {
 	for _, v := range theta[1:] {
 		reg += v * v
 	}
-	if grad != nil {
-		var gc float64
-		for _, v := range o.g {
-			gc += v
-		}
-		grad[0] = -gc
-		for i, v := range theta[1:] {
-			grad[1+i] += 2 * o.lambda * v
-		}
-	}
 	return -sum/n + o.lambda*reg
 }
 
-func (o *objective) value(x []float64) float64 {
-	if o.grad == nil {
-		o.grad = make([]float64, len(x))
+// finishGrad adds ∂f/∂c and the regulariser to the distances' part in grad.
+func (o *objective) finishGrad(theta, grad []float64) {
+	var gc float64
+	for _, v := range o.g {
+		gc += v
 	}
-	o.f = o.eval(x, o.grad)
+	grad[0] = -gc
+	for i, v := range theta[1:] {
+		grad[1+i] += 2 * o.lambda * v
+	}
+}
+
+// value is gonum's Func: the forward pass only.
+func (o *objective) value(x []float64) float64 {
+	if _, ok := o.ev.(splitEvaluator); ok {
+		o.f = o.forward(x, nil)
+	} else {
+		if o.xgrad == nil {
+			o.xgrad = make([]float64, len(x))
+		}
+		o.f = o.eval(x, o.xgrad)
+	}
 	o.x = append(o.x[:0], x...)
+	o.fwd = true
 	return o.f
 }
 
+// gradient is gonum's Grad: the backward pass on value's state when x is
+// the point it evaluated last, else a whole evaluation.
 func (o *objective) gradient(grad, x []float64) {
-	if !slices.Equal(o.x, x) {
-		o.value(x)
+	se, split := o.ev.(splitEvaluator)
+	switch {
+	case o.fwd && slices.Equal(o.x, x) && !split:
+		copy(grad, o.xgrad)
+		return
+	case o.fwd && slices.Equal(o.x, x):
+		se.gradient(grad[1:])
+		o.grads++
+	default:
+		o.f = o.forward(x, grad)
+		o.x = append(o.x[:0], x...)
 	}
-	copy(grad, o.grad)
+	o.fwd = true
+	o.finishGrad(x, grad)
+	if !split {
+		o.xgrad = append(o.xgrad[:0], grad...)
+	}
 }
 
 // distances returns every pair's distance at Θ (without c).
 func (o *objective) distances(theta []float64) []float64 {
 	d := make([]float64, len(o.labels))
+	o.fwd = false // the evaluator's state is no longer value's
 	o.ev.eval(theta, func(p int, v float64) float64 { d[p] = v; return 0 }, nil)
 	return d
 }

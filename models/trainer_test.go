@@ -304,3 +304,64 @@ func TestTrainProgressAndCancel(t *testing.T) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }
+
+// TestValueThenGradient: gonum's Func then Grad at one point cost one
+// forward and one backward pass and give the gradient bit-identical to a
+// whole evaluation; Grad at another point evaluates it whole.
+func TestValueThenGradient(t *testing.T) {
+	for _, model := range []string{ModelWNN, ModelLMT, ModelMonomer} {
+		for _, features := range []string{"dense", "sparse"} {
+			t.Run(model+"/"+features, func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(1, 1))
+				_, obj, theta := gradProblem(t, model, features, rng)
+				want := make([]float64, len(theta))
+				fWant := obj.eval(theta, want)
+				obj.evals, obj.grads = 0, 0
+
+				other := slices.Clone(theta)
+				other[1] += 0.1
+				f := obj.value(theta)
+				obj.value(other) // a line-search trial elsewhere
+				got := make([]float64, len(theta))
+				obj.gradient(got, theta) // a whole evaluation
+				if f != fWant || !slices.Equal(got, want) {
+					t.Fatalf("gradient after a value elsewhere differs from eval")
+				}
+				f = obj.value(theta)
+				clear(got)
+				obj.gradient(got, theta) // backward pass only
+				if f != fWant || !slices.Equal(got, want) {
+					t.Fatalf("value+gradient differ from eval: f %v vs %v", f, fWant)
+				}
+				_, split := obj.ev.(splitEvaluator)
+				wantEvals, wantGrads := 4, 2 // forward: value×3 + whole; backward: whole + split
+				if !split {
+					wantGrads = 4 // WNN forms the gradient with every value
+				}
+				if obj.evals != wantEvals || obj.grads != wantGrads {
+					t.Errorf("%d evaluations, %d gradient evaluations; want %d, %d", obj.evals, obj.grads, wantEvals, wantGrads)
+				}
+			})
+		}
+	}
+}
+
+// TestFitCountsEvaluations: every grid point records its evaluations: at
+// least one per iteration plus the start, a gradient with each accepted
+// point, and no more gradients than evaluations.
+func TestFitCountsEvaluations(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	feat := randDense(rng, 300, 16)
+	pairs := randPairs(rng, 300, 1200)
+	spec := Spec{Model: ModelLMT, K: 4, Lambdas: []float64{0, 1e-2}, MaxIter: 15, ValidEvery: 5}
+	fit, err := Train(t.Context(), feat, pairs[:1000], pairs[1000:], spec, rand.New(rand.NewPCG(2, 2)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range fit.Grid {
+		if g.Evaluations < g.Iterations+1 || g.GradEvaluations < g.Iterations+1 || g.GradEvaluations > g.Evaluations {
+			t.Errorf("λ=%g: %d iterations, %d evaluations, %d gradient evaluations", g.Lambda, g.Iterations, g.Evaluations, g.GradEvaluations)
+		}
+		t.Logf("λ=%g: %d iterations, %d evaluations, %d gradient evaluations", g.Lambda, g.Iterations, g.Evaluations, g.GradEvaluations)
+	}
+}

@@ -104,12 +104,15 @@ var (
 	)
 	// Fits: the training record, one row per (model, lambda) in grid order;
 	// selected marks the lambda chosen on validation error, and c is the
-	// chosen fit's sigmoid offset (NaN on other rows).
+	// chosen fit's sigmoid offset (NaN on other rows). evaluations counts
+	// the fit's objective evaluations (forward passes), grad_evaluations
+	// those that also computed the gradient.
 	Fits = newSchema(
 		dict("model"), field("lambda", f64), field("valid_error", f64),
 		field("valid_log_likelihood", f64), field("train_objective", f64),
 		field("iterations", i32), field("best_iteration", i32), dict("status"),
 		field("selected", boolT), field("k", i32), field("n", i32), field("c", f64),
+		field("evaluations", i32), field("grad_evaluations", i32),
 	)
 	// Topics: LDA topic proportions of each item with a vector, item order.
 	Topics = newSchema(field("item_idx", i32), field("proportions", arrow.ListOf(f32)))

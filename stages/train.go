@@ -61,6 +61,7 @@ type fitsTable struct {
 	lambda, verr, vll, tobj, c []float64
 	iters, best, k, n          []int32
 	selected                   []bool
+	evals, grads               []int32
 }
 
 func (t *fitsTable) add(model string, f *models.Fit) {
@@ -82,6 +83,8 @@ func (t *fitsTable) add(model string, f *models.Fit) {
 		t.k = append(t.k, int32(f.K))
 		t.n = append(t.n, int32(f.N))
 		t.c = append(t.c, c)
+		t.evals = append(t.evals, int32(g.Evaluations))
+		t.grads = append(t.grads, int32(g.GradEvaluations))
 	}
 }
 
@@ -160,7 +163,7 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 	var err2 error
 	rows["fits"], err2 = schema.Write(filepath.Join(env.OutDir, "fits.parquet"), schema.Fits,
 		fits.model, fits.lambda, fits.verr, fits.vll, fits.tobj, fits.iters, fits.best, fits.status,
-		fits.selected, fits.k, fits.n, fits.c)
+		fits.selected, fits.k, fits.n, fits.c, fits.evals, fits.grads)
 	if err2 != nil {
 		return nil, err2
 	}
