@@ -462,10 +462,16 @@ func (e *projEval[T]) backward() {
 		grp := e.groups[gi]
 		// Each item's row of G is written by this group only, its terms
 		// added in pair order.
+		_, isLMT := e.kern.(lmtKernel[T])
 		for i := grp.lo; i < grp.hi; i++ {
 			gr := e.g[i*c : (i+1)*c]
 			clear(gr)
 			pr := e.p[i*c : (i+1)*c]
+			if isLMT {
+				e.lmtItemGrad(i, pr, gr)
+				flushRow(gr, e.tiny)
+				continue
+			}
 			for _, q := range ps.byX[ps.xOff[i]:ps.xOff[i+1]] {
 				y := int(ps.y[q])
 				e.kern.gradX(pr, e.p[y*c:(y+1)*c], e.st[int(q)*sl:int(q+1)*sl], e.dg[q], gr)
@@ -495,4 +501,28 @@ func (e *projEval[T]) backward() {
 			gemm(true, f, c, hi-lo, buf[:(hi-lo)*f], e.g[lo*c:hi*c], acc)
 		}
 	})
+}
+
+// lmtItemGrad forms LMT's row G_i = Σ_q 2g_q (p_i − p_other(q)) over the
+// item's pairs as (Σ_q 2g_q)·p_i − Σ_q 2g_q·p_other(q): one SIMD axpy a pair
+// instead of a scalar loop, and none for pairs whose g was flushed to zero.
+// The terms are added in the fixed order byX then byY.
+func (e *projEval[T]) lmtItemGrad(i int, pr, gr []T) {
+	c, ps := e.c, e.ps
+	var s T
+	for _, q := range ps.byX[ps.xOff[i]:ps.xOff[i+1]] {
+		if g := e.dg[q]; g != 0 {
+			y := int(ps.y[q])
+			s += g
+			e.axpy(-2*g, e.p[y*c:(y+1)*c], gr)
+		}
+	}
+	for _, q := range ps.byY[ps.yOff[i]:ps.yOff[i+1]] {
+		if g := e.dg[q]; g != 0 {
+			x := int(ps.x[q])
+			s += g
+			e.axpy(-2*g, e.p[x*c:(x+1)*c], gr)
+		}
+	}
+	e.axpy(2*s, pr, gr)
 }

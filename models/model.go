@@ -48,6 +48,16 @@ type Spec struct {
 	ValidEvery int
 	// Store is the L-BFGS memory. If 0, 20, as the original code.
 	Store int
+	// Patience ends a grid point after this many consecutive validation
+	// checks that do not improve on the parameters kept so far (the order of
+	// Train's selection: lower error, then higher log-likelihood). If 0,
+	// never: every grid point runs MaxIter iterations or to convergence.
+	Patience int
+	// WarmStart trains the grid from the largest λ to the smallest, each
+	// point starting from the parameters kept at the one before (the first
+	// from the seeded initialisation); see GridOrder. Fit.Grid stays in the
+	// order of Lambdas. If false, every point starts from the initialisation.
+	WarmStart bool
 	// Float64 runs the kernels in float64. If false, float32 (production:
 	// features are float32; the objective and its sums stay float64).
 	Float64 bool
@@ -96,7 +106,7 @@ func (s Spec) resolve() (Spec, error) {
 		name string
 		v    *int
 		def  int
-	}{{"MaxIter", &s.MaxIter, 200}, {"ValidEvery", &s.ValidEvery, 10}, {"Store", &s.Store, 20}} {
+	}{{"MaxIter", &s.MaxIter, 200}, {"ValidEvery", &s.ValidEvery, 10}, {"Store", &s.Store, 20}, {"Patience", &s.Patience, 0}} {
 		if *f.v < 0 {
 			return bad("%s=%d is negative", f.name, *f.v)
 		}
@@ -170,6 +180,44 @@ type Fit struct {
 	Iterations    int         // L-BFGS iterations run at the chosen λ
 	BestIteration int         // iteration whose parameters were kept
 	Grid          []GridPoint // every λ tried, in grid order
+	// Trace has one point per L-BFGS iteration of every grid point, in the
+	// order they were trained (GridOrder).
+	Trace []TracePoint
+}
+
+// TracePoint is the state after one L-BFGS iteration (0 = the start).
+type TracePoint struct {
+	GridIndex int // index of Lambda in Spec.Lambdas
+	Lambda    float64
+	Iteration int
+	Objective float64 // maximised objective at the iterate
+	// ValidError is the validation error where it was checked, NaN elsewhere.
+	ValidError float64
+	// Evaluations and GradEvaluations are those of the grid point so far.
+	Evaluations, GradEvaluations int
+}
+
+// GridOrder returns the indices of lambdas in the order Train fits them: as
+// given, or with warm starts from the largest λ to the smallest (stable for
+// equal values), a regularisation path whose every step loosens the
+// constraint on parameters the step before found.
+func GridOrder(lambdas []float64, warmStart bool) []int {
+	order := make([]int, len(lambdas))
+	for i := range order {
+		order[i] = i
+	}
+	if warmStart {
+		slices.SortStableFunc(order, func(a, b int) int {
+			switch {
+			case lambdas[a] > lambdas[b]:
+				return -1
+			case lambdas[a] < lambdas[b]:
+				return 1
+			}
+			return 0
+		})
+	}
+	return order
 }
 
 // NumParams is the number of learned values including c: F·(NK+K+N)+1 for

@@ -24,10 +24,13 @@ import (
 //	L(Θ) = (1/n) [Σ_R log σ(c − d(x,y)) + Σ_R̄ log(1 − σ(c − d(x,y)))] − λ‖Θ‖²
 //
 // where Θ excludes the offset c. Every grid point starts from the same seeded
-// initialisation: parameters drawn from rng and scaled so the median distance
-// over the train pairs is 1, and c at that median. During a fit the
-// validation error is checked every spec.ValidEvery iterations and at the
-// end, and the best parameters seen are kept (as the original code does).
+// initialisation (parameters drawn from rng and scaled so the median distance
+// over the train pairs is 1, and c at that median), or with spec.WarmStart
+// from the parameters kept at the grid point trained before it (GridOrder).
+// During a fit the validation error is checked every spec.ValidEvery
+// iterations and at the end, and the best parameters seen are kept (as the
+// original code does); with spec.Patience the fit stops after that many
+// checks in a row that kept nothing.
 //
 // valid may be empty only with a single λ (the last parameters are kept).
 // progress, if not nil, is called after every iteration. The result depends
@@ -71,11 +74,21 @@ func Train(ctx context.Context, feat Features, train, valid []graph.Pair, spec S
 
 	var best *fitResult
 	fit := &Fit{Model: spec.Model, Dim: src.dim, K: spec.K, N: spec.N, Float64: spec.Float64}
-	for gi, lambda := range spec.Lambdas {
-		r, err := t.fit(ctx, gi, lambda, theta0)
+	results := make([]*fitResult, len(spec.Lambdas))
+	start := theta0
+	for _, gi := range GridOrder(spec.Lambdas, spec.WarmStart) {
+		r, err := t.fit(ctx, gi, spec.Lambdas[gi], start)
 		if err != nil {
 			return nil, err
 		}
+		results[gi] = r
+		fit.Trace = append(fit.Trace, r.trace...)
+		if spec.WarmStart {
+			start = r.theta
+		}
+	}
+	// Selection in the order of Lambdas, whatever the training order.
+	for _, r := range results {
 		fit.Grid = append(fit.Grid, r.point)
 		if best == nil || r.better(best) {
 			best = r
@@ -126,10 +139,11 @@ func median(v []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// fitResult is one grid point's outcome and its kept parameters.
+// fitResult is one grid point's outcome, its kept parameters and trace.
 type fitResult struct {
 	point GridPoint
 	theta []float64
+	trace []TracePoint
 }
 
 // better orders fits by validation error, then validation log-likelihood.
@@ -157,8 +171,8 @@ func (t *trainer) fit(ctx context.Context, gi int, lambda float64, theta0 []floa
 		theta: make([]float64, len(theta0)),
 	}
 	// consider validates x (iteration iter, minimised objective f) and keeps
-	// it when better; it returns the validation error.
-	consider := func(x []float64, f float64, iter int) float64 {
+	// it when better; it returns the validation error and whether x was kept.
+	consider := func(x []float64, f float64, iter int) (float64, bool) {
 		cand := &fitResult{point: GridPoint{ValidError: math.NaN(), ValidLogLik: math.NaN()}}
 		if t.valid != nil {
 			cand.point.ValidError, cand.point.ValidLogLik = t.valid.score(x)
@@ -168,22 +182,29 @@ func (t *trainer) fit(ctx context.Context, gi int, lambda float64, theta0 []floa
 			kept.point.ValidError, kept.point.ValidLogLik = cand.point.ValidError, cand.point.ValidLogLik
 			kept.point.TrainObjective = -f
 			kept.point.BestIteration = iter
+			return cand.point.ValidError, true
 		}
-		return cand.point.ValidError
+		return cand.point.ValidError, false
 	}
 	lastChecked, lastReported := -1, -1
 	report := func(iter int, f, ve float64) {
 		lastReported = iter
+		kept.trace = append(kept.trace, TracePoint{GridIndex: gi, Lambda: lambda, Iteration: iter, Objective: -f,
+			ValidError: ve, Evaluations: obj.evals - evals0, GradEvaluations: obj.grads - grads0})
 		if t.progress != nil {
 			t.progress(Progress{GridIndex: gi, Lambda: lambda, Iter: iter, Objective: -f, ValidError: ve})
 		}
 	}
+	stop := &patience{limit: spec.Patience}
+	stopped := false
 	rec := &iterRecorder{fn: func(loc *optimize.Location, iter int) {
 		ve := math.NaN()
 		// Without validation only the last iterate matters.
 		if t.valid != nil && iter%spec.ValidEvery == 0 {
-			ve = consider(loc.X, loc.F, iter)
+			var improved bool
+			ve, improved = consider(loc.X, loc.F, iter)
 			lastChecked = iter
+			stopped = stop.check(improved)
 		}
 		report(iter, loc.F, ve)
 	}}
@@ -193,6 +214,9 @@ func (t *trainer) fit(ctx context.Context, gi int, lambda float64, theta0 []floa
 		Status: func() (optimize.Status, error) {
 			if err := ctx.Err(); err != nil {
 				return optimize.Failure, err
+			}
+			if stopped {
+				return optimize.Success, nil
 			}
 			return optimize.NotTerminated, nil
 		},
@@ -221,15 +245,32 @@ func (t *trainer) fit(ctx context.Context, gi int, lambda float64, theta0 []floa
 	iters := max(res.Stats.MajorIterations-1, 0)
 	ve := math.NaN()
 	if iters != lastChecked {
-		ve = consider(res.Location.X, res.Location.F, iters)
+		ve, _ = consider(res.Location.X, res.Location.F, iters)
 	}
 	if iters != lastReported {
 		report(iters, res.Location.F, ve)
 	}
 	kept.point.Iterations = iters
 	kept.point.Status = status
+	if stopped {
+		kept.point.Status = "Patience"
+	}
 	kept.point.Evaluations, kept.point.GradEvaluations = obj.evals-evals0, obj.grads-grads0
 	return kept, nil
+}
+
+// patience is the early-stopping rule: stop after limit consecutive
+// validation checks that kept nothing (limit 0: never).
+type patience struct{ limit, stale int }
+
+// check records one validation check and reports whether to stop.
+func (p *patience) check(improved bool) bool {
+	if improved {
+		p.stale = 0
+	} else {
+		p.stale++
+	}
+	return p.limit > 0 && p.stale >= p.limit
 }
 
 // iterRecorder passes each major iteration to fn with its index (0 = start).

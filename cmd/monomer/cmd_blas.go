@@ -18,7 +18,7 @@ import (
 // runs, from OPENBLAS_CORETYPE or its own CPU detection (which falls back to
 // the SSE3 "Prescott" kernel on CPUs newer than it knows: 0.3.21 does so on
 // Sapphire/Emerald Rapids). A kernel narrower than the CPU supports costs
-// 1.7-8x in sgemm (BENCHMARKS.md), so by default the binary picks the widest
+// 1.6-4x in sgemm (BENCHMARKS.md), so by default the binary picks the widest
 // kernel the CPU supports and, when another one is loaded, re-executes
 // itself with OPENBLAS_CORETYPE set to it.
 
@@ -132,11 +132,11 @@ func blasWarning(info models.BLASInfo) string {
 func slowdown(level int) string {
 	switch level {
 	case levelAVX2:
-		return "1.7x"
+		return "1.6x"
 	case levelAVX:
-		return "3x"
+		return "2x (not measured)"
 	}
-	return "8x"
+	return "4x"
 }
 
 // logBLAS logs the BLAS that runs, and the warning if any, once per run.
