@@ -173,6 +173,7 @@ func pairLogLik(z float64, related bool) (ll, dz float64) {
 // rowSource reads item feature rows, dense or sparse.
 type rowSource struct {
 	dense  Dense
+	block  DenseBlock // dense, when it gives contiguous row ranges
 	sparse Sparse
 	dim    int
 	rows   int
@@ -189,6 +190,7 @@ func newRowSource(feat Features) (rowSource, error) {
 		s.sparse = sp
 	} else if d, ok := feat.(Dense); ok {
 		s.dense = d
+		s.block, _ = d.(DenseBlock)
 	} else {
 		return rowSource{}, fmt.Errorf("models: features %T are neither Dense nor Sparse: %w", feat, ErrInput)
 	}
@@ -355,6 +357,7 @@ type projEval[T Float] struct {
 	w, p, g []T   // W (F×C), P and G (items×C)
 	acc     [][]T // per item group F×C
 	scratch [][]T // per worker rowBlock×F dense rows
+	spanBuf [][]T // per worker maxSpan×C rows of P or G over a direct span
 	st      []T   // per pair state
 	dg      []T   // per pair ∂f/∂d
 }
@@ -370,6 +373,7 @@ func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, worker
 		w:       make([]T, src.dim*c),
 		p:       make([]T, n*c),
 		scratch: make([][]T, workers),
+		spanBuf: make([][]T, workers),
 		st:      make([]T, len(ps.x)*kern.stateLen()),
 		dg:      make([]T, len(ps.x)),
 	}
@@ -406,6 +410,37 @@ func (e *projEval[T]) denseScratch(w int) []T {
 	return e.scratch[w]
 }
 
+// maxSpan bounds the global rows a direct block may span: a block of
+// rowBlock items whose ids have gaps is multiplied over the whole range,
+// gap rows included, when that wastes at most 1/8 of its gemm. Copying a
+// 4096-d row costs about a sixth of its two gemms (BENCHMARKS.md).
+const maxSpan = rowBlock + rowBlock/8
+
+// direct returns the rows items[0]..items[len-1] of the global matrix as one
+// contiguous span, with no copy, when the features allow it and the span
+// is at most maxSpan rows; nil otherwise (float64 kernels always copy).
+func (e *projEval[T]) direct(items []int32) []T {
+	if e.src.block == nil {
+		return nil
+	}
+	lo, hi := int(items[0]), int(items[len(items)-1])+1
+	if hi-lo > maxSpan {
+		return nil
+	}
+	x, ok := any(e.src.block.Block(lo, hi)).([]T)
+	if !ok || len(x) < (hi-lo)*e.f {
+		return nil
+	}
+	return x
+}
+
+func (e *projEval[T]) spanScratch(w int) []T {
+	if e.spanBuf[w] == nil {
+		e.spanBuf[w] = make([]T, maxSpan*e.c)
+	}
+	return e.spanBuf[w]
+}
+
 // project fills P = X·W.
 func (e *projEval[T]) project() {
 	f, c := e.f, e.c
@@ -422,11 +457,25 @@ func (e *projEval[T]) project() {
 			}
 			return
 		}
-		buf := e.denseScratch(w)
 		for lo := grp.lo; lo < grp.hi; lo += rowBlock {
 			hi := min(lo+rowBlock, grp.hi)
-			denseRows(e.src.dense, e.ps.items[lo:hi], f, buf)
-			gemm(false, hi-lo, c, f, buf[:(hi-lo)*f], e.w, e.p[lo*c:hi*c])
+			items := e.ps.items[lo:hi]
+			x := e.direct(items)
+			switch span := len(x) / f; {
+			case x == nil:
+				buf := e.denseScratch(w)
+				denseRows(e.src.dense, items, f, buf)
+				gemm(false, hi-lo, c, f, buf[:(hi-lo)*f], e.w, e.p[lo*c:hi*c])
+			case span == hi-lo: // no gaps: straight into P
+				gemm(false, span, c, f, x[:span*f], e.w, e.p[lo*c:hi*c])
+			default: // P of the whole span, then the items' rows
+				pb := e.spanScratch(w)[:span*c]
+				gemm(false, span, c, f, x[:span*f], e.w, pb)
+				for r, it := range items {
+					o := int(it-items[0]) * c
+					copy(e.p[(lo+r)*c:(lo+r+1)*c], pb[o:o+c])
+				}
+			}
 		}
 	})
 }
@@ -494,11 +543,26 @@ func (e *projEval[T]) backward() {
 			}
 			return
 		}
-		buf := e.denseScratch(w)
 		for lo := grp.lo; lo < grp.hi; lo += rowBlock {
 			hi := min(lo+rowBlock, grp.hi)
-			denseRows(e.src.dense, ps.items[lo:hi], f, buf)
-			gemm(true, f, c, hi-lo, buf[:(hi-lo)*f], e.g[lo*c:hi*c], acc)
+			items := ps.items[lo:hi]
+			x := e.direct(items)
+			switch span := len(x) / f; {
+			case x == nil:
+				buf := e.denseScratch(w)
+				denseRows(e.src.dense, items, f, buf)
+				gemm(true, f, c, hi-lo, buf[:(hi-lo)*f], e.g[lo*c:hi*c], acc)
+			case span == hi-lo:
+				gemm(true, f, c, span, x[:span*f], e.g[lo*c:hi*c], acc)
+			default: // G over the whole span, zero on the gap rows
+				gb := e.spanScratch(w)[:span*c]
+				clear(gb)
+				for r, it := range items {
+					o := int(it-items[0]) * c
+					copy(gb[o:o+c], e.g[(lo+r)*c:(lo+r+1)*c])
+				}
+				gemm(true, f, c, span, x[:span*f], gb, acc)
+			}
 		}
 	})
 }

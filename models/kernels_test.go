@@ -371,3 +371,45 @@ func benchSparse(rng *rand.Rand, rows, dim, nnz int) *sparseFeat {
 	}
 	return m
 }
+
+// TestDirectBlocks: multiplying on the mapped rows (whole spans, gap rows
+// included) gives what copying the rows gives, for blocks without gaps,
+// with a few gaps and with too many (copied), forward and backward.
+func TestDirectBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	const rows, dim = 4000, 64
+	feat := randDense(rng, rows, dim)
+	// Items 0..1499 all used; 1500..2999 all but every 10th (spans within
+	// maxSpan); 3000..3999 every other one (spans too wide: copied).
+	var used []int32
+	for i := range int32(rows) {
+		if i < 1500 || (i < 3000 && i%10 != 3) || (i >= 3000 && i%2 == 0) {
+			used = append(used, i)
+		}
+	}
+	pairs := make([]graph.Pair, 12000)
+	for i := range pairs {
+		pairs[i] = graph.Pair{X: used[rng.IntN(len(used))], Y: used[rng.IntN(len(used))], Label: rng.IntN(2) == 0}
+	}
+	for _, model := range []string{ModelLMT, ModelMonomer} {
+		t.Run(model, func(t *testing.T) {
+			spec, _ := Spec{Model: model, K: 6, N: 3}.resolve()
+			eval := func(f Features) (float64, []float64) {
+				src, ps, err := prepare(f, dim, pairs, "train")
+				if err != nil {
+					t.Fatal(err)
+				}
+				m, _ := newModel(spec.Model, dim, spec.K, spec.N)
+				obj := newObjective(m.evaluator(src, ps, false, 0), ps.labels)
+				theta := (&trainer{model: m, train: obj}).init(src, ps, rand.New(rand.NewPCG(9, 9)))
+				grad := make([]float64, len(theta))
+				return obj.eval(theta, grad), grad
+			}
+			fd, gd := eval(feat)
+			fc, gc := eval(plainDense{feat})
+			if e := relErr(gd, gc); math.Abs(fd-fc) > 1e-6*math.Abs(fc) || e > 1e-5 {
+				t.Errorf("direct vs copied: value %v vs %v, gradient relative error %.2g", fd, fc, e)
+			}
+		})
+	}
+}

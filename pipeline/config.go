@@ -121,6 +121,14 @@ type Settings struct {
 	// CTTop is the fraction of linked subcategories CT predicts positive.
 	// If 0, 0.5 (paper §4.2).
 	CTTop float64 `yaml:"ct_top"`
+	// Patience ends a fit after this many validation checks in a row that
+	// keep nothing (models.Spec.Patience). If 0, it is defaulted to 0:
+	// never; negative also means never.
+	Patience int `yaml:"patience"`
+	// WarmStart trains the λ grid from the largest λ to the smallest, each
+	// from the parameters kept at the one before (models.Spec.WarmStart).
+	// Default false.
+	WarmStart bool `yaml:"warm_start"`
 }
 
 // Defaults returns the documented defaults.
@@ -196,6 +204,12 @@ func (s Settings) over(o Settings) Settings {
 	}
 	if o.CTTop != 0 {
 		s.CTTop = o.CTTop
+	}
+	if o.Patience != 0 {
+		s.Patience = o.Patience
+	}
+	if o.WarmStart {
+		s.WarmStart = true
 	}
 	return s
 }

@@ -114,6 +114,14 @@ var (
 		field("selected", boolT), field("k", i32), field("n", i32), field("c", f64),
 		field("evaluations", i32), field("grad_evaluations", i32),
 	)
+	// Trace: one row per L-BFGS iteration of every grid point of every
+	// model, in training order (models as in the job, grid points in
+	// models.GridOrder). valid_error is NaN where it was not checked;
+	// evaluations and grad_evaluations are the grid point's so far.
+	Trace = newSchema(
+		dict("model"), field("lambda", f64), field("iteration", i32), field("objective", f64),
+		field("valid_error", f64), field("evaluations", i32), field("grad_evaluations", i32),
+	)
 	// Topics: LDA topic proportions of each item with a vector, item order.
 	Topics = newSchema(field("item_idx", i32), field("proportions", arrow.ListOf(f32)))
 	// Params: learned parameters, one row per matrix row; c and other scalars

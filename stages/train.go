@@ -14,7 +14,8 @@ import (
 
 // Train fits every model of the experiment on the train pairs, choosing λ on
 // the validation pairs. Outputs: params.parquet (learned parameters of every
-// model), fits.parquet (every grid point) and, with LDA, topics.parquet (the
+// model), fits.parquet (every grid point), trace.parquet (every L-BFGS
+// iteration) and, with LDA, topics.parquet (the
 // topic proportions WNN ran on). CT is a counting model fitted where it is
 // scored, in evaluate.
 type Train struct{}
@@ -33,17 +34,20 @@ type trainParams struct {
 	Lambdas    []float64 `json:"lambdas"`
 	MaxIter    int       `json:"max_iter"`
 	ValidEvery int       `json:"valid_every"`
+	Patience   int       `json:"patience"`
+	WarmStart  bool      `json:"warm_start"`
 }
 
 func (Train) Key(e *pipeline.Resolved) (any, []string) {
 	s := e.Settings
-	return withBLAS(trainParams{e.Models, s.K, s.MonomerK, s.N, s.Topics, s.Lambdas, s.MaxIter, s.ValidEvery}), nil
+	return withBLAS(trainParams{e.Models, s.K, s.MonomerK, s.N, s.Topics, s.Lambdas, s.MaxIter, s.ValidEvery, s.Patience, s.WarmStart}), nil
 }
 
 // specFor is the training spec of a learned model; LDA trains WNN.
 func specFor(e *pipeline.Resolved, model string) models.Spec {
 	s := e.Settings
-	spec := models.Spec{Model: model, Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery}
+	spec := models.Spec{Model: model, Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery,
+		Patience: max(s.Patience, 0), WarmStart: s.WarmStart}
 	switch model {
 	case "lmt":
 		spec.K = s.K
@@ -88,6 +92,25 @@ func (t *fitsTable) add(model string, f *models.Fit) {
 	}
 }
 
+// traceTable accumulates every model's per-iteration trace.
+type traceTable struct {
+	model              []string
+	lambda, obj, verr  []float64
+	iter, evals, grads []int32
+}
+
+func (t *traceTable) add(model string, f *models.Fit) {
+	for _, p := range f.Trace {
+		t.model = append(t.model, model)
+		t.lambda = append(t.lambda, p.Lambda)
+		t.iter = append(t.iter, int32(p.Iteration))
+		t.obj = append(t.obj, p.Objective)
+		t.verr = append(t.verr, p.ValidError)
+		t.evals = append(t.evals, int32(p.Evaluations))
+		t.grads = append(t.grads, int32(p.GradEvaluations))
+	}
+}
+
 type paramsTable struct {
 	model, param []string
 	row          []int32
@@ -121,6 +144,7 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 	train, valid := bySplit(pairs, graph.Train), bySplit(pairs, graph.Valid)
 	var fits fitsTable
 	var params paramsTable
+	var trace traceTable
 	rows := map[string]int64{}
 	stats := map[string]any{}
 	for _, model := range env.Exp.Models {
@@ -153,6 +177,7 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 			return nil, fmt.Errorf("stages: train %s: %w", model, err)
 		}
 		fits.add(model, fit)
+		trace.add(model, fit)
 		params.add(model, "c", 1, 1, []float64{fit.C})
 		for _, p := range fit.Params {
 			params.add(model, p.Name, p.Rows, p.Cols, p.Data)
@@ -164,6 +189,11 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 	rows["fits"], err2 = schema.Write(filepath.Join(env.OutDir, "fits.parquet"), schema.Fits,
 		fits.model, fits.lambda, fits.verr, fits.vll, fits.tobj, fits.iters, fits.best, fits.status,
 		fits.selected, fits.k, fits.n, fits.c, fits.evals, fits.grads)
+	if err2 != nil {
+		return nil, err2
+	}
+	rows["trace"], err2 = schema.Write(filepath.Join(env.OutDir, "trace.parquet"), schema.Trace,
+		trace.model, trace.lambda, trace.iter, trace.obj, trace.verr, trace.evals, trace.grads)
 	if err2 != nil {
 		return nil, err2
 	}
