@@ -2,24 +2,53 @@
 GO ?= go
 BIN := bin/monomer
 
-.PHONY: build build-openblas run test bench lint testdata test-openblas bench-openblas
+.PHONY: build build-openblas run test test-purego bench lint testdata test-openblas bench-openblas
+
+# Fast by default: build with OpenBLAS (cgo, -tags openblas) when
+# -lopenblas links. When it does not and we are root with apt-get, Debian's
+# libopenblas-dev is installed first (timeouts bound a slow mirror);
+# otherwise the build is pure Go and the binary logs a WARN at start with
+# what that costs. `make build BLAS=go` forces pure Go. BLAS is probed once
+# per make, and only for the targets that use it.
+BLAS_PROBE = printf 'int main(void){return 0;}\n' | $(CC) -x c - -lopenblas -o /dev/null >/dev/null 2>&1
+BLAS_INSTALL = DEBIAN_FRONTEND=noninteractive; export DEBIAN_FRONTEND; \
+	echo "make: libopenblas-dev missing; installing it with apt-get" >&2; \
+	{ timeout 300 apt-get install -y -qq libopenblas-dev || \
+	  { timeout 300 apt-get update -qq && timeout 300 apt-get install -y -qq libopenblas-dev; }; } >/dev/null 2>&1
+BLAS_DETECT = if $(BLAS_PROBE); then echo openblas; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && ($(BLAS_INSTALL)) && $(BLAS_PROBE); then echo openblas; \
+	else echo "make: no libopenblas: building pure Go (about 10x slower training)" >&2; echo go; fi
+ifeq ($(origin BLAS),undefined)
+ifneq ($(filter build run test bench testdata,$(or $(MAKECMDGOALS),build)),)
+BLAS := $(shell $(BLAS_DETECT))
+endif
+endif
+BLAS_ENV = $(if $(filter openblas,$(BLAS)),CGO_ENABLED=1 CGO_LDFLAGS=-lopenblas)
+BLAS_TAGS = $(if $(filter openblas,$(BLAS)),-tags openblas)
 
 build:
-	$(GO) build -o $(BIN) ./cmd/monomer
+	$(BLAS_ENV) $(GO) build $(BLAS_TAGS) -o $(BIN) ./cmd/monomer
 
 # The main job on the embedded default data set.
 run: build
 	./$(BIN) run jobs/demo.yaml --run-dir runs/demo
 
+# Tests the build `make build` makes: with OpenBLAS this includes the
+# openblas-tagged tests (OpenBLAS against pure Go, kernel choice).
 test: build
-	$(GO) test -count=1 -timeout 30m ./...
+	$(BLAS_ENV) $(GO) test $(BLAS_TAGS) -count=1 -timeout 30m ./...
 
-# Benchmarks; figures go to BENCHMARKS.md with this command.
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
+# The models package as the pure-Go build runs it.
+test-purego:
+	$(GO) test -count=1 ./models/
 
-# The models package with OpenBLAS sgemm/dgemm (needs libopenblas-dev; the
-# default build above stays pure Go).
+# Benchmarks; figures go to BENCHMARKS.md with this command. They run the
+# kernel `monomer run` would pick (blas_kernel: auto), and print it.
+bench: build
+	k=$$(./$(BIN) blas | sed -n 's/^cpu_kernel: //p'); if [ -n "$$k" ]; then export OPENBLAS_CORETYPE=$$k; fi; \
+	$(BLAS_ENV) $(GO) test $(BLAS_TAGS) -run '^$$' -bench . -benchmem -timeout 60m ./...
+
+# Explicit OpenBLAS targets (fail without libopenblas-dev).
 OPENBLAS := CGO_ENABLED=1 CGO_LDFLAGS=-lopenblas
 build-openblas:
 	$(OPENBLAS) $(GO) build -tags openblas -o $(BIN) ./cmd/monomer
@@ -27,7 +56,7 @@ build-openblas:
 # OPENBLAS_CORETYPE in the environment picks OpenBLAS's kernel (Haswell,
 # SkylakeX, Zen...); TestOpenBLASInUse checks that it took effect.
 test-openblas:
-	$(OPENBLAS) $(GO) test -count=1 -tags openblas ./models/
+	$(OPENBLAS) $(GO) test -count=1 -tags openblas ./models/ ./cmd/monomer/
 
 bench-openblas:
 	$(OPENBLAS) $(GO) test -tags openblas -run '^$$' -bench . -benchmem -timeout 60m ./models/

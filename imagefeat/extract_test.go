@@ -110,6 +110,22 @@ func TestExtract(t *testing.T) {
 					t.Fatalf("row %d: cap %d, want %d (appending must not reach the next row)", r, cap(row), dim)
 				}
 			}
+			// Block: consecutive rows as one view wherever it returns one;
+			// a single row always is.
+			for lo := range m.Rows() {
+				for hi := lo + 1; hi <= m.Rows(); hi++ {
+					b := m.Block(lo, hi)
+					if b == nil {
+						if hi == lo+1 {
+							t.Fatalf("Block(%d, %d) = nil for one row", lo, hi)
+						}
+						continue
+					}
+					if len(b) != (hi-lo)*dim || &b[0] != &m.Row(lo)[0] || &b[len(b)-dim] != &m.Row(hi - 1)[0] {
+						t.Fatalf("Block(%d, %d) is not rows %d..%d", lo, hi, lo, hi-1)
+					}
+				}
+			}
 
 			// Rerun: byte-identical, also from the other encoding.
 			first, _ := os.ReadFile(out)

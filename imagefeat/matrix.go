@@ -170,6 +170,20 @@ func (m *Matrix) Row(i int) []float32 {
 	return m.vals[b][lo:hi:hi]
 }
 
+// Block returns rows lo..hi-1 as one contiguous read-only view into the
+// mapping when they lie in one record batch, else nil (models multiply on
+// it without copying rows). It panics if the range is out of bounds.
+func (m *Matrix) Block(lo, hi int) []float32 {
+	if lo >= hi {
+		return nil
+	}
+	b, k := m.locate(lo)
+	if hb, _ := m.locate(hi - 1); hb != b {
+		return nil
+	}
+	return m.vals[b][k*m.dim : (k+hi-lo)*m.dim : (k+hi-lo)*m.dim]
+}
+
 // ASIN returns item i's ASIN, or "" if the file has no asin column.
 func (m *Matrix) ASIN(i int) string {
 	b, k := m.locate(i)

@@ -5,6 +5,7 @@ package models
 // void openblas_set_num_threads(int num_threads);
 // int openblas_get_num_threads(void);
 // char *openblas_get_corename(void);
+// char *openblas_get_config(void);
 import "C"
 
 import (
@@ -43,5 +44,10 @@ func init() {
 // openblasThreads is OpenBLAS's current thread count, for the tests.
 func openblasThreads() int { return int(C.openblas_get_num_threads()) }
 
-// openblasCore names the CPU kernel OpenBLAS picked, for the tests' logs.
+// openblasCore names the CPU kernel OpenBLAS picked.
 func openblasCore() string { return C.GoString(C.openblas_get_corename()) }
+
+func blasInfo() BLASInfo {
+	cfg := C.GoString(C.openblas_get_config())
+	return BLASInfo{Impl: "openblas", Version: openblasVersion(cfg), Kernel: openblasCore(), Config: cfg}
+}

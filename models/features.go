@@ -17,6 +17,14 @@ type Dense interface {
 	Row(i int) []float32
 }
 
+// DenseBlock is a Dense that can give consecutive rows lo..hi-1 as one
+// contiguous slice (a memory-mapped matrix), or nil where they are not
+// contiguous. The kernels then multiply on it instead of copying the rows.
+type DenseBlock interface {
+	Dense
+	Block(lo, hi int) []float32
+}
+
 // Sparse gives rows as sorted column indices with their values (bag of words).
 type Sparse interface {
 	Features

@@ -173,6 +173,7 @@ func pairLogLik(z float64, related bool) (ll, dz float64) {
 // rowSource reads item feature rows, dense or sparse.
 type rowSource struct {
 	dense  Dense
+	block  DenseBlock // dense, when it gives contiguous row ranges
 	sparse Sparse
 	dim    int
 	rows   int
@@ -189,6 +190,7 @@ func newRowSource(feat Features) (rowSource, error) {
 		s.sparse = sp
 	} else if d, ok := feat.(Dense); ok {
 		s.dense = d
+		s.block, _ = d.(DenseBlock)
 	} else {
 		return rowSource{}, fmt.Errorf("models: features %T are neither Dense nor Sparse: %w", feat, ErrInput)
 	}
@@ -235,11 +237,9 @@ func (s rowSource) sqNorm(i int) float64 {
 	} else {
 		v = s.dense.Row(i)
 	}
-	var t float64
-	for _, x := range v {
-		t += float64(x) * float64(x)
-	}
-	return t
+	// Float64 accumulation in gonum's SIMD assembly: this pass reads every
+	// train row once per Train, as much memory as one projection.
+	return blas32.Implementation().Dsdot(len(v), v, 1, v, 1)
 }
 
 // denseRows copies the rows of items into buf (len(items)×dim, row-major).
@@ -355,6 +355,7 @@ type projEval[T Float] struct {
 	w, p, g []T   // W (F×C), P and G (items×C)
 	acc     [][]T // per item group F×C
 	scratch [][]T // per worker rowBlock×F dense rows
+	spanBuf [][]T // per worker maxSpan×C rows of P or G over a direct span
 	st      []T   // per pair state
 	dg      []T   // per pair ∂f/∂d
 }
@@ -370,6 +371,7 @@ func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, worker
 		w:       make([]T, src.dim*c),
 		p:       make([]T, n*c),
 		scratch: make([][]T, workers),
+		spanBuf: make([][]T, workers),
 		st:      make([]T, len(ps.x)*kern.stateLen()),
 		dg:      make([]T, len(ps.x)),
 	}
@@ -382,9 +384,13 @@ func (e *projEval[T]) eval(theta []float64, loss func(p int, d float64) float64,
 	flushRow(e.w, e.tiny)
 	e.project()
 	e.pairs(loss)
-	if grad == nil {
-		return
+	if grad != nil {
+		e.gradient(grad)
 	}
+}
+
+// gradient runs the backward pass on the state of the last eval.
+func (e *projEval[T]) gradient(grad []float64) {
 	e.backward()
 	// Fixed-order reduction of the item groups' accumulators.
 	clear(grad)
@@ -400,6 +406,37 @@ func (e *projEval[T]) denseScratch(w int) []T {
 		e.scratch[w] = make([]T, rowBlock*e.f)
 	}
 	return e.scratch[w]
+}
+
+// maxSpan bounds the global rows a direct block may span: a block of
+// rowBlock items whose ids have gaps is multiplied over the whole range,
+// gap rows included, when that wastes at most 1/8 of its gemm. Copying a
+// 4096-d row costs about a sixth of its two gemms (BENCHMARKS.md).
+const maxSpan = rowBlock + rowBlock/8
+
+// direct returns the rows items[0]..items[len-1] of the global matrix as one
+// contiguous span, with no copy, when the features allow it and the span
+// is at most maxSpan rows; nil otherwise (float64 kernels always copy).
+func (e *projEval[T]) direct(items []int32) []T {
+	if e.src.block == nil {
+		return nil
+	}
+	lo, hi := int(items[0]), int(items[len(items)-1])+1
+	if hi-lo > maxSpan {
+		return nil
+	}
+	x, ok := any(e.src.block.Block(lo, hi)).([]T)
+	if !ok || len(x) < (hi-lo)*e.f {
+		return nil
+	}
+	return x
+}
+
+func (e *projEval[T]) spanScratch(w int) []T {
+	if e.spanBuf[w] == nil {
+		e.spanBuf[w] = make([]T, maxSpan*e.c)
+	}
+	return e.spanBuf[w]
 }
 
 // project fills P = X·W.
@@ -418,11 +455,25 @@ func (e *projEval[T]) project() {
 			}
 			return
 		}
-		buf := e.denseScratch(w)
 		for lo := grp.lo; lo < grp.hi; lo += rowBlock {
 			hi := min(lo+rowBlock, grp.hi)
-			denseRows(e.src.dense, e.ps.items[lo:hi], f, buf)
-			gemm(false, hi-lo, c, f, buf[:(hi-lo)*f], e.w, e.p[lo*c:hi*c])
+			items := e.ps.items[lo:hi]
+			x := e.direct(items)
+			switch span := len(x) / f; {
+			case x == nil:
+				buf := e.denseScratch(w)
+				denseRows(e.src.dense, items, f, buf)
+				gemm(false, hi-lo, c, f, buf[:(hi-lo)*f], e.w, e.p[lo*c:hi*c])
+			case span == hi-lo: // no gaps: straight into P
+				gemm(false, span, c, f, x[:span*f], e.w, e.p[lo*c:hi*c])
+			default: // P of the whole span, then the items' rows
+				pb := e.spanScratch(w)[:span*c]
+				gemm(false, span, c, f, x[:span*f], e.w, pb)
+				for r, it := range items {
+					o := int(it-items[0]) * c
+					copy(e.p[(lo+r)*c:(lo+r+1)*c], pb[o:o+c])
+				}
+			}
 		}
 	})
 }
@@ -458,10 +509,16 @@ func (e *projEval[T]) backward() {
 		grp := e.groups[gi]
 		// Each item's row of G is written by this group only, its terms
 		// added in pair order.
+		_, isLMT := e.kern.(lmtKernel[T])
 		for i := grp.lo; i < grp.hi; i++ {
 			gr := e.g[i*c : (i+1)*c]
 			clear(gr)
 			pr := e.p[i*c : (i+1)*c]
+			if isLMT {
+				e.lmtItemGrad(i, pr, gr)
+				flushRow(gr, e.tiny)
+				continue
+			}
 			for _, q := range ps.byX[ps.xOff[i]:ps.xOff[i+1]] {
 				y := int(ps.y[q])
 				e.kern.gradX(pr, e.p[y*c:(y+1)*c], e.st[int(q)*sl:int(q+1)*sl], e.dg[q], gr)
@@ -484,11 +541,50 @@ func (e *projEval[T]) backward() {
 			}
 			return
 		}
-		buf := e.denseScratch(w)
 		for lo := grp.lo; lo < grp.hi; lo += rowBlock {
 			hi := min(lo+rowBlock, grp.hi)
-			denseRows(e.src.dense, ps.items[lo:hi], f, buf)
-			gemm(true, f, c, hi-lo, buf[:(hi-lo)*f], e.g[lo*c:hi*c], acc)
+			items := ps.items[lo:hi]
+			x := e.direct(items)
+			switch span := len(x) / f; {
+			case x == nil:
+				buf := e.denseScratch(w)
+				denseRows(e.src.dense, items, f, buf)
+				gemm(true, f, c, hi-lo, buf[:(hi-lo)*f], e.g[lo*c:hi*c], acc)
+			case span == hi-lo:
+				gemm(true, f, c, span, x[:span*f], e.g[lo*c:hi*c], acc)
+			default: // G over the whole span, zero on the gap rows
+				gb := e.spanScratch(w)[:span*c]
+				clear(gb)
+				for r, it := range items {
+					o := int(it-items[0]) * c
+					copy(gb[o:o+c], e.g[(lo+r)*c:(lo+r+1)*c])
+				}
+				gemm(true, f, c, span, x[:span*f], gb, acc)
+			}
 		}
 	})
+}
+
+// lmtItemGrad forms LMT's row G_i = Σ_q 2g_q (p_i − p_other(q)) over the
+// item's pairs as (Σ_q 2g_q)·p_i − Σ_q 2g_q·p_other(q): one SIMD axpy a pair
+// instead of a scalar loop, and none for pairs whose g was flushed to zero.
+// The terms are added in the fixed order byX then byY.
+func (e *projEval[T]) lmtItemGrad(i int, pr, gr []T) {
+	c, ps := e.c, e.ps
+	var s T
+	for _, q := range ps.byX[ps.xOff[i]:ps.xOff[i+1]] {
+		if g := e.dg[q]; g != 0 {
+			y := int(ps.y[q])
+			s += g
+			e.axpy(-2*g, e.p[y*c:(y+1)*c], gr)
+		}
+	}
+	for _, q := range ps.byY[ps.yOff[i]:ps.yOff[i+1]] {
+		if g := e.dg[q]; g != 0 {
+			x := int(ps.x[q])
+			s += g
+			e.axpy(-2*g, e.p[x*c:(x+1)*c], gr)
+		}
+	}
+	e.axpy(2*s, pr, gr)
 }

@@ -48,6 +48,16 @@ type Spec struct {
 	ValidEvery int
 	// Store is the L-BFGS memory. If 0, 20, as the original code.
 	Store int
+	// Patience ends a grid point after this many consecutive validation
+	// checks that do not improve on the parameters kept so far (the order of
+	// Train's selection: lower error, then higher log-likelihood). If 0,
+	// never: every grid point runs MaxIter iterations or to convergence.
+	Patience int
+	// WarmStart trains the grid from the largest λ to the smallest, each
+	// point starting from the parameters kept at the one before (the first
+	// from the seeded initialisation); see GridOrder. Fit.Grid stays in the
+	// order of Lambdas. If false, every point starts from the initialisation.
+	WarmStart bool
 	// Float64 runs the kernels in float64. If false, float32 (production:
 	// features are float32; the objective and its sums stay float64).
 	Float64 bool
@@ -96,7 +106,7 @@ func (s Spec) resolve() (Spec, error) {
 		name string
 		v    *int
 		def  int
-	}{{"MaxIter", &s.MaxIter, 200}, {"ValidEvery", &s.ValidEvery, 10}, {"Store", &s.Store, 20}} {
+	}{{"MaxIter", &s.MaxIter, 200}, {"ValidEvery", &s.ValidEvery, 10}, {"Store", &s.Store, 20}, {"Patience", &s.Patience, 0}} {
 		if *f.v < 0 {
 			return bad("%s=%d is negative", f.name, *f.v)
 		}
@@ -142,6 +152,10 @@ type GridPoint struct {
 	// σ(c − d) over the validation pairs (the train pairs without
 	// validation) at the kept parameters.
 	ValidSpread float64
+	// Evaluations counts the objective evaluations of the fit (each one
+	// forward pass over the train pairs); GradEvaluations those of them that
+	// also computed the gradient (a backward pass).
+	Evaluations, GradEvaluations int
 }
 
 // Degenerate fits. A fit can finish "successfully" and still be useless; these
@@ -216,6 +230,44 @@ type Fit struct {
 	Iterations    int         // L-BFGS iterations run at the chosen λ
 	BestIteration int         // iteration whose parameters were kept
 	Grid          []GridPoint // every λ tried, in grid order
+	// Trace has one point per L-BFGS iteration of every grid point, in the
+	// order they were trained (GridOrder).
+	Trace []TracePoint
+}
+
+// TracePoint is the state after one L-BFGS iteration (0 = the start).
+type TracePoint struct {
+	GridIndex int // index of Lambda in Spec.Lambdas
+	Lambda    float64
+	Iteration int
+	Objective float64 // maximised objective at the iterate
+	// ValidError is the validation error where it was checked, NaN elsewhere.
+	ValidError float64
+	// Evaluations and GradEvaluations are those of the grid point so far.
+	Evaluations, GradEvaluations int
+}
+
+// GridOrder returns the indices of lambdas in the order Train fits them: as
+// given, or with warm starts from the largest λ to the smallest (stable for
+// equal values), a regularisation path whose every step loosens the
+// constraint on parameters the step before found.
+func GridOrder(lambdas []float64, warmStart bool) []int {
+	order := make([]int, len(lambdas))
+	for i := range order {
+		order[i] = i
+	}
+	if warmStart {
+		slices.SortStableFunc(order, func(a, b int) int {
+			switch {
+			case lambdas[a] > lambdas[b]:
+				return -1
+			case lambdas[a] < lambdas[b]:
+				return 1
+			}
+			return 0
+		})
+	}
+	return order
 }
 
 // NumParams is the number of learned values including c: F·(NK+K+N)+1 for
@@ -366,6 +418,17 @@ type evaluator interface {
 	// returns g = ∂f/∂d for that pair (loss is called concurrently for
 	// different pairs). If grad is not nil it receives Σ_p g_p ∂d_p/∂θ.
 	eval(theta []float64, loss func(p int, d float64) float64, grad []float64)
+}
+
+// splitEvaluator is an evaluator that keeps its forward state, so the
+// gradient at the point last evaluated without one costs only the backward
+// pass (gonum asks for the value alone in about one evaluation in four,
+// then for the gradient at the same point when it accepts it).
+type splitEvaluator interface {
+	evaluator
+	// gradient stores in grad Σ_p g_p ∂d_p/∂θ at the θ and g of the last
+	// eval, exactly as eval with a gradient would have.
+	gradient(grad []float64)
 }
 
 func newModel(name string, dim, k, n int) (model, error) {

@@ -21,6 +21,14 @@ func (m *denseFeat) Rows() int           { return m.rows }
 func (m *denseFeat) Dim() int            { return m.dim }
 func (m *denseFeat) Row(i int) []float32 { return m.data[i*m.dim : (i+1)*m.dim] }
 
+// Block makes denseFeat a DenseBlock; rowsOnly hides it (see plainDense).
+func (m *denseFeat) Block(lo, hi int) []float32 { return m.data[lo*m.dim : hi*m.dim] }
+
+// plainDense is a Dense without Block: the kernels copy its rows.
+type plainDense struct{ *denseFeat }
+
+func (p plainDense) Block() {} // shadows denseFeat.Block: not a DenseBlock
+
 // sparseFeat holds rows as ascending column indices and values.
 type sparseFeat struct {
 	dim int

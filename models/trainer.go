@@ -24,10 +24,13 @@ import (
 //	L(Θ) = (1/n) [Σ_R log σ(c − d(x,y)) + Σ_R̄ log(1 − σ(c − d(x,y)))] − λ‖Θ‖²
 //
 // where Θ excludes the offset c. Every grid point starts from the same seeded
-// initialisation: parameters drawn from rng and scaled so the median distance
-// over the train pairs is 1, and c at that median. During a fit the
-// validation error is checked every spec.ValidEvery iterations and at the
-// end, and the best parameters seen are kept (as the original code does).
+// initialisation (parameters drawn from rng and scaled so the median distance
+// over the train pairs is 1, and c at that median), or with spec.WarmStart
+// from the parameters kept at the grid point trained before it (GridOrder).
+// During a fit the validation error is checked every spec.ValidEvery
+// iterations and at the end, and the best parameters seen are kept (as the
+// original code does); with spec.Patience the fit stops after that many
+// checks in a row that kept nothing.
 //
 // valid may be empty only with a single λ (the last parameters are kept).
 // progress, if not nil, is called after every iteration. The result depends
@@ -71,11 +74,21 @@ func Train(ctx context.Context, feat Features, train, valid []graph.Pair, spec S
 
 	var best *fitResult
 	fit := &Fit{Model: spec.Model, Dim: src.dim, K: spec.K, N: spec.N, Float64: spec.Float64}
-	for gi, lambda := range spec.Lambdas {
-		r, err := t.fit(ctx, gi, lambda, theta0)
+	results := make([]*fitResult, len(spec.Lambdas))
+	start := theta0
+	for _, gi := range GridOrder(spec.Lambdas, spec.WarmStart) {
+		r, err := t.fit(ctx, gi, spec.Lambdas[gi], start)
 		if err != nil {
 			return nil, err
 		}
+		results[gi] = r
+		fit.Trace = append(fit.Trace, r.trace...)
+		if spec.WarmStart {
+			start = r.theta
+		}
+	}
+	// Selection in the order of Lambdas, whatever the training order.
+	for _, r := range results {
 		fit.Grid = append(fit.Grid, r.point)
 		if best == nil || r.better(best) {
 			best = r
@@ -126,10 +139,11 @@ func median(v []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// fitResult is one grid point's outcome and its kept parameters.
+// fitResult is one grid point's outcome, its kept parameters and trace.
 type fitResult struct {
 	point GridPoint
 	theta []float64
+	trace []TracePoint
 }
 
 // better orders fits by validation error, then validation log-likelihood.
@@ -150,13 +164,15 @@ func (t *trainer) fit(ctx context.Context, gi int, lambda float64, theta0 []floa
 	spec := t.spec
 	obj := t.train
 	obj.lambda = lambda
+	obj.fwd = false // the state is at another λ's objective
+	evals0, grads0 := obj.evals, obj.grads
 	kept := &fitResult{
 		point: GridPoint{Lambda: lambda, ValidError: math.Inf(1), ValidLogLik: math.Inf(-1), BestIteration: -1},
 		theta: make([]float64, len(theta0)),
 	}
 	// consider validates x (iteration iter, minimised objective f) and keeps
-	// it when better; it returns the validation error.
-	consider := func(x []float64, f float64, iter int) float64 {
+	// it when better; it returns the validation error and whether x was kept.
+	consider := func(x []float64, f float64, iter int) (float64, bool) {
 		cand := &fitResult{point: GridPoint{ValidError: math.NaN(), ValidLogLik: math.NaN()}}
 		if t.valid != nil {
 			cand.point.ValidError, cand.point.ValidLogLik = t.valid.score(x)
@@ -166,22 +182,29 @@ func (t *trainer) fit(ctx context.Context, gi int, lambda float64, theta0 []floa
 			kept.point.ValidError, kept.point.ValidLogLik = cand.point.ValidError, cand.point.ValidLogLik
 			kept.point.TrainObjective = -f
 			kept.point.BestIteration = iter
+			return cand.point.ValidError, true
 		}
-		return cand.point.ValidError
+		return cand.point.ValidError, false
 	}
 	lastChecked, lastReported := -1, -1
 	report := func(iter int, f, ve float64) {
 		lastReported = iter
+		kept.trace = append(kept.trace, TracePoint{GridIndex: gi, Lambda: lambda, Iteration: iter, Objective: -f,
+			ValidError: ve, Evaluations: obj.evals - evals0, GradEvaluations: obj.grads - grads0})
 		if t.progress != nil {
 			t.progress(Progress{GridIndex: gi, Lambda: lambda, Iter: iter, Objective: -f, ValidError: ve})
 		}
 	}
+	stop := &patience{limit: spec.Patience}
+	stopped := false
 	rec := &iterRecorder{fn: func(loc *optimize.Location, iter int) {
 		ve := math.NaN()
 		// Without validation only the last iterate matters.
 		if t.valid != nil && iter%spec.ValidEvery == 0 {
-			ve = consider(loc.X, loc.F, iter)
+			var improved bool
+			ve, improved = consider(loc.X, loc.F, iter)
 			lastChecked = iter
+			stopped = stop.check(improved)
 		}
 		report(iter, loc.F, ve)
 	}}
@@ -191,6 +214,9 @@ func (t *trainer) fit(ctx context.Context, gi int, lambda float64, theta0 []floa
 		Status: func() (optimize.Status, error) {
 			if err := ctx.Err(); err != nil {
 				return optimize.Failure, err
+			}
+			if stopped {
+				return optimize.Success, nil
 			}
 			return optimize.NotTerminated, nil
 		},
@@ -219,13 +245,17 @@ func (t *trainer) fit(ctx context.Context, gi int, lambda float64, theta0 []floa
 	iters := max(res.Stats.MajorIterations-1, 0)
 	ve := math.NaN()
 	if iters != lastChecked {
-		ve = consider(res.Location.X, res.Location.F, iters)
+		ve, _ = consider(res.Location.X, res.Location.F, iters)
 	}
 	if iters != lastReported {
 		report(iters, res.Location.F, ve)
 	}
 	kept.point.Iterations = iters
 	kept.point.Status = status
+	if stopped {
+		kept.point.Status = "Patience"
+	}
+	kept.point.Evaluations, kept.point.GradEvaluations = obj.evals-evals0, obj.grads-grads0
 	kept.point.LineSearchFailed = lineSearch
 	kept.point.ValidSpread = t.spread(kept.theta)
 	return kept, nil
@@ -246,6 +276,20 @@ func (t *trainer) spread(theta []float64) float64 {
 	return hi - lo
 }
 
+// patience is the early-stopping rule: stop after limit consecutive
+// validation checks that kept nothing (limit 0: never).
+type patience struct{ limit, stale int }
+
+// check records one validation check and reports whether to stop.
+func (p *patience) check(improved bool) bool {
+	if improved {
+		p.stale = 0
+	} else {
+		p.stale++
+	}
+	return p.limit > 0 && p.stale >= p.limit
+}
+
 // iterRecorder passes each major iteration to fn with its index (0 = start).
 type iterRecorder struct {
 	fn func(loc *optimize.Location, iter int)
@@ -260,16 +304,24 @@ func (r *iterRecorder) Record(loc *optimize.Location, op optimize.Operation, sta
 	return nil
 }
 
-// objective is the minimised f = −L over one pair set (see Train), with
-// value and gradient computed together: gonum asks for both at every point.
+// objective is the minimised f = −L over one pair set (see Train). gonum
+// asks for the value alone (line-search trials) or for value and gradient at
+// the same point (Func, then Grad): value runs the forward pass only, and
+// gradient adds the backward pass to the forward state kept from it.
 type objective struct {
 	ev     evaluator
 	labels []bool
 	lambda float64
 	ll, g  []float64 // per pair log-likelihood and ∂f/∂d
 
-	x, grad []float64 // the last point evaluated and its gradient
-	f       float64
+	x   []float64 // the last point evaluated; ev holds its forward state
+	f   float64
+	fwd bool // x, f and ev's state are current
+	// xgrad is ∇f at x, computed with the value by evaluators that cannot
+	// split (WNN: its gradient is formed in the same pair loop).
+	xgrad []float64
+
+	evals, grads int // forward and backward passes run
 }
 
 func newObjective(ev evaluator, labels []bool) *objective {
@@ -278,6 +330,17 @@ func newObjective(ev evaluator, labels []bool) *objective {
 
 // eval returns f(θ) and, if grad is not nil, stores ∇f in it; θ[0] is c.
 func (o *objective) eval(theta, grad []float64) float64 {
+	f := o.forward(theta, grad)
+	if grad != nil {
+		o.finishGrad(theta, grad)
+	}
+	return f
+}
+
+// forward computes every pair's loss at θ and returns f; with grad not nil
+// the evaluator also fills grad[1:] with the distances' part of ∇f.
+func (o *objective) forward(theta, grad []float64) float64 {
+	o.fwd = false
 	c, n := theta[0], float64(len(o.labels))
 	loss := func(p int, d float64) float64 {
 		ll, dz := pairLogLik(c-d, o.labels[p])
@@ -290,6 +353,10 @@ func (o *objective) eval(theta, grad []float64) float64 {
 		gw = grad[1:]
 	}
 	o.ev.eval(theta[1:], loss, gw)
+	o.evals++
+	if grad != nil {
+		o.grads++
+	}
 	var sum, reg float64
 	for _, v := range o.ll { // pair order: the sum is reproducible
 		sum += v
@@ -297,38 +364,62 @@ func (o *objective) eval(theta, grad []float64) float64 {
 	for _, v := range theta[1:] {
 		reg += v * v
 	}
-	if grad != nil {
-		var gc float64
-		for _, v := range o.g {
-			gc += v
-		}
-		grad[0] = -gc
-		for i, v := range theta[1:] {
-			grad[1+i] += 2 * o.lambda * v
-		}
-	}
 	return -sum/n + o.lambda*reg
 }
 
-func (o *objective) value(x []float64) float64 {
-	if o.grad == nil {
-		o.grad = make([]float64, len(x))
+// finishGrad adds ∂f/∂c and the regulariser to the distances' part in grad.
+func (o *objective) finishGrad(theta, grad []float64) {
+	var gc float64
+	for _, v := range o.g {
+		gc += v
 	}
-	o.f = o.eval(x, o.grad)
+	grad[0] = -gc
+	for i, v := range theta[1:] {
+		grad[1+i] += 2 * o.lambda * v
+	}
+}
+
+// value is gonum's Func: the forward pass only.
+func (o *objective) value(x []float64) float64 {
+	if _, ok := o.ev.(splitEvaluator); ok {
+		o.f = o.forward(x, nil)
+	} else {
+		if o.xgrad == nil {
+			o.xgrad = make([]float64, len(x))
+		}
+		o.f = o.eval(x, o.xgrad)
+	}
 	o.x = append(o.x[:0], x...)
+	o.fwd = true
 	return o.f
 }
 
+// gradient is gonum's Grad: the backward pass on value's state when x is
+// the point it evaluated last, else a whole evaluation.
 func (o *objective) gradient(grad, x []float64) {
-	if !slices.Equal(o.x, x) {
-		o.value(x)
+	se, split := o.ev.(splitEvaluator)
+	switch {
+	case o.fwd && slices.Equal(o.x, x) && !split:
+		copy(grad, o.xgrad)
+		return
+	case o.fwd && slices.Equal(o.x, x):
+		se.gradient(grad[1:])
+		o.grads++
+	default:
+		o.f = o.forward(x, grad)
+		o.x = append(o.x[:0], x...)
 	}
-	copy(grad, o.grad)
+	o.fwd = true
+	o.finishGrad(x, grad)
+	if !split {
+		o.xgrad = append(o.xgrad[:0], grad...)
+	}
 }
 
 // distances returns every pair's distance at Θ (without c).
 func (o *objective) distances(theta []float64) []float64 {
 	d := make([]float64, len(o.labels))
+	o.fwd = false // the evaluator's state is no longer value's
 	o.ev.eval(theta, func(p int, v float64) float64 { d[p] = v; return 0 }, nil)
 	return d
 }

@@ -352,3 +352,190 @@ func TestDegenerateFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestValueThenGradient: gonum's Func then Grad at one point cost one
+// forward and one backward pass and give the gradient bit-identical to a
+// whole evaluation; Grad at another point evaluates it whole.
+func TestValueThenGradient(t *testing.T) {
+	for _, model := range []string{ModelWNN, ModelLMT, ModelMonomer} {
+		for _, features := range []string{"dense", "sparse"} {
+			t.Run(model+"/"+features, func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(1, 1))
+				_, obj, theta := gradProblem(t, model, features, rng)
+				want := make([]float64, len(theta))
+				fWant := obj.eval(theta, want)
+				obj.evals, obj.grads = 0, 0
+
+				other := slices.Clone(theta)
+				other[1] += 0.1
+				f := obj.value(theta)
+				obj.value(other) // a line-search trial elsewhere
+				got := make([]float64, len(theta))
+				obj.gradient(got, theta) // a whole evaluation
+				if f != fWant || !slices.Equal(got, want) {
+					t.Fatalf("gradient after a value elsewhere differs from eval")
+				}
+				f = obj.value(theta)
+				clear(got)
+				obj.gradient(got, theta) // backward pass only
+				if f != fWant || !slices.Equal(got, want) {
+					t.Fatalf("value+gradient differ from eval: f %v vs %v", f, fWant)
+				}
+				_, split := obj.ev.(splitEvaluator)
+				wantEvals, wantGrads := 4, 2 // forward: value×3 + whole; backward: whole + split
+				if !split {
+					wantGrads = 4 // WNN forms the gradient with every value
+				}
+				if obj.evals != wantEvals || obj.grads != wantGrads {
+					t.Errorf("%d evaluations, %d gradient evaluations; want %d, %d", obj.evals, obj.grads, wantEvals, wantGrads)
+				}
+			})
+		}
+	}
+}
+
+// TestFitCountsEvaluations: every grid point records its evaluations: at
+// least one per iteration plus the start, a gradient with each accepted
+// point, and no more gradients than evaluations.
+func TestFitCountsEvaluations(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	feat := randDense(rng, 300, 16)
+	pairs := randPairs(rng, 300, 1200)
+	spec := Spec{Model: ModelLMT, K: 4, Lambdas: []float64{0, 1e-2}, MaxIter: 15, ValidEvery: 5}
+	fit, err := Train(t.Context(), feat, pairs[:1000], pairs[1000:], spec, rand.New(rand.NewPCG(2, 2)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range fit.Grid {
+		if g.Evaluations < g.Iterations+1 || g.GradEvaluations < g.Iterations+1 || g.GradEvaluations > g.Evaluations {
+			t.Errorf("λ=%g: %d iterations, %d evaluations, %d gradient evaluations", g.Lambda, g.Iterations, g.Evaluations, g.GradEvaluations)
+		}
+		t.Logf("λ=%g: %d iterations, %d evaluations, %d gradient evaluations", g.Lambda, g.Iterations, g.Evaluations, g.GradEvaluations)
+	}
+}
+
+func TestPatienceRule(t *testing.T) {
+	tests := []struct {
+		limit    int
+		improved []bool
+		stopAt   int // index of the check that stops, -1 none
+	}{
+		{0, []bool{false, false, false, false}, -1},
+		{1, []bool{true, true, false}, 2},
+		{2, []bool{true, false, true, false, false, false}, 4},
+		{3, []bool{false, false, true, false, false, true}, -1},
+	}
+	for _, tc := range tests {
+		p := &patience{limit: tc.limit}
+		got := -1
+		for i, imp := range tc.improved {
+			if p.check(imp) {
+				got = i
+				break
+			}
+		}
+		if got != tc.stopAt {
+			t.Errorf("limit %d, checks %v: stopped at %d, want %d", tc.limit, tc.improved, got, tc.stopAt)
+		}
+	}
+}
+
+func TestGridOrder(t *testing.T) {
+	l := []float64{0, 1e-6, 1e-4, 1e-2, 1e-4}
+	if got := GridOrder(l, false); !slices.Equal(got, []int{0, 1, 2, 3, 4}) {
+		t.Errorf("cold order %v", got)
+	}
+	if got := GridOrder(l, true); !slices.Equal(got, []int{3, 2, 4, 1, 0}) {
+		t.Errorf("warm order %v, want largest λ first, ties in grid order", got)
+	}
+}
+
+// checkTrace asserts the trace invariants of every grid point: iterations
+// 0, 1, 2, … in order, evaluations non-decreasing and within the grid
+// point's count, and the kept iteration present with the kept error.
+func checkTrace(t *testing.T, fit *Fit, spec Spec) {
+	t.Helper()
+	byGrid := map[int][]TracePoint{}
+	var order []int
+	for _, p := range fit.Trace {
+		if _, ok := byGrid[p.GridIndex]; !ok {
+			order = append(order, p.GridIndex)
+		}
+		byGrid[p.GridIndex] = append(byGrid[p.GridIndex], p)
+	}
+	if !slices.Equal(order, GridOrder(spec.Lambdas, spec.WarmStart)) {
+		t.Errorf("trace grid order %v", order)
+	}
+	for gi, g := range fit.Grid {
+		tr := byGrid[gi]
+		if len(tr) != g.Iterations+1 {
+			t.Fatalf("λ=%g: %d trace points for %d iterations", g.Lambda, len(tr), g.Iterations)
+		}
+		found := false
+		for i, p := range tr {
+			if p.Iteration != i || p.Lambda != g.Lambda {
+				t.Fatalf("λ=%g: trace point %d is iteration %d λ=%g", g.Lambda, i, p.Iteration, p.Lambda)
+			}
+			if i > 0 && (p.Evaluations < tr[i-1].Evaluations || p.GradEvaluations < tr[i-1].GradEvaluations) {
+				t.Errorf("λ=%g: evaluations decrease at iteration %d", g.Lambda, i)
+			}
+			if p.Iteration == g.BestIteration {
+				found = p.ValidError == g.ValidError
+			}
+		}
+		if !found {
+			t.Errorf("λ=%g: best iteration %d not in the trace with error %v", g.Lambda, g.BestIteration, g.ValidError)
+		}
+		// A line-search trial after the last iteration may add evaluations.
+		if last := tr[len(tr)-1]; last.Evaluations > g.Evaluations || last.GradEvaluations > g.GradEvaluations {
+			t.Errorf("λ=%g: trace ends at %d/%d evaluations, beyond the grid point's %d/%d", g.Lambda, last.Evaluations, last.GradEvaluations, g.Evaluations, g.GradEvaluations)
+		}
+	}
+}
+
+// TestEarlyStopAndWarmStart: with patience a grid point stops exactly
+// Patience checks after the last one that kept parameters; with warm starts
+// each point after the first starts where the previous one's kept
+// parameters are (same validation error at iteration 0); the trace
+// invariants hold either way.
+func TestEarlyStopAndWarmStart(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	feat := randDense(rng, 400, 12)
+	pairs := randPairs(rng, 400, 2400)
+	for i, p := range pairs {
+		pairs[i].Label = (feat.Row(int(p.X))[0] > 0) == (feat.Row(int(p.Y))[1] > 0)
+	}
+	train, valid := pairs[:1800], pairs[1800:]
+	for _, warm := range []bool{false, true} {
+		spec := Spec{Model: ModelLMT, K: 4, Lambdas: []float64{0, 1e-3, 1e-1}, MaxIter: 150, ValidEvery: 2, Patience: 2, WarmStart: warm}
+		fit, err := Train(t.Context(), feat, train, valid, spec, rand.New(rand.NewPCG(3, 3)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkTrace(t, fit, spec)
+		stops := 0
+		for _, g := range fit.Grid {
+			t.Logf("warm %v λ=%g: %s after %d iterations, best %d, %d evaluations", warm, g.Lambda, g.Status, g.Iterations, g.BestIteration, g.Evaluations)
+			if g.Status == "Patience" {
+				stops++
+				if g.Iterations != g.BestIteration+spec.Patience*spec.ValidEvery {
+					t.Errorf("λ=%g stopped at %d, best %d: want best + %d", g.Lambda, g.Iterations, g.BestIteration, spec.Patience*spec.ValidEvery)
+				}
+			}
+		}
+		if stops == 0 {
+			t.Errorf("warm %v: no grid point stopped early in %d iterations", warm, spec.MaxIter)
+		}
+		if warm {
+			order := GridOrder(spec.Lambdas, true)
+			for k := 1; k < len(order); k++ {
+				prev, cur := fit.Grid[order[k-1]], order[k]
+				for _, p := range fit.Trace {
+					if p.GridIndex == cur && p.Iteration == 0 && p.ValidError != prev.ValidError {
+						t.Errorf("λ=%g starts at validation error %v, previous kept %v", spec.Lambdas[cur], p.ValidError, prev.ValidError)
+					}
+				}
+			}
+		}
+	}
+}

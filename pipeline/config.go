@@ -30,6 +30,11 @@ type Job struct {
 	Data Data `yaml:"data"`
 	// Settings apply to every experiment unless it sets its own.
 	Settings Settings `yaml:"settings"`
+	// BLASKernel is the OpenBLAS CPU kernel the process runs: "auto" (the
+	// default: the widest kernel the CPU supports), "env" (whatever
+	// OPENBLAS_CORETYPE says, or OpenBLAS's own pick), or a kernel name
+	// such as "Haswell". The pure-Go build ignores it. See README, "BLAS".
+	BLASKernel string `yaml:"blas_kernel"`
 
 	Experiments []Experiment `yaml:"experiments"`
 
@@ -118,6 +123,14 @@ type Settings struct {
 	// CTTop is the fraction of linked subcategories CT predicts positive.
 	// If 0, 0.5 (paper §4.2).
 	CTTop float64 `yaml:"ct_top"`
+	// Patience ends a fit after this many validation checks in a row that
+	// keep nothing (models.Spec.Patience). If 0, it is defaulted to 0:
+	// never; negative also means never.
+	Patience int `yaml:"patience"`
+	// WarmStart trains the λ grid from the largest λ to the smallest, each
+	// from the parameters kept at the one before (models.Spec.WarmStart).
+	// Default false.
+	WarmStart bool `yaml:"warm_start"`
 
 	// Recommendations (the recommend stage and the report).
 
@@ -205,6 +218,12 @@ func (s Settings) over(o Settings) Settings {
 	}
 	if o.CTTop != 0 {
 		s.CTTop = o.CTTop
+	}
+	if o.Patience != 0 {
+		s.Patience = o.Patience
+	}
+	if o.WarmStart {
+		s.WarmStart = true
 	}
 
 	if o.RecommendQueries != 0 {
@@ -304,6 +323,9 @@ func finishJob(path string, j *Job) (*Job, error) {
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
+// kernelRE: "auto", "env" or an OpenBLAS core name (letters and digits).
+var kernelRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{1,31}$`)
+
 // Validate checks every field and names the first bad one by its path in the
 // file, e.g. "experiments[2].graph".
 func (j *Job) Validate() error {
@@ -312,6 +334,9 @@ func (j *Job) Validate() error {
 	}
 	if err := j.Settings.validate("settings"); err != nil {
 		return err
+	}
+	if j.BLASKernel != "" && !kernelRE.MatchString(j.BLASKernel) {
+		return fmt.Errorf("blas_kernel: %q must be auto, env or an OpenBLAS kernel name such as Haswell", j.BLASKernel)
 	}
 	if len(j.Experiments) == 0 {
 		return errors.New("experiments: at least one is required")

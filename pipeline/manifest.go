@@ -101,6 +101,9 @@ type Tools struct {
 	Module  string            `json:"module"`
 	VCS     string            `json:"vcs,omitempty"`
 	Modules map[string]string `json:"modules,omitempty"`
+	// BLAS is the BLAS that computed the matrix products, e.g. "openblas
+	// 0.3.21 Cooperlake" or "gonum go" (Options.BLAS).
+	BLAS string `json:"blas,omitempty"`
 }
 
 // key returns the cache key of in.

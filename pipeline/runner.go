@@ -48,6 +48,9 @@ type Options struct {
 	// StoreMax caps the store's size in bytes; a run trims the least
 	// recently used entries beyond it at its end. If 0, DefaultStoreMax.
 	StoreMax int64
+	// BLAS names the BLAS implementation, version and kernel of this process
+	// (models.BLAS), recorded in every manifest's tools.
+	BLAS string
 }
 
 func (o *Options) logger() *slog.Logger {
@@ -555,6 +558,7 @@ func (r *runner) execute(ctx context.Context, n *Node, in KeyInputs) (*Manifest,
 		Seed: in.Seed, Config: config, Tools: toolVersions(),
 		Started: started.UTC(), Finished: finished.UTC(), Seconds: finished.Sub(started).Seconds(),
 	}
+	m.Tools.BLAS = r.opts.BLAS
 	if err := writeManifest(tmp, m); err != nil {
 		return nil, fmt.Errorf("pipeline: %s: %w", n.ID, err)
 	}

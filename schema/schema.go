@@ -107,13 +107,24 @@ var (
 	// chosen fit's sigmoid offset (NaN on other rows). valid_spread is the
 	// range of the validation probabilities; flags names what is
 	// degenerate about the fit (models.GridPoint.Flags, comma-separated,
-	// empty when nothing is).
+	// empty when nothing is). evaluations counts the fit's objective
+	// evaluations (forward passes), grad_evaluations those that also
+	// computed the gradient.
 	Fits = newSchema(
 		dict("model"), field("lambda", f64), field("valid_error", f64),
 		field("valid_log_likelihood", f64), field("train_objective", f64),
 		field("iterations", i32), field("best_iteration", i32), dict("status"),
 		field("selected", boolT), field("k", i32), field("n", i32), field("c", f64),
 		field("valid_spread", f64), dict("flags"),
+		field("evaluations", i32), field("grad_evaluations", i32),
+	)
+	// Trace: one row per L-BFGS iteration of every grid point of every
+	// model, in training order (models as in the job, grid points in
+	// models.GridOrder). valid_error is NaN where it was not checked;
+	// evaluations and grad_evaluations are the grid point's so far.
+	Trace = newSchema(
+		dict("model"), field("lambda", f64), field("iteration", i32), field("objective", f64),
+		field("valid_error", f64), field("evaluations", i32), field("grad_evaluations", i32),
 	)
 	// Topics: LDA topic proportions of each item with a vector, item order.
 	Topics = newSchema(field("item_idx", i32), field("proportions", arrow.ListOf(f32)))

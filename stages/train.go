@@ -15,7 +15,8 @@ import (
 
 // Train fits every model of the experiment on the train pairs, choosing λ on
 // the validation pairs. Outputs: params.parquet (learned parameters of every
-// model), fits.parquet (every grid point) and, with LDA, topics.parquet (the
+// model), fits.parquet (every grid point), trace.parquet (every L-BFGS
+// iteration) and, with LDA, topics.parquet (the
 // topic proportions WNN ran on). CT is a counting model fitted where it is
 // scored, in evaluate.
 type Train struct{}
@@ -38,6 +39,8 @@ type trainParams struct {
 	Lambdas    []float64 `json:"lambdas,omitempty"`
 	MaxIter    int       `json:"max_iter,omitempty"`
 	ValidEvery int       `json:"valid_every,omitempty"`
+	Patience   int       `json:"patience,omitempty"`
+	WarmStart  bool      `json:"warm_start,omitempty"`
 }
 
 func (Train) Key(e *pipeline.Resolved) (any, []string) {
@@ -60,6 +63,7 @@ func keyTrainParams(e *pipeline.Resolved) trainParams {
 			p.Topics = s.Topics
 		}
 		p.Lambdas, p.MaxIter, p.ValidEvery = s.Lambdas, s.MaxIter, s.ValidEvery
+		p.Patience, p.WarmStart = s.Patience, s.WarmStart
 	}
 	return p
 }
@@ -67,7 +71,8 @@ func keyTrainParams(e *pipeline.Resolved) trainParams {
 // specFor is the training spec of a learned model; LDA trains WNN.
 func specFor(e *pipeline.Resolved, model string) models.Spec {
 	s := e.Settings
-	spec := models.Spec{Model: model, Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery}
+	spec := models.Spec{Model: model, Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery,
+		Patience: max(s.Patience, 0), WarmStart: s.WarmStart}
 	switch model {
 	case "lmt":
 		spec.K = s.K
@@ -85,6 +90,7 @@ type fitsTable struct {
 	lambda, verr, vll, tobj, c, spread []float64
 	iters, best, k, n                  []int32
 	selected                           []bool
+	evals, grads                       []int32
 }
 
 func (t *fitsTable) add(model string, f *models.Fit) {
@@ -108,6 +114,27 @@ func (t *fitsTable) add(model string, f *models.Fit) {
 		t.k = append(t.k, int32(f.K))
 		t.n = append(t.n, int32(f.N))
 		t.c = append(t.c, c)
+		t.evals = append(t.evals, int32(g.Evaluations))
+		t.grads = append(t.grads, int32(g.GradEvaluations))
+	}
+}
+
+// traceTable accumulates every model's per-iteration trace.
+type traceTable struct {
+	model              []string
+	lambda, obj, verr  []float64
+	iter, evals, grads []int32
+}
+
+func (t *traceTable) add(model string, f *models.Fit) {
+	for _, p := range f.Trace {
+		t.model = append(t.model, model)
+		t.lambda = append(t.lambda, p.Lambda)
+		t.iter = append(t.iter, int32(p.Iteration))
+		t.obj = append(t.obj, p.Objective)
+		t.verr = append(t.verr, p.ValidError)
+		t.evals = append(t.evals, int32(p.Evaluations))
+		t.grads = append(t.grads, int32(p.GradEvaluations))
 	}
 }
 
@@ -144,6 +171,7 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 	train, valid := bySplit(pairs, graph.Train), bySplit(pairs, graph.Valid)
 	var fits fitsTable
 	var params paramsTable
+	var trace traceTable
 	rows := map[string]int64{}
 	stats := map[string]any{}
 	var warnings []pipeline.Warning
@@ -177,6 +205,7 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 			return nil, fmt.Errorf("stages: train %s: %w", model, err)
 		}
 		fits.add(model, fit)
+		trace.add(model, fit)
 		params.add(model, "c", 1, 1, []float64{fit.C})
 		for _, p := range fit.Params {
 			params.add(model, p.Name, p.Rows, p.Cols, p.Data)
@@ -188,7 +217,12 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 	var err2 error
 	rows["fits"], err2 = schema.Write(filepath.Join(env.OutDir, "fits.parquet"), schema.Fits,
 		fits.model, fits.lambda, fits.verr, fits.vll, fits.tobj, fits.iters, fits.best, fits.status,
-		fits.selected, fits.k, fits.n, fits.c, fits.spread, fits.flags)
+		fits.selected, fits.k, fits.n, fits.c, fits.spread, fits.flags, fits.evals, fits.grads)
+	if err2 != nil {
+		return nil, err2
+	}
+	rows["trace"], err2 = schema.Write(filepath.Join(env.OutDir, "trace.parquet"), schema.Trace,
+		trace.model, trace.lambda, trace.iter, trace.obj, trace.verr, trace.evals, trace.grads)
 	if err2 != nil {
 		return nil, err2
 	}

@@ -1,11 +1,7 @@
 package stages
 
 import (
-	"fmt"
-
-	"gonum.org/v1/gonum/blas/blas32"
-	"gonum.org/v1/gonum/blas/blas64"
-
+	"monomer/models"
 	"monomer/pipeline"
 )
 
@@ -53,12 +49,10 @@ func (Evaluate) NumericEnv() string  { return blasEnv() }
 func (Recommend) NumericEnv() string { return blasEnv() }
 func (Report) NumericEnv() string    { return blasEnv() } // it projects items for the maps
 
-// blasEnv names the BLAS implementations in use. The OpenBLAS CPU kernel
-// is not visible from here; a models function naming it belongs in this
-// string when there is one.
-func blasEnv() string {
-	return fmt.Sprintf("blas %T %T", blas32.Implementation(), blas64.Implementation())
-}
+// blasEnv names the BLAS implementation, version and CPU kernel in use
+// (models.BLAS): two kernels round differently, so they must not share
+// cached outputs.
+func blasEnv() string { return models.BLAS().String() }
 
 var (
 	_ pipeline.Versioned   = Ingest{}

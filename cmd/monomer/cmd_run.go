@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"monomer/models"
 	"monomer/pipeline"
 	"monomer/stages"
 )
@@ -54,6 +55,9 @@ func (d *dirFlags) load(path string) (*pipeline.Job, pipeline.Options, error) {
 	if err != nil {
 		return nil, pipeline.Options{}, err
 	}
+	// Before any key is computed: the kernel is part of train's and
+	// evaluate's keys. Returns only when no re-execution is needed.
+	applyBLASKernel(job.BLASKernel)
 	base := d.runDir
 	if base == "" {
 		base = os.Getenv("MONOMER_RUN_DIR")
@@ -61,7 +65,7 @@ func (d *dirFlags) load(path string) (*pipeline.Job, pipeline.Options, error) {
 	if base == "" {
 		base = filepath.Join("runs", job.Name)
 	}
-	opts := pipeline.Options{RunDir: base, HashCache: filepath.Join(base, ".hashcache.json"), Store: storeDir(base)}
+	opts := pipeline.Options{RunDir: base, HashCache: filepath.Join(base, ".hashcache.json"), Store: storeDir(base), BLAS: models.BLAS().String()}
 	if d.runID != "" {
 		if !runIDRE.MatchString(d.runID) {
 			return nil, opts, fmt.Errorf("%w: --run-id %q: letters, digits and . _ : + - only", pipeline.ErrUsage, d.runID)
@@ -146,6 +150,7 @@ lines on stderr unless stderr is a terminal.
 		}
 		term := pipeline.IsTerminal(os.Stderr)
 		opts.Logger = pipeline.NewLogger(os.Stderr, term)
+		logBLAS(opts.Logger, job.BLASKernel)
 		if term {
 			opts.Tracker = pipeline.BarTracker(os.Stderr)
 		}

@@ -1,0 +1,114 @@
+//go:build openblas
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// blasOut runs `monomer blas args...` with OPENBLAS_CORETYPE set to coretype
+// ("" = removed from the environment) and returns its key: value lines.
+func blasOut(t *testing.T, dir, coretype string, args ...string) map[string]string {
+	t.Helper()
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "OPENBLAS_CORETYPE=") && !strings.HasPrefix(kv, reexecGuard+"=") {
+			env = append(env, kv)
+		}
+	}
+	if coretype != "" {
+		env = append(env, "OPENBLAS_CORETYPE="+coretype)
+	}
+	r := monomerEnv(t, dir, append(env, "GO_MONOMER_MAIN=fake"), append([]string{"blas"}, args...)...)
+	if r.code != 0 {
+		t.Fatalf("blas %v: exit %d: %s", args, r.code, r.stderr)
+	}
+	out := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		k, v, _ := strings.Cut(l, ": ")
+		out[k] = v
+	}
+	return out
+}
+
+// TestBLASKernelChoice: the kernel that runs and the warning are what the
+// README's "BLAS" section says, with the environment clean, with
+// OPENBLAS_CORETYPE=Haswell (as on machines that set it), and with explicit
+// choices in the job and on the command line (the flag wins).
+func TestBLASKernelChoice(t *testing.T) {
+	best, level := cpuKernel()
+	if best == "" {
+		t.Skipf("CPU without AVX2: auto keeps OpenBLAS's own pick")
+	}
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "env.yaml"), strings.Replace(cmdJob, "name: cmdtest", "name: cmdtest\nblas_kernel: env", 1))
+	write(t, filepath.Join(dir, "skx.yaml"), strings.Replace(cmdJob, "name: cmdtest", "name: cmdtest\nblas_kernel: SkylakeX", 1))
+	narrow := level > levelAVX2 // Haswell is narrower than this CPU
+	tests := []struct {
+		name, coretype string
+		args           []string
+		choice, kernel string
+		warn           bool
+	}{
+		{"clean env, auto", "", nil, "auto", best, false},
+		{"Haswell env, auto", "Haswell", nil, "auto", best, false},
+		{"Haswell env, job env", "Haswell", []string{"env.yaml"}, "env", "Haswell", narrow},
+		{"clean env, flag Haswell", "", []string{"--blas-kernel", "Haswell"}, "Haswell", "Haswell", narrow},
+		{"job SkylakeX", "Haswell", []string{"skx.yaml"}, "SkylakeX", "SkylakeX", false},
+		{"job SkylakeX, flag Haswell wins", "", []string{"skx.yaml", "--blas-kernel", "Haswell"}, "Haswell", "Haswell", narrow},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := blasOut(t, dir, tc.coretype, tc.args...)
+			if out["impl"] != "openblas" || out["kernel"] != tc.kernel || out["blas_kernel"] != tc.choice || out["cpu_kernel"] != best {
+				t.Errorf("got %v, want kernel %s, blas_kernel %s, cpu_kernel %s", out, tc.kernel, tc.choice, best)
+			}
+			if w, ok := out["warning"]; ok != tc.warn || (ok && !strings.Contains(w, tc.kernel+" kernel, narrower")) {
+				t.Errorf("warning %q (present %v), want present %v", w, ok, tc.warn)
+			}
+		})
+	}
+}
+
+// TestRunRecordsBLAS: run logs the BLAS once, warns about a narrow kernel,
+// and every manifest records it.
+func TestRunRecordsBLAS(t *testing.T) {
+	_, level := cpuKernel()
+	dir := job(t)
+	r := monomer(t, dir, "fake", nil, "run", "job.yaml", "--blas-kernel", "Haswell")
+	if r.code != 0 {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	var infos, warns int
+	for _, l := range logLines(t, r.stderr) {
+		switch {
+		case l["msg"] == "blas":
+			infos++
+			if l["kernel"] != "Haswell" || l["impl"] != "openblas" {
+				t.Errorf("blas line %v", l)
+			}
+		case l["level"] == "WARN":
+			warns++
+		}
+	}
+	if want := map[bool]int{true: 1, false: 0}[level > levelAVX2]; infos != 1 || warns != want {
+		t.Errorf("%d blas lines, %d warnings; want 1, %d", infos, warns, want)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "runs", "cmdtest", "a", "train", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Tools struct{ BLAS string }
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(m.Tools.BLAS, "openblas ") || !strings.HasSuffix(m.Tools.BLAS, " Haswell") {
+		t.Errorf("manifest tools.blas = %q", m.Tools.BLAS)
+	}
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/cpu"
+
+	"monomer/models"
+	"monomer/pipeline"
+)
+
+// OpenBLAS picks its CPU kernel when the library loads, before any Go code
+// runs, from OPENBLAS_CORETYPE or its own CPU detection (which falls back to
+// the SSE3 "Prescott" kernel on CPUs newer than it knows: 0.3.21 does so on
+// Sapphire/Emerald Rapids). A kernel narrower than the CPU supports costs
+// 1.6-4x in sgemm (BENCHMARKS.md), so by default the binary picks the widest
+// kernel the CPU supports and, when another one is loaded, re-executes
+// itself with OPENBLAS_CORETYPE set to it.
+
+// blasKernelFlag is --blas-kernel; it overrides the job's blas_kernel.
+var blasKernelFlag string
+
+// reexecGuard is set in the environment of the re-executed process so a
+// kernel OpenBLAS does not honour cannot make it loop. (Not a job override:
+// EnvOverrides reads only MONOMER_<top-level job key>.)
+const reexecGuard = "MONOMER_BLAS_REEXEC"
+
+// Kernel levels by the widest SIMD they use; 0 is a name not listed.
+const (
+	levelSSE = 1 + iota
+	levelAVX
+	levelAVX2
+	levelAVX512
+)
+
+var kernelLevels = map[string]int{
+	"prescott": levelSSE, "core2": levelSSE, "penryn": levelSSE, "dunnington": levelSSE,
+	"nehalem": levelSSE, "atom": levelSSE, "opteron": levelSSE, "barcelona": levelSSE, "bobcat": levelSSE,
+	"sandybridge": levelAVX, "bulldozer": levelAVX, "piledriver": levelAVX, "steamroller": levelAVX, "excavator": levelAVX,
+	"haswell": levelAVX2, "zen": levelAVX2,
+	"skylakex": levelAVX512, "cooperlake": levelAVX512, "sapphirerapids": levelAVX512,
+}
+
+func kernelLevel(name string) int { return kernelLevels[strings.ToLower(name)] }
+
+// cpuKernel is the widest OpenBLAS kernel this CPU runs, with its level;
+// "" for a CPU with no more than AVX, where OpenBLAS's own pick is kept.
+func cpuKernel() (string, int) {
+	x := cpu.X86
+	switch {
+	case x.HasAVX512F && x.HasAVX512VL && x.HasAVX512BW && x.HasAVX512DQ && x.HasAVX512CD:
+		if x.HasAVX512BF16 {
+			return "Cooperlake", levelAVX512
+		}
+		return "SkylakeX", levelAVX512
+	case x.HasAVX2 && x.HasFMA:
+		return "Haswell", levelAVX2
+	case x.HasAVX:
+		return "", levelAVX
+	}
+	return "", levelSSE
+}
+
+// kernelChoice resolves a blas_kernel value (flag over job, "" = auto) to the
+// OPENBLAS_CORETYPE to run with; "" keeps the environment's.
+func kernelChoice(choice string) (choiceName, coretype string) {
+	switch strings.ToLower(choice) {
+	case "", "auto":
+		k, _ := cpuKernel()
+		return "auto", k
+	case "env":
+		return "env", ""
+	}
+	return choice, choice
+}
+
+// applyBLASKernel re-executes the binary with OPENBLAS_CORETYPE set when the
+// kernel loaded is not the chosen one. It returns only if no re-execution is
+// needed (or it failed, which is reported and otherwise ignored: the run
+// goes on with the loaded kernel, which the manifests record).
+func applyBLASKernel(jobChoice string) {
+	info := models.BLAS()
+	if info.Impl != "openblas" || os.Getenv(reexecGuard) != "" {
+		return
+	}
+	choice := jobChoice
+	if blasKernelFlag != "" {
+		choice = blasKernelFlag
+	}
+	_, want := kernelChoice(choice)
+	if want == "" || strings.EqualFold(info.Kernel, want) {
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "monomer: cannot re-execute with OPENBLAS_CORETYPE=%s: %v\n", want, err)
+		return
+	}
+	env := []string{"OPENBLAS_CORETYPE=" + want, reexecGuard + "=" + want}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "OPENBLAS_CORETYPE=") && !strings.HasPrefix(kv, reexecGuard+"=") {
+			env = append(env, kv)
+		}
+	}
+	err = syscall.Exec(exe, os.Args, env)
+	fmt.Fprintf(os.Stderr, "monomer: cannot re-execute with OPENBLAS_CORETYPE=%s: %v\n", want, err)
+}
+
+// blasWarning is the one WARN line about a slow BLAS, or "" when the fast
+// path runs: the pure-Go build, or an OpenBLAS kernel narrower than the CPU's.
+func blasWarning(info models.BLASInfo) string {
+	if info.Impl != "openblas" {
+		return "built without OpenBLAS: matrix products run in pure Go, about 10x slower per training evaluation " +
+			"than OpenBLAS on this kind of machine (BENCHMARKS.md); install libopenblas-dev and rebuild with `make build`"
+	}
+	best, level := cpuKernel()
+	if have := kernelLevel(info.Kernel); best != "" && have > 0 && have < level {
+		return fmt.Sprintf("OpenBLAS runs the %s kernel, narrower than this CPU supports (%s): sgemm is about %s slower "+
+			"(BENCHMARKS.md); fix: blas_kernel: auto (the default) or --blas-kernel %s",
+			info.Kernel, best, slowdown(have), best)
+	}
+	return ""
+}
+
+// slowdown is the measured sgemm cost of a kernel level against AVX-512
+// (BENCHMARKS.md, "BLAS kernels").
+func slowdown(level int) string {
+	switch level {
+	case levelAVX2:
+		return "1.6x"
+	case levelAVX:
+		return "2x (not measured)"
+	}
+	return "4x"
+}
+
+// logBLAS logs the BLAS that runs, and the warning if any, once per run.
+func logBLAS(log *slog.Logger, choice string) {
+	info := models.BLAS()
+	name, _ := kernelChoice(choice)
+	if blasKernelFlag != "" {
+		name, _ = kernelChoice(blasKernelFlag)
+	}
+	log.Info("blas", "impl", info.Impl, "version", info.Version, "kernel", info.Kernel, "blas_kernel", name)
+	if w := blasWarning(info); w != "" {
+		log.Warn(w)
+	}
+}
+
+var cmdBLAS = &cobra.Command{
+	Use:   "blas [JOB.yaml] [--blas-kernel auto|env|NAME]",
+	Short: "Print the BLAS and CPU kernel a run would use",
+	Long: `blas applies the kernel choice exactly as run does (--blas-kernel over the
+job's blas_kernel over "auto") and prints the BLAS implementation, its
+version, the kernel that runs and the widest kernel the CPU supports, with
+the warning run would log, if any.`,
+	Args: cobra.MaximumNArgs(1),
+	RunE: func(cmd *cobra.Command, args []string) error {
+		choice := ""
+		if len(args) == 1 {
+			job, err := pipeline.LoadJob(args[0])
+			if err != nil {
+				return err
+			}
+			choice = job.BLASKernel
+		}
+		applyBLASKernel(choice)
+		if blasKernelFlag != "" {
+			choice = blasKernelFlag
+		}
+		name, _ := kernelChoice(choice)
+		info := models.BLAS()
+		best, _ := cpuKernel()
+		w := cmd.OutOrStdout()
+		fmt.Fprintf(w, "impl: %s\nversion: %s\nkernel: %s\nblas_kernel: %s\ncpu_kernel: %s\nconfig: %s\n",
+			info.Impl, info.Version, info.Kernel, name, best, info.Config)
+		if msg := blasWarning(info); msg != "" {
+			fmt.Fprintf(w, "warning: %s\n", msg)
+		}
+		return nil
+	},
+}
+
+func init() {
+	cmdRoot.PersistentFlags().StringVar(&blasKernelFlag, "blas-kernel", "",
+		`OpenBLAS CPU kernel: auto (widest the CPU supports), env (keep OPENBLAS_CORETYPE) or a name such as Haswell; overrides the job's blas_kernel`)
+	cmdRoot.AddCommand(cmdBLAS)
+}
