@@ -159,6 +159,11 @@ type Fit struct {
 	Params []Param
 	// Float64 makes Score use the float64 kernels (as the training did).
 	Float64 bool
+	// FeatureScale is the factor s the features were multiplied by during
+	// training (1/sqrt(mean ‖f‖²) over the train items, see featureScale);
+	// Params are already multiplied back, so Score uses the raw features.
+	// 0 in a Fit made by NewFit.
+	FeatureScale float64
 
 	// Training record, zero in a Fit made by NewFit.
 	Lambda        float64     // the chosen λ

@@ -59,18 +59,21 @@ func Train(ctx context.Context, feat Features, train, valid []graph.Pair, spec S
 		return nil, err
 	}
 	t := &trainer{spec: spec, model: m, progress: progress}
+	scale := featureScale(src, trainSet.items)
 	t.train = newObjective(m.evaluator(src, trainSet, spec.Float64, spec.Workers), trainSet.labels)
+	t.train.scale = scale
 	if len(valid) > 0 {
 		_, validSet, err := prepare(feat, src.dim, valid, "valid")
 		if err != nil {
 			return nil, err
 		}
 		t.valid = newObjective(m.evaluator(src, validSet, spec.Float64, spec.Workers), validSet.labels)
+		t.valid.scale = scale
 	}
 	theta0 := t.init(src, trainSet, rng)
 
 	var best *fitResult
-	fit := &Fit{Model: spec.Model, Dim: src.dim, K: spec.K, N: spec.N, Float64: spec.Float64}
+	fit := &Fit{Model: spec.Model, Dim: src.dim, K: spec.K, N: spec.N, Float64: spec.Float64, FeatureScale: scale}
 	for gi, lambda := range spec.Lambdas {
 		r, err := t.fit(ctx, gi, lambda, theta0)
 		if err != nil {
@@ -82,7 +85,7 @@ func Train(ctx context.Context, feat Features, train, valid []graph.Pair, spec S
 		}
 	}
 	fit.C = best.theta[0]
-	fit.Params = m.params(best.theta[1:])
+	fit.Params = m.params(t.train.toRaw(best.theta[1:]))
 	fit.Lambda = best.point.Lambda
 	fit.ValidError = best.point.ValidError
 	fit.Iterations = best.point.Iterations
@@ -97,15 +100,12 @@ type trainer struct {
 	progress     func(Progress)
 }
 
-// init draws the shared starting point θ₀ = [c, Θ].
+// init draws the shared starting point θ₀ = [c, Θ]. Θ acts on the features
+// scaled by t.train.scale, whose mean ‖f‖² over ps is r² below (1 in Train).
 func (t *trainer) init(src rowSource, ps *pairSet, rng *rand.Rand) []float64 {
 	theta := make([]float64, 1+t.model.size())
-	var meanSq float64
-	for _, it := range ps.items {
-		meanSq += src.sqNorm(int(it))
-	}
-	meanSq /= float64(len(ps.items))
-	t.model.draw(theta[1:], rng, meanSq)
+	r := t.train.scale / featureScale(src, ps.items)
+	t.model.draw(theta[1:], rng, r*r)
 	med := median(t.train.distances(theta[1:]))
 	if med > 0 && !math.IsInf(med, 0) {
 		// Every model's distance is quadratic in its scaled parameters.
@@ -250,13 +250,16 @@ type objective struct {
 	labels []bool
 	lambda float64
 	ll, g  []float64 // per pair log-likelihood and ∂f/∂d
+	// scale is the feature scale s (see featureScale): the kernels get s·Θ.
+	scale float64
+	raw   []float64
 
 	x, grad []float64 // the last point evaluated and its gradient
 	f       float64
 }
 
 func newObjective(ev evaluator, labels []bool) *objective {
-	return &objective{ev: ev, labels: labels, ll: make([]float64, len(labels)), g: make([]float64, len(labels))}
+	return &objective{ev: ev, labels: labels, ll: make([]float64, len(labels)), g: make([]float64, len(labels)), scale: 1}
 }
 
 // eval returns f(θ) and, if grad is not nil, stores ∇f in it; θ[0] is c.
@@ -272,7 +275,8 @@ func (o *objective) eval(theta, grad []float64) float64 {
 	if grad != nil {
 		gw = grad[1:]
 	}
-	o.ev.eval(theta[1:], loss, gw)
+	o.ev.eval(o.toRaw(theta[1:]), loss, gw)
+	o.gradFromRaw(gw)
 	var sum, reg float64
 	for _, v := range o.ll { // pair order: the sum is reproducible
 		sum += v
@@ -312,7 +316,7 @@ func (o *objective) gradient(grad, x []float64) {
 // distances returns every pair's distance at Θ (without c).
 func (o *objective) distances(theta []float64) []float64 {
 	d := make([]float64, len(o.labels))
-	o.ev.eval(theta, func(p int, v float64) float64 { d[p] = v; return 0 }, nil)
+	o.ev.eval(o.toRaw(theta), func(p int, v float64) float64 { d[p] = v; return 0 }, nil)
 	return d
 }
 
