@@ -30,6 +30,7 @@ type trainParams struct {
 	MonomerK   int       `json:"monomer_k"`
 	N          int       `json:"n"`
 	Topics     int       `json:"topics"`
+	LDAPasses  int       `json:"lda_passes"`
 	Lambdas    []float64 `json:"lambdas"`
 	MaxIter    int       `json:"max_iter"`
 	ValidEvery int       `json:"valid_every"`
@@ -37,7 +38,7 @@ type trainParams struct {
 
 func (Train) Key(e *pipeline.Resolved) (any, []string) {
 	s := e.Settings
-	return trainParams{e.Models, s.K, s.MonomerK, s.N, s.Topics, s.Lambdas, s.MaxIter, s.ValidEvery}, nil
+	return trainParams{e.Models, s.K, s.MonomerK, s.N, s.Topics, s.LDAPasses, s.Lambdas, s.MaxIter, s.ValidEvery}, nil
 }
 
 // specFor is the training spec of a learned model; LDA trains WNN.
@@ -173,12 +174,16 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 }
 
 // fitTopics runs LDA on the items' raw vocabulary counts (gensim defaults but
-// the topic count) and returns the topic proportions of every item.
+// the topic count and the passes: lda_passes, or enough for
+// models.LDAMinUpdates M-steps) and returns the topic proportions of every
+// item.
 func fitTopics(env *pipeline.Env, counts *csr) (*models.TopicMatrix, [][]float64, models.LDAStats, error) {
 	if counts == nil {
 		return nil, nil, models.LDAStats{}, fmt.Errorf("stages: lda needs bag-of-words features")
 	}
-	lda, st, err := models.FitLDA(counts, models.LDAOptions{Topics: env.Exp.Settings.Topics}, env.RNG("lda"))
+	lda, st, err := models.FitLDA(counts, models.LDAOptions{
+		Topics: env.Exp.Settings.Topics, Passes: env.Exp.Settings.LDAPasses, MinUpdates: models.LDAMinUpdates,
+	}, env.RNG("lda"))
 	if err != nil {
 		return nil, nil, st, err
 	}
