@@ -128,6 +128,9 @@ type GridPoint struct {
 	// TrainObjective is the maximised objective at the kept parameters: mean
 	// training log-likelihood minus λ‖Θ‖².
 	TrainObjective float64
+	// FinalObjective is the maximised objective at the last iterate, which
+	// training reached whether or not its parameters were kept.
+	FinalObjective float64
 	// Iterations is the number of L-BFGS iterations run; BestIteration the
 	// one whose parameters were kept.
 	Iterations, BestIteration int

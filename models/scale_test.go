@@ -41,6 +41,11 @@ func TestFeatureScaleInvariance(t *testing.T) {
 			}
 			for i := range a.Grid {
 				ga, gb := a.Grid[i], b.Grid[i]
+				// L-BFGS only descends: the last iterate's objective is at
+				// least the kept one's.
+				if !(ga.FinalObjective >= ga.TrainObjective) || ga.FinalObjective > 0 {
+					t.Errorf("λ %g: final objective %g, kept %g", ga.Lambda, ga.FinalObjective, ga.TrainObjective)
+				}
 				if math.Abs(ga.ValidError-gb.ValidError) > 0.005 {
 					t.Errorf("λ %g: validation error %.4f against %.4f ×100", ga.Lambda, ga.ValidError, gb.ValidError)
 				}

@@ -225,6 +225,7 @@ func (t *trainer) fit(ctx context.Context, gi int, lambda float64, theta0 []floa
 		report(iters, res.Location.F, ve)
 	}
 	kept.point.Iterations = iters
+	kept.point.FinalObjective = -res.Location.F
 	kept.point.Status = status
 	return kept, nil
 }

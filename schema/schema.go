@@ -104,12 +104,15 @@ var (
 	)
 	// Fits: the training record, one row per (model, lambda) in grid order;
 	// selected marks the lambda chosen on validation error, and c is the
-	// chosen fit's sigmoid offset (NaN on other rows).
+	// chosen fit's sigmoid offset (NaN on other rows). train_objective is the
+	// objective at the kept (best-validation) iterate, final_objective at the
+	// last one: together they show how far training went past the kept one.
 	Fits = newSchema(
 		dict("model"), field("lambda", f64), field("valid_error", f64),
 		field("valid_log_likelihood", f64), field("train_objective", f64),
 		field("iterations", i32), field("best_iteration", i32), dict("status"),
 		field("selected", boolT), field("k", i32), field("n", i32), field("c", f64),
+		field("final_objective", f64),
 	)
 	// Topics: LDA topic proportions of each item with a vector, item order.
 	Topics = newSchema(field("item_idx", i32), field("proportions", arrow.ListOf(f32)))

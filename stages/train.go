@@ -60,6 +60,7 @@ func specFor(e *pipeline.Resolved, model string) models.Spec {
 type fitsTable struct {
 	model, status              []string
 	lambda, verr, vll, tobj, c []float64
+	fobj                       []float64
 	iters, best, k, n          []int32
 	selected                   []bool
 }
@@ -83,6 +84,7 @@ func (t *fitsTable) add(model string, f *models.Fit) {
 		t.k = append(t.k, int32(f.K))
 		t.n = append(t.n, int32(f.N))
 		t.c = append(t.c, c)
+		t.fobj = append(t.fobj, g.FinalObjective)
 	}
 }
 
@@ -161,7 +163,7 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 	var err2 error
 	rows["fits"], err2 = schema.Write(filepath.Join(env.OutDir, "fits.parquet"), schema.Fits,
 		fits.model, fits.lambda, fits.verr, fits.vll, fits.tobj, fits.iters, fits.best, fits.status,
-		fits.selected, fits.k, fits.n, fits.c)
+		fits.selected, fits.k, fits.n, fits.c, fits.fobj)
 	if err2 != nil {
 		return nil, err2
 	}
