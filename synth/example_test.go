@@ -35,5 +35,5 @@ func ExampleNewWorld() {
 	// Output:
 	// 1359 items in 14 subcategories
 	// B02SF33TKA (Shirts) also bought B0DOWUZAAX (Socks), notion 1
-	// 3 of 32 feature values non-zero; 5 reviews
+	// 3 of 32 feature values non-zero; 12 reviews
 }
