@@ -158,7 +158,7 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 			params.add(model, p.Name, p.Rows, p.Cols, p.Data)
 		}
 		stats[model] = map[string]any{"lambda": fit.Lambda, "valid_error": fit.ValidError,
-			"iterations": fit.Iterations, "params": fit.NumParams()}
+			"iterations": fit.Iterations, "params": fit.NumParams(), "feature_scale": fit.FeatureScale}
 	}
 	var err2 error
 	rows["fits"], err2 = schema.Write(filepath.Join(env.OutDir, "fits.parquet"), schema.Fits,
