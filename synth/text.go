@@ -129,7 +129,7 @@ type sentenceWriter struct {
 	r       *rand.Rand
 	theta   []float64
 	paired  []float64 // topics of what the item is bought with (pairedShare)
-	product string // lower-case product noun
+	product string    // lower-case product noun
 	topic   topic
 }
 
