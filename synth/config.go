@@ -104,7 +104,7 @@ var Scales = []string{"tiny", "small", "medium", "women"}
 
 // Scale returns the named configuration:
 //
-//	tiny    Men 6 + Women 8 subcategories, 1,300 image items (the committed demo data)
+//	tiny    Men 6 + Women 8 subcategories, 1,900 image items (the committed demo data)
 //	small   five tops, 52 subcategories, 20,000 image items
 //	medium  five tops with the paper's subcategory counts, 100,000 image items
 //	women   Women, 116 subcategories, 659,566 image items: the paper's largest set
@@ -113,7 +113,7 @@ func Scale(name string) (Config, error) {
 	switch name {
 	case "tiny":
 		c.Tops = []Top{
-			{"Men", 6, 600, menAB, menAV},
+			{"Men", 6, 1200, menAB, menAV},
 			{"Women", 8, 700, womenAB, womenAV},
 		}
 		c.FeatureStep = 1.0 / 16
