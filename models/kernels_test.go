@@ -15,7 +15,8 @@ import (
 
 // gradProblem builds the training objective of model name on a random small
 // problem, float64 kernels, and a random point θ = [c, Θ] where related and
-// unrelated pairs fall on both sides of c.
+// unrelated pairs fall on both sides of c. The objective scales the
+// features by 0.37 (see featureScale).
 func gradProblem(t testing.TB, name, kind string, rng *rand.Rand) (model, *objective, []float64) {
 	const items, dim, k, n = 14, 7, 3, 3
 	var feat Features = randDense(rng, items, dim)
@@ -32,6 +33,8 @@ func gradProblem(t testing.TB, name, kind string, rng *rand.Rand) (model, *objec
 	}
 	obj := newObjective(m.evaluator(src, ps, true, 3), ps.labels)
 	obj.lambda = 0.01
+	// A feature scale other than 1, so the check covers Θ ↦ s·Θ too.
+	obj.scale = 0.37
 	theta := make([]float64, 1+m.size())
 	m.draw(theta[1:], rng, 1)
 	for i := range theta[1:] {

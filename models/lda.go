@@ -57,6 +57,22 @@ type CountRows interface {
 	Counts(i int) (idx []int32, cnt []int32)
 }
 
+// LDAMinUpdates is the pipeline's least number of LDA M-steps. gensim's
+// defaults (chunks of 2000 documents, one pass) make a corpus under 2000
+// documents a single M-step with rho = 1 from random topics: barely trained.
+// The paper's corpora are large enough that one pass is many updates; on a
+// small corpus the pipeline takes passes until it has made 20.
+const LDAMinUpdates = 20
+
+// LDAPasses is the number of passes over a corpus of the given number of
+// chunks that makes at least minUpdates M-steps: max(1, ⌈minUpdates/chunks⌉).
+func LDAPasses(chunks, minUpdates int) int {
+	if chunks <= 0 {
+		return 1
+	}
+	return max(1, (minUpdates+chunks-1)/chunks)
+}
+
 // ErrLDAInput is wrapped by the errors FitLDA returns for invalid options or
 // count rows.
 var ErrLDAInput = errors.New("models: lda: invalid input")
@@ -69,8 +85,12 @@ type LDAOptions struct {
 	// 0 means 2000 (gensim chunksize). It is capped at the number of
 	// documents.
 	ChunkSize int
-	// Passes over the corpus. 0 means 1.
+	// Passes over the corpus. 0 means 1 (gensim passes), or with
+	// MinUpdates set, LDAPasses(chunks, MinUpdates).
 	Passes int
+	// MinUpdates, when positive and Passes is 0, sets Passes so that the fit
+	// makes at least this many M-steps (see LDAPasses). 0: gensim's one pass.
+	MinUpdates int
 	// Iterations caps the per-document E-step loop. 0 means 50.
 	Iterations int
 	// Alpha is the symmetric document-topic Dirichlet prior. 0 means 1/Topics.
@@ -111,6 +131,8 @@ func (o LDAOptions) resolve() (LDAOptions, error) {
 		return bad("ChunkSize", o.ChunkSize)
 	case o.Passes < 0:
 		return bad("Passes", o.Passes)
+	case o.MinUpdates < 0:
+		return bad("MinUpdates", o.MinUpdates)
 	case o.Iterations < 0:
 		return bad("Iterations", o.Iterations)
 	case o.Alpha < 0 || math.IsNaN(o.Alpha) || math.IsInf(o.Alpha, 0):
@@ -134,7 +156,7 @@ func (o LDAOptions) resolve() (LDAOptions, error) {
 	if o.ChunkSize == 0 {
 		o.ChunkSize = 2000
 	}
-	if o.Passes == 0 {
+	if o.Passes == 0 && o.MinUpdates == 0 {
 		o.Passes = 1
 	}
 	if o.Iterations == 0 {
@@ -178,6 +200,7 @@ type LDAStats struct {
 	Skipped   int   // empty rows (no positive count), not trained on
 	Words     int64 // total count over the trained rows
 	Chunks    int   // mini-batches per pass
+	Passes    int   // passes over the corpus
 	Updates   int   // M-steps over all passes
 	FinalRho  float64
 
@@ -308,6 +331,10 @@ func (m *LDA) train(docs CountRows, rows []int, o LDAOptions, fitSeed uint64, st
 	d := len(rows)
 	chunk := min(d, o.ChunkSize)
 	st.Chunks = (d + chunk - 1) / chunk
+	if o.Passes == 0 {
+		o.Passes = LDAPasses(st.Chunks, o.MinUpdates)
+	}
+	st.Passes = o.Passes
 	other := make([]float64, m.v*m.k)
 	var b ldaBatch
 	var res ldaResult

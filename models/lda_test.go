@@ -539,3 +539,64 @@ func ldaCPUSeconds() float64 {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
+
+// recoveredTopics counts the planted topics whose best-matching learned
+// topic has at least 8 of its top 10 terms among the planted top terms.
+func recoveredTopics(m *LDA, own [][]int32) int {
+	n := 0
+	for _, terms := range own {
+		ownSet := map[int32]bool{}
+		for _, w := range terms {
+			ownSet[w] = true
+		}
+		best := 0
+		for _, dist := range m.Topics() {
+			hits := 0
+			for _, w := range ldaTopTerms(dist, 10) {
+				if ownSet[w] {
+					hits++
+				}
+			}
+			best = max(best, hits)
+		}
+		if best >= 8 {
+			n++
+		}
+	}
+	return n
+}
+
+// TestLDAPassRule: with MinUpdates, a corpus smaller than one gensim chunk
+// gets max(1, ⌈20/1⌉) = 20 passes and recovers the planted topics that
+// gensim's single M-step (rho = 1 from random topics) does not.
+func TestLDAPassRule(t *testing.T) {
+	for _, tc := range []struct{ chunks, min, want int }{{1, 20, 20}, {3, 20, 7}, {20, 20, 1}, {50, 20, 1}, {0, 20, 1}, {4, 0, 1}} {
+		if got := LDAPasses(tc.chunks, tc.min); got != tc.want {
+			t.Errorf("LDAPasses(%d, %d) = %d, want %d", tc.chunks, tc.min, got, tc.want)
+		}
+	}
+	docs, own := ldaPlanted(rand.New(rand.NewPCG(3, 3)), 400, 150, 6, 15, 30, 80)
+	m, st, err := FitLDA(docs, LDAOptions{Topics: 9, MinUpdates: LDAMinUpdates}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Chunks != 1 || st.Passes != 20 || st.Updates != 20 || st.Inferences != 20*400 {
+		t.Errorf("stats %+v: want 1 chunk, 20 passes, 20 updates", st)
+	}
+	one, st1, err := FitLDA(docs, LDAOptions{Topics: 9}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st1.Passes != 1 || st1.Updates != 1 {
+		t.Errorf("gensim defaults: stats %+v, want 1 pass, 1 update", st1)
+	}
+	got, got1 := recoveredTopics(m, own), recoveredTopics(one, own)
+	t.Logf("planted topics recovered: %d of 6 after 20 updates, %d after 1; per-word bound %.3f against %.3f",
+		got, got1, m.LogPerplexity(docs), one.LogPerplexity(docs))
+	if got < 6 {
+		t.Errorf("20 updates recovered %d of 6 planted topics", got)
+	}
+	if got1 >= got {
+		t.Errorf("one update recovered %d planted topics, 20 updates %d", got1, got)
+	}
+}

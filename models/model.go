@@ -138,6 +138,9 @@ type GridPoint struct {
 	// TrainObjective is the maximised objective at the kept parameters: mean
 	// training log-likelihood minus λ‖Θ‖².
 	TrainObjective float64
+	// FinalObjective is the maximised objective at the last iterate, which
+	// training reached whether or not its parameters were kept.
+	FinalObjective float64
 	// Iterations is the number of L-BFGS iterations run; BestIteration the
 	// one whose parameters were kept.
 	Iterations, BestIteration int
@@ -223,6 +226,11 @@ type Fit struct {
 	Params []Param
 	// Float64 makes Score use the float64 kernels (as the training did).
 	Float64 bool
+	// FeatureScale is the factor s the features were multiplied by during
+	// training (1/sqrt(mean ‖f‖²) over the train items, see featureScale);
+	// Params are already multiplied back, so Score uses the raw features.
+	// 0 in a Fit made by NewFit.
+	FeatureScale float64
 
 	// Training record, zero in a Fit made by NewFit.
 	Lambda        float64     // the chosen λ

@@ -19,14 +19,20 @@ type monomer struct{ f, k, n int }
 func (m monomer) cols() int { return (m.n+1)*m.k + m.n }
 func (m monomer) size() int { return m.f * m.cols() }
 
+// gateInit is the standard deviation of the starting gating logits Uᵀf_x:
+// near zero, so every item starts with a near-uniform P(k|x) and the gate
+// costs almost nothing in λ‖Θ‖² until the data pull it away (with O(1)
+// logits the gate alone started with a penalty ≈ F·N·λ).
+const gateInit = 0.01
+
 // draw fills E₀..E_N with N(0, 1) (Train rescales them so the median initial
-// distance is 1) and U with N(0, 1/meanSq), so the gating logits Uᵀf_x start
-// O(1): neither uniform nor saturated.
+// distance is 1) and U with N(0, gateInit²/meanSq), so the gating logits
+// Uᵀf_x start near zero: a near-uniform gate.
 func (m monomer) draw(theta []float64, rng *rand.Rand, meanSq float64) {
 	c, e := m.cols(), (m.n+1)*m.k
-	su := 1.0
+	su := gateInit
 	if meanSq > 0 {
-		su = 1 / math.Sqrt(meanSq)
+		su = gateInit / math.Sqrt(meanSq)
 	}
 	for r := range m.f {
 		row := theta[r*c : (r+1)*c]

@@ -62,18 +62,21 @@ func Train(ctx context.Context, feat Features, train, valid []graph.Pair, spec S
 		return nil, err
 	}
 	t := &trainer{spec: spec, model: m, progress: progress}
+	scale := featureScale(src, trainSet.items)
 	t.train = newObjective(m.evaluator(src, trainSet, spec.Float64, spec.Workers), trainSet.labels)
+	t.train.scale = scale
 	if len(valid) > 0 {
 		_, validSet, err := prepare(feat, src.dim, valid, "valid")
 		if err != nil {
 			return nil, err
 		}
 		t.valid = newObjective(m.evaluator(src, validSet, spec.Float64, spec.Workers), validSet.labels)
+		t.valid.scale = scale
 	}
 	theta0 := t.init(src, trainSet, rng)
 
 	var best *fitResult
-	fit := &Fit{Model: spec.Model, Dim: src.dim, K: spec.K, N: spec.N, Float64: spec.Float64}
+	fit := &Fit{Model: spec.Model, Dim: src.dim, K: spec.K, N: spec.N, Float64: spec.Float64, FeatureScale: scale}
 	results := make([]*fitResult, len(spec.Lambdas))
 	start := theta0
 	for _, gi := range GridOrder(spec.Lambdas, spec.WarmStart) {
@@ -95,7 +98,7 @@ func Train(ctx context.Context, feat Features, train, valid []graph.Pair, spec S
 		}
 	}
 	fit.C = best.theta[0]
-	fit.Params = m.params(best.theta[1:])
+	fit.Params = m.params(t.train.toRaw(best.theta[1:]))
 	fit.Lambda = best.point.Lambda
 	fit.ValidError = best.point.ValidError
 	fit.Iterations = best.point.Iterations
@@ -110,15 +113,12 @@ type trainer struct {
 	progress     func(Progress)
 }
 
-// init draws the shared starting point θ₀ = [c, Θ].
+// init draws the shared starting point θ₀ = [c, Θ]. Θ acts on the features
+// scaled by t.train.scale, whose mean ‖f‖² over ps is r² below (1 in Train).
 func (t *trainer) init(src rowSource, ps *pairSet, rng *rand.Rand) []float64 {
 	theta := make([]float64, 1+t.model.size())
-	var meanSq float64
-	for _, it := range ps.items {
-		meanSq += src.sqNorm(int(it))
-	}
-	meanSq /= float64(len(ps.items))
-	t.model.draw(theta[1:], rng, meanSq)
+	r := t.train.scale / featureScale(src, ps.items)
+	t.model.draw(theta[1:], rng, r*r)
 	med := median(t.train.distances(theta[1:]))
 	if med > 0 && !math.IsInf(med, 0) {
 		// Every model's distance is quadratic in its scaled parameters.
@@ -251,6 +251,7 @@ func (t *trainer) fit(ctx context.Context, gi int, lambda float64, theta0 []floa
 		report(iters, res.Location.F, ve)
 	}
 	kept.point.Iterations = iters
+	kept.point.FinalObjective = -res.Location.F
 	kept.point.Status = status
 	if stopped {
 		kept.point.Status = "Patience"
@@ -313,6 +314,9 @@ type objective struct {
 	labels []bool
 	lambda float64
 	ll, g  []float64 // per pair log-likelihood and ∂f/∂d
+	// scale is the feature scale s (see featureScale): the kernels get s·Θ.
+	scale float64
+	raw   []float64
 
 	x   []float64 // the last point evaluated; ev holds its forward state
 	f   float64
@@ -325,7 +329,7 @@ type objective struct {
 }
 
 func newObjective(ev evaluator, labels []bool) *objective {
-	return &objective{ev: ev, labels: labels, ll: make([]float64, len(labels)), g: make([]float64, len(labels))}
+	return &objective{ev: ev, labels: labels, ll: make([]float64, len(labels)), g: make([]float64, len(labels)), scale: 1}
 }
 
 // eval returns f(θ) and, if grad is not nil, stores ∇f in it; θ[0] is c.
@@ -352,7 +356,8 @@ func (o *objective) forward(theta, grad []float64) float64 {
 	if grad != nil {
 		gw = grad[1:]
 	}
-	o.ev.eval(theta[1:], loss, gw)
+	o.ev.eval(o.toRaw(theta[1:]), loss, gw)
+	o.gradFromRaw(gw)
 	o.evals++
 	if grad != nil {
 		o.grads++
@@ -404,6 +409,7 @@ func (o *objective) gradient(grad, x []float64) {
 		return
 	case o.fwd && slices.Equal(o.x, x):
 		se.gradient(grad[1:])
+		o.gradFromRaw(grad[1:])
 		o.grads++
 	default:
 		o.f = o.forward(x, grad)
@@ -420,7 +426,7 @@ func (o *objective) gradient(grad, x []float64) {
 func (o *objective) distances(theta []float64) []float64 {
 	d := make([]float64, len(o.labels))
 	o.fwd = false // the evaluator's state is no longer value's
-	o.ev.eval(theta, func(p int, v float64) float64 { d[p] = v; return 0 }, nil)
+	o.ev.eval(o.toRaw(theta), func(p int, v float64) float64 { d[p] = v; return 0 }, nil)
 	return d
 }
 

@@ -112,6 +112,10 @@ type Settings struct {
 	N int `yaml:"n"`
 	// Topics is the LDA topic count. If 0, 100.
 	Topics int `yaml:"topics"`
+	// LDAPasses is the number of LDA passes over the corpus. If 0,
+	// max(1, ⌈20 / chunks⌉) (chunks of 2000 documents): at least 20 M-steps,
+	// where gensim's default is one pass.
+	LDAPasses int `yaml:"lda_passes"`
 	// Lambdas is the L2 grid searched on validation error. If empty,
 	// {0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2}.
 	Lambdas []float64 `yaml:"lambdas"`
@@ -206,6 +210,9 @@ func (s Settings) over(o Settings) Settings {
 	}
 	if o.Topics != 0 {
 		s.Topics = o.Topics
+	}
+	if o.LDAPasses != 0 {
+		s.LDAPasses = o.LDAPasses
 	}
 	if len(o.Lambdas) != 0 {
 		s.Lambdas = slices.Clone(o.Lambdas)
@@ -442,6 +449,8 @@ func (s Settings) validate(at string) error {
 		return fmt.Errorf("%s.n: %d must be positive", at, s.N)
 	case s.Topics < 0:
 		return fmt.Errorf("%s.topics: %d must be positive", at, s.Topics)
+	case s.LDAPasses < 0:
+		return fmt.Errorf("%s.lda_passes: %d must be positive", at, s.LDAPasses)
 	case s.MaxIter < 0:
 		return fmt.Errorf("%s.max_iter: %d must be positive", at, s.MaxIter)
 	case s.ValidEvery < 0:

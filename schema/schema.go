@@ -109,14 +109,17 @@ var (
 	// degenerate about the fit (models.GridPoint.Flags, comma-separated,
 	// empty when nothing is). evaluations counts the fit's objective
 	// evaluations (forward passes), grad_evaluations those that also
-	// computed the gradient.
+	// computed the gradient. train_objective is
+	// the objective at the kept (best-validation) iterate, final_objective
+	// at the last one: together they show how far training went past the
+	// kept one.
 	Fits = newSchema(
 		dict("model"), field("lambda", f64), field("valid_error", f64),
 		field("valid_log_likelihood", f64), field("train_objective", f64),
 		field("iterations", i32), field("best_iteration", i32), dict("status"),
 		field("selected", boolT), field("k", i32), field("n", i32), field("c", f64),
 		field("valid_spread", f64), dict("flags"),
-		field("evaluations", i32), field("grad_evaluations", i32),
+		field("evaluations", i32), field("grad_evaluations", i32), field("final_objective", f64),
 	)
 	// Trace: one row per L-BFGS iteration of every grid point of every
 	// model, in training order (models as in the job, grid points in
@@ -124,7 +127,7 @@ var (
 	// evaluations and grad_evaluations are the grid point's so far.
 	Trace = newSchema(
 		dict("model"), field("lambda", f64), field("iteration", i32), field("objective", f64),
-		field("valid_error", f64), field("evaluations", i32), field("grad_evaluations", i32),
+		field("valid_error", f64), field("evaluations", i32), field("grad_evaluations", i32), field("final_objective", f64),
 	)
 	// Topics: LDA topic proportions of each item with a vector, item order.
 	Topics = newSchema(field("item_idx", i32), field("proportions", arrow.ListOf(f32)))

@@ -36,6 +36,7 @@ type trainParams struct {
 	MonomerK   int       `json:"monomer_k,omitempty"`
 	N          int       `json:"n,omitempty"`
 	Topics     int       `json:"topics,omitempty"`
+	LDAPasses  int       `json:"lda_passes,omitempty"`
 	Lambdas    []float64 `json:"lambdas,omitempty"`
 	MaxIter    int       `json:"max_iter,omitempty"`
 	ValidEvery int       `json:"valid_every,omitempty"`
@@ -60,7 +61,7 @@ func keyTrainParams(e *pipeline.Resolved) trainParams {
 		case "monomer":
 			p.MonomerK, p.N = s.MonomerK, s.N
 		case "lda":
-			p.Topics = s.Topics
+			p.Topics, p.LDAPasses = s.Topics, s.LDAPasses
 		}
 		p.Lambdas, p.MaxIter, p.ValidEvery = s.Lambdas, s.MaxIter, s.ValidEvery
 		p.Patience, p.WarmStart = s.Patience, s.WarmStart
@@ -91,6 +92,7 @@ type fitsTable struct {
 	iters, best, k, n                  []int32
 	selected                           []bool
 	evals, grads                       []int32
+	fobj                               []float64
 }
 
 func (t *fitsTable) add(model string, f *models.Fit) {
@@ -116,6 +118,7 @@ func (t *fitsTable) add(model string, f *models.Fit) {
 		t.c = append(t.c, c)
 		t.evals = append(t.evals, int32(g.Evaluations))
 		t.grads = append(t.grads, int32(g.GradEvaluations))
+		t.fobj = append(t.fobj, g.FinalObjective)
 	}
 }
 
@@ -211,13 +214,13 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 			params.add(model, p.Name, p.Rows, p.Cols, p.Data)
 		}
 		stats[model] = map[string]any{"lambda": fit.Lambda, "valid_error": fit.ValidError,
-			"iterations": fit.Iterations, "params": fit.NumParams()}
+			"iterations": fit.Iterations, "params": fit.NumParams(), "feature_scale": fit.FeatureScale}
 		warnings = append(warnings, degenerateWarnings(model, fit)...)
 	}
 	var err2 error
 	rows["fits"], err2 = schema.Write(filepath.Join(env.OutDir, "fits.parquet"), schema.Fits,
 		fits.model, fits.lambda, fits.verr, fits.vll, fits.tobj, fits.iters, fits.best, fits.status,
-		fits.selected, fits.k, fits.n, fits.c, fits.spread, fits.flags, fits.evals, fits.grads)
+		fits.selected, fits.k, fits.n, fits.c, fits.spread, fits.flags, fits.evals, fits.grads, fits.fobj)
 	if err2 != nil {
 		return nil, err2
 	}
@@ -256,12 +259,16 @@ func degenerateWarnings(model string, fit *models.Fit) []pipeline.Warning {
 }
 
 // fitTopics runs LDA on the items' raw vocabulary counts (gensim defaults but
-// the topic count) and returns the topic proportions of every item.
+// the topic count and the passes: lda_passes, or enough for
+// models.LDAMinUpdates M-steps) and returns the topic proportions of every
+// item.
 func fitTopics(env *pipeline.Env, counts *csr) (*models.TopicMatrix, [][]float64, models.LDAStats, error) {
 	if counts == nil {
 		return nil, nil, models.LDAStats{}, fmt.Errorf("stages: lda needs bag-of-words features")
 	}
-	lda, st, err := models.FitLDA(counts, models.LDAOptions{Topics: env.Exp.Settings.Topics}, env.RNG("lda"))
+	lda, st, err := models.FitLDA(counts, models.LDAOptions{
+		Topics: env.Exp.Settings.Topics, Passes: env.Exp.Settings.LDAPasses, MinUpdates: models.LDAMinUpdates,
+	}, env.RNG("lda"))
 	if err != nil {
 		return nil, nil, st, err
 	}

@@ -62,10 +62,10 @@ type Config struct {
 	// FeatureStep rounds feature values to multiples of it (so gzip can
 	// compress them). If 0, no rounding.
 	FeatureStep float64
-	// TopicSharpness scales the topic logits A z. If 0, 2.
+	// TopicSharpness scales the topic logits A z. If 0, 4.
 	TopicSharpness float64
 	// ReviewsMean is the mean number of reviews per item (negative
-	// binomial, shape 1/2, so many items have none). If 0, 3.5.
+	// binomial, shape 1/2, so many items have none). If 0, 8.
 	ReviewsMean float64
 
 	// NoImageFrac adds this fraction of each top's Items as items that have
@@ -104,7 +104,7 @@ var Scales = []string{"tiny", "small", "medium", "women"}
 
 // Scale returns the named configuration:
 //
-//	tiny    Men 6 + Women 8 subcategories, 1,300 image items (the committed demo data)
+//	tiny    Men 6 + Women 8 subcategories, 1,900 image items (the committed demo data)
 //	small   five tops, 52 subcategories, 20,000 image items
 //	medium  five tops with the paper's subcategory counts, 100,000 image items
 //	women   Women, 116 subcategories, 659,566 image items: the paper's largest set
@@ -113,7 +113,7 @@ func Scale(name string) (Config, error) {
 	switch name {
 	case "tiny":
 		c.Tops = []Top{
-			{"Men", 6, 600, menAB, menAV},
+			{"Men", 6, 1200, menAB, menAV},
 			{"Women", 8, 700, womenAB, womenAV},
 		}
 		c.FeatureStep = 1.0 / 16
@@ -172,8 +172,8 @@ func (c Config) resolved() Config {
 	def(&c.EdgeNoise, 0.05)
 	def(&c.FeatureNoise, 0.5)
 	def(&c.FeatureStep, -1)
-	def(&c.TopicSharpness, 2)
-	def(&c.ReviewsMean, 3.5)
+	def(&c.TopicSharpness, 4)
+	def(&c.ReviewsMean, 8)
 	def(&c.NoImageFrac, 0.03)
 	def(&c.NoSubcatFrac, 0.005)
 	def(&c.ForeignFrac, 0.01)

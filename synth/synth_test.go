@@ -115,8 +115,10 @@ func TestGolden(t *testing.T) {
 		}
 	}
 	total := len(committed[0]) + len(committed[1]) + len(committed[2])
-	if total > 3<<20 {
-		t.Errorf("committed data is %d bytes, above 3 MiB", total)
+	// A few MB: 1,200 Men items make the demo's Monomer-LMT gap steady
+	// across seeds (issue 11).
+	if total > 5<<20 {
+		t.Errorf("committed data is %d bytes, above 5 MiB", total)
 	}
 }
 
@@ -584,7 +586,7 @@ func TestScales(t *testing.T) {
 	}
 	tiny, _ := synth.Scale("tiny")
 	w := tinyWorld(t, 1)
-	if n := len(w.Items); n < 1300 || n > 1600 {
+	if n := len(w.Items); n < 1900 || n > 2200 {
 		t.Errorf("tiny has %d items", n)
 	}
 	if len(w.Subcats) != tiny.Tops[0].Subcats+tiny.Tops[1].Subcats {

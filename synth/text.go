@@ -53,11 +53,23 @@ var plurals = map[string]bool{
 	"tights": true,
 }
 
+// pairedShare is the share of templated sentences about what the item is
+// bought with: their topic is drawn from the topics of the item's
+// also_bought target T_k z_x + c_k (eq. 6) instead of its own, so an item's
+// reviews share words with the items it is bought with, as real reviews do
+// ("goes well with my leather belt"). Without it related and unrelated
+// items share words about equally and a distance on words has nothing to
+// learn on also_bought (package doc, eq. 5b).
+const pairedShare = 0.5
+
 // topicWeights is an item's topic distribution, theta = softmax(A z + h)
 // with h the home-topic boost of its subcategory (package doc, eq. 5).
 func (w *World) topicWeights(i int, theta []float64) {
 	z := w.Latent(i)
-	d := len(z)
+	lat := make([]float64, len(z))
+	for k, v := range z {
+		lat[k] = float64(v)
+	}
 	home := -1
 	switch it := &w.Items[i]; it.Kind {
 	case Regular:
@@ -65,11 +77,24 @@ func (w *World) topicWeights(i int, theta []float64) {
 	case NoSubcategory:
 		home = w.Subcats[w.hidden[i]].home
 	}
+	w.topicSoftmax(lat, home, theta)
+}
+
+// pairedWeights is the topic distribution of item i's sentences about what
+// it is bought with: softmax(A t) at its also_bought target t (eq. 5b).
+func (w *World) pairedWeights(i int, theta []float64) {
+	w.topicSoftmax(w.Target(AlsoBought, i, nil), -1, theta)
+}
+
+// topicSoftmax sets theta = softmax(A z + h), h the boost of topic home
+// (none if -1).
+func (w *World) topicSoftmax(z []float64, home int, theta []float64) {
+	d := len(z)
 	hi := math.Inf(-1)
 	for t := range theta {
 		s := 0.0
 		for k := range d {
-			s += float64(w.topicA[t*d+k]) * float64(z[k])
+			s += float64(w.topicA[t*d+k]) * z[k]
 		}
 		if t == home {
 			s += homeBoost
@@ -103,7 +128,8 @@ func draw(r *rand.Rand, weights []float64) int {
 type sentenceWriter struct {
 	r       *rand.Rand
 	theta   []float64
-	product string // lower-case product noun
+	paired  []float64 // topics of what the item is bought with (pairedShare)
+	product string    // lower-case product noun
 	topic   topic
 }
 
@@ -125,7 +151,11 @@ func (s *sentenceWriter) word(kind byte) string {
 
 // fill expands one template, each sentence drawing its own topic from theta.
 func (s *sentenceWriter) fill(b *strings.Builder, tmpl string) {
-	s.topic = topics[draw(s.r, s.theta)]
+	weights := s.theta
+	if s.paired != nil && chance(s.r, pairedShare) {
+		weights = s.paired
+	}
+	s.topic = topics[draw(s.r, weights)]
 	out := make([]byte, 0, 2*len(tmpl))
 	last := ""
 	for i := 0; i < len(tmpl); i++ {
@@ -213,7 +243,9 @@ func (w *World) Reviews(i int) []Review {
 	r := itemStream(w.seed, purposeReviews, i).Rand
 	theta := make([]float64, len(topics))
 	w.topicWeights(i, theta)
-	s := sentenceWriter{r: r, theta: theta, product: strings.ToLower(w.productNoun(i))}
+	paired := make([]float64, len(topics))
+	w.pairedWeights(i, paired)
+	s := sentenceWriter{r: r, theta: theta, paired: paired, product: strings.ToLower(w.productNoun(i))}
 	out := make([]Review, it.Reviews)
 	for j := range out {
 		rv := &out[j]

@@ -30,7 +30,7 @@ DIR/reviews_NAME.json.gz (JSON lines) and DIR/image_features_NAME.b (ASIN +
 4096 float32 per record) for a synthetic world whose relations the models can
 learn; see the synth package documentation for the generative model.
 
-Scales: tiny (1,300 image items: the committed demo data), small (20,000),
+Scales: tiny (1,900 image items: the committed demo data), small (20,000),
 medium (100,000), women (659,566 items and a 10.8 GB .b file, the paper's
 largest category). The same --seed gives byte-identical files whatever the
 number of workers.

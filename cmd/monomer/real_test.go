@@ -82,7 +82,7 @@ func TestDemoDeterminismAndSkips(t *testing.T) {
 		t.Fatalf("GOMAXPROCS 1 vs 2: %s%s", r.stdout, r.stderr)
 	}
 
-	const men, women = "men-also_bought-image", "women-also_viewed-bow"
+	const men, bow = "men-also_bought-image", "men-also_bought-bow"
 	after := func(exp string, stages ...string) []string {
 		var out []string
 		for _, s := range stages {
@@ -109,7 +109,7 @@ func TestDemoDeterminismAndSkips(t *testing.T) {
 		{name: "new bytes, same records: ingest reruns, its outputs do not change",
 			sets:   []string{"--set", "experiments." + men + ".settings.swaps_per_edge=3"},
 			before: func() { regzip(t, meta) },
-			want:   []string{men + "/ingest", women + "/ingest"}},
+			want:   []string{bow + "/ingest", men + "/ingest"}},
 	}
 	for _, s := range steps {
 		if s.before != nil {
@@ -167,8 +167,8 @@ func TestDemoCrash(t *testing.T) {
 	}{
 		{"men-also_bought-image/features", 0},
 		{"men-also_bought-image/train", 300 * time.Millisecond},
-		{"women-also_viewed-bow/ingest", 20 * time.Millisecond},
-		{"women-also_viewed-bow/features", 200 * time.Millisecond},
+		{"men-also_bought-bow/ingest", 20 * time.Millisecond},
+		{"men-also_bought-bow/features", 200 * time.Millisecond},
 		{"report", 0},
 	}
 	for _, p := range points {
@@ -215,7 +215,7 @@ func TestDemoCrash(t *testing.T) {
 // would (bow-shard, the alias, for one of them) works end to end.
 func TestPlanBowShards(t *testing.T) {
 	dir, args := demo(t)
-	const exp = "women-also_viewed-bow"
+	const exp = "men-also_bought-bow"
 	args = append(args, "--set", "experiments."+exp+".settings.vocab_shards=2")
 	r := monomer(t, dir, "real", nil, append([]string{"plan", "--json"}, args...)...)
 	var p planJSON

