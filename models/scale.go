@@ -15,8 +15,14 @@ import "math"
 // penalty is taken on Θ. Fit.Params hold s·Θ, the parameters on raw
 // features, so scoring needs no scale; Fit.FeatureScale records s.
 
+// minMeanSq is the mean ‖f‖² below which features count as zero and are not
+// scaled: the float32 kernels square feature differences, and below about
+// 1e-30 those squares underflow (float32's smallest normal is 1.2e-38), so
+// blowing Θ up by 1e15 and more would only turn zeros into NaN.
+const minMeanSq = 1e-30
+
 // featureScale returns 1/sqrt(mean ‖f_i‖²) over items, or 1 when every row
-// is zero.
+// is (numerically) zero.
 func featureScale(src rowSource, items []int32) float64 {
 	var sum float64
 	for _, it := range items {
@@ -25,7 +31,11 @@ func featureScale(src rowSource, items []int32) float64 {
 	if len(items) == 0 || !(sum > 0) || math.IsInf(sum, 0) {
 		return 1
 	}
-	return 1 / math.Sqrt(sum/float64(len(items)))
+	mean := sum / float64(len(items))
+	if mean < minMeanSq {
+		return 1
+	}
+	return 1 / math.Sqrt(mean)
 }
 
 // toRaw returns the kernels' parameters s·Θ for the scaled-feature
