@@ -21,11 +21,14 @@ import (
 //	STORE/<key[:2]>/<key>/           one stage's outputs and its manifest.json
 //	STORE/<key[:2]>/.<key>.tmp-<pid> an entry being written
 //
-// Files are hard links to the committed stage directories where the file
-// system allows (so the store costs no space while a run directory holds
-// the same outputs), copies otherwise. Every file is checked against the
-// manifest's sha256 before it is restored, so an output edited in place in
-// a run directory (which edits its link too) is never restored. An entry's
+// Files enter the store as hard links to the committed stage directories
+// where the file system allows (so the store costs no space while a run
+// directory holds the same outputs), copies otherwise. They leave it as
+// copies: two run directories never share a file, so an edit in one cannot
+// show up in the other and `monomer diff` compares two real files. Every
+// file is checked against the manifest's sha256 before it is restored, so
+// an output edited in place in a run directory (which edits its link in
+// the store too) is never restored. An entry's
 // modification time is its last use; Trim removes the least recently used
 // entries down to a size.
 
@@ -91,7 +94,7 @@ func (s *store) put(dir string, m *Manifest) error {
 	return nil
 }
 
-// restore links the entry for key into the empty directory tmp after
+// restore copies the entry for key into the empty directory tmp after
 // checking every file against the stored manifest, and returns the
 // manifest. ok is false when there is no usable entry.
 func (s *store) restore(key, tmp string) (*Manifest, bool) {
@@ -111,7 +114,7 @@ func (s *store) restore(key, tmp string) (*Manifest, bool) {
 			return nil, false
 		}
 		dst := filepath.Join(tmp, filepath.FromSlash(o.Name))
-		if os.MkdirAll(filepath.Dir(dst), 0o755) != nil || linkOrCopy(src, dst) != nil {
+		if os.MkdirAll(filepath.Dir(dst), 0o755) != nil || copyFile(src, dst) != nil {
 			return nil, false
 		}
 	}

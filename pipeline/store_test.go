@@ -50,16 +50,28 @@ func TestStoreRestores(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Edited in place in the run directory, hence in the store's link: the
-	// entry is dropped, the stage runs.
+	// A restored stage holds copies: editing one in place leaves the store's
+	// entry intact, so switching away and back restores it again.
 	out := filepath.Join(f.runDir, "a", "train", "out.txt")
 	must(t, os.WriteFile(out, []byte("edited\n"), 0o644)) // truncates the same inode
 	_, _, err = f.run(t, opts, "settings.k=7")
 	must(t, err)
 	_, ran, err = f.run(t, opts)
 	must(t, err)
+	if len(ran) != 0 {
+		t.Errorf("after editing a restored copy ran %v", ran)
+	}
+
+	// An entry edited in place (as an edit through the hard link of a
+	// freshly run stage would) is dropped, and the stage runs.
+	stored := filepath.Join(opts.store().entry(m.Key), "out.txt")
+	must(t, os.WriteFile(stored, []byte("edited\n"), 0o644))
+	_, _, err = f.run(t, opts, "settings.k=7")
+	must(t, err)
+	_, ran, err = f.run(t, opts)
+	must(t, err)
 	if !slices.Contains(ran, "a/train") || slices.Contains(ran, "b/train") {
-		t.Errorf("after an in-place edit ran %v", ran)
+		t.Errorf("after an in-place edit of the entry ran %v", ran)
 	}
 
 	res, err := Trim(opts.Store, 0)
