@@ -128,8 +128,8 @@ type Settings struct {
 	// If 0, 0.5 (paper §4.2).
 	CTTop float64 `yaml:"ct_top"`
 	// Patience ends a fit after this many validation checks in a row that
-	// keep nothing (models.Spec.Patience). If 0, it is defaulted to 0:
-	// never; negative also means never.
+	// keep nothing (models.Spec.Patience). If 0, 6 (measured to change no
+	// test error beyond noise, BENCHMARKS.md); negative: never.
 	Patience int `yaml:"patience"`
 	// WarmStart trains the λ grid from the largest λ to the smallest, each
 	// from the parameters kept at the one before (models.Spec.WarmStart).
@@ -164,6 +164,7 @@ func Defaults() Settings {
 		MaxIter:           200,
 		ValidEvery:        10,
 		CTTop:             0.5,
+		Patience:          6,
 
 		RecommendQueries: 300,
 		RecommendK:       10,
