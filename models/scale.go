@@ -5,9 +5,10 @@ import "math"
 // Feature scaling. Train fits every model as if each feature vector were
 // multiplied by s = 1/sqrt(mean ‖f‖²), the mean over the distinct items of
 // the train pairs, so the scaled features have mean squared norm 1 whatever
-// their kind (image activations ≈ 16, sum-to-one bag-of-words vectors ≈
-// 0.02) and λ‖Θ‖² is the same strength of regularisation for both: at the
-// start of training ‖Θ‖² ≈ F/2 for every model.
+// their kind (image activations ≈ 16, sum-to-one bag-of-words vectors
+// 0.02-0.05) and λ‖Θ‖² is the same strength of regularisation for both: at
+// the start of training ‖Θ‖² ≈ F/2 per embedding block whatever the
+// features.
 //
 // Every parameter block multiplies the features linearly (w ∘ f, Eᵀf, Uᵀf),
 // so fitting Θ on s·f is fitting s·Θ on f: the kernels keep reading the raw
