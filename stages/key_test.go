@@ -87,10 +87,10 @@ func TestTrainKeyPerModel(t *testing.T) {
 		want   string
 	}{
 		{[]string{"ct"}, `{"models":["ct"]}`},
-		{[]string{"wnn"}, `{"models":["wnn"],"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10}`},
-		{[]string{"lmt"}, `{"models":["lmt"],"k":100,"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10}`},
-		{[]string{"monomer"}, `{"models":["monomer"],"monomer_k":20,"n":4,"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10}`},
-		{[]string{"lda"}, `{"models":["lda"],"topics":100,"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10}`},
+		{[]string{"wnn"}, `{"models":["wnn"],"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10,"patience":6}`},
+		{[]string{"lmt"}, `{"models":["lmt"],"k":100,"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10,"patience":6}`},
+		{[]string{"monomer"}, `{"models":["monomer"],"monomer_k":20,"n":4,"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10,"patience":6}`},
+		{[]string{"lda"}, `{"models":["lda"],"topics":100,"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10,"patience":6}`},
 	} {
 		if got := key(c.models...); got != c.want {
 			t.Errorf("%v: key %s, want %s", c.models, got, c.want)

@@ -21,7 +21,8 @@ func TestVerify(t *testing.T) {
 	args = append(args, "--run-dir", "run")
 	realRun(t, dir, nil, args...)
 	r := monomer(t, dir, "real", nil, append([]string{"verify"}, args...)...)
-	if r.code != 0 || strings.Count(r.stdout, ": ok (") != 13 {
+	// Every stage of the demo (two experiments × seven, and report) reproduced.
+	if r.code != 0 || strings.Count(r.stdout, ": ok (") != 15 {
 		t.Fatalf("fresh run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
@@ -98,7 +99,7 @@ func TestRebuildKeepsStages(t *testing.T) {
 	os.Args[0] = rebuilt
 	defer func() { os.Args[0] = self }()
 	r := monomer(t, dir, "real", nil, append([]string{"status"}, args...)...)
-	if r.code != 0 || strings.Count(r.stdout, "up to date") != 13 {
+	if r.code != 0 || strings.Count(r.stdout, "up to date") != 15 {
 		t.Errorf("status after a rebuild: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = realRun(t, dir, nil, args...)
