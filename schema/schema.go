@@ -127,7 +127,7 @@ var (
 	// evaluations and grad_evaluations are the grid point's so far.
 	Trace = newSchema(
 		dict("model"), field("lambda", f64), field("iteration", i32), field("objective", f64),
-		field("valid_error", f64), field("evaluations", i32), field("grad_evaluations", i32), field("final_objective", f64),
+		field("valid_error", f64), field("evaluations", i32), field("grad_evaluations", i32),
 	)
 	// Topics: LDA topic proportions of each item with a vector, item order.
 	Topics = newSchema(field("item_idx", i32), field("proportions", arrow.ListOf(f32)))
