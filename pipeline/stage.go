@@ -8,6 +8,8 @@
 //	                               for --experiment runs (see LockName)
 //	DIR/<experiment>/.lock         flock of one experiment's runs
 //	DIR/<experiment>/<stage>/      the stage's outputs and its manifest.json
+//	DIR/<experiment>/<node>/       the same for one shard (bow-shard-0-of-2)
+//	                               or part (train.lmt) of a stage
 //	DIR/<job stage>/               job-level stages (report)
 //	DIR/metrics.parquet            published by report (see Publisher)
 //	DIR/.hashcache.json            raw-input hashes by path, size, mtime, ctime
