@@ -17,12 +17,12 @@ type Graph struct {
 }
 
 // Node is one stage of one experiment (one shard of it, for a Sharded
-// stage), or one job-level stage.
+// stage; one part, for a Parted stage), or one job-level stage.
 type Node struct {
 	// ID is "<experiment>/<name>", or "<name>" for a job-level stage.
 	ID string
-	// Name is the stage's name, or ShardName for a shard: the node's
-	// directory and what --only may name.
+	// Name is the stage's name, ShardName for a shard or PartName for a
+	// part: the node's directory and what --only may name.
 	Name string
 	// Experiment is the experiment's name; "" for a job-level stage.
 	Experiment string
@@ -30,8 +30,10 @@ type Node struct {
 	// Shard and Shards: this is shard Shard of Shards (Shards is 0 for a
 	// stage that is not Sharded).
 	Shard, Shards int
-	Deps          []*Node
-	exp           *Resolved
+	// Part is the part's name for a node of a Parted stage, else "".
+	Part string
+	Deps []*Node
+	exp  *Resolved
 }
 
 // Dir is the node's final directory under runDir.
@@ -54,6 +56,28 @@ type Sharded interface {
 // ShardName is the node name (and directory) of shard i of n of stage.
 func ShardName(stage string, i, n int) string {
 	return fmt.Sprintf("%s-%d-of-%d", stage, i, n)
+}
+
+// Parted is implemented by an experiment stage that runs as one node per
+// named part of the experiment, so each has its own key and a scheduler can
+// run them on several machines: train has one part per learned model, node
+// "train.lmt" (PartName). Each part node has its own directory, key (the
+// part's name and KeyPart's parameters, in place of Key's), lock, manifest
+// and commit, and Env.Part tells Run which part it is. As for Sharded, a
+// stage depending on a parted stage depends on every part and reads part p
+// from env.InDir(PartName(stage, p)); --only and --from naming the stage
+// select all its parts, naming a node one part. Parts returning none leaves
+// the stage out of the experiment.
+type Parted interface {
+	Parts(exp *Resolved) []string
+	// KeyPart is Key for one part: the parameters and raw files that
+	// part's Run reads, and nothing of the other parts.
+	KeyPart(exp *Resolved, part string) (params any, files []string)
+}
+
+// PartName is the node name (and directory) of part of stage.
+func PartName(stage, part string) string {
+	return stage + "." + part
 }
 
 // Resolved is the node's resolved experiment; nil for a job-level stage.
@@ -111,6 +135,19 @@ func NewGraph(job *Job, expStages, jobStages []Stage) (*Graph, error) {
 				deps = append(deps, byStage[r.Name+"/"+d]...)
 			}
 			key := r.Name + "/" + s.Name()
+			if pt, ok := s.(Parted); ok {
+				byStage[key] = []*Node{}
+				for _, part := range pt.Parts(&r) {
+					name := PartName(s.Name(), part)
+					if !nameRE.MatchString(name) {
+						return nil, fmt.Errorf("pipeline: stage %s: part name %q is invalid", s.Name(), part)
+					}
+					n := &Node{ID: r.Name + "/" + name, Name: name, Experiment: r.Name, Stage: s, Part: part, Deps: deps, exp: &r}
+					byStage[key] = append(byStage[key], n)
+					g.Nodes = append(g.Nodes, n)
+				}
+				continue
+			}
 			sh, ok := s.(Sharded)
 			if !ok {
 				n := &Node{ID: key, Name: s.Name(), Experiment: r.Name, Stage: s, Deps: deps, exp: &r}

@@ -60,6 +60,8 @@ type KeyInputs struct {
 	Experiment string `json:"experiment,omitempty"`
 	// Shard is "i/n" for shard i of n of a Sharded stage.
 	Shard string `json:"shard,omitempty"`
+	// Part is the part's name for a node of a Parted stage.
+	Part string `json:"part,omitempty"`
 	// Code identifies the stage's code; see CodeVersion.
 	Code   string          `json:"code"`
 	Seed   uint64          `json:"seed"`

@@ -353,6 +353,9 @@ type evaluation struct {
 // its upstream manifests on disk.
 func (r *runner) inputs(n *Node) (KeyInputs, error) {
 	params, files := n.Stage.Key(n.exp)
+	if pt, ok := n.Stage.(Parted); ok && n.Part != "" {
+		params, files = pt.KeyPart(n.exp, n.Part)
+	}
 	pj, err := normalizeParams(params)
 	if err != nil {
 		return KeyInputs{}, fmt.Errorf("pipeline: %s: parameters: %w", n.ID, err)
@@ -366,6 +369,7 @@ func (r *runner) inputs(n *Node) (KeyInputs, error) {
 	if n.Shards > 0 {
 		in.Shard = fmt.Sprintf("%d/%d", n.Shard, n.Shards)
 	}
+	in.Part = n.Part
 	in.Seed = r.g.Job.Seed
 	if n.exp != nil {
 		in.Seed = n.exp.Seed
@@ -441,13 +445,19 @@ func (r *runner) evaluate(n *Node) (*evaluation, error) {
 	return ev, nil
 }
 
-// preflight runs the stage's Preflight when it is selected.
+// preflight runs the stage's Preflight (PreflightPart, for a part) when
+// it is selected.
 func preflight(n *Node, selected bool) error {
-	p, ok := n.Stage.(Preflighter)
-	if !selected || !ok {
+	if !selected {
 		return nil
 	}
-	if err := p.Preflight(n.exp); err != nil {
+	var err error
+	if pp, ok := n.Stage.(PartPreflighter); ok && n.Part != "" {
+		err = pp.PreflightPart(n.exp, n.Part)
+	} else if p, ok := n.Stage.(Preflighter); ok && n.Part == "" {
+		err = p.Preflight(n.exp)
+	}
+	if err != nil {
 		return fmt.Errorf("pipeline: %s: %w", n.ID, err)
 	}
 	return nil
@@ -582,7 +592,7 @@ func (r *runner) execute(ctx context.Context, n *Node, in KeyInputs) (*Manifest,
 // env is what the node's Run gets, writing into out.
 func (n *Node) env(r *runner, out string) *Env {
 	return &Env{Job: r.g.Job, Exp: n.exp, RunDir: r.opts.RunDir, OutDir: out, Stage: n.Name,
-		Shard: n.Shard, Shards: n.Shards, Tracker: r.opts.Tracker}
+		Shard: n.Shard, Shards: n.Shards, Part: n.Part, Tracker: r.opts.Tracker}
 }
 
 // restore commits the store's outputs for in's key as n's stage directory,

@@ -8,6 +8,8 @@
 //	                               for --experiment runs (see LockName)
 //	DIR/<experiment>/.lock         flock of one experiment's runs
 //	DIR/<experiment>/<stage>/      the stage's outputs and its manifest.json
+//	DIR/<experiment>/<node>/       the same for one shard (bow-shard-0-of-2)
+//	                               or part (train.lmt) of a stage
 //	DIR/<job stage>/               job-level stages (report)
 //	DIR/metrics.parquet            published by report (see Publisher)
 //	DIR/.hashcache.json            raw-input hashes by path, size, mtime, ctime
@@ -25,6 +27,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 )
 
 // Stage is one step of an experiment's pipeline, or of the whole job.
@@ -94,9 +97,12 @@ type Env struct {
 	RunDir string
 	// OutDir is the temporary directory Run writes its outputs into.
 	OutDir string
-	// Stage is the running node's name: the stage's, or ShardName's for a
-	// shard of a Sharded stage.
+	// Stage is the running node's name: the stage's, ShardName's for a
+	// shard of a Sharded stage, PartName's for a part of a Parted one.
 	Stage string
+	// Part is the part's name for a node of a Parted stage (see Parted),
+	// else "".
+	Part string
 	// Shard and Shards: the node is shard Shard of Shards (see Sharded);
 	// both 0 for a stage that is not sharded.
 	Shard, Shards int
@@ -130,8 +136,15 @@ func (e *Env) FailurePath(name string) string {
 
 // RNG returns a generator seeded from the job seed, the experiment, the stage
 // and purpose, so streams are independent and stable when others change.
-// Job-level stages get the job's seed and an empty experiment name.
+// Job-level stages get the job's seed and an empty experiment name. A part
+// of a Parted stage draws from its stage's streams (the stage's name, not
+// the node's): its purposes must tell the parts apart, and a part then
+// draws what it drew when all parts ran in one node.
 func (e *Env) RNG(purpose string) *rand.Rand {
+	stage := e.Stage
+	if e.Part != "" {
+		stage = strings.TrimSuffix(stage, "."+e.Part)
+	}
 	name, seed := "", uint64(1)
 	if e.Exp != nil {
 		name, seed = e.Exp.Name, e.Exp.Seed
@@ -139,7 +152,7 @@ func (e *Env) RNG(purpose string) *rand.Rand {
 		seed = e.Job.Seed
 	}
 	h := fnv.New64a()
-	h.Write([]byte(name + "\x00" + e.Stage + "\x00" + purpose))
+	h.Write([]byte(name + "\x00" + stage + "\x00" + purpose))
 	return rand.New(rand.NewPCG(seed, h.Sum64()))
 }
 
@@ -197,6 +210,13 @@ type NumericEnv interface {
 // as the stage's failure. Preflight must not read data files.
 type Preflighter interface {
 	Preflight(exp *Resolved) error
+}
+
+// PartPreflighter is Preflighter for a Parted stage: each selected part
+// node is checked alone, so a part that fits is not refused for the sake
+// of another that does not. A Parted stage's Preflight is not called.
+type PartPreflighter interface {
+	PreflightPart(exp *Resolved, part string) error
 }
 
 // Publisher is implemented by a job-level stage some of whose outputs also

@@ -77,7 +77,7 @@ func RecordStages(job *Job, expStages, jobStages []Stage, runDir string) ([]Stag
 		a.inputs = append(a.inputs, in)
 		for _, o := range m.Outputs {
 			name := o.Name
-			if n.Shards > 0 {
+			if n.Name != n.Stage.Name() { // a shard or part
 				name = n.Name + "/" + name
 			}
 			if n.Experiment != "" {

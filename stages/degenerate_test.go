@@ -49,14 +49,14 @@ func TestConstantPredictorWarned(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &l); err != nil {
 			t.Fatal(err)
 		}
-		if l["level"] == slog.LevelWarn.String() && l["stage"] == "train" && l["flag"] == "constant" {
+		if l["level"] == slog.LevelWarn.String() && l["stage"] == "train.wnn" && l["flag"] == "constant" {
 			if l["experiment"] != "men-image" || l["lambda"] == nil || !strings.HasPrefix(l["msg"].(string), "constant predictor") {
 				t.Errorf("warning %s", line)
 			}
 			warned[l["model"].(string)] = true
 		}
 	}
-	fits := open(t, filepath.Join(dir, "men-image", "train", "fits.parquet"))
+	fits := open(t, filepath.Join(dir, "men-image", "train.wnn", "fits.parquet"))
 	models := must(fits.Strings("model"))(t)
 	flags := must(fits.Strings("flags"))(t)
 	md, err := os.ReadFile(filepath.Join(dir, "report", "tables.md"))

@@ -60,7 +60,8 @@ func (t *metricTable) add(exp, model, split string, errRate, auc, ll float64, pa
 	t.selected = append(t.selected, sel)
 }
 
-// savedFit is one model's training record read back from train's tables.
+// savedFit is one model's training record read back from its train node's
+// tables.
 type savedFit struct {
 	c      float64
 	params []models.Param
@@ -70,6 +71,27 @@ type savedFit struct {
 	iters  int
 }
 
+// readTrainedFits reads the fits of the learned models among ms from their
+// train.<model> directories, as dir names them.
+func readTrainedFits(dir func(stage string) string, ms []string) (map[string]*savedFit, error) {
+	out := map[string]*savedFit{}
+	for _, m := range ms {
+		if m == "ct" {
+			continue
+		}
+		one, err := readFits(trainDir(dir, m))
+		if err != nil {
+			return nil, err
+		}
+		if one[m] == nil {
+			return nil, fmt.Errorf("stages: %s: no fit of %s", trainDir(dir, m), m)
+		}
+		out[m] = one[m]
+	}
+	return out, nil
+}
+
+// readFits reads the fits and parameters of the models in dir.
 func readFits(dir string) (map[string]*savedFit, error) {
 	out := map[string]*savedFit{}
 	err := schema.Read(filepath.Join(dir, "fits.parquet"), func(c *schema.Cols) error {
@@ -132,7 +154,7 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 	if err != nil {
 		return nil, err
 	}
-	saved, err := readFits(env.InDir("train"))
+	saved, err := readTrainedFits(env.InDir, env.Exp.Models)
 	if err != nil {
 		return nil, err
 	}
@@ -160,13 +182,13 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 		} else {
 			fit = saved[model]
 			if fit == nil {
-				return nil, fmt.Errorf("stages: evaluate: no trained %s in %s", model, env.InDir("train"))
+				return nil, fmt.Errorf("stages: evaluate: no trained %s in %s", model, trainDir(env.InDir, model))
 			}
 			name := model
 			f := feat
 			if model == "lda" {
 				name = models.ModelWNN
-				if f, err = readTopics(env.InDir("train"), len(it.asin)); err != nil {
+				if f, err = readTopics(trainDir(env.InDir, model), len(it.asin)); err != nil {
 					return nil, err
 				}
 			}

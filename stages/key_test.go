@@ -1,8 +1,10 @@
 package stages
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,14 +46,16 @@ func TestKeysHoldOnlyWhatTheExperimentUses(t *testing.T) {
 				t.Errorf("%s=%s: %s is %s (%v), want up to date", c.key, c.value, s.ID, s.State, s.Reasons)
 			}
 		}
-		if want := len(Experiment()) - 1; n != want { // every stage but bow-shard
+		// Every stage but bow-shard, train as one node per learned model.
+		r := job.Resolve(0)
+		if want := len(Experiment()) - 2 + len(Train{}.Parts(&r)); n != want {
 			t.Errorf("%s: %d steps of men-image, want %d", c.key, n, want)
 		}
 	}
 	// The key does change when a model of the experiment reads the setting.
 	for _, c := range []struct{ key, value, stage string }{
-		{"settings.k", "3", "train"},
-		{"settings.monomer_k", "3", "train"},
+		{"settings.k", "3", "train.lmt"},
+		{"settings.monomer_k", "3", "train.monomer"},
 		{"settings.ct_top", "0.25", "evaluate"},
 	} {
 		changed, err := pipeline.ParseJobWith(job.Path, []byte(strings.ReplaceAll(testJob, "DATA", job.DataDir)),
@@ -63,37 +67,49 @@ func TestKeysHoldOnlyWhatTheExperimentUses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		found := false
 		for _, s := range steps {
-			if s.ID == "men-image/"+c.stage && s.State != pipeline.Stale {
-				t.Errorf("%s=%s: %s is %s, want stale", c.key, c.value, s.ID, s.State)
+			if s.ID == "men-image/"+c.stage {
+				found = true
+				if s.State != pipeline.Stale {
+					t.Errorf("%s=%s: %s is %s, want stale", c.key, c.value, s.ID, s.State)
+				}
 			}
+		}
+		if !found {
+			t.Errorf("%s: no step men-image/%s", c.key, c.stage)
 		}
 	}
 }
 
-// TestTrainKeyPerModel checks the train key directly: a setting enters only
-// with the model that reads it.
+// TestTrainKeyPerModel checks the key of each train node directly: a
+// setting enters only the node of the model that reads it, and the list of
+// the experiment's models enters none.
 func TestTrainKeyPerModel(t *testing.T) {
 	s := pipeline.Defaults()
-	key := func(models ...string) string {
-		b, err := json.Marshal(keyTrainParams(&pipeline.Resolved{Experiment: pipeline.Experiment{Models: models}, Settings: s}))
-		if err != nil {
-			t.Fatal(err)
+	e := &pipeline.Resolved{Experiment: pipeline.Experiment{Models: []string{"wnn", "ct", "lda", "lmt", "monomer"}}, Settings: s}
+	if got := (Train{}).Parts(e); strings.Join(got, ",") != "wnn,lda,lmt,monomer" {
+		t.Errorf("parts %v, want the learned models without ct", got)
+	}
+	key := func(model string) string {
+		p, files := Train{}.KeyPart(e, model)
+		b, err := json.Marshal(p)
+		if err != nil || files != nil {
+			t.Fatal(err, files)
 		}
 		return string(b)
 	}
 	for _, c := range []struct {
-		models []string
-		want   string
+		model string
+		want  string
 	}{
-		{[]string{"ct"}, `{"models":["ct"]}`},
-		{[]string{"wnn"}, `{"models":["wnn"],"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10,"patience":6}`},
-		{[]string{"lmt"}, `{"models":["lmt"],"k":100,"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10,"patience":6}`},
-		{[]string{"monomer"}, `{"models":["monomer"],"monomer_k":20,"n":4,"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10,"patience":6}`},
-		{[]string{"lda"}, `{"models":["lda"],"topics":100,"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10,"patience":6}`},
+		{"wnn", `{"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10,"patience":6}`},
+		{"lmt", `{"k":100,"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10,"patience":6}`},
+		{"monomer", `{"monomer_k":20,"n":4,"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10,"patience":6}`},
+		{"lda", `{"topics":100,"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10,"patience":6}`},
 	} {
-		if got := key(c.models...); got != c.want {
-			t.Errorf("%v: key %s, want %s", c.models, got, c.want)
+		if got := key(c.model); got != c.want {
+			t.Errorf("%s: key %s, want %s", c.model, got, c.want)
 		}
 	}
 }
@@ -121,5 +137,86 @@ func TestNegativesKeyWithoutRewiring(t *testing.T) {
 	}
 	if got := key("rewire", 20); got != `{"method":"rewire","swaps_per_edge":20}` {
 		t.Errorf("rewire key %s changed form", got)
+	}
+}
+
+// TestMonomerKRetrainsMonomerAlone: train is one node per model, keyed by
+// that model's settings, so changing monomer_k reruns train.monomer and
+// what reads it (evaluate, recommend, report) and nothing of LMT, WNN or
+// LDA, as Plan (`monomer status`) says and the run does; dropping a model
+// from the experiment retrains none of the others.
+func TestMonomerKRetrainsMonomerAlone(t *testing.T) {
+	job := loadTestJob(t)
+	dir := t.TempDir()
+	runJob(t, job, dir)
+	load := func(set, value string) *pipeline.Job {
+		j, err := pipeline.ParseJobWith(job.Path, []byte(strings.ReplaceAll(testJob, "DATA", job.DataDir)),
+			[]pipeline.Override{{Key: set, Value: value, Source: set}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	planned := func(j *pipeline.Job) (run []string, current map[string]bool) {
+		steps, err := pipeline.Plan(j, Experiment(), Job(), pipeline.Options{RunDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		current = map[string]bool{}
+		for _, s := range steps {
+			if s.Run {
+				run = append(run, s.ID)
+			}
+			current[s.ID] = s.State == pipeline.UpToDate
+		}
+		slices.Sort(run)
+		return run, current
+	}
+	changed := load("settings.monomer_k", "3")
+	want := []string{"men-image/evaluate", "men-image/recommend", "men-image/train.monomer",
+		"report", "women-bow/evaluate", "women-bow/recommend", "women-bow/train.monomer"}
+	run, current := planned(changed)
+	if !slices.Equal(run, want) {
+		t.Errorf("monomer_k=3: plan runs %v, want %v", run, want)
+	}
+	for _, id := range []string{"men-image/train.wnn", "men-image/train.lmt", "women-bow/train.wnn", "women-bow/train.lda", "women-bow/train.lmt"} {
+		if !current[id] {
+			t.Errorf("monomer_k=3: %s is not up to date", id)
+		}
+	}
+	var logs bytes.Buffer
+	if _, err := pipeline.Run(context.Background(), changed, Experiment(), Job(),
+		pipeline.Options{RunDir: dir, Logger: pipeline.NewLogger(&logs, false)}); err != nil {
+		t.Fatal(err)
+	}
+	var started []string
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var l map[string]any
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatal(err)
+		}
+		if l["msg"] == "stage start" {
+			id := l["stage"].(string)
+			if e, ok := l["experiment"].(string); ok {
+				id = e + "/" + id
+			}
+			started = append(started, id)
+		}
+	}
+	slices.Sort(started)
+	if !slices.Equal(started, want) {
+		t.Errorf("monomer_k=3: the run started %v, want %v", started, want)
+	}
+
+	// Without Monomer, men-image's other models stay trained; evaluate,
+	// recommend and report, which list the models, run again.
+	run, current = planned(load("experiments.men-image.models", "[wnn, ct, lmt]"))
+	for _, id := range []string{"men-image/train.wnn", "men-image/train.lmt"} {
+		if !current[id] || slices.Contains(run, id) {
+			t.Errorf("monomer dropped: %s would run", id)
+		}
+	}
+	if _, ok := current["men-image/train.monomer"]; ok {
+		t.Error("monomer dropped: the DAG still has men-image/train.monomer")
 	}
 }

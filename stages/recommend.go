@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"monomer/graph"
 	"monomer/models"
@@ -61,7 +62,7 @@ func openRecExperiment(env *pipeline.Env) (*recExperiment, error) {
 	if err != nil {
 		return nil, err
 	}
-	fits, err := readFits(env.InDir("train"))
+	fits, err := readTrainedFits(env.InDir, env.Exp.Models)
 	if err != nil {
 		return nil, err
 	}
@@ -78,17 +79,17 @@ func openRecExperiment(env *pipeline.Env) (*recExperiment, error) {
 	return e, nil
 }
 
-// retriever rebuilds model's fit from the train stage's tables.
+// retriever rebuilds model's fit from its train node's tables.
 func (e *recExperiment) retriever(model string) (*models.Retriever, error) {
 	s := e.fits[model]
 	if s == nil {
-		return nil, fmt.Errorf("stages: recommend: no trained %s in %s", model, e.dir("train"))
+		return nil, fmt.Errorf("stages: recommend: no trained %s in %s", model, trainDir(e.dir, model))
 	}
 	name, f := model, e.feat
 	if model == "lda" {
 		name = models.ModelWNN
 		var err error
-		if f, err = readTopics(e.dir("train"), len(e.it.asin)); err != nil {
+		if f, err = readTopics(trainDir(e.dir, model), len(e.it.asin)); err != nil {
 			return nil, err
 		}
 	}
@@ -320,31 +321,33 @@ func RecommendOne(runDir, experiment, model, asin string, k int) (*RecommendAnsw
 		return nil, fmt.Errorf("%w: --model %s ranks subcategories, not items (use wnn, lda, lmt or monomer)", pipeline.ErrUsage, model)
 	}
 	expDir := filepath.Join(runDir, experiment)
-	for _, st := range []string{"ingest", "features", "train"} {
+	for _, st := range []string{"ingest", "features"} {
 		if _, err := os.Stat(filepath.Join(expDir, st, "manifest.json")); err != nil {
 			return nil, fmt.Errorf("%w: %s: stage %s has not finished (run `monomer run` first)", pipeline.ErrUsage, filepath.Join(expDir, st), st)
 		}
+	}
+	// The models trained are the train.<model> nodes that finished.
+	var have []string
+	done, _ := filepath.Glob(filepath.Join(expDir, pipeline.PartName(Train{}.Name(), "*"), "manifest.json"))
+	for _, p := range done {
+		have = append(have, strings.TrimPrefix(filepath.Base(filepath.Dir(p)), Train{}.Name()+"."))
+	}
+	slices.Sort(have)
+	if !slices.Contains(have, model) {
+		return nil, fmt.Errorf("%w: experiment %s has no trained %s (trained: %v)", pipeline.ErrUsage, experiment, model, have)
 	}
 	kind := "bow"
 	if _, err := os.Stat(filepath.Join(expDir, "features", imageMatrixFile)); err == nil {
 		kind = "image"
 	}
 	r := pipeline.Resolved{}
-	r.Name, r.Features = experiment, kind
+	r.Name, r.Features, r.Models = experiment, kind, []string{model}
 	env := &pipeline.Env{RunDir: runDir, Exp: &r}
 	e, err := openRecExperiment(env)
 	if err != nil {
 		return nil, err
 	}
 	defer e.close()
-	if e.fits[model] == nil {
-		var have []string
-		for m := range e.fits {
-			have = append(have, m)
-		}
-		slices.Sort(have)
-		return nil, fmt.Errorf("%w: experiment %s has no trained %s (trained: %v)", pipeline.ErrUsage, experiment, model, have)
-	}
 	q := slices.Index(e.it.asin, asin)
 	if q < 0 {
 		return nil, fmt.Errorf("%w: no item %s in experiment %s", pipeline.ErrUsage, asin, experiment)

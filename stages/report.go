@@ -123,8 +123,8 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		if er.rec, err = readRecMetrics(filepath.Join(env.RunDir, r.Name, "recommend", "recommend_metrics.parquet")); err != nil {
 			return nil, err
 		}
-		if slices.ContainsFunc(r.Models, func(m string) bool { return m != "ct" }) {
-			if err := er.readFlags(filepath.Join(env.RunDir, r.Name, "train", "fits.parquet")); err != nil {
+		for _, m := range (Train{}).Parts(&r) {
+			if err := er.readFlags(filepath.Join(trainDir(func(st string) string { return env.StageDir(r.Name, st) }, m), "fits.parquet")); err != nil {
 				return nil, err
 			}
 		}

@@ -3,6 +3,7 @@ package stages
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -59,7 +60,7 @@ func reportExperiment(env *pipeline.Env, er *expReport) (*report.Experiment, err
 	if err := reportModels(e, er, filepath.Join(dir("evaluate"), "metrics.parquet")); err != nil {
 		return nil, err
 	}
-	fits, err := readFits(dir("train"))
+	fits, err := readTrainedFits(dir, r.Models)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +73,9 @@ func reportExperiment(env *pipeline.Env, er *expReport) (*report.Experiment, err
 			e.Fits = append(e.Fits, report.FitPoint{Model: modelTitle[m], Lambda: g.Lambda, ValidError: g.ValidError, Selected: g.Lambda == f.lambda})
 		}
 	}
-	e.Trace = readTrace(filepath.Join(dir("train"), "trace.parquet"))
+	for _, m := range (Train{}).Parts(&r) {
+		e.Trace = append(e.Trace, readTrace(filepath.Join(trainDir(dir, m), "trace.parquet"))...)
+	}
 
 	it, err := readItems(dir("ingest"))
 	if err != nil {
@@ -129,7 +132,7 @@ func reportModels(e *report.Experiment, er *expReport, path string) error {
 	})
 }
 
-// readTrace reads the train stage's per-iteration record if there is one:
+// readTrace reads a train node's per-iteration record if there is one:
 // columns iteration, objective and valid_error, and model and lambda when
 // the trace holds several fits (without them it is one curve). A missing or
 // unreadable trace leaves the curves out of the page.
@@ -181,7 +184,7 @@ func reportSpaces(env *pipeline.Env, e *report.Experiment, fits map[string]*save
 		return nil
 	}
 	r := pipeline.Resolved{}
-	r.Name, r.Features = e.Name, e.Features
+	r.Name, r.Features, r.Models = e.Name, e.Features, slices.Sorted(maps.Keys(fits))
 	xe, err := openRecExperiment(&pipeline.Env{RunDir: env.RunDir, Exp: &r})
 	if err != nil {
 		return err

@@ -13,25 +13,46 @@ import (
 	"monomer/schema"
 )
 
-// Train fits every model of the experiment on the train pairs, choosing λ on
-// the validation pairs. Outputs: params.parquet (learned parameters of every
-// model), fits.parquet (every grid point), trace.parquet (every L-BFGS
-// iteration) and, with LDA, topics.parquet (the
-// topic proportions WNN ran on). CT is a counting model fitted where it is
-// scored, in evaluate.
+// Train fits the experiment's models on the train pairs, choosing λ on the
+// validation pairs: one DAG node per learned model (pipeline.Parted),
+// train.wnn, train.lda, train.lmt, train.monomer, each with its own key
+// holding only that model's settings, so changing Monomer's K retrains
+// Monomer alone and a scheduler can train the models on several machines.
+// Each node writes, in <exp>/train.<model>/, params.parquet (the model's
+// learned parameters), fits.parquet (its grid points), trace.parquet (its
+// L-BFGS iterations) and, for LDA, topics.parquet (the topic proportions
+// WNN ran on). CT is a counting model fitted where it is scored, in
+// evaluate: it has no node.
 type Train struct{}
 
-var _ pipeline.Stage = Train{}
+var (
+	_ pipeline.Stage  = Train{}
+	_ pipeline.Parted = Train{}
+)
 
 func (Train) Name() string   { return "train" }
 func (Train) Deps() []string { return []string{"features", "split"} }
 
-// trainParams holds only what the experiment's models read: a setting of a
-// model it does not train is zero and omitted, so changing it reruns nothing
-// (omitempty also keeps the key of an experiment training every model as it
-// was).
+// Parts are the experiment's learned models, in job order.
+func (Train) Parts(e *pipeline.Resolved) []string {
+	var out []string
+	for _, m := range e.Models {
+		if m != "ct" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// trainDir is the directory node train.<model> of the experiment wrote, as
+// dir (env.InDir or the like) names it.
+func trainDir(dir func(stage string) string, model string) string {
+	return dir(pipeline.PartName(Train{}.Name(), model))
+}
+
+// trainParams holds only what one model reads: a setting of another model
+// is zero and omitted, so changing it reruns nothing of this one.
 type trainParams struct {
-	Models     []string  `json:"models"`
 	K          int       `json:"k,omitempty"`
 	MonomerK   int       `json:"monomer_k,omitempty"`
 	N          int       `json:"n,omitempty"`
@@ -44,27 +65,33 @@ type trainParams struct {
 	WarmStart  bool      `json:"warm_start,omitempty"`
 }
 
-func (Train) Key(e *pipeline.Resolved) (any, []string) {
-	return keyTrainParams(e), nil
+// Key is every model's key, by model; the runner keys each node with
+// KeyPart.
+func (t Train) Key(e *pipeline.Resolved) (any, []string) {
+	out := map[string]trainParams{}
+	for _, m := range t.Parts(e) {
+		out[m] = keyTrainParams(e, m)
+	}
+	return out, nil
 }
 
-// keyTrainParams keeps each setting only when a model of e reads it.
-func keyTrainParams(e *pipeline.Resolved) trainParams {
+// KeyPart is the key of node train.<model>.
+func (Train) KeyPart(e *pipeline.Resolved, model string) (any, []string) {
+	return keyTrainParams(e, model), nil
+}
+
+// keyTrainParams keeps the settings model reads.
+func keyTrainParams(e *pipeline.Resolved, model string) trainParams {
 	s := e.Settings
-	p := trainParams{Models: e.Models}
-	for _, m := range e.Models {
-		switch m {
-		case "ct":
-			continue // fitted in evaluate
-		case "lmt":
-			p.K = s.K
-		case "monomer":
-			p.MonomerK, p.N = s.MonomerK, s.N
-		case "lda":
-			p.Topics, p.LDAPasses = s.Topics, s.LDAPasses
-		}
-		p.Lambdas, p.MaxIter, p.ValidEvery = s.Lambdas, s.MaxIter, s.ValidEvery
-		p.Patience, p.WarmStart = s.Patience, s.WarmStart
+	p := trainParams{Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery,
+		Patience: s.Patience, WarmStart: s.WarmStart}
+	switch model {
+	case "lmt":
+		p.K = s.K
+	case "monomer":
+		p.MonomerK, p.N = s.MonomerK, s.N
+	case "lda":
+		p.Topics, p.LDAPasses = s.Topics, s.LDAPasses
 	}
 	return p
 }
@@ -85,7 +112,7 @@ func specFor(e *pipeline.Resolved, model string) models.Spec {
 	return spec
 }
 
-// fitsTable and paramsTable accumulate rows across models.
+// fitsTable and paramsTable accumulate a model's rows.
 type fitsTable struct {
 	model, status, flags               []string
 	lambda, verr, vll, tobj, c, spread []float64
@@ -122,7 +149,7 @@ func (t *fitsTable) add(model string, f *models.Fit) {
 	}
 }
 
-// traceTable accumulates every model's per-iteration trace.
+// traceTable accumulates a model's per-iteration trace.
 type traceTable struct {
 	model              []string
 	lambda, obj, verr  []float64
@@ -162,6 +189,16 @@ func (t *paramsTable) addRow(model, name string, r int, values []float64) {
 }
 
 func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
+	if env.Part == "" {
+		return nil, fmt.Errorf("stages: train runs one node per model (train.<model>), and was given none")
+	}
+	return trainModel(ctx, env, env.Part)
+}
+
+// trainModel fits one model and writes its tables into env.OutDir. Its
+// random streams are named by the model ("train/<model>", "lda"), so a
+// model draws the same numbers whichever other models the experiment has.
+func trainModel(ctx context.Context, env *pipeline.Env, model string) (*pipeline.Result, error) {
 	feat, counts, closeFeat, err := loadFeatures(env)
 	if err != nil {
 		return nil, err
@@ -177,62 +214,55 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 	var trace traceTable
 	rows := map[string]int64{}
 	stats := map[string]any{}
-	var warnings []pipeline.Warning
-	for _, model := range env.Exp.Models {
-		if model == "ct" {
-			continue
-		}
-		f := feat
-		if model == "lda" {
-			topics, words, st, err := fitTopics(env, counts)
-			if err != nil {
-				return nil, err
-			}
-			stats["lda_topics"] = st
-			rows["topics"], err = writeTopics(env.OutDir, topics, counts)
-			if err != nil {
-				return nil, err
-			}
-			// The topic-word matrix (topics × vocabulary) sits with the
-			// WNN that reads its proportions.
-			for i, row := range words {
-				params.addRow(model, "topic_words", i, row)
-			}
-			f = topics
-		}
-		spec := specFor(env.Exp, model)
-		bar := newFitProgress(env, model, spec.MaxIter)
-		fit, err := models.Train(ctx, f, train, valid, spec, env.RNG("train/"+model), bar.update)
-		bar.done()
+	f := feat
+	if model == "lda" {
+		topics, words, st, err := fitTopics(env, counts)
 		if err != nil {
-			return nil, fmt.Errorf("stages: train %s: %w", model, err)
+			return nil, err
 		}
-		fits.add(model, fit)
-		trace.add(model, fit)
-		params.add(model, "c", 1, 1, []float64{fit.C})
-		for _, p := range fit.Params {
-			params.add(model, p.Name, p.Rows, p.Cols, p.Data)
+		stats["lda_topics"] = st
+		rows["topics"], err = writeTopics(env.OutDir, topics, counts)
+		if err != nil {
+			return nil, err
 		}
-		stats[model] = map[string]any{"lambda": fit.Lambda, "valid_error": fit.ValidError,
-			"iterations": fit.Iterations, "params": fit.NumParams(), "feature_scale": fit.FeatureScale}
-		warnings = append(warnings, degenerateWarnings(model, fit)...)
+		// The topic-word matrix (topics × vocabulary) sits with the
+		// WNN that reads its proportions.
+		for i, row := range words {
+			params.addRow(model, "topic_words", i, row)
+		}
+		f = topics
 	}
-	var err2 error
-	rows["fits"], err2 = schema.Write(filepath.Join(env.OutDir, "fits.parquet"), schema.Fits,
+	spec := specFor(env.Exp, model)
+	bar := newFitProgress(env, model, spec.MaxIter)
+	fit, err := models.Train(ctx, f, train, valid, spec, env.RNG("train/"+model), bar.update)
+	bar.done()
+	if err != nil {
+		return nil, fmt.Errorf("stages: train %s: %w", model, err)
+	}
+	fits.add(model, fit)
+	trace.add(model, fit)
+	params.add(model, "c", 1, 1, []float64{fit.C})
+	for _, p := range fit.Params {
+		params.add(model, p.Name, p.Rows, p.Cols, p.Data)
+	}
+	stats[model] = map[string]any{"lambda": fit.Lambda, "valid_error": fit.ValidError,
+		"iterations": fit.Iterations, "params": fit.NumParams(), "feature_scale": fit.FeatureScale}
+	warnings := degenerateWarnings(model, fit)
+	rows["fits"], err = schema.Write(filepath.Join(env.OutDir, "fits.parquet"), schema.Fits,
 		fits.model, fits.lambda, fits.verr, fits.vll, fits.tobj, fits.iters, fits.best, fits.status,
 		fits.selected, fits.k, fits.n, fits.c, fits.spread, fits.flags, fits.evals, fits.grads, fits.fobj)
-	if err2 != nil {
-		return nil, err2
+	if err != nil {
+		return nil, err
 	}
-	rows["trace"], err2 = schema.Write(filepath.Join(env.OutDir, "trace.parquet"), schema.Trace,
+	rows["trace"], err = schema.Write(filepath.Join(env.OutDir, "trace.parquet"), schema.Trace,
 		trace.model, trace.lambda, trace.iter, trace.obj, trace.verr, trace.evals, trace.grads)
-	if err2 != nil {
-		return nil, err2
+	if err != nil {
+		return nil, err
 	}
-	rows["params"], err2 = schema.Write(filepath.Join(env.OutDir, "params.parquet"), schema.Params,
+	rows["params"], err = schema.Write(filepath.Join(env.OutDir, "params.parquet"), schema.Params,
 		params.model, params.param, params.row, params.values)
-	if err2 != nil {
-		return nil, err2
+	if err != nil {
+		return nil, err
 	}
 	return &pipeline.Result{Rows: rows, Stats: stats, Warnings: warnings}, nil
 }

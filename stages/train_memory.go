@@ -26,38 +26,32 @@ const (
 	ldaBytesPerWeight = 5 * 8
 )
 
-// trainMemory estimates the peak bytes of training e's models (one at a
-// time, so the largest counts) and names that model. It counts what grows
-// with the settings; per-item and per-pair buffers, which grow with the
-// data instead, are left out, so it is a lower bound.
-func trainMemory(e *pipeline.Resolved) (bytes int64, model string) {
+// trainMemory estimates the peak bytes of training model on e. It counts
+// what grows with the settings; per-item and per-pair buffers, which grow
+// with the data instead, are left out, so it is a lower bound.
+func trainMemory(e *pipeline.Resolved, model string) int64 {
 	s := e.Settings
 	f := int64(e.FeatureDim())
-	for _, m := range e.Models {
-		var b int64
-		switch m {
-		case "wnn":
-			b = (f + 1) * bytesPerParam
-		case "lmt":
-			b = (f*int64(s.K) + 1) * bytesPerParam
-		case "monomer":
-			k, n := int64(s.MonomerK), int64(s.N)
-			b = (f*(n*k+k+n) + 1) * bytesPerParam
-		case "lda":
-			t := int64(s.Topics)
-			b = t*f*ldaBytesPerWeight + (t+1)*bytesPerParam
-		}
-		if b > bytes {
-			bytes, model = b, m
-		}
+	switch model {
+	case "wnn":
+		return (f + 1) * bytesPerParam
+	case "lmt":
+		return (f*int64(s.K) + 1) * bytesPerParam
+	case "monomer":
+		k, n := int64(s.MonomerK), int64(s.N)
+		return (f*(n*k+k+n) + 1) * bytesPerParam
+	case "lda":
+		t := int64(s.Topics)
+		return t*f*ldaBytesPerWeight + (t+1)*bytesPerParam
 	}
-	return bytes, model
+	return 0
 }
 
-// Preflight refuses, before anything runs, an experiment whose settings
-// need more memory for training than the machine has (exit 2).
-func (Train) Preflight(e *pipeline.Resolved) error {
-	need, model := trainMemory(e)
+// PreflightPart refuses, before anything runs, a model whose settings need
+// more memory for training than the machine has (exit 2); the experiment's
+// other models are judged on their own.
+func (Train) PreflightPart(e *pipeline.Resolved, model string) error {
+	need := trainMemory(e, model)
 	have, err := machineMemory()
 	if err != nil || need <= have {
 		return nil // no way to tell (not Linux): let training try
@@ -67,4 +61,4 @@ func (Train) Preflight(e *pipeline.Resolved) error {
 		e.Settings.K, e.Settings.MonomerK, e.Settings.N, e.Settings.Topics, pipeline.GiB(have))
 }
 
-var _ pipeline.Preflighter = Train{}
+var _ pipeline.PartPreflighter = Train{}

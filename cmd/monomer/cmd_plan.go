@@ -29,12 +29,16 @@ type planJSON struct {
 
 // planTask is one stage of one experiment (or a job-level stage).
 type planTask struct {
-	// ID is "<experiment>.<node>" or "<node>", where the node is the stage
-	// or one shard of it (bow-shard-1-of-4): valid as an Airflow task id.
-	ID         string   `json:"id"`
-	Experiment string   `json:"experiment,omitempty"`
-	Stage      string   `json:"stage"`
-	Upstream   []string `json:"upstream"` // task ids
+	// ID is "<experiment>.<node>" or "<node>", where the node is the stage,
+	// one shard of it (bow-shard-1-of-4) or one part (train.lmt, a model's
+	// training): valid as an Airflow task id.
+	ID         string `json:"id"`
+	Experiment string `json:"experiment,omitempty"`
+	Stage      string `json:"stage"`
+	// Part is the part's name for a node of a Parted stage (the model,
+	// for train).
+	Part     string   `json:"part,omitempty"`
+	Upstream []string `json:"upstream"` // task ids
 	// Command is the subcommand, "run".
 	Command string `json:"command"`
 	// Args follow "monomer COMMAND JOB.yaml [--run-dir DIR --run-id ID]" to
@@ -55,7 +59,8 @@ var cmdPlan = &cobra.Command{
 	Use:   "plan JOB.yaml [--json] [--set key=value]...",
 	Short: "Print the job's DAG: experiments, stages and dependencies",
 	Long: `plan prints the DAG the job file defines: one task per stage and
-experiment plus the job-level stages, each with its upstream tasks and the
+experiment (per model for train, per shard for bow-shard) plus the
+job-level stages, each with its upstream tasks and the
 "monomer run" arguments that run exactly it. With --json it is the input of
 jobs/airflow/monomer_dag.py. It reads only the job file.
 
@@ -80,7 +85,7 @@ jobs/airflow/monomer_dag.py. It reads only the job file.
 			p.Experiments = append(p.Experiments, e.Name)
 		}
 		for _, n := range g.Nodes {
-			t := planTask{ID: taskID(n), Experiment: n.Experiment, Stage: n.Stage.Name(), Upstream: []string{}, Command: "run", Dir: n.Dir("")}
+			t := planTask{ID: taskID(n), Experiment: n.Experiment, Stage: n.Stage.Name(), Part: n.Part, Upstream: []string{}, Command: "run", Dir: n.Dir("")}
 			for _, d := range n.Deps {
 				t.Upstream = append(t.Upstream, taskID(d))
 			}

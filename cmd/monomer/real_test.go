@@ -100,14 +100,17 @@ func TestDemoDeterminismAndSkips(t *testing.T) {
 		{name: "second run runs nothing"},
 		{name: "a negatives parameter reruns negatives and what it changes",
 			sets: []string{"--set", "experiments." + men + ".settings.swaps_per_edge=3"},
-			want: append(after(men, "evaluate", "negatives", "recommend", "split", "train"), "report")},
-		{name: "touching the raw file reruns nothing", sets: []string{"--set", "experiments." + men + ".settings.swaps_per_edge=3"},
+			want: append(after(men, "evaluate", "negatives", "recommend", "split", "train.lmt", "train.monomer", "train.wnn"), "report")},
+		{name: "a model's setting retrains that model alone",
+			sets: []string{"--set", "experiments." + men + ".settings.swaps_per_edge=3", "--set", "experiments." + men + ".settings.monomer_k=4"},
+			want: append(after(men, "evaluate", "recommend", "train.monomer"), "report")},
+		{name: "touching the raw file reruns nothing", sets: []string{"--set", "experiments." + men + ".settings.swaps_per_edge=3", "--set", "experiments." + men + ".settings.monomer_k=4"},
 			before: func() {
 				later := time.Now().Add(time.Hour)
 				os.Chtimes(meta, later, later)
 			}},
 		{name: "new bytes, same records: ingest reruns, its outputs do not change",
-			sets:   []string{"--set", "experiments." + men + ".settings.swaps_per_edge=3"},
+			sets:   []string{"--set", "experiments." + men + ".settings.swaps_per_edge=3", "--set", "experiments." + men + ".settings.monomer_k=4"},
 			before: func() { regzip(t, meta) },
 			want:   []string{bow + "/ingest", men + "/ingest"}},
 	}
@@ -166,7 +169,7 @@ func TestDemoCrash(t *testing.T) {
 		delay time.Duration
 	}{
 		{"men-also_bought-image/features", 0},
-		{"men-also_bought-image/train", 300 * time.Millisecond},
+		{"men-also_bought-image/train.monomer", 300 * time.Millisecond},
 		{"men-also_bought-bow/ingest", 20 * time.Millisecond},
 		{"men-also_bought-bow/features", 200 * time.Millisecond},
 		{"report", 0},
@@ -254,5 +257,50 @@ func TestPlanBowShards(t *testing.T) {
 	r = monomer(t, dir, "real", nil, append([]string{"bow-shard"}, append(args, "--experiment", exp, "--shard", "1/3")...)...)
 	if r.code != 2 || !strings.Contains(r.stderr, "has 2 bag-of-words shards") {
 		t.Errorf("bow-shard 1/3: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestPlanJSONModelNodes: the real DAG has one train node per learned model
+// of each experiment (CT has none), each run alone by `--only train.<model>`,
+// and evaluate waits for all of them.
+func TestPlanJSONModelNodes(t *testing.T) {
+	dir, args := demo(t)
+	r := monomer(t, dir, "real", nil, append([]string{"plan", "--json"}, args...)...)
+	var p planJSON
+	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil || r.code != 0 {
+		t.Fatalf("%v %s", err, r.stderr)
+	}
+	tasks := map[string]planTask{}
+	for _, tk := range p.Tasks {
+		tasks[tk.ID] = tk
+	}
+	const men = "men-also_bought-image"
+	var trains []string
+	for _, m := range []string{"wnn", "lmt", "monomer"} {
+		id := men + ".train." + m
+		trains = append(trains, id)
+		tk, ok := tasks[id]
+		if !ok {
+			t.Fatalf("no task %s in %v", id, p.Tasks)
+		}
+		if tk.Stage != "train" || tk.Part != m || tk.Dir != men+"/train."+m ||
+			strings.Join(tk.Args, " ") != "--experiment "+men+" --only train."+m ||
+			strings.Join(tk.Upstream, ",") != men+".features,"+men+".split" {
+			t.Errorf("task %+v", tk)
+		}
+	}
+	for _, id := range []string{men + ".train", men + ".train.ct", "men-also_bought-bow.train.ct"} {
+		if _, ok := tasks[id]; ok {
+			t.Errorf("task %s exists", id)
+		}
+	}
+	if _, ok := tasks["men-also_bought-bow.train.lda"]; !ok {
+		t.Error("no task men-also_bought-bow.train.lda")
+	}
+	ev := tasks[men+".evaluate"]
+	for _, id := range trains {
+		if !slices.Contains(ev.Upstream, id) {
+			t.Errorf("evaluate does not wait for %s: %v", id, ev.Upstream)
+		}
 	}
 }

@@ -1,12 +1,16 @@
-"""Airflow DAGs running a monomer job, one task per stage and experiment.
+"""Airflow DAGs running a monomer job, one task per stage and experiment
+(per model for training: train.lmt, train.monomer, ...).
 
 The task list is not written here: it comes from `monomer plan --json JOB`,
 the same job-file parsing and stage DAG the binary runs, so the DAG cannot
 drift from the binary. Two DAGs are defined:
 
 * monomer_<job>: BashOperator tasks on the worker, one per (experiment,
-  stage), grouped by experiment, then the job-level report. Each task runs
-  `monomer run JOB --run-dir RUNS --run-id {{ ds }} --experiment E --only S`.
+  node), grouped by experiment, then the job-level report. A node is a
+  stage, one model's training (train.lmt) or one bag-of-words shard
+  (bow-shard-1-of-4), so an experiment's models train on several workers
+  at once. Each task runs
+  `monomer run JOB --run-dir RUNS --run-id {{ ds }} --experiment E --only NODE`.
 * monomer_<job>_k8s: one KubernetesPodOperator per experiment, fanned out
   with dynamic task mapping (.expand), each running the experiment's whole
   chain, then the report.
@@ -142,8 +146,9 @@ def bash_dag(plan):
         for t in plan["tasks"]:
             exp = t.get("experiment", "")
             # Inside the experiment's group the task id is the plan's id
-            # without "<experiment>.": the stage, or e.g. bow-shard-1-of-4 (the
-            # stage name would repeat for every shard).
+            # without "<experiment>.": the stage, or the node of a model or
+            # shard, e.g. train.lmt or bow-shard-1-of-4 (the stage name would
+            # repeat for every model and shard).
             task_id = t["id"][len(exp) + 1:] if exp else t["id"]
             tasks[t["id"]] = MonomerBashOperator(
                 task_id=task_id,
