@@ -175,11 +175,12 @@ func (t *trainer) fit(ctx context.Context, gi int, lambda float64, theta0 []floa
 	consider := func(x []float64, f float64, iter int) (float64, bool) {
 		cand := &fitResult{point: GridPoint{ValidError: math.NaN(), ValidLogLik: math.NaN()}}
 		if t.valid != nil {
-			cand.point.ValidError, cand.point.ValidLogLik = t.valid.score(x)
+			cand.point.ValidError, cand.point.ValidLogLik, cand.point.ValidSpread = t.valid.score(x)
 		}
 		if t.valid == nil || kept.point.BestIteration < 0 || cand.better(kept) {
 			copy(kept.theta, x)
 			kept.point.ValidError, kept.point.ValidLogLik = cand.point.ValidError, cand.point.ValidLogLik
+			kept.point.ValidSpread = cand.point.ValidSpread
 			kept.point.TrainObjective = -f
 			kept.point.BestIteration = iter
 			return cand.point.ValidError, true
@@ -258,23 +259,10 @@ func (t *trainer) fit(ctx context.Context, gi int, lambda float64, theta0 []floa
 	}
 	kept.point.Evaluations, kept.point.GradEvaluations = obj.evals-evals0, obj.grads-grads0
 	kept.point.LineSearchFailed = lineSearch
-	kept.point.ValidSpread = t.spread(kept.theta)
+	if t.valid == nil { // without validation pairs, the spread is the train pairs'
+		_, _, kept.point.ValidSpread = t.train.score(kept.theta)
+	}
 	return kept, nil
-}
-
-// spread is the range of the predicted probabilities σ(c − d) over the
-// validation pairs (the train pairs without them) at θ = [c, Θ].
-func (t *trainer) spread(theta []float64) float64 {
-	o := t.valid
-	if o == nil {
-		o = t.train
-	}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, d := range o.distances(theta[1:]) {
-		p := sigmoidStable(theta[0] - d)
-		lo, hi = min(lo, p), max(hi, p)
-	}
-	return hi - lo
 }
 
 // patience is the early-stopping rule: stop after limit consecutive
@@ -430,19 +418,23 @@ func (o *objective) distances(theta []float64) []float64 {
 	return d
 }
 
-// score returns the error rate (prediction: σ(c − d) > 0.5) and the mean
-// log-likelihood at θ = [c, Θ].
-func (o *objective) score(theta []float64) (errRate, meanLL float64) {
+// score returns the error rate (prediction: σ(c − d) > 0.5), the mean
+// log-likelihood and the spread (max − min) of the probabilities σ(c − d)
+// at θ = [c, Θ], from one pass over the pairs' distances.
+func (o *objective) score(theta []float64) (errRate, meanLL, spread float64) {
 	c := theta[0]
 	wrong := 0
 	var sum float64
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for p, d := range o.distances(theta[1:]) {
-		if (sigmoidStable(c-d) > 0.5) != o.labels[p] {
+		prob := sigmoidStable(c - d)
+		if (prob > 0.5) != o.labels[p] {
 			wrong++
 		}
+		lo, hi = min(lo, prob), max(hi, prob)
 		ll, _ := pairLogLik(c-d, o.labels[p])
 		sum += ll
 	}
 	n := float64(len(o.labels))
-	return float64(wrong) / n, sum / n
+	return float64(wrong) / n, sum / n, hi - lo
 }

@@ -173,74 +173,39 @@ func Defaults() Settings {
 
 // over returns s with every non-zero field of o copied over it.
 func (s Settings) over(o Settings) Settings {
-	if o.RejectRatio != 0 {
-		s.RejectRatio = o.RejectRatio
-	}
-	if o.ImageScale != 0 {
-		s.ImageScale = o.ImageScale
-	}
-	if o.VocabSize != 0 {
-		s.VocabSize = o.VocabSize
-	}
-	if o.UseSummary {
-		s.UseSummary = true
-	}
-	if o.VocabSampleTokens != 0 {
-		s.VocabSampleTokens = o.VocabSampleTokens
-	}
-	if o.VocabShards != 0 {
-		s.VocabShards = o.VocabShards
-	}
-	if o.Negatives != "" {
-		s.Negatives = o.Negatives
-	}
-	if o.SwapsPerEdge != 0 {
-		s.SwapsPerEdge = o.SwapsPerEdge
-	}
-	if o.TrainCap != 0 {
-		s.TrainCap = o.TrainCap
-	}
-	if o.K != 0 {
-		s.K = o.K
-	}
-	if o.MonomerK != 0 {
-		s.MonomerK = o.MonomerK
-	}
-	if o.N != 0 {
-		s.N = o.N
-	}
-	if o.Topics != 0 {
-		s.Topics = o.Topics
-	}
-	if o.LDAPasses != 0 {
-		s.LDAPasses = o.LDAPasses
-	}
+	inherit(&s.RejectRatio, o.RejectRatio)
+	inherit(&s.ImageScale, o.ImageScale)
+	inherit(&s.VocabSize, o.VocabSize)
+	inherit(&s.UseSummary, o.UseSummary)
+	inherit(&s.VocabSampleTokens, o.VocabSampleTokens)
+	inherit(&s.VocabShards, o.VocabShards)
+	inherit(&s.Negatives, o.Negatives)
+	inherit(&s.SwapsPerEdge, o.SwapsPerEdge)
+	inherit(&s.TrainCap, o.TrainCap)
+	inherit(&s.K, o.K)
+	inherit(&s.MonomerK, o.MonomerK)
+	inherit(&s.N, o.N)
+	inherit(&s.Topics, o.Topics)
+	inherit(&s.LDAPasses, o.LDAPasses)
 	if len(o.Lambdas) != 0 {
 		s.Lambdas = slices.Clone(o.Lambdas)
 	}
-	if o.MaxIter != 0 {
-		s.MaxIter = o.MaxIter
-	}
-	if o.ValidEvery != 0 {
-		s.ValidEvery = o.ValidEvery
-	}
-	if o.CTTop != 0 {
-		s.CTTop = o.CTTop
-	}
-	if o.Patience != 0 {
-		s.Patience = o.Patience
-	}
-	if o.WarmStart {
-		s.WarmStart = true
-	}
-
-	if o.RecommendQueries != 0 {
-		s.RecommendQueries = o.RecommendQueries
-	}
-	if o.RecommendK != 0 {
-		s.RecommendK = o.RecommendK
-	}
+	inherit(&s.MaxIter, o.MaxIter)
+	inherit(&s.ValidEvery, o.ValidEvery)
+	inherit(&s.CTTop, o.CTTop)
+	inherit(&s.Patience, o.Patience)
+	inherit(&s.WarmStart, o.WarmStart)
+	inherit(&s.RecommendQueries, o.RecommendQueries)
+	inherit(&s.RecommendK, o.RecommendK)
 	return s
+}
+
+// inherit sets *dst to v unless v is its type's zero value ("unset").
+func inherit[T comparable](dst *T, v T) {
+	var zero T
+	if v != zero {
+		*dst = v
+	}
 }
 
 // Resolved is an experiment with every setting and path filled in.

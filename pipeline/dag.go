@@ -182,6 +182,20 @@ func NewGraph(job *Job, expStages, jobStages []Stage) (*Graph, error) {
 	return g, nil
 }
 
+// selectNodes builds the job's DAG and the nodes opts selects, as Run, Plan
+// and Verify all start.
+func selectNodes(job *Job, expStages, jobStages []Stage, opts *Options) (*Graph, map[*Node]bool, error) {
+	g, err := NewGraph(job, expStages, jobStages)
+	if err != nil {
+		return nil, nil, err
+	}
+	sel, err := g.selection(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, sel, nil
+}
+
 // selection is the set of nodes a run with opts considers.
 func (g *Graph) selection(opts *Options) (map[*Node]bool, error) {
 	if opts.Only != "" && opts.From != "" {

@@ -31,11 +31,7 @@ type Step struct {
 // same arguments would do. Stages downstream of one that runs are marked to
 // run, although Run skips them if the upstream's outputs come out unchanged.
 func Plan(job *Job, expStages, jobStages []Stage, opts Options) ([]Step, error) {
-	g, err := NewGraph(job, expStages, jobStages)
-	if err != nil {
-		return nil, err
-	}
-	sel, err := g.selection(&opts)
+	g, sel, err := selectNodes(job, expStages, jobStages, &opts)
 	if err != nil {
 		return nil, err
 	}

@@ -108,11 +108,7 @@ func Run(ctx context.Context, job *Job, expStages, jobStages []Stage, opts Optio
 	if opts.RunDir == "" {
 		return nil, fmt.Errorf("%w: no run directory", ErrUsage)
 	}
-	g, err := NewGraph(job, expStages, jobStages)
-	if err != nil {
-		return nil, err
-	}
-	sel, err := g.selection(&opts)
+	g, sel, err := selectNodes(job, expStages, jobStages, &opts)
 	if err != nil {
 		return nil, err
 	}

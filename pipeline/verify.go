@@ -64,11 +64,7 @@ func Verify(ctx context.Context, job *Job, expStages, jobStages []Stage, opts Op
 	if fi, err := os.Stat(opts.RunDir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%w: run directory %s does not exist", ErrUsage, opts.RunDir)
 	}
-	g, err := NewGraph(job, expStages, jobStages)
-	if err != nil {
-		return nil, err
-	}
-	sel, err := g.selection(&opts)
+	g, sel, err := selectNodes(job, expStages, jobStages, &opts)
 	if err != nil {
 		return nil, err
 	}
