@@ -57,9 +57,11 @@ build-openblas:
 # SkylakeX, Zen...); TestOpenBLASInUse checks that it took effect. The models
 # and the stages run in this process, so under that kernel; the command-line
 # tests start the binary, which picks its own (blas_kernel: auto), so
-# `make test` covers them once.
+# `make test` covers them once. -short leaves out the long quality tests
+# (their margins are far above a kernel's rounding; `make test` runs them),
+# and keeps every test that compares code paths or kernels.
 test-openblas:
-	$(OPENBLAS) $(GO) test -count=1 -tags openblas ./models/
+	$(OPENBLAS) $(GO) test -count=1 -short -tags openblas ./models/
 	$(OPENBLAS) $(GO) test -count=1 -short -tags openblas ./stages/
 
 bench-openblas:

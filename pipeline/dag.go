@@ -75,6 +75,13 @@ type Parted interface {
 	KeyPart(exp *Resolved, part string) (params any, files []string)
 }
 
+// JobKeyer is implemented by a job-level stage whose work depends on the
+// job's settings: JobKey replaces Key (which gets a nil exp) and may read
+// every experiment's resolved settings (Job.Resolve).
+type JobKeyer interface {
+	JobKey(job *Job) (params any, files []string)
+}
+
 // PartName is the node name (and directory) of part of stage.
 func PartName(stage, part string) string {
 	return stage + "." + part

@@ -349,6 +349,9 @@ type evaluation struct {
 // its upstream manifests on disk.
 func (r *runner) inputs(n *Node) (KeyInputs, error) {
 	params, files := n.Stage.Key(n.exp)
+	if jk, ok := n.Stage.(JobKeyer); ok && n.exp == nil {
+		params, files = jk.JobKey(r.g.Job)
+	}
 	if pt, ok := n.Stage.(Parted); ok && n.Part != "" {
 		params, files = pt.KeyPart(n.exp, n.Part)
 	}

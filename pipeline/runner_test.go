@@ -412,3 +412,50 @@ func TestExperimentLocks(t *testing.T) {
 		}
 	}
 }
+
+// jobKeyedStage is a job-level stage whose key holds a setting of every
+// experiment (as the report's holds each experiment's map size).
+type jobKeyedStage struct{ *fakeStage }
+
+func (s jobKeyedStage) JobKey(j *Job) (any, []string) {
+	var items []int
+	for i := range j.Experiments {
+		items = append(items, j.Resolve(i).Settings.ReportMapItems)
+	}
+	return map[string]any{"map_items": items}, nil
+}
+
+// TestJobKey: a setting only a job-level stage reads reruns that stage
+// alone, also when one experiment overrides it.
+func TestJobKey(t *testing.T) {
+	f := newFixture(t)
+	f.jobSt[0] = jobKeyedStage{f.jobSt[0].(*fakeStage)}
+	if _, _, err := f.run(t, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		set   string
+		stale bool
+	}{
+		{"", false},
+		{"settings.report_map_items=1000", false}, // the default, said
+		{"experiments.b.settings.report_map_items=50", true},
+		{"settings.report_map_items=200", true},
+	} {
+		var sets []string
+		if c.set != "" {
+			sets = []string{c.set}
+		}
+		steps, err := Plan(f.load(t, sets...), f.exp, f.jobSt, Options{RunDir: f.runDir})
+		must(t, err)
+		for _, s := range steps {
+			want := UpToDate
+			if s.ID == "report" && c.stale {
+				want = Stale
+			}
+			if s.State != want {
+				t.Errorf("%q: %s is %s (%v), want %s", c.set, s.ID, s.State, s.Reasons, want)
+			}
+		}
+	}
+}

@@ -92,6 +92,7 @@ const (
 	maxDepth        = 64              // category levels below the prefix
 	maxSize         = maxVocabSize    // k, monomer_k, n, topics before the data bound applies
 	maxImageScale   = math.MaxFloat32 // features are float32
+	maxMapItems     = 10_000          // t-SNE holds up to four n×n float64 matrices: 3.2 GB at 10,000
 )
 
 // FeatureDim is the feature dimension of an experiment: 4096 for image
@@ -151,6 +152,7 @@ func (r *Resolved) checkBounds(at string) error {
 		{"max_iter", int64(s.MaxIter), maxIter},
 		{"valid_every", int64(s.ValidEvery), maxIter},
 		{"lambdas (count)", int64(len(s.Lambdas)), maxLambdas},
+		{"report_map_items", int64(s.ReportMapItems), maxMapItems},
 	} {
 		if c.v > c.max {
 			return fmt.Errorf("%s.%s: %d is above the maximum %d", at, c.name, c.v, c.max)

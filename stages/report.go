@@ -36,6 +36,20 @@ func (Report) Deps() []string {
 
 func (Report) Key(*pipeline.Resolved) (any, []string) { return struct{}{}, nil }
 
+// reportParams is what the report reads of the settings: the size of each
+// experiment's t-SNE maps.
+type reportParams struct {
+	MapItems []int `json:"report_map_items"`
+}
+
+func (Report) JobKey(job *pipeline.Job) (any, []string) {
+	var p reportParams
+	for i := range job.Experiments {
+		p.MapItems = append(p.MapItems, job.Resolve(i).Settings.ReportMapItems)
+	}
+	return p, nil
+}
+
 // modelOrder is the column order of the tables (the paper's letters).
 var modelOrder = []string{"wnn", "ct", "lda", "lmt", "monomer"}
 

@@ -15,11 +15,6 @@ import (
 	"monomer/schema"
 )
 
-// mapSample is the number of items on each t-SNE map: exact t-SNE is
-// O(n²) per iteration, about 2.5 s a map at 1000 items on one core. A
-// variable so tests can draw smaller maps.
-var mapSample = 1000
-
 // projectSample caps the items the report projects for the gate and the
 // dimension tables: projecting all of Women's 660,000 items at F = 4096
 // would cost minutes a model, and 50,000 items pin both down.
@@ -89,7 +84,7 @@ func reportExperiment(env *pipeline.Env, er *expReport) (*report.Experiment, err
 	item := func(i int32) report.Item {
 		return report.Item{ASIN: it.asin[i], Title: titles[i], Subcategory: it.subName[it.sub[i]]}
 	}
-	if err := reportSpaces(env, e, fits, it, item); err != nil {
+	if err := reportSpaces(env, e, fits, it, item, r.Settings.ReportMapItems); err != nil {
 		return nil, err
 	}
 	e.Queries, err = reportQueries(filepath.Join(dir("recommend"), "recommendations.parquet"), it, item)
@@ -179,7 +174,8 @@ func readTrace(path string) []report.TracePoint {
 
 // reportSpaces projects the items for the maps, the gate and the dimension
 // tables (LMT and Monomer only; absent models leave their parts out).
-func reportSpaces(env *pipeline.Env, e *report.Experiment, fits map[string]*savedFit, it *items, item func(int32) report.Item) error {
+// mapItems is the size of each t-SNE map's sample (report_map_items).
+func reportSpaces(env *pipeline.Env, e *report.Experiment, fits map[string]*savedFit, it *items, item func(int32) report.Item, mapItems int) error {
 	if fits["lmt"] == nil && fits["monomer"] == nil {
 		return nil
 	}
@@ -192,7 +188,7 @@ func reportSpaces(env *pipeline.Env, e *report.Experiment, fits map[string]*save
 	defer xe.close()
 	rng := env.RNG("map sample/" + e.Name)
 	proj := sample(rng, xe.cand, projectSample)
-	sample := sample(rng, proj, mapSample)
+	sample := sample(rng, proj, mapItems)
 	// Rows of sample within the projected items.
 	at := make([]int, len(sample))
 	for i, s := range sample {

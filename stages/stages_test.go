@@ -37,6 +37,7 @@ settings:
   lambdas: [0.0001]
   max_iter: 15
   valid_every: 5
+  report_map_items: 150 # small maps: the tests check the report, not t-SNE
 experiments:
   - name: men-image
     category: "Clothing, Shoes & Jewelry > Men"
@@ -97,8 +98,6 @@ func parquetFiles(t *testing.T, dir string) map[string][]byte {
 func TestPipelineDeterministic(t *testing.T) {
 	job := loadTestJob(t)
 	dirs := [2]string{t.TempDir(), t.TempDir()}
-	defer func(n int) { mapSample = n }(mapSample)
-	mapSample = 150 // small maps: the test checks the report, not t-SNE
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	for i, procs := range []int{1, 2} {
 		runtime.GOMAXPROCS(procs)

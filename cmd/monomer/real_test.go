@@ -16,9 +16,9 @@ import (
 
 // These tests run the real stages on jobs/demo.yaml and the committed tiny
 // data set (testdata/amazon; GO_MONOMER_TESTDATA may point elsewhere).
-// Training is cut short with overrides: the tests are about the runner,
-// and every stage still runs.
-var fastSets = []string{"--set", "settings.max_iter=10", "--set", "settings.lambdas=[0.0001]"}
+// Training and the report's t-SNE maps are cut short with overrides: the
+// tests are about the runner, and every stage still runs.
+var fastSets = []string{"--set", "settings.max_iter=10", "--set", "settings.lambdas=[0.0001]", "--set", "settings.report_map_items=100"}
 
 // demo copies the demo data into a new directory (so tests may change it)
 // and returns the directory and the arguments selecting it.
