@@ -1,6 +1,8 @@
 package models_test
 
 import (
+	"cmp"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -44,20 +46,77 @@ func recommendStats(t *testing.T, s *synthTop, f *models.Fit, queries []int32, k
 	return recStats{cross: float64(cross) / float64(total), coverage: float64(len(seen)) / float64(n)}, lists
 }
 
+// plantedStats are the statistics of the top-k lists the planted relation
+// of graph g itself gives: each query's items ranked by the latent distance
+// ‖z_y − target(x)‖² (synth eqs. 6 and 7) over every other item of the top,
+// without the candidate sampling and edge noise of the planted edges.
+func plantedStats(s *synthTop, g string, queries []int32, k int) recStats {
+	n := s.feat.Rows()
+	local := make([]int, n) // local item -> World.Items index
+	for wi, li := range s.index {
+		if li >= 0 {
+			local[li] = wi
+		}
+	}
+	type scored struct {
+		item int32
+		d    float64
+	}
+	seen := map[int32]bool{}
+	var cross, total int
+	var target []float64
+	all := make([]scored, 0, n)
+	for _, q := range queries {
+		target = s.w.Target(g, local[q], target)
+		all = all[:0]
+		for y := range n {
+			if int32(y) == q {
+				continue
+			}
+			var d float64
+			for j, v := range s.w.Latent(local[y]) {
+				e := float64(v) - target[j]
+				d += e * e
+			}
+			all = append(all, scored{int32(y), d})
+		}
+		slices.SortFunc(all, func(a, b scored) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.item, b.item)) })
+		for _, h := range all[:k] {
+			seen[h.item] = true
+			if s.sub[h.item] != s.sub[q] {
+				cross++
+			}
+			total++
+		}
+	}
+	return recStats{cross: float64(cross) / float64(total), coverage: float64(len(seen)) / float64(n)}
+}
+
 // TestPlantedRecommendations is the paper's qualitative claim (section V,
 // Figure 6) on synth's planted world, where every also_bought edge crosses
 // subcategories and each query's notion k(x) (synth eq. 3) picks the
-// transform that links it: Monomer's top-10 cross subcategories more often
-// than LMT's (asserted: 0.833 against 0.779 at seed 1).
+// transform that links it. Asserted, seed 1: Monomer's top-10 cross
+// subcategories more often than LMT's (0.839 against 0.781), and Monomer's
+// catalogue coverage is nearer that of the planted relation's own lists
+// than LMT's is.
 //
-// Two further claims do NOT hold on this data, and are logged, not
-// asserted: Monomer's lists cover less of the catalogue than LMT's (0.439
-// against 0.533), and the space column cannot follow the planted notion
-// because the trained gate collapses onto one space (mean P(k|x) ≈ 0.87 on
-// one space for every notion), so one space wins for 99.8 % of the
-// recommendations, shuffled notions or not. Both are findings about the
-// trained Monomer, not about retrieval, which TestTopKMatchesBruteForce
-// checks exactly.
+// The paper's "Monomer covers more" does not hold here, and should not: the
+// top-10 by the planted relation itself (latents nearest T_k z_x + c_k)
+// cover 0.454 of the items, a metric one (latents nearest z_x) 0.531;
+// Monomer covers 0.444, LMT 0.539. The notions' cones and offsets aim the
+// planted edges at fewer items than nearest neighbours reach.
+//
+// Logged, not asserted: the space column does not follow the planted
+// notion (0.611 of the recommendations agree when each notion is mapped
+// to its most frequent space, shuffled notions 0.606), because the trained
+// gate does not: for every notion its mean P(k|x) is 0.42-0.54 on the same
+// two spaces, under 0.05 on the others. The notion is recoverable (a
+// logistic regression on the features: 0.81 held out) and a notion gate is
+// a better fit (test error 0.221 against 0.243), but λ‖U‖² at the
+// embeddings' λ prices it above its gain and the symmetric near-uniform
+// start does not reach it; BENCHMARKS.md, "Recommendations and the visual
+// report", has the measurements. Retrieval itself is exact
+// (TestTopKMatchesBruteForce).
 func TestPlantedRecommendations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains LMT and Monomer on 6,000 items")
@@ -88,6 +147,12 @@ func TestPlantedRecommendations(t *testing.T) {
 	t.Logf("cross-subcategory share: LMT %.3f, Monomer %.3f; coverage: LMT %.3f, Monomer %.3f", lmt.cross, mono.cross, lmt.coverage, mono.coverage)
 	if !(mono.cross > lmt.cross) {
 		t.Errorf("Monomer's lists cross subcategories %.3f of the time, LMT's %.3f: want Monomer higher", mono.cross, lmt.cross)
+	}
+	// Coverage against the lists the planted relations themselves give.
+	truth, metric := plantedStats(s, synth.AlsoBought, queries, 10), plantedStats(s, synth.AlsoViewed, queries, 10)
+	t.Logf("planted also_bought relation: cross %.3f, coverage %.3f; nearest latents (also_viewed): cross %.3f, coverage %.3f", truth.cross, truth.coverage, metric.cross, metric.coverage)
+	if dm, dl := math.Abs(mono.coverage-truth.coverage), math.Abs(lmt.coverage-truth.coverage); !(dm < dl) {
+		t.Errorf("coverage: Monomer %.3f, LMT %.3f, the planted relation %.3f: want Monomer's nearer", mono.coverage, lmt.coverage, truth.coverage)
 	}
 
 	// Space against the query's planted notion. Spaces are learned up to
@@ -133,4 +198,31 @@ func TestPlantedRecommendations(t *testing.T) {
 		chance = max(chance, agree(sh))
 	}
 	t.Logf("space follows the planted notion for %.3f of the recommendations; shuffled notions at most %.3f", real, chance)
+
+	items := make([]int32, n)
+	for i := range items {
+		items[i] = int32(i)
+	}
+	proj, err := fits[models.ModelMonomer].Project(s.feat, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meanP := make([][]float64, synthN)
+	count := make([]int, synthN)
+	for i := range meanP {
+		meanP[i] = make([]float64, synthN)
+	}
+	for i := range n {
+		k := s.w.Items[local[i]].Notion
+		count[k]++
+		for j, p := range proj.Gate(i) {
+			meanP[k][j] += p
+		}
+	}
+	for k, ps := range meanP {
+		for j := range ps {
+			ps[j] /= float64(max(count[k], 1))
+		}
+		t.Logf("notion %d (%d items): mean P(k|x) %.3f", k, count[k], ps)
+	}
 }
