@@ -60,9 +60,8 @@ func (Features) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 func imageFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.Result, error) {
 	rows := it.rows()
 	tr := env.Track("extract image features", 0)
-	st, err := imagefeat.Extract(env.Exp.Data.ImageFeatures, rows, len(it.asin), imagefeat.Dim,
-		float32(env.Exp.Settings.ImageScale), filepath.Join(env.OutDir, imageMatrixFile),
-		imagefeat.WithContext(ctx), imagefeat.WithProgress(tr.Add))
+	st, err := imagefeat.Extract(ctx, env.Exp.Data.ImageFeatures, rows, len(it.asin),
+		float32(env.Exp.Settings.ImageScale), filepath.Join(env.OutDir, imageMatrixFile), imagefeat.WithProgress(tr.Add))
 	tr.Done()
 	if err != nil {
 		return nil, err

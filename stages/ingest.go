@@ -246,7 +246,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	// Image records: only their presence matters here. A repeated ASIN is a
 	// reject (the first record is the one used).
 	if e.Features == "image" {
-		asins, err := imagefeat.ScanASINs(e.Data.ImageFeatures, imagefeat.WithContext(ctx))
+		asins, err := imagefeat.ScanASINs(ctx, e.Data.ImageFeatures)
 		if err != nil {
 			return nil, err
 		}

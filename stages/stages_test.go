@@ -167,7 +167,7 @@ func checkIngest(t *testing.T, job *pipeline.Job, dir string) {
 		}, func(amazon.Reject) {}))(t)
 		if e.Features == "image" {
 			img := map[string]bool{}
-			asins := must(imagefeat.ScanASINs(e.Data.ImageFeatures))(t)
+			asins := must(imagefeat.ScanASINs(context.Background(), e.Data.ImageFeatures))(t)
 			for _, a := range asins {
 				img[a] = true
 			}
