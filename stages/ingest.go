@@ -219,17 +219,18 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	// Reviews: counted per item; bow experiments need at least one.
 	if e.Data.Reviews != "" {
 		tr := env.Track("read "+filepath.Base(e.Data.Reviews), 0)
-		rs, err := amazon.ReadReviews(e.Data.Reviews, func(r *amazon.Review) error {
+		var rs amazon.Stats
+		for r, err := range amazon.Reviews(e.Data.Reviews, rej.add, &rs) {
+			if err != nil {
+				tr.Done()
+				return nil, err
+			}
 			tr.Add(1)
 			if it := scoped[r.ASIN]; it != nil {
 				it.nReviews++
 			}
-			return nil
-		}, rej.add)
-		tr.Done()
-		if err != nil {
-			return nil, err
 		}
+		tr.Done()
 		if rs.Records == 0 {
 			return nil, fmt.Errorf("%w: %s holds no review records (%d lines)", pipeline.ErrBadInput, e.Data.Reviews, rs.Lines)
 		}
