@@ -469,3 +469,28 @@ func TestCancel(t *testing.T) {
 		t.Errorf("vectorize: %v, want context.Canceled", err)
 	}
 }
+
+// Build, Vectorize and CountShard read their documents in one pass: they
+// start exactly one loop over the iterator.
+func TestOnePass(t *testing.T) {
+	docs := synthDocs(rand.New(rand.NewPCG(4, 4)), 3000, 700)
+	loops := 0
+	once := func(yield func(Doc, error) bool) {
+		loops++
+		for _, d := range docs {
+			if !yield(d, nil) {
+				return
+			}
+		}
+	}
+	res, err := Build(t.Context(), once, 700, Options{VocabSize: 40})
+	if err != nil || loops != 1 {
+		t.Fatalf("Build: %d loops, %v", loops, err)
+	}
+	if _, err := Vectorize(t.Context(), once, 700, res.Vocab, Options{}); err != nil || loops != 2 {
+		t.Fatalf("Vectorize: %d loops in all, %v", loops, err)
+	}
+	if _, err := CountShard(t.Context(), once, 0, 2, Options{}); err != nil || loops != 3 {
+		t.Fatalf("CountShard: %d loops in all, %v", loops, err)
+	}
+}

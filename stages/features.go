@@ -79,6 +79,10 @@ func imageFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline
 	}, nil
 }
 
+// reviewsOf is amazon.Reviews, the one door to the reviews file; a test
+// counts the reads through it.
+var reviewsOf = amazon.Reviews
+
 // reviewDocs iterates over an experiment's reviews as bag-of-words
 // documents: those of the items in rows, in file order, the summary in front
 // of the text if summary is set. Each loop reads the reviews file once,
@@ -86,7 +90,7 @@ func imageFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline
 // skipped here: ingest, which read the same file, counted and reported them.
 func reviewDocs(path string, rows map[string]int32, summary bool, count func(int64)) iter.Seq2[bow.Doc, error] {
 	return func(yield func(bow.Doc, error) bool) {
-		for r, err := range amazon.Reviews(path, nil, nil) {
+		for r, err := range reviewsOf(path, nil, nil) {
 			if err != nil {
 				yield(bow.Doc{}, err)
 				return

@@ -6,6 +6,7 @@ package stages
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -163,13 +164,7 @@ func (s *pathSet) add(paths [][]string) {
 	}
 }
 
-func (s *pathSet) list() []string {
-	out := make([]string, 0, len(s.seen))
-	for p := range s.seen {
-		out = append(out, p)
-	}
-	return out
-}
+func (s *pathSet) list() []string { return slices.Collect(maps.Keys(s.seen)) }
 
 func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
 	e := env.Exp
@@ -220,7 +215,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	if e.Data.Reviews != "" {
 		tr := env.Track("read "+filepath.Base(e.Data.Reviews), 0)
 		var rs amazon.Stats
-		for r, err := range amazon.Reviews(e.Data.Reviews, rej.add, &rs) {
+		for r, err := range reviewsOf(e.Data.Reviews, rej.add, &rs) {
 			if err != nil {
 				tr.Done()
 				return nil, err
