@@ -33,7 +33,9 @@ func TestReviewsReadOncePerStage(t *testing.T) {
 	}
 
 	var loops, bytes int64
-	defer func(f func(string, func(amazon.Reject), *amazon.Stats) iter.Seq2[amazon.Review, error]) { reviewsOf = f }(reviewsOf)
+	defer func(f func(string, func(amazon.Reject), *amazon.Stats) iter.Seq2[amazon.Review, error]) {
+		reviewsOf = f
+	}(reviewsOf)
 	reviewsOf = func(path string, reject func(amazon.Reject), st *amazon.Stats) iter.Seq2[amazon.Review, error] {
 		return func(yield func(amazon.Review, error) bool) {
 			loops++
