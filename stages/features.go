@@ -125,10 +125,12 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.R
 			return nil, err
 		}
 	}
-	// The reviews file is read once here (ingest read it before to count
-	// each item's reviews: it is a separate, separately cached step).
-	// Documents are tagged as they are handed over, so counting them tracks
-	// the tokenising too.
+	// One read of the reviews file, tagging as it goes. Ingest read it once
+	// before, to count each item's reviews; sharing that read would take a
+	// copy of every in-scope review's text among ingest's outputs (stages
+	// share nothing else), so the experiment reads the file twice, once per
+	// stage. Documents are tagged as they are handed over, so counting them
+	// tracks the tokenising too.
 	tr := env.Track("tokenise and tag reviews", 0)
 	docs := reviewDocs(env.Exp.Data.Reviews, rows, s.UseSummary, tr.Add)
 	var res *bow.Result

@@ -215,11 +215,16 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	if e.Data.Reviews != "" {
 		tr := env.Track("read "+filepath.Base(e.Data.Reviews), 0)
 		var rs amazon.Stats
+		var n int64
 		for r, err := range reviewsOf(e.Data.Reviews, rej.add, &rs) {
+			if err == nil && n%4096 == 0 {
+				err = ctx.Err()
+			}
 			if err != nil {
 				tr.Done()
 				return nil, err
 			}
+			n++
 			tr.Add(1)
 			if it := scoped[r.ASIN]; it != nil {
 				it.nReviews++

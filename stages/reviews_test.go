@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"errors"
 	"io"
 	"iter"
 	"os"
@@ -98,5 +99,52 @@ func TestReviewDocsSummary(t *testing.T) {
 		if !slices.Equal(got, tc.want) || n != int64(len(tc.want)) {
 			t.Errorf("use_summary %v: %q (counted %d), want %q", tc.summary, got, n, tc.want)
 		}
+	}
+}
+
+// A cancel while features reads the reviews stops the stage there: bow
+// looks at the context once per batch, breaks out of the loop, and the
+// file is read no further.
+func TestFeaturesCancelWhileReading(t *testing.T) {
+	job := loadTestJob(t)
+	job.Experiments = job.Experiments[1:] // women-bow
+	dir := filepath.Join(t.TempDir(), "run")
+	stageSet := []pipeline.Stage{Ingest{}, BowShard{}, Features{}}
+	if _, err := pipeline.Run(context.Background(), job, stageSet, nil, pipeline.Options{RunDir: dir, Only: "ingest"}); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const at = 100
+	var yielded, total int
+	stopped := false
+	defer func(f func(string, func(amazon.Reject), *amazon.Stats) iter.Seq2[amazon.Review, error]) {
+		reviewsOf = f
+	}(reviewsOf)
+	reviewsOf = func(path string, reject func(amazon.Reject), st *amazon.Stats) iter.Seq2[amazon.Review, error] {
+		return func(yield func(amazon.Review, error) bool) {
+			for r, err := range amazon.Reviews(path, reject, st) {
+				if yielded++; yielded == at {
+					cancel()
+				}
+				if !yield(r, err) {
+					stopped = true
+					return
+				}
+			}
+		}
+	}
+	for range amazon.Reviews(job.Resolve(0).Data.Reviews, nil, nil) {
+		total++
+	}
+	_, err := pipeline.Run(ctx, job, stageSet, nil, pipeline.Options{RunDir: dir, Only: "features"})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("features: %v, want context.Canceled", err)
+	}
+	// bow looks at the context every 1024 reviews it is handed; the file
+	// holds reviews of other items too.
+	if !stopped || yielded >= total {
+		t.Errorf("read %d of %d reviews after a cancel at %d (loop broken: %v)", yielded, total, at, stopped)
 	}
 }
