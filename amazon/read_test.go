@@ -107,9 +107,15 @@ func TestOpenMissing(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("ReadMeta: %v\nwant %s", err, want)
 	}
-	_, err = ReadReviews(path, func(*Review) error { return nil }, nil)
-	if err == nil || err.Error() != want {
-		t.Errorf("ReadReviews: %v\nwant %s", err, want)
+	n := 0
+	for _, err := range Reviews(path, nil, nil) {
+		n++
+		if err == nil || err.Error() != want {
+			t.Errorf("Reviews: %v\nwant %s", err, want)
+		}
+	}
+	if n != 1 {
+		t.Errorf("Reviews yielded %d times, want once (the error)", n)
 	}
 }
 

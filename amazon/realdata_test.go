@@ -136,16 +136,16 @@ func TestRealReviews(t *testing.T) {
 			path := realFile(t, tt.file)
 			asins := map[string]bool{}
 			var line int64
-			st, err := ReadReviews(path, func(v *Review) error {
+			var st Stats
+			for v, err := range Reviews(path, func(r Reject) { t.Errorf("reject %+v", r) }, &st) {
+				if err != nil {
+					t.Fatal(err)
+				}
 				line++ // no rejects, so records and lines agree
 				asins[v.ASIN] = true
-				if w, ok := tt.spots[line]; ok && *v != w {
-					t.Errorf("line %d: %+v\nwant %+v", line, *v, w)
+				if w, ok := tt.spots[line]; ok && v != w {
+					t.Errorf("line %d: %+v\nwant %+v", line, v, w)
 				}
-				return nil
-			}, func(r Reject) { t.Errorf("reject %+v", r) })
-			if err != nil {
-				t.Fatal(err)
 			}
 			if st != tt.stats || len(asins) != tt.asins {
 				t.Errorf("stats %+v over %d ASINs; want %+v over %d", st, len(asins), tt.stats, tt.asins)

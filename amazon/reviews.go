@@ -1,5 +1,10 @@
 package amazon
 
+import (
+	"errors"
+	"iter"
+)
+
 // reviewRec is a Review in the making: spans into the scanner's arena.
 type reviewRec struct {
 	asin, reviewer, text, summary span
@@ -92,27 +97,45 @@ func (s *scanner) parseReview(line []byte, r *reviewRec, v *Review) error {
 	return nil
 }
 
-// ReadReviews streams the review file at path (JSON lines of the 2014 or
+// errStop ends readLines when the loop over Reviews breaks.
+var errStop = errors.New("amazon: stop")
+
+// Reviews iterates over the review file at path (JSON lines of the 2014 or
 // 2018 release, gzip or plain; the literal grammar of ReadMeta is accepted
-// too) and calls fn for each review in file order. Only asin is required;
-// a missing reviewText, summary, overall or unixReviewTime is left empty.
-// Review text is returned as written (no HTML unescaping).
+// too) in file order. Only asin is required; a missing reviewText, summary,
+// overall or unixReviewTime is left empty. Review text is returned as
+// written (no HTML unescaping); a review's strings may be kept.
 //
-// fn receives the same *Review every time; its strings may be kept. If fn
-// returns an error, ReadReviews stops and returns it unchanged. Malformed
-// lines go to reject (which may be nil) and are counted; read failures are
-// reported as by ReadMeta.
-func ReadReviews(path string, fn func(*Review) error, reject func(Reject)) (Stats, error) {
-	var (
-		sc  scanner
-		rec reviewRec
-		v   Review
-	)
-	return readLines(path, reject, func(line []byte, _ int64, st *Stats) (string, error) {
-		if err := sc.parseReview(line, &rec, &v); err != nil {
-			return err.Error(), nil
+// Each step yields a review and a nil error. A read failure (reported as by
+// ReadMeta) is yielded once, last, with a zero Review. Breaking out of the
+// loop stops reading and closes the file, so a consumer that wants to stop
+// early (on cancellation, say) just breaks. Every loop over the iterator
+// opens and reads the file anew.
+//
+// Malformed lines go to reject (which may be nil) and are counted. If st is
+// not nil, it holds the file's stats once a loop has ended.
+func Reviews(path string, reject func(Reject), st *Stats) iter.Seq2[Review, error] {
+	return func(yield func(Review, error) bool) {
+		var (
+			sc  scanner
+			rec reviewRec
+			v   Review
+		)
+		s, err := readLines(path, reject, func(line []byte, _ int64, st *Stats) (string, error) {
+			if err := sc.parseReview(line, &rec, &v); err != nil {
+				return err.Error(), nil
+			}
+			st.Records++
+			if !yield(v, nil) {
+				return "", errStop
+			}
+			return "", nil
+		})
+		if st != nil {
+			*st = s
 		}
-		st.Records++
-		return "", fn(&v)
-	})
+		if err != nil && err != errStop {
+			yield(Review{}, err)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package amazon
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -86,21 +87,22 @@ func TestParseReviewErrors(t *testing.T) {
 	}
 }
 
-func TestReadReviews(t *testing.T) {
+func TestReviews(t *testing.T) {
 	lines := []string{
 		`{"asin": "B1", "reviewerID": "R1", "reviewText": "good", "overall": 5.0, "unixReviewTime": 10}`,
 		`{"reviewerID": "R2", "overall": 1.0}`,
 		`{"asin": "B1", "reviewerID": "R2", "summary": "meh", "overall": 3.0, "unixReviewTime": 11}`,
 	}
 	content := strings.Join(lines, "\n") + "\n"
+	path := writeFile(t, "reviews_T.json.gz", gz(t, content))
 	var got []Review
 	var rejects []Reject
-	st, err := ReadReviews(writeFile(t, "reviews_T.json.gz", gz(t, content)), func(v *Review) error {
-		got = append(got, *v)
-		return nil
-	}, func(r Reject) { rejects = append(rejects, r) })
-	if err != nil {
-		t.Fatal(err)
+	var st Stats
+	for v, err := range Reviews(path, func(r Reject) { rejects = append(rejects, r) }, &st) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, v)
 	}
 	want := []Review{
 		{ASIN: "B1", ReviewerID: "R1", ReviewText: "good", Overall: 5, UnixReviewTime: 10},
@@ -115,5 +117,40 @@ func TestReadReviews(t *testing.T) {
 	}
 	if want := (Stats{Lines: 3, Records: 2, Rejected: 1, Bytes: int64(len(content))}); st != want {
 		t.Errorf("stats %+v, want %+v", st, want)
+	}
+
+	// Breaking out stops reading there: the stats count what was read.
+	for v, err := range Reviews(path, nil, &st) {
+		if err != nil || v != want[0] {
+			t.Fatalf("first review %+v, %v", v, err)
+		}
+		break
+	}
+	if want := (Stats{Lines: 1, Records: 1, Bytes: int64(len(content))}); st != want {
+		t.Errorf("stats after break %+v, want %+v", st, want)
+	}
+}
+
+// A read failure part way comes last, after the reviews before it.
+func TestReviewsReadError(t *testing.T) {
+	line := `{"asin": "B1", "reviewText": "good"}` + "\n"
+	data := gz(t, strings.Repeat(line, 50))
+	path := writeFile(t, "reviews_T.json.gz", data[:len(data)-12]) // cut in the gzip trailer
+	var n, errs int
+	for _, err := range Reviews(path, nil, nil) {
+		if err != nil {
+			errs++
+			if !errors.Is(err, ErrCorrupt) {
+				t.Errorf("error %v, want one wrapping ErrCorrupt", err)
+			}
+			continue
+		}
+		if errs > 0 {
+			t.Error("a review after the error")
+		}
+		n++
+	}
+	if errs != 1 {
+		t.Errorf("%d errors, want 1 (after %d reviews)", errs, n)
 	}
 }

@@ -44,7 +44,7 @@ func BenchmarkAnalyze(b *testing.B) {
 			b.Run(fmt.Sprintf("docs=%d/workers=%d", n, w), func(b *testing.B) {
 				tp := startThroughput(b)
 				for b.Loop() {
-					c, err := analyzeAll(SliceDocs(docs), len(docs), nil, Options{Workers: w})
+					c, err := analyzeAll(b.Context(), SliceDocs(docs), len(docs), nil, Options{Workers: w})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -63,7 +63,7 @@ func BenchmarkBuild(b *testing.B) {
 		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) {
 			tp := startThroughput(b)
 			for b.Loop() {
-				res, err := Build(SliceDocs(docs), n/4+1, Options{})
+				res, err := Build(b.Context(), SliceDocs(docs), n/4+1, Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -82,7 +82,7 @@ func BenchmarkBuildReal(b *testing.B) {
 		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
 			tp := startThroughput(b)
 			for b.Loop() {
-				res, err := Build(SliceDocs(docs), nItems, Options{Workers: w})
+				res, err := Build(b.Context(), SliceDocs(docs), nItems, Options{Workers: w})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -98,16 +98,16 @@ func BenchmarkBuildReal(b *testing.B) {
 func BenchmarkVectorize(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		docs := benchDocs(n)
-		c, err := analyzeAll(SliceDocs(docs), n/4+1, nil, Options{})
+		c, err := analyzeAll(b.Context(), SliceDocs(docs), n/4+1, nil, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		vocab := c.count(0).rank(defaultVocabSize)
+		vocab := mustCount(c, 0).rank(defaultVocabSize)
 		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) {
 			var hits int64
 			cpu0 := cpuSeconds()
 			for b.Loop() {
-				res, err := c.vectorize(vocab, n/4+1, Options{})
+				res, err := c.vectorize(b.Context(), vocab, n/4+1, Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -155,19 +155,19 @@ func BenchmarkProse(b *testing.B) {
 // One iteration is enough: the metrics do not depend on timing.
 func BenchmarkSampleOverlap(b *testing.B) {
 	docs := synthDocs(rand.New(rand.NewPCG(5, 5)), 400_000, 100_000)
-	c, err := analyzeAll(SliceDocs(docs), 100_000, nil, Options{})
+	c, err := analyzeAll(b.Context(), SliceDocs(docs), 100_000, nil, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	docs = nil
 	for b.Loop() {
-		full := c.count(0)
+		full := mustCount(c, 0)
 		exact := full.rank(defaultVocabSize)
 		b.ReportMetric(float64(c.tokens), "tokens")
 		b.ReportMetric(float64(full.distinct()), "candidates")
 		b.ReportMetric(float64(exact[len(exact)-1].Count), "boundary-count")
 		for s := 1; s <= 6; s++ {
-			o, mass := vocabOverlap(exact, c.count(s).rank(defaultVocabSize))
+			o, mass := vocabOverlap(exact, mustCount(c, s).rank(defaultVocabSize))
 			b.ReportMetric(o, fmt.Sprintf("overlap@1/%d", 1<<s))
 			b.ReportMetric(mass, fmt.Sprintf("mass@1/%d", 1<<s))
 		}

@@ -2,9 +2,11 @@ package bow
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -57,7 +59,7 @@ func TestHandCorpus(t *testing.T) {
 	//   doc 4 (item 0): leather/noun soft/adj price/noun great/adj
 	// Counts: great, leather, price, soft 3; "great price", "soft leather" 2;
 	// birthday, glove, jacket, nice, son, warm, "warm glove" 1.
-	res, err := Build(SliceDocs(handDocs), 5, Options{VocabSize: 8})
+	res, err := Build(t.Context(), SliceDocs(handDocs), 5, Options{VocabSize: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +197,7 @@ func TestWorkersIdentical(t *testing.T) {
 	for _, sample := range []int64{0, 40_000} {
 		var first []byte
 		for _, w := range []int{1, 4} {
-			res, err := Build(SliceDocs(docs), 1500, Options{Workers: w, VocabSize: 300, SampleTokens: sample})
+			res, err := Build(t.Context(), SliceDocs(docs), 1500, Options{Workers: w, VocabSize: 300, SampleTokens: sample})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -216,13 +218,13 @@ func TestShardsMerge(t *testing.T) {
 	docs := synthDocs(rand.New(rand.NewPCG(2, 2)), 5000, 1200)
 	for _, sample := range []int64{0, 30_000} {
 		opts := Options{VocabSize: 400, SampleTokens: sample, Workers: 2}
-		want, err := Build(SliceDocs(docs), 1200, opts)
+		want, err := Build(t.Context(), SliceDocs(docs), 1200, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var shards []*Counts
 		for _, s := range []int{2, 0, 1} { // any order
-			c, err := CountShard(SliceDocs(docs), s, 3, opts)
+			c, err := CountShard(t.Context(), SliceDocs(docs), s, 3, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -242,7 +244,7 @@ func TestShardsMerge(t *testing.T) {
 				t.Fatalf("SampleTokens %d: term %d = %+v, want %+v", sample, i, v, w)
 			}
 		}
-		got, err := Vectorize(SliceDocs(docs), 1200, vocab, opts)
+		got, err := Vectorize(t.Context(), SliceDocs(docs), 1200, vocab, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -251,7 +253,7 @@ func TestShardsMerge(t *testing.T) {
 		got.Stats.SampleDocs, got.Stats.SampleTokens = want.Stats.SampleDocs, want.Stats.SampleTokens
 		got.Stats.Candidates = want.Stats.Candidates
 		if !bytes.Equal(resultBytes(got), resultBytes(want)) {
-			t.Errorf("SampleTokens %d: Vectorize(Merge(3 shards)) differs from Build", sample)
+			t.Errorf("SampleTokens %d: Vectorize(t.Context(), Merge(3 shards)) differs from Build", sample)
 		}
 	}
 }
@@ -283,25 +285,25 @@ func TestSampleLevel(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	boom := errors.New("disk on fire")
-	n := 0
-	failing := func() (Doc, error) {
-		n++
-		if n > 3 {
-			return Doc{}, boom
+	failing := func(yield func(Doc, error) bool) {
+		for range 3 {
+			if !yield(Doc{Item: 0, Text: "fine"}, nil) {
+				return
+			}
 		}
-		return Doc{Item: 0, Text: "fine"}, nil
+		yield(Doc{}, boom)
 	}
-	if _, err := Build(failing, 1, Options{}); !errors.Is(err, boom) {
+	if _, err := Build(t.Context(), failing, 1, Options{}); !errors.Is(err, boom) {
 		t.Errorf("reader error: got %v", err)
 	}
-	if _, err := Build(SliceDocs([]Doc{{0, "a"}, {7, "b"}}), 5, Options{}); !errors.Is(err, ErrItemRange) {
+	if _, err := Build(t.Context(), SliceDocs([]Doc{{0, "a"}, {7, "b"}}), 5, Options{}); !errors.Is(err, ErrItemRange) {
 		t.Errorf("item out of range: got %v", err)
 	}
-	if _, err := CountShard(SliceDocs(nil), 3, 3, Options{}); err == nil {
+	if _, err := CountShard(t.Context(), SliceDocs(nil), 3, 3, Options{}); err == nil {
 		t.Error("shard 3/3 accepted")
 	}
-	c0, _ := CountShard(SliceDocs(handDocs), 0, 2, Options{})
-	c1, _ := CountShard(SliceDocs(handDocs), 1, 2, Options{})
+	c0, _ := CountShard(t.Context(), SliceDocs(handDocs), 0, 2, Options{})
+	c1, _ := CountShard(t.Context(), SliceDocs(handDocs), 1, 2, Options{})
 	for _, shards := range [][]*Counts{nil, {c0}, {c0, c0}, {c0, nil}} {
 		if _, err := Merge(shards, Options{}); err == nil {
 			t.Errorf("Merge of %d shards accepted", len(shards))
@@ -310,11 +312,11 @@ func TestErrors(t *testing.T) {
 	if _, err := Merge([]*Counts{c1, c0}, Options{}); err != nil {
 		t.Error(err)
 	}
-	if _, err := Vectorize(SliceDocs(handDocs), 5, []Term{{Term: "soft"}, {Term: "soft"}}, Options{}); err == nil {
+	if _, err := Vectorize(t.Context(), SliceDocs(handDocs), 5, []Term{{Term: "soft"}, {Term: "soft"}}, Options{}); err == nil {
 		t.Error("duplicate vocabulary term accepted")
 	}
 	// An empty corpus is not an error: every item is dropped.
-	res, err := Build(SliceDocs(nil), 2, Options{})
+	res, err := Build(t.Context(), SliceDocs(nil), 2, Options{})
 	if err != nil || len(res.Vocab) != 0 || res.Stats.ItemsNoReviews != 2 {
 		t.Errorf("empty corpus: %v %+v", err, res)
 	}
@@ -322,7 +324,7 @@ func TestErrors(t *testing.T) {
 
 func TestWeightsSumToOne(t *testing.T) {
 	docs := synthDocs(rand.New(rand.NewPCG(3, 3)), 3000, 800)
-	res, err := Build(SliceDocs(docs), 800, Options{VocabSize: 1000})
+	res, err := Build(t.Context(), SliceDocs(docs), 800, Options{VocabSize: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,14 +362,14 @@ func checkWeights(t *testing.T, res *Result) {
 // BenchmarkSampleOverlap), and Build picks the sample that fits.
 func TestSampleOverlap(t *testing.T) {
 	docs := synthDocs(rand.New(rand.NewPCG(4, 4)), 20_000, 5000)
-	c, err := analyzeAll(SliceDocs(docs), 5000, nil, Options{})
+	c, err := analyzeAll(t.Context(), SliceDocs(docs), 5000, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	exact := c.count(0).rank(500)
+	exact := mustCount(c, 0).rank(500)
 	prev := 1.0
 	for s := 1; s <= 4; s++ {
-		o, mass := vocabOverlap(exact, c.count(s).rank(500))
+		o, mass := vocabOverlap(exact, mustCount(c, s).rank(500))
 		t.Logf("sample 1/%d: %.3f of the top 500 kept, %.3f of their occurrences", 1<<s, o, mass)
 		if o > prev+0.02 || s == 1 && o < 0.85 || mass < o {
 			t.Errorf("sample 1/%d: overlap %.3f (previous %.3f), mass %.3f", 1<<s, o, prev, mass)
@@ -375,7 +377,7 @@ func TestSampleOverlap(t *testing.T) {
 		prev = o
 	}
 	limit := c.tokens / 5 // fits level >= 3 (about 1/8), not level >= 2
-	res, err := Build(SliceDocs(docs), 5000, Options{VocabSize: 500, SampleTokens: limit})
+	res, err := Build(t.Context(), SliceDocs(docs), 5000, Options{VocabSize: 500, SampleTokens: limit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +385,112 @@ func TestSampleOverlap(t *testing.T) {
 	if !st.Sampled || st.SampleTokens > limit || st.SampleTokens < limit/4 || st.Docs != int64(len(docs)) {
 		t.Errorf("SampleTokens %d of %d: stats %+v", limit, c.tokens, st)
 	}
-	if o, _ := vocabOverlap(c.count(st.SampleLevel).rank(500), res.Vocab); o != 1 {
+	if o, _ := vocabOverlap(mustCount(c, st.SampleLevel).rank(500), res.Vocab); o != 1 {
 		t.Errorf("Build's vocabulary is not the level-%d sample's (overlap %.3f)", st.SampleLevel, o)
+	}
+}
+
+// mustCount is corpus.count under a context that is never done.
+func mustCount(c *corpus, minLevel int) *termCounts {
+	tc, err := c.count(context.Background(), minLevel)
+	if err != nil {
+		panic(err)
+	}
+	return tc
+}
+
+// Build, Vectorize and CountShard stop with the context's error: at once
+// when it is done before the call, and within a batch of reviews when it is
+// cancelled while the reviews are read (from inside the iterator, so no
+// timer is involved); the iterator is told to stop. The phases after
+// reading stop too.
+func TestCancel(t *testing.T) {
+	const nDocs, nItems, at = 5000, 1200, 1500
+	docs := synthDocs(rand.New(rand.NewPCG(3, 3)), nDocs, nItems)
+	vocab, err := Build(t.Context(), SliceDocs(docs), nItems, Options{VocabSize: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]func(context.Context, iter.Seq2[Doc, error]) error{
+		"Build": func(ctx context.Context, d iter.Seq2[Doc, error]) error {
+			_, err := Build(ctx, d, nItems, Options{})
+			return err
+		},
+		"Vectorize": func(ctx context.Context, d iter.Seq2[Doc, error]) error {
+			_, err := Vectorize(ctx, d, nItems, vocab.Vocab, Options{})
+			return err
+		},
+		"CountShard": func(ctx context.Context, d iter.Seq2[Doc, error]) error {
+			_, err := CountShard(ctx, d, 1, 3, Options{})
+			return err
+		},
+	}
+	for name, call := range calls {
+		for _, early := range []bool{true, false} {
+			ctx, cancel := context.WithCancel(t.Context())
+			if early {
+				cancel()
+			}
+			yielded, stopped := 0, false
+			counted := func(yield func(Doc, error) bool) {
+				for _, d := range docs {
+					if yielded++; yielded == at {
+						cancel()
+					}
+					if !yield(d, nil) {
+						stopped = true
+						return
+					}
+				}
+			}
+			err := call(ctx, counted)
+			cancel()
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("%s (cancelled before: %v): %v, want context.Canceled", name, early, err)
+			}
+			if limit := map[bool]int{true: 1, false: at + batchDocs}[early]; yielded > limit || !stopped {
+				t.Errorf("%s (cancelled before: %v): %d reviews read (at most %d), iterator stopped: %v",
+					name, early, yielded, limit, stopped)
+			}
+		}
+	}
+
+	// After reading: counting and vectorising.
+	c, err := analyzeAll(t.Context(), SliceDocs(docs), nItems, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := c.count(done, 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("count: %v, want context.Canceled", err)
+	}
+	if _, err := c.vectorize(done, vocab.Vocab, nItems, Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("vectorize: %v, want context.Canceled", err)
+	}
+}
+
+// Build, Vectorize and CountShard read their documents in one pass: they
+// start exactly one loop over the iterator.
+func TestOnePass(t *testing.T) {
+	docs := synthDocs(rand.New(rand.NewPCG(4, 4)), 3000, 700)
+	loops := 0
+	once := func(yield func(Doc, error) bool) {
+		loops++
+		for _, d := range docs {
+			if !yield(d, nil) {
+				return
+			}
+		}
+	}
+	res, err := Build(t.Context(), once, 700, Options{VocabSize: 40})
+	if err != nil || loops != 1 {
+		t.Fatalf("Build: %d loops, %v", loops, err)
+	}
+	if _, err := Vectorize(t.Context(), once, 700, res.Vocab, Options{}); err != nil || loops != 2 {
+		t.Fatalf("Vectorize: %d loops in all, %v", loops, err)
+	}
+	if _, err := CountShard(t.Context(), once, 0, 2, Options{}); err != nil || loops != 3 {
+		t.Fatalf("CountShard: %d loops in all, %v", loops, err)
 	}
 }

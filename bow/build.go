@@ -1,9 +1,10 @@
 package bow
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io"
+	"iter"
 	"math/bits"
 	"runtime"
 	"sync"
@@ -14,9 +15,6 @@ import (
 type Options struct {
 	// VocabSize is the number of terms kept. If 0, it is 5000 (the paper).
 	VocabSize int
-	// UseSummary records that the caller put each review's summary into
-	// Doc.Text; the package itself ignores it. Default false (SPEC 3).
-	UseSummary bool
 	// Workers is the number of tagging goroutines. If 0, GOMAXPROCS.
 	// Results do not depend on it.
 	Workers int
@@ -58,7 +56,9 @@ func (o Options) sampleTokens() int64 {
 }
 
 // Doc is one review: Item is the item's row in the experiment's items table.
-// Docs may come in any order (review-file order, not grouped by item).
+// Docs may come in any order (review-file order, not grouped by item). Text
+// is whatever the caller wants counted (the review text, perhaps with its
+// summary in front).
 type Doc struct {
 	Item int32
 	Text string
@@ -169,9 +169,10 @@ type batchOut struct {
 	tokens      int64
 }
 
-// analyzeAll reads every doc from next, keeps those keep accepts (nil: all),
-// and reduces them to candidate entries, in parallel and in input order.
-func analyzeAll(next func() (Doc, error), nItems int, keep func(Doc) bool, opts Options) (*corpus, error) {
+// analyzeAll reads every doc of docs once, keeps those keep accepts (nil:
+// all), and reduces them to candidate entries, in parallel and in input
+// order. It looks at ctx once per batch of docs read.
+func analyzeAll(ctx context.Context, docs iter.Seq2[Doc, error], nItems int, keep func(Doc) bool, opts Options) (*corpus, error) {
 	m, err := loadModel()
 	if err != nil {
 		return nil, err
@@ -187,6 +188,9 @@ func analyzeAll(next func() (Doc, error), nItems int, keep func(Doc) bool, opts 
 			defer wg.Done()
 			a := newAnalyzer(m, c.lex)
 			for b := range in {
+				if ctx.Err() != nil {
+					continue // drain: the caller returns the error
+				}
 				b.out = a.batch(b)
 				b.docs = nil // the texts are not needed any more
 			}
@@ -200,13 +204,16 @@ func analyzeAll(next func() (Doc, error), nItems int, keep func(Doc) bool, opts 
 	readErr := func() error {
 		defer close(in)
 		var b *batch
-		for i := int64(0); ; i++ {
-			d, err := next()
-			if err == io.EOF {
-				break
-			}
+		i := int64(-1) // stream index, counting the docs keep refuses too
+		for d, err := range docs {
+			i++
 			if err != nil {
 				return fmt.Errorf("bow: reading review %d: %w", i, err)
+			}
+			if i%batchDocs == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
 			}
 			if d.Item < 0 || int(d.Item) >= nItems {
 				return fmt.Errorf("%w: review %d has item %d, want [0, %d)", ErrItemRange, i, d.Item, nItems)
@@ -228,7 +235,7 @@ func analyzeAll(next func() (Doc, error), nItems int, keep func(Doc) bool, opts 
 		if b != nil {
 			in <- b
 		}
-		return nil
+		return ctx.Err() // the workers skipped batches if it is done
 	}()
 	wg.Wait()
 	for _, w := range works {
@@ -277,18 +284,23 @@ type Result struct {
 	Stats  Stats
 }
 
-// Build tags every review once, ranks the vocabulary (Options.SampleTokens)
-// and counts every review's vocabulary terms into its item's vector.
-// next returns io.EOF after the last review; nItems is the number of rows.
-func Build(next func() (Doc, error), nItems int, opts Options) (*Result, error) {
-	c, err := analyzeAll(next, nItems, nil, opts)
+// Build reads docs once, tags every review once, ranks the vocabulary
+// (Options.SampleTokens) and counts every review's vocabulary terms into its
+// item's vector. nItems is the number of rows. An error yielded by docs
+// stops Build and is returned wrapped. Once ctx is done Build returns
+// ctx.Err() within a batch of reviews per worker.
+func Build(ctx context.Context, docs iter.Seq2[Doc, error], nItems int, opts Options) (*Result, error) {
+	c, err := analyzeAll(ctx, docs, nItems, nil, opts)
 	if err != nil {
 		return nil, err
 	}
 	s := sampleLevel(c.levelTokens, opts.sampleTokens())
-	tc := c.count(s)
+	tc, err := c.count(ctx, s)
+	if err != nil {
+		return nil, err
+	}
 	vocab := tc.rank(opts.vocabSize())
-	res, err := c.vectorize(vocab, nItems, opts)
+	res, err := c.vectorize(ctx, vocab, nItems, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -299,12 +311,13 @@ func Build(next func() (Doc, error), nItems int, opts Options) (*Result, error) 
 	return res, nil
 }
 
-// Vectorize counts every review's terms of a given vocabulary (from Merge)
-// into its item's vector, and fills in each term's DocFreq and Surface.
-func Vectorize(next func() (Doc, error), nItems int, vocab []Term, opts Options) (*Result, error) {
-	c, err := analyzeAll(next, nItems, nil, opts)
+// Vectorize reads docs once and counts every review's terms of a given
+// vocabulary (from Merge) into its item's vector, and fills in each term's
+// DocFreq and Surface. Errors and ctx are as for Build.
+func Vectorize(ctx context.Context, docs iter.Seq2[Doc, error], nItems int, vocab []Term, opts Options) (*Result, error) {
+	c, err := analyzeAll(ctx, docs, nItems, nil, opts)
 	if err != nil {
 		return nil, err
 	}
-	return c.vectorize(vocab, nItems, opts)
+	return c.vectorize(ctx, vocab, nItems, opts)
 }

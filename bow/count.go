@@ -3,8 +3,9 @@ package bow
 import (
 	"cmp"
 	"container/heap"
+	"context"
 	"fmt"
-	"io"
+	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -61,12 +62,18 @@ type termCounts struct {
 	docs, tokens int64
 }
 
-// count tallies the candidates of the reviews of level >= minLevel.
-func (c *corpus) count(minLevel int) *termCounts {
+// count tallies the candidates of the reviews of level >= minLevel, looking
+// at ctx once per batch of reviews.
+func (c *corpus) count(ctx context.Context, minLevel int) (*termCounts, error) {
 	tc := &termCounts{lex: c.lex, nouns: make([]int64, len(c.lex.stems)),
 		adjs: make([]int64, len(c.lex.stems)), pairs: map[uint64]int64{}}
 	stemOf := c.lex.stemOf
 	for d := range c.nDocs() {
+		if d%batchDocs == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		if int(c.level(d)) < minLevel {
 			continue
 		}
@@ -87,7 +94,7 @@ func (c *corpus) count(minLevel int) *termCounts {
 	for l := minLevel; l < levels; l++ {
 		tc.tokens += c.levelTokens[l]
 	}
-	return tc
+	return tc, nil
 }
 
 func (tc *termCounts) distinct() int {
@@ -203,14 +210,15 @@ type CountRow struct {
 
 // CountShard counts the candidate terms of the reviews of shard shard of
 // nShards: those whose Item % nShards == shard. Every process reads the
-// whole stream; merging all shards with Merge gives the vocabulary Build
-// gives. Sharding by item keeps an item's document whole in one shard.
-func CountShard(next func() (Doc, error), shard, nShards int, opts Options) (*Counts, error) {
+// whole stream once; merging all shards with Merge gives the vocabulary
+// Build gives. Sharding by item keeps an item's document whole in one
+// shard. Errors and ctx are as for Build.
+func CountShard(ctx context.Context, docs iter.Seq2[Doc, error], shard, nShards int, opts Options) (*Counts, error) {
 	if nShards < 1 || shard < 0 || shard >= nShards {
 		return nil, fmt.Errorf("bow: shard %d/%d: want 0 <= shard < shards", shard, nShards)
 	}
 	keep := func(d Doc) bool { return int(d.Item)%nShards == shard }
-	c, err := analyzeAll(next, math.MaxInt32, keep, opts)
+	c, err := analyzeAll(ctx, docs, math.MaxInt32, keep, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -221,6 +229,11 @@ func CountShard(next func() (Doc, error), shard, nShards int, opts Options) (*Co
 	rows := map[key]*CountRow{}
 	stemOf := c.lex.stemOf
 	for d := range c.nDocs() {
+		if d%batchDocs == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		lvl := c.level(d)
 		es := c.doc(d)
 		for k, e := range es {
@@ -313,14 +326,13 @@ func Merge(shards []*Counts, opts Options) ([]Term, error) {
 	return rk.terms(), nil
 }
 
-// SliceDocs is a next function over docs, for tests and small inputs.
-func SliceDocs(docs []Doc) func() (Doc, error) {
-	i := 0
-	return func() (Doc, error) {
-		if i == len(docs) {
-			return Doc{}, io.EOF
+// SliceDocs iterates over docs, for tests and small inputs.
+func SliceDocs(docs []Doc) iter.Seq2[Doc, error] {
+	return func(yield func(Doc, error) bool) {
+		for _, d := range docs {
+			if !yield(d, nil) {
+				return
+			}
 		}
-		i++
-		return docs[i-1], nil
 	}
 }

@@ -42,6 +42,15 @@
 //
 // # Passes, parallelism, determinism
 //
+// Build, Vectorize and CountShard take the reviews as an iterator
+// (iter.Seq2[Doc, error], e.g. over amazon.Reviews) and range over it once:
+// the caller's file is read in one pass, and an error it yields stops the
+// call. They take a context first and look at it once per batch of 1024
+// reviews read and per chunk of items counted, returning ctx.Err() when it
+// is done (breaking out of the caller's loop, which closes its file).
+// Which text a Doc holds (with the review's summary or not) is the caller's
+// choice; the package counts whatever it is given.
+//
 // Build reads the reviews once. Workers take fixed batches of reviews,
 // tokenise and tag each review once (short texts are memoised per worker:
 // "Five Stars" and "Great gift!" recur verbatim) and reduce it to its

@@ -1,6 +1,7 @@
 package bow_test
 
 import (
+	"context"
 	"fmt"
 
 	"monomer/bow"
@@ -12,7 +13,7 @@ func Example() {
 		{Item: 1, Text: "Great price!"},
 		{Item: 0, Text: "The leather is soft, the price is great."},
 	}
-	res, err := bow.Build(bow.SliceDocs(docs), 3, bow.Options{VocabSize: 3})
+	res, err := bow.Build(context.Background(), bow.SliceDocs(docs), 3, bow.Options{VocabSize: 3})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -81,7 +81,7 @@ func TestRealData(t *testing.T) {
 			docs, nItems := realCorpus(readRealReviews(t, tt.file), 7)
 			var first []byte
 			for _, w := range []int{1, 4} {
-				res, err := Build(SliceDocs(docs), nItems, Options{Workers: w})
+				res, err := Build(t.Context(), SliceDocs(docs), nItems, Options{Workers: w})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/gob"
 	"fmt"
+	"maps"
 	"math"
 	"math/bits"
 	"slices"
@@ -152,11 +153,7 @@ func decodeModel() (*taggerModel, error) {
 	m.nTags = len(m.tagName)
 
 	// Rows in sorted key order so that the layout does not depend on map order.
-	keys := make([]string, 0, len(weights))
-	for k := range weights {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(weights))
 	rowOf := make(map[string]int32, len(keys)) // feature key -> row
 	m.rowOff = make([]int32, 0, len(keys)+1)
 	for _, k := range keys {

@@ -1,6 +1,7 @@
 package bow
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -55,8 +56,9 @@ type surfaces struct {
 	pair map[uint64]int64
 }
 
-// vectorize counts the vocabulary terms of every review per item.
-func (c *corpus) vectorize(vocab []Term, nItems int, opts Options) (*Result, error) {
+// vectorize counts the vocabulary terms of every review per item; its
+// workers look at ctx once per chunk of items.
+func (c *corpus) vectorize(ctx context.Context, vocab []Term, nItems int, opts Options) (*Result, error) {
 	lex := c.lex
 	termOfStem := make([]int32, len(lex.stems))
 	for i := range termOfStem {
@@ -120,6 +122,9 @@ func (c *corpus) vectorize(vocab []Term, nItems int, opts Options) (*Result, err
 				scratch[t]++
 			}
 			for k := range jobs {
+				if ctx.Err() != nil {
+					continue // drain; reported after Wait
+				}
 				var o chunkOut
 				lo, hi := k*itemsPerChunk, min((k+1)*itemsPerChunk, nItems)
 				for it := lo; it < hi; it++ {
@@ -156,6 +161,9 @@ func (c *corpus) vectorize(vocab []Term, nItems int, opts Options) (*Result, err
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 
 	m := &Matrix{rows: nItems, dim: len(vocab), ptr: make([]int64, nItems+1)}
 	st := Stats{Docs: c.docs, Tokens: c.tokens, Items: nItems, Work: c.work}

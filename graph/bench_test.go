@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -58,7 +59,7 @@ func BenchmarkRewire(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				var err error
-				_, st, err = Rewire(g.pos, g.sub, rand.New(rand.NewPCG(uint64(i), 1)), RewireOptions{})
+				_, st, err = Rewire(context.Background(), g.pos, g.sub, rand.New(rand.NewPCG(uint64(i), 1)), RewireOptions{})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 )
@@ -88,7 +89,7 @@ func FuzzRewire(f *testing.F) {
 				pos = append(pos, e)
 			}
 		}
-		neg, st, err := Rewire(pos, sub, rand.New(rand.NewPCG(1, 1)), RewireOptions{ExtraAttempts: 2000, MaxDropFraction: -1})
+		neg, st, err := Rewire(context.Background(), pos, sub, rand.New(rand.NewPCG(1, 1)), RewireOptions{ExtraAttempts: 2000, MaxDropFraction: -1})
 		if err != nil {
 			t.Fatal(err)
 		}

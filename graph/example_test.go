@@ -1,6 +1,7 @@
 package graph_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 
@@ -14,7 +15,7 @@ func Example() {
 	pos := []graph.Edge{{0, 2}, {0, 4}, {1, 3}, {2, 5}, {3, 0}, {4, 1}, {5, 3}, {1, 5}}
 	rng := rand.New(rand.NewPCG(1, 1))
 
-	neg, st, err := graph.Rewire(pos, sub, rng, graph.RewireOptions{})
+	neg, st, err := graph.Rewire(context.Background(), pos, sub, rng, graph.RewireOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return

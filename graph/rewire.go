@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -103,8 +104,9 @@ func (s RewireStats) NeverSwitchedFraction() float64 {
 // Bad input returns ErrInvalidGraph or ErrInvalidOptions and nothing else,
 // before any work; more drops than
 // MaxDropFraction allows return the negatives, the stats and an error
-// wrapping ErrIncomplete.
-func Rewire(pos []Edge, sub []int32, rng *rand.Rand, opts RewireOptions) ([]Edge, RewireStats, error) {
+// wrapping ErrIncomplete. Once ctx is done Rewire returns ctx.Err() within
+// ctxEvery attempts, with no negatives.
+func Rewire(ctx context.Context, pos []Edge, sub []int32, rng *rand.Rand, opts RewireOptions) ([]Edge, RewireStats, error) {
 	m := len(pos)
 	st := RewireStats{Edges: m}
 	swaps := opts.SwapsPerEdge
@@ -119,6 +121,9 @@ func Rewire(pos []Edge, sub []int32, rng *rand.Rand, opts RewireOptions) ([]Edge
 	}
 	set, err := loadPositives(pos, sub)
 	if err != nil {
+		return nil, st, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, st, err
 	}
 	maxDrop := opts.MaxDropFraction
@@ -167,8 +172,13 @@ func Rewire(pos []Edge, sub []int32, rng *rand.Rand, opts RewireOptions) ([]Edge
 				w.warmKeys(ring[k&15])
 			}
 			w.try(ring[n&15][0], ring[n&15][1])
-			if opts.Progress != nil && n&(1<<20-1) == 1<<20-1 {
-				opts.Progress(n+1, total)
+			if n&(ctxEvery-1) == ctxEvery-1 {
+				if err := ctx.Err(); err != nil {
+					return nil, st, err
+				}
+				if opts.Progress != nil && n&(1<<20-1) == 1<<20-1 {
+					opts.Progress(n+1, total)
+				}
 			}
 		}
 	}
@@ -212,8 +222,13 @@ func Rewire(pos []Edge, sub []int32, rng *rand.Rand, opts RewireOptions) ([]Edge
 			stuck[k] = stuck[len(stuck)-1]
 			stuck = stuck[:len(stuck)-1]
 		}
-		if opts.Progress != nil && n&(1<<20-1) == 0 {
-			opts.Progress(total+int64(n), total+int64(budget))
+		if n&(ctxEvery-1) == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, st, err
+			}
+			if opts.Progress != nil && n&(1<<20-1) == 0 {
+				opts.Progress(total+int64(n), total+int64(budget))
+			}
 		}
 	}
 	st.CleanupAttempts = st.Attempts - before
@@ -239,6 +254,11 @@ func Rewire(pos []Edge, sub []int32, rng *rand.Rand, opts RewireOptions) ([]Edge
 	}
 	return neg, st, nil
 }
+
+// ctxEvery is how many attempts Rewire makes between looks at its context
+// (a power of two, dividing the 2^20 of progress reports): about a
+// millisecond of work, so a look costs nothing measurable.
+const ctxEvery = 1 << 14
 
 // rewirer is the state of one Rewire call.
 type rewirer struct {

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"slices"
@@ -30,7 +31,7 @@ func TestRewireProperties(t *testing.T) {
 	for _, tc := range propertyShapes {
 		t.Run(tc.name, func(t *testing.T) {
 			pos, sub := genGraph(tc.shape, rand.New(rand.NewPCG(7, 7)))
-			neg, st, err := Rewire(pos, sub, rand.New(rand.NewPCG(1, 1)), RewireOptions{MaxDropFraction: -1})
+			neg, st, err := Rewire(context.Background(), pos, sub, rand.New(rand.NewPCG(1, 1)), RewireOptions{MaxDropFraction: -1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +60,7 @@ func TestRewireProperties(t *testing.T) {
 func TestRewireDeterministic(t *testing.T) {
 	pos, sub := genGraph(shape{items: 3000, edges: 15_000, subs: 30, alpha: 1}, rand.New(rand.NewPCG(3, 3)))
 	run := func(seed uint64) ([]Edge, RewireStats) {
-		neg, st, err := Rewire(pos, sub, rand.New(rand.NewPCG(seed, 1)), RewireOptions{})
+		neg, st, err := Rewire(context.Background(), pos, sub, rand.New(rand.NewPCG(seed, 1)), RewireOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +116,7 @@ func TestRewireImpossible(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
-			neg, st, err := Rewire(tc.pos, tc.sub, rand.New(rand.NewPCG(1, 1)), tc.opts)
+			neg, st, err := Rewire(context.Background(), tc.pos, tc.sub, rand.New(rand.NewPCG(1, 1)), tc.opts)
 			if !errors.Is(err, tc.wantErr) || (err == nil) != (tc.wantErr == nil) {
 				t.Fatalf("err = %v, want %v", err, tc.wantErr)
 			}
@@ -150,7 +151,7 @@ func TestRewireInvalid(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			neg, _, err := Rewire(tc.pos, sub, rand.New(rand.NewPCG(1, 1)), tc.opts)
+			neg, _, err := Rewire(context.Background(), tc.pos, sub, rand.New(rand.NewPCG(1, 1)), tc.opts)
 			if err == nil || neg != nil {
 				t.Fatalf("got %v, %v; want an error", neg, err)
 			}
@@ -166,7 +167,7 @@ func TestRewireProgress(t *testing.T) {
 	pos, sub := genGraph(shape{items: 1000, edges: 60_000, subs: 20}, rand.New(rand.NewPCG(5, 5)))
 	var calls int
 	var last, lastTotal int64
-	_, st, err := Rewire(pos, sub, rand.New(rand.NewPCG(1, 1)), RewireOptions{Progress: func(done, total int64) {
+	_, st, err := Rewire(context.Background(), pos, sub, rand.New(rand.NewPCG(1, 1)), RewireOptions{Progress: func(done, total int64) {
 		calls++
 		if done < last {
 			t.Errorf("progress went back from %d to %d", last, done)
@@ -262,12 +263,54 @@ func TestRewireMatchesReference(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			pos, sub := genGraph(tc.shape, rand.New(rand.NewPCG(2, 2)))
-			neg, st, _ := Rewire(pos, sub, rand.New(rand.NewPCG(1, 1)), RewireOptions{SwapsPerEdge: tc.swaps, ExtraAttempts: tc.extra})
+			neg, st, _ := Rewire(context.Background(), pos, sub, rand.New(rand.NewPCG(1, 1)), RewireOptions{SwapsPerEdge: tc.swaps, ExtraAttempts: tc.extra})
 			wantNeg, wantDropped := refRewire(pos, sub, rand.New(rand.NewPCG(1, 1)), tc.swaps, tc.extra)
 			if !slices.Equal(neg, wantNeg) || !slices.Equal(st.DroppedEdges, wantDropped) {
 				t.Fatalf("Rewire and the reference differ: %d/%d negatives, %d/%d dropped", len(neg), len(wantNeg), st.Dropped, len(wantDropped))
 			}
 			t.Logf("never switched %d, clean-up %d/%d, dropped %d", st.NeverSwitched, st.CleanupAccepted, st.CleanupAttempts, st.Dropped)
+		})
+	}
+}
+
+// Rewire stops with the context's error: before any attempt when the context
+// is already done, and within ctxEvery attempts of a cancel in either phase
+// (cancelled here from the progress hook, so no timer is involved).
+func TestRewireCancel(t *testing.T) {
+	pos, sub := genGraph(shape{items: 1000, edges: 60_000, subs: 20}, rand.New(rand.NewPCG(5, 5)))
+	total := int64(DefaultSwapsPerEdge) * int64(len(pos))
+	for _, tc := range []struct {
+		name  string
+		swaps int
+		at    func(done, total int64) bool // cancel at this progress report
+		// attempts made when Rewire returns lie in [lo, lo+ctxEvery]
+		lo int64
+	}{
+		{name: "before", at: nil, lo: 0},
+		{name: "main phase", at: func(done, _ int64) bool { return done == 1<<20 }, lo: 1 << 20},
+		{name: "clean-up phase", swaps: 1, at: func(done, total int64) bool { return done == total },
+			lo: int64(len(pos))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.at == nil {
+				cancel()
+			}
+			cancelled := tc.at == nil
+			neg, st, err := Rewire(ctx, pos, sub, rand.New(rand.NewPCG(1, 1)), RewireOptions{SwapsPerEdge: tc.swaps,
+				Progress: func(done, total int64) {
+					if !cancelled && tc.at(done, total) {
+						cancel()
+						cancelled = true
+					}
+				}})
+			if !errors.Is(err, context.Canceled) || neg != nil {
+				t.Fatalf("got %d negatives, %v; want none, context.Canceled", len(neg), err)
+			}
+			if a := int64(st.Attempts); a < tc.lo || a > tc.lo+ctxEvery {
+				t.Errorf("%d attempts, want within [%d, %d] (a full run makes %d)", a, tc.lo, tc.lo+ctxEvery, total)
+			}
 		})
 	}
 }

@@ -2,6 +2,7 @@ package imagefeat
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -122,7 +123,7 @@ func BenchmarkExtract(b *testing.B) {
 				b.StopTimer()
 				os.Remove(out)
 				b.StartTimer()
-				if _, err := Extract(path, rows, len(rows), Dim, DefaultScale, out); err != nil {
+				if _, err := Extract(context.Background(), path, rows, len(rows), DefaultScale, out); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -23,6 +23,11 @@
 // uncompressed stream), and wrap one of the package's sentinel errors.
 // An empty file holds zero records and is not an error.
 //
+// The calls that read a whole file, Extract and ScanASINs, take a context
+// first and return its error within about a chunk once it is done; Open and
+// NewReader take none, since their caller drives the loop. The dimension is
+// an option, WithDim, for every call alike (default Dim).
+//
 // # The matrix format
 //
 // [Extract] writes an Arrow IPC file (the "Feather v2" random-access format,

@@ -1,6 +1,7 @@
 package imagefeat_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,7 +24,7 @@ func Example() {
 
 	rows := map[string]int32{"000100039X": 0, "B000000001": 1}
 	out := filepath.Join(dir, "image.arrow")
-	st, err := imagefeat.Extract(in, rows, len(rows), 3, 58.4, out)
+	st, err := imagefeat.Extract(context.Background(), in, rows, len(rows), 58.4, out, imagefeat.WithDim(3))
 	if err != nil {
 		fmt.Println(err)
 		return

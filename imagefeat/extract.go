@@ -1,6 +1,7 @@
 package imagefeat
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -56,9 +57,9 @@ type ExtractStats struct {
 // Extract streams the .b file at path once and writes the matrix of the n
 // items in rows (ASIN -> row, a bijection onto 0..n-1) to out, as the Arrow IPC
 // file described in the package doc: row i holds item i's record, each value
-// divided by scale in float32 arithmetic. dim <= 0 means Dim (4096). The
-// output bytes depend only on the records of the wanted ASINs, rows, dim,
-// scale and the batch size, so reruns give identical files.
+// divided by scale in float32 arithmetic. The output bytes depend only on the
+// records of the wanted ASINs, rows, the dimension, scale and the batch size,
+// so reruns give identical files.
 //
 // The caller drops items without a record before calling (ScanASINs lists
 // them), so a wanted ASIN without a record is an error wrapping
@@ -68,14 +69,14 @@ type ExtractStats struct {
 //
 // Memory: a few MiB of buffers, the ASINs of rows and a set of the file's
 // unwanted ASINs (to count duplicates), whatever the file size. Options:
-// WithBatchRows, WithProgress (uncompressed bytes) and WithContext.
-func Extract(path string, rows map[string]int32, n int, dim int, scale float32, out string, opts ...Option) (ExtractStats, error) {
+// WithDim, WithBatchRows and WithProgress (uncompressed bytes).
+//
+// Once ctx is done Extract returns ctx.Err() within about 1 MiB of input,
+// and removes out.
+func Extract(ctx context.Context, path string, rows map[string]int32, n int, scale float32, out string, opts ...Option) (ExtractStats, error) {
 	var st ExtractStats
 	c := newConfig(opts)
-	if dim <= 0 {
-		dim = Dim
-	}
-	c.dim = dim
+	dim := c.dim
 	if !(scale > 0) || math.IsInf(float64(scale), 0) {
 		return st, fmt.Errorf("imagefeat: extract %s: scale %v is not a positive finite number", filepath.Base(path), scale)
 	}
@@ -101,7 +102,7 @@ func Extract(path string, rows map[string]int32, n int, dim int, scale float32, 
 		batch = max(1, min(4096, maxBatchBytes/(4*dim)))
 	}
 
-	r, err := newReaderFile(path, c)
+	r, err := newReaderFile(ctx, path, c)
 	if err != nil {
 		return st, err
 	}
@@ -181,12 +182,12 @@ func Extract(path string, rows map[string]int32, n int, dim int, scale float32, 
 	return st, nil
 }
 
-func newReaderFile(path string, c config) (*Reader, error) {
+func newReaderFile(ctx context.Context, path string, c config) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("imagefeat: %w", err)
 	}
-	r, err := newReader(f, filepath.Base(path), c)
+	r, err := newReader(ctx, f, filepath.Base(path), c)
 	if err != nil {
 		f.Close()
 		return nil, err

@@ -2,7 +2,9 @@ package imagefeat
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -64,8 +66,7 @@ func TestExtract(t *testing.T) {
 			in := writeFile(t, dir, "image_features_Men.b", encode(t, recs, dim, tc.gz))
 			out := filepath.Join(dir, "m.arrow")
 			var progress int64
-			st, err := Extract(in, rows, len(rows), dim, scale, out,
-				WithBatchRows(tc.batch), WithProgress(func(n int64) { progress += n }))
+			st, err := Extract(context.Background(), in, rows, len(rows), scale, out, WithBatchRows(tc.batch), WithProgress(func(n int64) { progress += n }), WithDim(dim))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,7 +132,7 @@ func TestExtract(t *testing.T) {
 			first, _ := os.ReadFile(out)
 			in2 := writeFile(t, dir, "again.b", encode(t, recs, dim, !tc.gz))
 			out2 := filepath.Join(dir, "m2.arrow")
-			if _, err := Extract(in2, rows, len(rows), dim, scale, out2, WithBatchRows(tc.batch)); err != nil {
+			if _, err := Extract(context.Background(), in2, rows, len(rows), scale, out2, WithBatchRows(tc.batch), WithDim(dim)); err != nil {
 				t.Fatal(err)
 			}
 			second, _ := os.ReadFile(out2)
@@ -154,7 +155,7 @@ func TestMatrixIsPlainArrow(t *testing.T) {
 		rows[r.asin] = int32(len(recs) - 1 - i)
 	}
 	out := filepath.Join(dir, "m.arrow")
-	if _, err := Extract(in, rows, len(rows), dim, 2, out, WithBatchRows(3)); err != nil {
+	if _, err := Extract(context.Background(), in, rows, len(rows), 2, out, WithBatchRows(3), WithDim(dim)); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(out)
@@ -203,7 +204,7 @@ func TestExtractMissingRows(t *testing.T) {
 	in := writeFile(t, dir, "image_features_Men.b", encode(t, recs, dim, false))
 	rows := map[string]int32{recs[0].asin: 0, "B0NOIMAGE1": 1, recs[4].asin: 2, "B0NOIMAGE2": 3}
 	out := filepath.Join(dir, "m.arrow")
-	st, err := Extract(in, rows, 4, dim, 1, out)
+	st, err := Extract(context.Background(), in, rows, 4, 1, out, WithDim(dim))
 	if !errors.Is(err, ErrMissingRows) {
 		t.Fatalf("error %v, want ErrMissingRows", err)
 	}
@@ -239,7 +240,7 @@ func TestExtractArguments(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Extract(in, tc.rows, tc.n, 2, tc.scale, filepath.Join(t.TempDir(), "m.arrow"))
+			_, err := Extract(context.Background(), in, tc.rows, tc.n, tc.scale, filepath.Join(t.TempDir(), "m.arrow"), WithDim(2))
 			if err == nil || err.Error() != tc.wantMsg {
 				t.Fatalf("got %v, want %s", err, tc.wantMsg)
 			}
@@ -251,7 +252,7 @@ func TestExtractEmpty(t *testing.T) {
 	dir := t.TempDir()
 	in := writeFile(t, dir, "x.b", encode(t, randomRecords(rand.New(rand.NewPCG(1, 1)), 3, 2), 2, false))
 	out := filepath.Join(dir, "m.arrow")
-	st, err := Extract(in, map[string]int32{}, 0, 2, 1, out)
+	st, err := Extract(context.Background(), in, map[string]int32{}, 0, 1, out, WithDim(2))
 	if err != nil || st.Unwanted != 3 {
 		t.Fatalf("%+v %v", st, err)
 	}
@@ -274,7 +275,7 @@ func TestOpenMatrixBadFile(t *testing.T) {
 		rows[asinOf(i)] = int32(i)
 	}
 	good := filepath.Join(dir, "m.arrow")
-	if _, err := Extract(in, rows, 5, dim, 1, good); err != nil {
+	if _, err := Extract(context.Background(), in, rows, 5, 1, good, WithDim(dim)); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(good)
@@ -325,7 +326,7 @@ func TestExtractGOMAXPROCS(t *testing.T) {
 	for _, procs := range []int{1, 2, 4} {
 		prev := runtime.GOMAXPROCS(procs)
 		out := filepath.Join(dir, "m.arrow")
-		_, err := Extract(in, rows, len(rows), dim, DefaultScale, out, WithBatchRows(64))
+		_, err := Extract(context.Background(), in, rows, len(rows), DefaultScale, out, WithBatchRows(64), WithDim(dim))
 		runtime.GOMAXPROCS(prev)
 		if err != nil {
 			t.Fatal(err)
@@ -336,5 +337,55 @@ func TestExtractGOMAXPROCS(t *testing.T) {
 	}
 	if !bytes.Equal(outs[0], outs[1]) || !bytes.Equal(outs[0], outs[2]) {
 		t.Fatal("output depends on GOMAXPROCS")
+	}
+}
+
+// Extract and ScanASINs stop with the context's error: at once when it is
+// done before the call, and at the next chunk when it is cancelled from the
+// progress hook after the first (no timer involved). Extract leaves no
+// output behind.
+func TestCancel(t *testing.T) {
+	const dim, n = 256, 3000 // about 3 MiB: three chunks
+	recs := randomRecords(rand.New(rand.NewPCG(2, 2)), n, dim)
+	rows := map[string]int32{}
+	for i, r := range recs {
+		rows[r.asin] = int32(i)
+	}
+	size := int64(n * RecordSize(dim))
+	for _, gz := range []bool{false, true} {
+		in := writeFile(t, t.TempDir(), "x.b", encode(t, recs, dim, gz))
+		for _, early := range []bool{true, false} {
+			t.Run(fmt.Sprintf("gzip=%v/before=%v", gz, early), func(t *testing.T) {
+				calls := map[string]func(ctx context.Context, opts ...Option) error{
+					"Extract": func(ctx context.Context, opts ...Option) error {
+						out := filepath.Join(t.TempDir(), "m.arrow")
+						_, err := Extract(ctx, in, rows, n, 1, out, opts...)
+						if _, serr := os.Stat(out); !errors.Is(serr, fs.ErrNotExist) {
+							t.Errorf("Extract left %s behind", out)
+						}
+						return err
+					},
+					"ScanASINs": func(ctx context.Context, opts ...Option) error {
+						_, err := ScanASINs(ctx, in, opts...)
+						return err
+					},
+				}
+				for name, call := range calls {
+					ctx, cancel := context.WithCancel(context.Background())
+					var read int64
+					if early {
+						cancel()
+					}
+					err := call(ctx, WithDim(dim), WithProgress(func(k int64) { read += k; cancel() }))
+					cancel()
+					if !errors.Is(err, context.Canceled) {
+						t.Fatalf("%s: %v, want context.Canceled", name, err)
+					}
+					if limit := int64(0); early && read != limit || !early && (read == 0 || read >= size) {
+						t.Errorf("%s read %d of %d bytes before stopping", name, read, size)
+					}
+				}
+			})
+		}
 	}
 }

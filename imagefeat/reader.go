@@ -49,7 +49,6 @@ type config struct {
 	dim       int
 	batchRows int
 	progress  func(int64)
-	ctx       context.Context
 }
 
 func newConfig(opts []Option) config {
@@ -63,8 +62,9 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// WithDim sets the number of float32 values per record. The default (and any
-// value <= 0) is Dim, 4096. Extract ignores it: its dim argument rules.
+// WithDim sets the number of float32 values per record of the .b file (and
+// so per row of Extract's matrix). The default (and any value <= 0) is Dim,
+// 4096.
 func WithDim(dim int) Option { return func(c *config) { c.dim = dim } }
 
 // WithBatchRows sets the rows per Arrow record batch that Extract writes. The
@@ -76,10 +76,6 @@ func WithBatchRows(n int) Option { return func(c *config) { c.batchRows = n } }
 // (uncompressed) bytes consumed since the previous call, about once per MiB.
 // It never influences a result. The default is no reporting.
 func WithProgress(f func(n int64)) Option { return func(c *config) { c.progress = f } }
-
-// WithContext makes Extract and ScanASINs stop with ctx's error, checked once
-// per chunk of about 1 MiB. The default is never to stop.
-func WithContext(ctx context.Context) Option { return func(c *config) { c.ctx = ctx } }
 
 // chunkBytes is how much the reader asks of the source at a time.
 const chunkBytes = 1 << 20
@@ -101,22 +97,24 @@ type Reader struct {
 	records  int64
 	vec      []float32
 	progress func(int64)
-	ctx      context.Context
+	ctx      context.Context // nil: never stop (the caller of Next decides)
 }
 
 // Open opens a .b file, plain or gzip-compressed, for streaming. The caller
 // must Close the Reader.
 func Open(path string, opts ...Option) (*Reader, error) {
-	return newReaderFile(path, newConfig(opts))
+	return newReaderFile(nil, path, newConfig(opts))
 }
 
 // NewReader streams the records of a .b file read from src, plain or gzipped;
 // name is the file name used in errors. Close does not close src.
 func NewReader(src io.Reader, name string, opts ...Option) (*Reader, error) {
-	return newReader(src, name, newConfig(opts))
+	return newReader(nil, src, name, newConfig(opts))
 }
 
-func newReader(src io.Reader, name string, c config) (*Reader, error) {
+// newReader is NewReader for the package's own loops: with a ctx, reading a
+// chunk first checks it.
+func newReader(ctx context.Context, src io.Reader, name string, c config) (*Reader, error) {
 	rs := RecordSize(c.dim)
 	per := max(1, chunkBytes/rs)
 	r := &Reader{
@@ -126,7 +124,7 @@ func newReader(src io.Reader, name string, c config) (*Reader, error) {
 		buf:      make([]byte, per*rs),
 		vec:      make([]float32, c.dim),
 		progress: c.progress,
-		ctx:      c.ctx,
+		ctx:      ctx,
 	}
 	// A gzip stream is inflated on another core (it costs far more than
 	// parsing); a plain file is read directly.
@@ -302,8 +300,10 @@ func (r *Reader) Close() error {
 // included. For a plain file it reads only the 10-byte headers (one
 // positioned read per record), so it checks the headers and that the size is
 // a whole number of records but not the values; a gzipped file is streamed
-// and fully validated as by Next.
-func ScanASINs(path string, opts ...Option) ([]string, error) {
+// and fully validated as by Next. Once ctx is done it returns ctx.Err()
+// within about 1 MiB of input (64 headers of a plain file). Options: WithDim
+// and WithProgress (uncompressed bytes).
+func ScanASINs(ctx context.Context, path string, opts ...Option) ([]string, error) {
 	c := newConfig(opts)
 	name := filepath.Base(path)
 	f, err := os.Open(path)
@@ -313,7 +313,7 @@ func ScanASINs(path string, opts ...Option) ([]string, error) {
 	defer f.Close()
 	var magic [2]byte
 	if n, _ := f.ReadAt(magic[:], 0); rawio.IsGzip(magic[:n]) {
-		r, err := newReader(f, name, c)
+		r, err := newReader(ctx, f, name, c)
 		if err != nil {
 			return nil, err
 		}
@@ -341,8 +341,8 @@ func ScanASINs(path string, opts ...Option) ([]string, error) {
 	var h [ASINLen]byte
 	var reported int64
 	for i := range n {
-		if c.ctx != nil && i%64 == 0 {
-			if err := c.ctx.Err(); err != nil {
+		if i%64 == 0 {
+			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}

@@ -1,6 +1,7 @@
 package imagefeat
 
 import (
+	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -60,7 +61,7 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatalf("Records %d, want %d", r.Records(), tc.n)
 			}
 
-			asins, err := ScanASINs(path, WithDim(tc.dim))
+			asins, err := ScanASINs(context.Background(), path, WithDim(tc.dim))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +98,7 @@ func TestASINHeader(t *testing.T) {
 			if len(recs) != 1 || recs[0].asin != tc.want {
 				t.Fatalf("got %v, want ASIN %q", recs, tc.want)
 			}
-			asins, err := ScanASINs(path, WithDim(2))
+			asins, err := ScanASINs(context.Background(), path, WithDim(2))
 			if err != nil || len(asins) != 1 || asins[0] != tc.want {
 				t.Fatalf("ScanASINs: %v %v, want [%s]", asins, err, tc.want)
 			}
@@ -252,11 +253,11 @@ func TestBadInput(t *testing.T) {
 			}
 			gz := data[0] == 0x1f
 			if gz || tc.scan {
-				_, err = ScanASINs(path, WithDim(tc.dim))
+				_, err = ScanASINs(context.Background(), path, WithDim(tc.dim))
 				check("ScanASINs", err)
 			}
 			out := filepath.Join(t.TempDir(), "m.arrow")
-			_, err = Extract(path, map[string]int32{"B000000001": 0}, 1, tc.dim, 1, out)
+			_, err = Extract(context.Background(), path, map[string]int32{"B000000001": 0}, 1, 1, out, WithDim(tc.dim))
 			check("Extract", err)
 			if _, err := OpenMatrix(out); !errors.Is(err, fs.ErrNotExist) {
 				t.Fatalf("Extract left %s behind: %v", out, err)
@@ -268,8 +269,8 @@ func TestBadInput(t *testing.T) {
 func TestMissingFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "image_features_Nope.b")
 	_, err1 := Open(path)
-	_, err2 := ScanASINs(path)
-	_, err3 := Extract(path, nil, 0, 0, 1, filepath.Join(t.TempDir(), "m.arrow"))
+	_, err2 := ScanASINs(context.Background(), path)
+	_, err3 := Extract(context.Background(), path, nil, 0, 1, filepath.Join(t.TempDir(), "m.arrow"))
 	_, err4 := OpenMatrix(path)
 	for i, err := range []error{err1, err2, err3, err4} {
 		if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), path) || !strings.HasPrefix(err.Error(), "imagefeat: ") {

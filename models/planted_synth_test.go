@@ -1,6 +1,7 @@
 package models_test
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 
@@ -68,7 +69,7 @@ func (s *synthTop) pairs(t testing.TB, g string, rng *rand.Rand) (train, valid, 
 			pos = append(pos, graph.Edge{Src: x, Dst: y})
 		}
 	}
-	neg, _, err := graph.Rewire(pos, s.sub, rng, graph.RewireOptions{})
+	neg, _, err := graph.Rewire(context.Background(), pos, s.sub, rng, graph.RewireOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -62,21 +61,10 @@ func (BowShard) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 		return nil, err
 	}
 	tr := env.Track("tokenise and tag reviews", 0)
-	pull, stop := reviewDocs(ctx, e.Data.Reviews, it.rows(), e.Settings.UseSummary)
-	next := func() (bow.Doc, error) {
-		d, err := pull()
-		if err == nil {
-			tr.Add(1)
-		}
-		return d, err
-	}
-	c, err := bow.CountShard(next, env.Shard, env.Shards, bowOptions(e))
-	stop()
+	docs := reviewDocs(e.Data.Reviews, it.rows(), e.Settings.UseSummary, tr.Add)
+	c, err := bow.CountShard(ctx, docs, env.Shard, env.Shards, bowOptions(e))
 	tr.Done()
 	if err != nil {
-		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
 		return nil, err
 	}
 	m := len(c.Rows)
@@ -160,5 +148,5 @@ func readBowShards(env *pipeline.Env, asins []string, n int) ([]*bow.Counts, err
 }
 
 func bowOptions(e *pipeline.Resolved) bow.Options {
-	return bow.Options{VocabSize: e.Settings.VocabSize, SampleTokens: e.Settings.VocabSampleTokens, UseSummary: e.Settings.UseSummary}
+	return bow.Options{VocabSize: e.Settings.VocabSize, SampleTokens: e.Settings.VocabSampleTokens}
 }

@@ -2,8 +2,7 @@ package stages
 
 import (
 	"context"
-	"errors"
-	"io"
+	"iter"
 	"path/filepath"
 
 	"monomer/amazon"
@@ -60,9 +59,8 @@ func (Features) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 func imageFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.Result, error) {
 	rows := it.rows()
 	tr := env.Track("extract image features", 0)
-	st, err := imagefeat.Extract(env.Exp.Data.ImageFeatures, rows, len(it.asin), imagefeat.Dim,
-		float32(env.Exp.Settings.ImageScale), filepath.Join(env.OutDir, imageMatrixFile),
-		imagefeat.WithContext(ctx), imagefeat.WithProgress(tr.Add))
+	st, err := imagefeat.Extract(ctx, env.Exp.Data.ImageFeatures, rows, len(it.asin),
+		float32(env.Exp.Settings.ImageScale), filepath.Join(env.OutDir, imageMatrixFile), imagefeat.WithProgress(tr.Add))
 	tr.Done()
 	if err != nil {
 		return nil, err
@@ -81,52 +79,36 @@ func imageFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline
 	}, nil
 }
 
-// reviewDocs streams an experiment's reviews as bag-of-words documents. The
-// reader pushes records; bow pulls documents: a goroutine bridges the two.
-func reviewDocs(ctx context.Context, path string, rows map[string]int32, summary bool) (next func() (bow.Doc, error), stop func()) {
-	ch := make(chan bow.Doc, 1024)
-	errc := make(chan error, 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(ch)
-		_, err := amazon.ReadReviews(path, func(r *amazon.Review) error {
+// reviewsOf is amazon.Reviews, the one door to the reviews file; a test
+// counts the reads through it.
+var reviewsOf = amazon.Reviews
+
+// reviewDocs iterates over an experiment's reviews as bag-of-words
+// documents: those of the items in rows, in file order, the summary in front
+// of the text if summary is set. Each loop reads the reviews file once,
+// counting each document handed over with count. Malformed lines are
+// skipped here: ingest, which read the same file, counted and reported them.
+func reviewDocs(path string, rows map[string]int32, summary bool, count func(int64)) iter.Seq2[bow.Doc, error] {
+	return func(yield func(bow.Doc, error) bool) {
+		for r, err := range reviewsOf(path, nil, nil) {
+			if err != nil {
+				yield(bow.Doc{}, err)
+				return
+			}
 			row, ok := rows[r.ASIN]
 			if !ok {
-				return nil
+				continue
 			}
 			text := r.ReviewText
 			if summary && r.Summary != "" {
 				text = r.Summary + ". " + text
 			}
-			select {
-			case ch <- bow.Doc{Item: row, Text: text}:
-				return nil
-			case <-done:
-				return context.Canceled
-			case <-ctx.Done():
-				return ctx.Err()
+			count(1)
+			if !yield(bow.Doc{Item: row, Text: text}, nil) {
+				return
 			}
-		}, func(amazon.Reject) {}) // counted by ingest
-		errc <- err
-	}()
-	next = func() (bow.Doc, error) {
-		d, ok := <-ch
-		if ok {
-			return d, nil
-		}
-		if err := <-errc; err != nil {
-			errc <- err
-			return bow.Doc{}, err
-		}
-		errc <- nil
-		return bow.Doc{}, io.EOF
-	}
-	stop = func() {
-		close(done)
-		for range ch {
 		}
 	}
-	return next, stop
 }
 
 func bowFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.Result, error) {
@@ -143,30 +125,23 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.R
 			return nil, err
 		}
 	}
-	// Documents are tagged as they are handed over, so counting them tracks
-	// the tokenising too.
+	// One read of the reviews file, tagging as it goes. Ingest read it once
+	// before, to count each item's reviews; sharing that read would take a
+	// copy of every in-scope review's text among ingest's outputs (stages
+	// share nothing else), so the experiment reads the file twice, once per
+	// stage. Documents are tagged as they are handed over, so counting them
+	// tracks the tokenising too.
 	tr := env.Track("tokenise and tag reviews", 0)
-	pull, stop := reviewDocs(ctx, env.Exp.Data.Reviews, rows, s.UseSummary)
-	next := func() (bow.Doc, error) {
-		d, err := pull()
-		if err == nil {
-			tr.Add(1)
-		}
-		return d, err
-	}
+	docs := reviewDocs(env.Exp.Data.Reviews, rows, s.UseSummary, tr.Add)
 	var res *bow.Result
 	var err error
 	if vocab != nil {
-		res, err = bow.Vectorize(next, len(it.asin), vocab, opts)
+		res, err = bow.Vectorize(ctx, docs, len(it.asin), vocab, opts)
 	} else {
-		res, err = bow.Build(next, len(it.asin), opts)
+		res, err = bow.Build(ctx, docs, len(it.asin), opts)
 	}
-	stop()
 	tr.Done()
 	if err != nil {
-		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
 		return nil, err
 	}
 

@@ -6,6 +6,7 @@ package stages
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -163,13 +164,7 @@ func (s *pathSet) add(paths [][]string) {
 	}
 }
 
-func (s *pathSet) list() []string {
-	out := make([]string, 0, len(s.seen))
-	for p := range s.seen {
-		out = append(out, p)
-	}
-	return out
-}
+func (s *pathSet) list() []string { return slices.Collect(maps.Keys(s.seen)) }
 
 func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
 	e := env.Exp
@@ -219,17 +214,23 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	// Reviews: counted per item; bow experiments need at least one.
 	if e.Data.Reviews != "" {
 		tr := env.Track("read "+filepath.Base(e.Data.Reviews), 0)
-		rs, err := amazon.ReadReviews(e.Data.Reviews, func(r *amazon.Review) error {
+		var rs amazon.Stats
+		var n int64
+		for r, err := range reviewsOf(e.Data.Reviews, rej.add, &rs) {
+			if err == nil && n%4096 == 0 {
+				err = ctx.Err()
+			}
+			if err != nil {
+				tr.Done()
+				return nil, err
+			}
+			n++
 			tr.Add(1)
 			if it := scoped[r.ASIN]; it != nil {
 				it.nReviews++
 			}
-			return nil
-		}, rej.add)
-		tr.Done()
-		if err != nil {
-			return nil, err
 		}
+		tr.Done()
 		if rs.Records == 0 {
 			return nil, fmt.Errorf("%w: %s holds no review records (%d lines)", pipeline.ErrBadInput, e.Data.Reviews, rs.Lines)
 		}
@@ -246,7 +247,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	// Image records: only their presence matters here. A repeated ASIN is a
 	// reject (the first record is the one used).
 	if e.Features == "image" {
-		asins, err := imagefeat.ScanASINs(e.Data.ImageFeatures, imagefeat.WithContext(ctx))
+		asins, err := imagefeat.ScanASINs(ctx, e.Data.ImageFeatures)
 		if err != nil {
 			return nil, err
 		}

@@ -65,7 +65,7 @@ func (Negatives) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 	var warnings []pipeline.Warning
 	method := env.Exp.Settings.Negatives
 	if method != "uniform" {
-		neg, err = rewire(env, pos, it.sub, rng, stats)
+		neg, err = rewire(ctx, env, pos, it.sub, rng, stats)
 		switch {
 		case method == "auto" && errors.Is(err, graph.ErrIncomplete):
 			// Too dense to rewire: the paper's method cannot give |R|
@@ -109,10 +109,10 @@ func (Negatives) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 }
 
 // rewire runs the degree-preserving rewiring, adding its stats to stats.
-func rewire(env *pipeline.Env, pos []graph.Edge, sub []int32, rng *rand.Rand, stats map[string]any) ([]graph.Edge, error) {
+func rewire(ctx context.Context, env *pipeline.Env, pos []graph.Edge, sub []int32, rng *rand.Rand, stats map[string]any) ([]graph.Edge, error) {
 	tr := env.Track("rewire", int64(env.Exp.Settings.SwapsPerEdge)*int64(len(pos)))
 	var done int64
-	neg, st, err := graph.Rewire(pos, sub, rng, graph.RewireOptions{
+	neg, st, err := graph.Rewire(ctx, pos, sub, rng, graph.RewireOptions{
 		SwapsPerEdge: env.Exp.Settings.SwapsPerEdge,
 		Progress: func(d, _ int64) {
 			tr.Add(d - done)

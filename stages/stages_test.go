@@ -146,7 +146,10 @@ func checkIngest(t *testing.T, job *pipeline.Job, dir string) {
 		e := job.Resolve(i)
 		prefix := CategoryPrefix(e.Category)
 		reviews := map[string]int32{}
-		must(amazon.ReadReviews(e.Data.Reviews, func(r *amazon.Review) error { reviews[r.ASIN]++; return nil }, func(amazon.Reject) {}))(t)
+		for r, err := range amazon.Reviews(e.Data.Reviews, nil, nil) {
+			must(0, err)(t)
+			reviews[r.ASIN]++
+		}
 		type raw struct {
 			sub     string
 			related []string
@@ -166,7 +169,7 @@ func checkIngest(t *testing.T, job *pipeline.Job, dir string) {
 		}, func(amazon.Reject) {}))(t)
 		if e.Features == "image" {
 			img := map[string]bool{}
-			asins := must(imagefeat.ScanASINs(e.Data.ImageFeatures))(t)
+			asins := must(imagefeat.ScanASINs(context.Background(), e.Data.ImageFeatures))(t)
 			for _, a := range asins {
 				img[a] = true
 			}

@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"context"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -59,7 +60,7 @@ func wordShares(t *testing.T, w *World, g string, top int) (related, rewired flo
 			pos = append(pos, graph.Edge{Src: x, Dst: y})
 		}
 	}
-	neg, _, err := graph.Rewire(pos, sub, rand.New(rand.NewPCG(1, 1)), graph.RewireOptions{})
+	neg, _, err := graph.Rewire(context.Background(), pos, sub, rand.New(rand.NewPCG(1, 1)), graph.RewireOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

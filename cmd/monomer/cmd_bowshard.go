@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -44,7 +45,7 @@ choose.
 		if err != nil {
 			return err
 		}
-		k := slicesIndex(job, bowShardOpts.experiment)
+		k := slices.IndexFunc(job.Experiments, func(e pipeline.Experiment) bool { return e.Name == bowShardOpts.experiment })
 		if k < 0 {
 			return fmt.Errorf("%w: no experiment %q in %s", pipeline.ErrUsage, bowShardOpts.experiment, args[0])
 		}
@@ -60,15 +61,6 @@ choose.
 		_, err = pipeline.Run(cmd.Context(), job, exp, jobSt, opts)
 		return err
 	},
-}
-
-func slicesIndex(job *pipeline.Job, name string) int {
-	for k, e := range job.Experiments {
-		if e.Name == name {
-			return k
-		}
-	}
-	return -1
 }
 
 // parseShard reads "I/N" with 0 <= I < N.
