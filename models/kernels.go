@@ -142,6 +142,21 @@ func axpyFunc[T Float]() func(alpha T, x, y []T) {
 	return f.(func(T, []T, []T))
 }
 
+// dotFunc returns x·y for T through the swappable BLAS (gonum's SIMD
+// assembly in either build: only gemm goes to OpenBLAS).
+func dotFunc[T Float]() func(x, y []T) T {
+	var f any
+	switch any(T(0)).(type) {
+	case float32:
+		impl := blas32.Implementation()
+		f = func(x, y []float32) float32 { return impl.Sdot(len(x), x, 1, y, 1) }
+	case float64:
+		impl := blas64.Implementation()
+		f = func(x, y []float64) float64 { return impl.Ddot(len(x), x, 1, y, 1) }
+	}
+	return f.(func([]T, []T) T)
+}
+
 // softplusStable is log(1 + e^t) without overflow or loss of precision for large |t|.
 func softplusStable(t float64) float64 {
 	if t > 0 {

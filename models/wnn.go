@@ -55,6 +55,7 @@ type wnnEval[T Float] struct {
 	ps      *pairSet
 	workers int
 	axpy    func(alpha T, x, y []T)
+	dot     func(x, y []T) T
 	tiny    T
 	w2      []T   // w²
 	acc     [][]T // per chunk Σ_p g_p q_p
@@ -67,7 +68,7 @@ func newWNNEval[T Float](src rowSource, ps *pairSet, workers int) *wnnEval[T] {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	return &wnnEval[T]{
-		src: src, ps: ps, workers: workers, axpy: axpyFunc[T](), tiny: tinyFor[T](),
+		src: src, ps: ps, workers: workers, axpy: axpyFunc[T](), dot: dotFunc[T](), tiny: tinyFor[T](),
 		w2:  make([]T, src.dim),
 		idx: make([][]int32, workers),
 		q:   make([][]T, workers),
@@ -101,9 +102,9 @@ func (e *wnnEval[T]) eval(theta []float64, loss func(p int, d float64) float64, 
 			idx, q := e.diff(x, y, e.idx[w], e.q[w])
 			var d T
 			if idx == nil {
-				for j, v := range q {
-					d += e.w2[j] * v
-				}
+				// SIMD: a scalar sum here waits on each add in turn, and
+				// was most of a dense pair's time.
+				d = e.dot(e.w2, q)
 			} else {
 				for j, v := range q {
 					d += e.w2[idx[j]] * v
@@ -143,10 +144,7 @@ func (e *wnnEval[T]) diff(x, y int, idxBuf []int32, qBuf []T) ([]int32, []T) {
 	if e.src.dense != nil {
 		fx, fy := e.src.dense.Row(x)[:e.src.dim], e.src.dense.Row(y)[:e.src.dim]
 		q := qBuf[:len(fx)]
-		for j, v := range fx {
-			t := T(v) - T(fy[j])
-			q[j] = t * t
-		}
+		squaredDiff(q, fx, fy)
 		return nil, q
 	}
 	ix, vx := e.src.sparse.SparseRow(x)
@@ -172,4 +170,23 @@ func (e *wnnEval[T]) diff(x, y int, idxBuf []int32, qBuf []T) ([]int32, []T) {
 		}
 	}
 	return idxBuf[:n], qBuf[:n]
+}
+
+// squaredDiff sets q = (a − b)² elementwise, four at a time: the iterations
+// are independent, and the unrolled body with its bounds checks hoisted runs
+// about twice as fast as the plain loop.
+func squaredDiff[T Float](q []T, a, b []float32) {
+	n := len(q)
+	a, b = a[:n], b[:n]
+	j := 0
+	for ; j+4 <= n; j += 4 {
+		qq, aa, bb := q[j:j+4:j+4], a[j:j+4:j+4], b[j:j+4:j+4]
+		t0, t1 := T(aa[0])-T(bb[0]), T(aa[1])-T(bb[1])
+		t2, t3 := T(aa[2])-T(bb[2]), T(aa[3])-T(bb[3])
+		qq[0], qq[1], qq[2], qq[3] = t0*t0, t1*t1, t2*t2, t3*t3
+	}
+	for ; j < n; j++ {
+		t := T(a[j]) - T(b[j])
+		q[j] = t * t
+	}
 }
