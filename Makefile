@@ -88,4 +88,4 @@ testdata: build
 # the fixed input; run `make testdata` first when the generator changed.
 .PHONY: golden
 golden:
-	$(GO) test -count=1 ./stages -run TestStageVersions -update
+	$(GO) test -count=1 -timeout 45m ./stages -run TestStageVersions -update

@@ -157,6 +157,24 @@ func dotFunc[T Float]() func(x, y []T) T {
 	return f.(func([]T, []T) T)
 }
 
+// axpyGo is y += alpha·x in Go, unrolled by four: for short vectors (K ≈ 20
+// in Monomer) it beats a BLAS call, whose fixed cost is several times the
+// work.
+func axpyGo[T Float](alpha T, x, y []T) {
+	y = y[:len(x)]
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		xs, ys := x[i:i+4:i+4], y[i:i+4:i+4]
+		ys[0] += alpha * xs[0]
+		ys[1] += alpha * xs[1]
+		ys[2] += alpha * xs[2]
+		ys[3] += alpha * xs[3]
+	}
+	for ; i < len(x); i++ {
+		y[i] += alpha * x[i]
+	}
+}
+
 // softplusStable is log(1 + e^t) without overflow or loss of precision for large |t|.
 func softplusStable(t float64) float64 {
 	if t > 0 {
@@ -288,6 +306,15 @@ type pairSet struct {
 	// gradient terms are added.
 	xOff, byX []int32
 	yOff, byY []int32
+	// Position k of "x order" is pair byX[k]; xEnd[k] and yEnd[k] are its
+	// ends (xEnd ascending). Evaluators keep per-pair state by x-order
+	// position, and for byY[j] yPos[j] is the pair's position and yOther[j]
+	// its x. The passes over items and pairs then read these arrays
+	// sequentially, and every scattered read (a row of P, a pair's state) has
+	// its address at hand early, so the CPU overlaps the cache misses instead
+	// of chasing pair index → end → row one miss after another.
+	xEnd, yEnd   []int32
+	yPos, yOther []int32
 }
 
 // newPairSet indexes pairs over rows items; what names the pair set in errors.
@@ -315,6 +342,15 @@ func newPairSet(pairs []graph.Pair, rows int, what string) (*pairSet, error) {
 	}
 	ps.xOff, ps.byX = incidence(ps.x, len(ps.items))
 	ps.yOff, ps.byY = incidence(ps.y, len(ps.items))
+	ps.xEnd, ps.yEnd = make([]int32, n), make([]int32, n)
+	pos := make([]int32, n)
+	for k, q := range ps.byX {
+		ps.xEnd[k], ps.yEnd[k], pos[q] = ps.x[q], ps.y[q], int32(k)
+	}
+	ps.yPos, ps.yOther = make([]int32, n), make([]int32, n)
+	for j, q := range ps.byY {
+		ps.yPos[j], ps.yOther[j] = pos[q], ps.x[q]
+	}
 	return ps, nil
 }
 
@@ -338,14 +374,20 @@ func incidence(end []int32, items int) (off, by []int32) {
 
 // pairKernel is the per-pair part of a projection model: given the projected
 // rows P[x] and P[y] (C columns each, see projEval) it computes the distance
-// in O(C) and, in the backward pass, the gradient of g·d with respect to P[x]
-// and P[y]. st is the pair's saved state (stateLen values) written by dist.
+// in O(C); st is the pair's saved state (stateLen values) written by dist.
+// In the backward pass itemGrad forms item i's row of G = ∂f/∂P from the
+// pairs that have i as an end: gr += Σ_q g_q·∂d_q/∂P[i], pr = P[i], the pairs
+// taken in the fixed order ps.byX then ps.byY (g_q and the state are in x
+// order: e.dg[k] for x-order position k, see pairSet). It is per item,
+// not per pair, so a model can factor the sum over the item's pairs into a
+// few axpys and order its reads of the other ends' rows so their cache
+// misses overlap (the rows are scattered: at 50 k items and more, most are
+// misses, and they, not the arithmetic, set the cost).
 type pairKernel[T Float] interface {
 	cols() int
 	stateLen() int
 	dist(px, py, st []T) T
-	gradX(px, py, st []T, g T, gx []T) // gx += g·∂d/∂P[x]
-	gradY(px, py, st []T, g T, gy []T) // gy += g·∂d/∂P[y]
+	itemGrad(e *projEval[T], i int, pr, gr []T)
 }
 
 // projEval evaluates a projection model (LMT, Monomer). One evaluation:
@@ -371,8 +413,8 @@ type projEval[T Float] struct {
 	acc     [][]T // per item group F×C
 	scratch [][]T // per worker rowBlock×F dense rows
 	spanBuf [][]T // per worker maxSpan×C rows of P or G over a direct span
-	st      []T   // per pair state
-	dg      []T   // per pair ∂f/∂d
+	st      []T   // per pair state, in x order (see pairSet)
+	dg      []T   // per pair ∂f/∂d, in x order
 }
 
 func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, workers int) *projEval[T] {
@@ -493,25 +535,26 @@ func (e *projEval[T]) project() {
 	})
 }
 
-// pairs computes every pair's distance and stores loss's ∂f/∂d.
+// pairs computes every pair's distance and stores loss's ∂f/∂d, in x order:
+// the x rows of P are read in sequence, the y rows at addresses known ahead.
 func (e *projEval[T]) pairs(loss func(p int, d float64) float64) {
-	n, c, sl := len(e.ps.x), e.c, e.kern.stateLen()
+	ps, n, c, sl := e.ps, len(e.ps.x), e.c, e.kern.stateLen()
 	runChunks((n+pairChunk-1)/pairChunk, e.workers, func(_, ch int) {
-		for q := ch * pairChunk; q < min((ch+1)*pairChunk, n); q++ {
-			x, y := int(e.ps.x[q]), int(e.ps.y[q])
-			d := e.kern.dist(e.p[x*c:(x+1)*c], e.p[y*c:(y+1)*c], e.st[q*sl:(q+1)*sl])
-			g := T(loss(q, float64(d)))
+		for k := ch * pairChunk; k < min((ch+1)*pairChunk, n); k++ {
+			x, y := int(ps.xEnd[k]), int(ps.yEnd[k])
+			d := e.kern.dist(e.p[x*c:(x+1)*c], e.p[y*c:(y+1)*c], e.st[k*sl:(k+1)*sl])
+			g := T(loss(int(ps.byX[k]), float64(d)))
 			if g < e.tiny && g > -e.tiny {
 				g = 0
 			}
-			e.dg[q] = g
+			e.dg[k] = g
 		}
 	})
 }
 
 // backward forms G = ∂f/∂P and accumulates Xᵀ·G per item group.
 func (e *projEval[T]) backward() {
-	f, c, sl := e.f, e.c, e.kern.stateLen()
+	f, c := e.f, e.c
 	ps := e.ps
 	if e.g == nil {
 		e.g = make([]T, len(e.p))
@@ -523,25 +566,11 @@ func (e *projEval[T]) backward() {
 	runChunks(len(e.groups), e.workers, func(w, gi int) {
 		grp := e.groups[gi]
 		// Each item's row of G is written by this group only, its terms
-		// added in pair order.
-		_, isLMT := e.kern.(lmtKernel[T])
+		// added in a fixed order.
 		for i := grp.lo; i < grp.hi; i++ {
 			gr := e.g[i*c : (i+1)*c]
 			clear(gr)
-			pr := e.p[i*c : (i+1)*c]
-			if isLMT {
-				e.lmtItemGrad(i, pr, gr)
-				flushRow(gr, e.tiny)
-				continue
-			}
-			for _, q := range ps.byX[ps.xOff[i]:ps.xOff[i+1]] {
-				y := int(ps.y[q])
-				e.kern.gradX(pr, e.p[y*c:(y+1)*c], e.st[int(q)*sl:int(q+1)*sl], e.dg[q], gr)
-			}
-			for _, q := range ps.byY[ps.yOff[i]:ps.yOff[i+1]] {
-				x := int(ps.x[q])
-				e.kern.gradY(e.p[x*c:(x+1)*c], pr, e.st[int(q)*sl:int(q+1)*sl], e.dg[q], gr)
-			}
+			e.kern.itemGrad(e, i, e.p[i*c:(i+1)*c], gr)
 			flushRow(gr, e.tiny)
 		}
 		acc := e.acc[gi]
@@ -578,28 +607,4 @@ func (e *projEval[T]) backward() {
 			}
 		}
 	})
-}
-
-// lmtItemGrad forms LMT's row G_i = Σ_q 2g_q (p_i − p_other(q)) over the
-// item's pairs as (Σ_q 2g_q)·p_i − Σ_q 2g_q·p_other(q): one SIMD axpy a pair
-// instead of a scalar loop, and none for pairs whose g was flushed to zero.
-// The terms are added in the fixed order byX then byY.
-func (e *projEval[T]) lmtItemGrad(i int, pr, gr []T) {
-	c, ps := e.c, e.ps
-	var s T
-	for _, q := range ps.byX[ps.xOff[i]:ps.xOff[i+1]] {
-		if g := e.dg[q]; g != 0 {
-			y := int(ps.y[q])
-			s += g
-			e.axpy(-2*g, e.p[y*c:(y+1)*c], gr)
-		}
-	}
-	for _, q := range ps.byY[ps.yOff[i]:ps.yOff[i+1]] {
-		if g := e.dg[q]; g != 0 {
-			x := int(ps.x[q])
-			s += g
-			e.axpy(-2*g, e.p[x*c:(x+1)*c], gr)
-		}
-	}
-	e.axpy(2*s, pr, gr)
 }

@@ -58,18 +58,25 @@ func (l lmtKernel[T]) dist(px, py, _ []T) T {
 	return d
 }
 
-func (l lmtKernel[T]) gradX(px, py, _ []T, g T, gx []T) {
-	py, gx = py[:len(px)], gx[:len(px)]
-	g2 := 2 * g
-	for i, a := range px {
-		gx[i] += g2 * (a - py[i])
+// itemGrad forms LMT's row G_i = Σ_q 2g_q (p_i − p_other(q)) over the
+// item's pairs as (Σ_q 2g_q)·p_i − Σ_q 2g_q·p_other(q): one SIMD axpy a pair
+// instead of a scalar loop, and none for pairs whose g was flushed to zero.
+func (l lmtKernel[T]) itemGrad(e *projEval[T], i int, pr, gr []T) {
+	c, ps := e.c, e.ps
+	var s T
+	for k := ps.xOff[i]; k < ps.xOff[i+1]; k++ {
+		if g := e.dg[k]; g != 0 {
+			y := int(ps.yEnd[k])
+			s += g
+			e.axpy(-2*g, e.p[y*c:(y+1)*c], gr)
+		}
 	}
-}
-
-func (l lmtKernel[T]) gradY(px, py, _ []T, g T, gy []T) {
-	py, gy = py[:len(px)], gy[:len(px)]
-	g2 := 2 * g
-	for i, a := range px {
-		gy[i] -= g2 * (a - py[i])
+	for j := ps.yOff[i]; j < ps.yOff[i+1]; j++ {
+		if g := e.dg[ps.yPos[j]]; g != 0 {
+			x := int(ps.yOther[j])
+			s += g
+			e.axpy(-2*g, e.p[x*c:(x+1)*c], gr)
+		}
 	}
+	e.axpy(2*s, pr, gr)
 }

@@ -129,34 +129,52 @@ func (m monomerKernel[T]) dist(px, py, st []T) T {
 	return d
 }
 
-func (m monomerKernel[T]) gradX(px, py, st []T, g T, gx []T) {
-	k, n := m.k, m.n
-	a := px[:k]
-	s, dk, d := st[:n], st[n:2*n], st[2*n]
-	ga := gx[:k]
+// itemGrad forms Monomer's row G_i with c_j = 2g·s_j of each pair:
+//
+//	as x: ∂/∂a_i = (Σ_q Σ_j c_j)·a_i − Σ_q Σ_j c_j·b_j,y,  ∂/∂z_i,j = Σ_q g·s_j (d_j − d);
+//	as y: ∂/∂b_j,i = (Σ_q c_j)·b_j,i − Σ_q c_j·a_x,
+//
+// skipping the terms whose g or s_j was flushed to zero. The loops are
+// plain Go on purpose: at K ≈ 20 a BLAS axpy call costs more than its work.
+func (m monomerKernel[T]) itemGrad(e *projEval[T], i int, pr, gr []T) {
+	c, k, n, sl, ps := e.c, m.k, m.n, m.stateLen(), e.ps
+	ga, gz := gr[:k], gr[(n+1)*k:(n+1)*k+n]
+	// Space by space, each pass over all the item's pairs: the scattered
+	// rows' blocks b_j,y of one pass are independent loads the CPU overlaps
+	// (pair by pair, the misses of a row came one after another).
+	xlo, xhi := int(ps.xOff[i]), int(ps.xOff[i+1])
+	var sa T
 	for j := range n {
-		b := py[(j+1)*k : (j+2)*k]
-		coef := 2 * g * s[j]
-		for i, v := range a {
-			ga[i] += coef * (v - b[i])
+		for kx := xlo; kx < xhi; kx++ {
+			g, sj := e.dg[kx], e.st[kx*sl+j]
+			if g == 0 || sj == 0 {
+				continue
+			}
+			cj := 2 * g * sj
+			sa += cj
+			y := int(ps.yEnd[kx])
+			axpyGo(-cj, e.p[y*c+(j+1)*k:y*c+(j+2)*k], ga)
+			gz[j] += g * sj * (e.st[kx*sl+n+j] - e.st[kx*sl+2*n])
 		}
 	}
-	gz := gx[(n+1)*k : (n+1)*k+n]
+	axpyGo(sa, pr[:k], ga)
+	// Space by space, so each b_j,i's coefficient sums in one scalar; the
+	// item's pairs and their rows a_x stay in cache across the N passes.
+	ylo, yhi := int(ps.yOff[i]), int(ps.yOff[i+1])
 	for j := range n {
-		gz[j] += g * s[j] * (dk[j] - d)
-	}
-}
-
-func (m monomerKernel[T]) gradY(px, py, st []T, g T, gy []T) {
-	k, n := m.k, m.n
-	a := px[:k]
-	s := st[:n]
-	for j := range n {
-		b := py[(j+1)*k : (j+2)*k]
-		gb := gy[(j+1)*k : (j+2)*k]
-		coef := 2 * g * s[j]
-		for i, v := range a {
-			gb[i] -= coef * (v - b[i])
+		gb := gr[(j+1)*k : (j+2)*k]
+		var sb T
+		for ky := ylo; ky < yhi; ky++ {
+			kx := int(ps.yPos[ky])
+			g, sj := e.dg[kx], e.st[kx*sl+j]
+			if g == 0 || sj == 0 {
+				continue
+			}
+			cj := 2 * g * sj
+			sb += cj
+			x := int(ps.yOther[ky])
+			axpyGo(-cj, e.p[x*c:x*c+k], gb)
 		}
+		axpyGo(sb, pr[(j+1)*k:(j+2)*k], gb)
 	}
 }
