@@ -30,8 +30,11 @@ var (
 	_ pipeline.Parted = Train{}
 )
 
-func (Train) Name() string   { return "train" }
-func (Train) Deps() []string { return []string{"features", "split"} }
+func (Train) Name() string { return "train" }
+
+// Deps: ingest too, for the item count the feature rows are checked
+// against (loadFeatures).
+func (Train) Deps() []string { return []string{"ingest", "features", "split"} }
 
 // Parts are the experiment's learned models, in job order.
 func (Train) Parts(e *pipeline.Resolved) []string {
@@ -44,10 +47,9 @@ func (Train) Parts(e *pipeline.Resolved) []string {
 	return out
 }
 
-// trainDir is the directory node train.<model> of the experiment wrote, as
-// dir (env.InDir or the like) names it.
-func trainDir(dir func(stage string) string, model string) string {
-	return dir(pipeline.PartName(Train{}.Name(), model))
+// trainDir is the directory node train.<model> of the experiment wrote.
+func trainDir(in inputs, model string) (string, error) {
+	return in(pipeline.PartName(Train{}.Name(), model))
 }
 
 // trainParams holds only what one model reads: a setting of another model
@@ -199,12 +201,12 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 // random streams are named by the model ("train/<model>", "lda"), so a
 // model draws the same numbers whichever other models the experiment has.
 func trainModel(ctx context.Context, env *pipeline.Env, model string) (*pipeline.Result, error) {
-	feat, counts, closeFeat, err := loadFeatures(env)
+	feat, counts, closeFeat, err := loadFeatures(env.InDir, env.Exp.Features)
 	if err != nil {
 		return nil, err
 	}
 	defer closeFeat()
-	pairs, err := readPairs(env.InDir("split"))
+	pairs, err := readPairs(env.InDir)
 	if err != nil {
 		return nil, err
 	}
@@ -248,19 +250,22 @@ func trainModel(ctx context.Context, env *pipeline.Env, model string) (*pipeline
 	stats[model] = map[string]any{"lambda": fit.Lambda, "valid_error": fit.ValidError,
 		"iterations": fit.Iterations, "params": fit.NumParams(), "feature_scale": fit.FeatureScale}
 	warnings := degenerateWarnings(model, fit)
-	rows["fits"], err = schema.Write(filepath.Join(env.OutDir, "fits.parquet"), schema.Fits,
-		fits.model, fits.lambda, fits.verr, fits.vll, fits.tobj, fits.iters, fits.best, fits.status,
-		fits.selected, fits.k, fits.n, fits.c, fits.spread, fits.flags, fits.evals, fits.grads, fits.fobj)
+	rows["fits"], err = schema.Write(filepath.Join(env.OutDir, "fits.parquet"), schema.FitsCols{
+		Model: fits.model, Lambda: fits.lambda, ValidError: fits.verr, ValidLogLikelihood: fits.vll,
+		TrainObjective: fits.tobj, Iterations: fits.iters, BestIteration: fits.best, Status: fits.status,
+		Selected: fits.selected, K: fits.k, N: fits.n, C: fits.c, ValidSpread: fits.spread, Flags: fits.flags,
+		Evaluations: fits.evals, GradEvaluations: fits.grads, FinalObjective: fits.fobj})
 	if err != nil {
 		return nil, err
 	}
-	rows["trace"], err = schema.Write(filepath.Join(env.OutDir, "trace.parquet"), schema.Trace,
-		trace.model, trace.lambda, trace.iter, trace.obj, trace.verr, trace.evals, trace.grads)
+	rows["trace"], err = schema.Write(filepath.Join(env.OutDir, "trace.parquet"), schema.TraceCols{
+		Model: trace.model, Lambda: trace.lambda, Iteration: trace.iter, Objective: trace.obj,
+		ValidError: trace.verr, Evaluations: trace.evals, GradEvaluations: trace.grads})
 	if err != nil {
 		return nil, err
 	}
-	rows["params"], err = schema.Write(filepath.Join(env.OutDir, "params.parquet"), schema.Params,
-		params.model, params.param, params.row, params.values)
+	rows["params"], err = schema.Write(filepath.Join(env.OutDir, "params.parquet"), schema.ParamsCols{
+		Model: params.model, Param: params.param, Row: params.row, Values: params.values})
 	if err != nil {
 		return nil, err
 	}
@@ -316,5 +321,5 @@ func writeTopics(dir string, t *models.TopicMatrix, counts *csr) (int64, error) 
 		idx = append(idx, int32(i))
 		props = append(props, t.Row(i))
 	}
-	return schema.Write(filepath.Join(dir, "topics.parquet"), schema.Topics, idx, props)
+	return schema.Write(filepath.Join(dir, "topics.parquet"), schema.TopicsCols{ItemIdx: idx, Proportions: props})
 }

@@ -45,7 +45,7 @@ func TestVerify(t *testing.T) {
 		t.Fatalf("%v, %d rows", err, len(label))
 	}
 	label[3] = 1 - label[3]
-	if _, err := schema.Write(pairs, schema.Pairs, x, y, label, split, xi, yi); err != nil {
+	if _, err := schema.Write(pairs, schema.PairsCols{X: x, Y: y, Label: label, Split: split, XIdx: xi, YIdx: yi}); err != nil {
 		t.Fatal(err)
 	}
 	r = monomer(t, dir, "real", nil, append([]string{"verify"}, args...)...)
