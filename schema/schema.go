@@ -214,6 +214,23 @@ type TraceCols struct {
 	GradEvaluations []int32   `col:"grad_evaluations"`
 }
 
+// CTCountsCols (node train.ct): the Category Tree baseline's fit, one row
+// per linked (source, target) pair of subcategories, by source index then
+// rank (models.CTCount): links counts the training positives from source
+// to target, rank is target's place among the subcategories linked from
+// source, and kept marks those CT predicts related. Extras: the
+// subcategory indices (into the sorted subcategory names).
+type CTCountsCols struct {
+	_         keyed
+	Source    []string `col:"source,dict"`
+	Target    []string `col:"target,dict"`
+	Links     []int64  `col:"links"`
+	Rank      []int32  `col:"rank"`
+	Kept      []bool   `col:"kept"`
+	SourceIdx []int32  `col:"source_idx"`
+	TargetIdx []int32  `col:"target_idx"`
+}
+
 // TopicsCols: LDA topic proportions of each item with a vector, item order.
 type TopicsCols struct {
 	_           keyed
@@ -322,6 +339,7 @@ var (
 	Fits             = declare[FitsCols]("fits")
 	Trace            = declare[TraceCols]("trace")
 	Topics           = declare[TopicsCols]("topics")
+	CTCounts         = declare[CTCountsCols]("ct_counts")
 	Params           = declare[ParamsCols]("params")
 	JobMetrics       = declare[JobMetricsCols]("job_metrics")
 	Recommendations  = declare[RecommendationsCols]("recommendations")

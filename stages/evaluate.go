@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"slices"
 
 	"monomer/graph"
 	"monomer/models"
@@ -17,7 +16,7 @@ import (
 // table is proven complete) on the train, validation and test pairs. It
 // writes predictions.parquet (validation and test pairs) and metrics.parquet
 // (every split at the chosen λ, and the validation error of every other grid
-// point). CT, a counting model, is fitted here on the train positives.
+// point). CT is scored from the count matrix node train.ct wrote.
 type Evaluate struct{}
 
 var _ pipeline.Stage = Evaluate{}
@@ -27,15 +26,10 @@ func (Evaluate) Deps() []string { return []string{"ingest", "features", "split",
 
 type evaluateParams struct {
 	Models []string `json:"models"`
-	CTTop  float64  `json:"ct_top,omitempty"` // only with ct
 }
 
 func (Evaluate) Key(e *pipeline.Resolved) (any, []string) {
-	p := evaluateParams{Models: e.Models}
-	if slices.Contains(e.Models, "ct") {
-		p.CTTop = e.Settings.CTTop
-	}
-	return p, nil
+	return evaluateParams{Models: e.Models}, nil
 }
 
 type predTable struct {
@@ -174,7 +168,7 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 		var score func([]graph.Pair) ([]float64, []float64, error)
 		var fit *savedFit
 		if model == "ct" {
-			ct, err := models.FitCT(it.sub, it.subName, bySplitPairs[graph.Train], env.Exp.Settings.CTTop)
+			ct, err := readCT(env.InDir, it)
 			if err != nil {
 				return nil, err
 			}

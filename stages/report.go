@@ -147,7 +147,7 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		if er.rec, err = readRecMetrics(recMetrics); err != nil {
 			return nil, err
 		}
-		for _, m := range (Train{}).Parts(&r) {
+		for _, m := range learned(&r) {
 			dir, err := trainDir(in, m)
 			if err != nil {
 				return nil, err

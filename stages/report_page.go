@@ -72,7 +72,7 @@ func reportExperiment(env *pipeline.Env, er *expReport) (*report.Experiment, err
 			e.Fits = append(e.Fits, report.FitPoint{Model: modelTitle[m], Lambda: g.Lambda, ValidError: g.ValidError, Selected: g.Lambda == f.lambda})
 		}
 	}
-	for _, m := range (Train{}).Parts(&r) {
+	for _, m := range learned(&r) {
 		dir, err := trainDir(in, m)
 		if err != nil {
 			return nil, err

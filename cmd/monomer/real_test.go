@@ -100,7 +100,7 @@ func TestDemoDeterminismAndSkips(t *testing.T) {
 		{name: "second run runs nothing"},
 		{name: "a negatives parameter reruns negatives and what it changes",
 			sets: []string{"--set", "experiments." + men + ".settings.swaps_per_edge=3"},
-			want: append(after(men, "evaluate", "negatives", "recommend", "split", "train.lmt", "train.monomer", "train.wnn"), "report")},
+			want: append(after(men, "evaluate", "negatives", "recommend", "split", "train.ct", "train.lmt", "train.monomer", "train.wnn"), "report")},
 		{name: "a model's setting retrains that model alone",
 			sets: []string{"--set", "experiments." + men + ".settings.swaps_per_edge=3", "--set", "experiments." + men + ".settings.monomer_k=4"},
 			want: append(after(men, "evaluate", "recommend", "train.monomer"), "report")},
