@@ -15,9 +15,9 @@ import (
 // exits 2 on an unreadable manifest.
 // demoNodes counts the demo job's DAG nodes: per experiment ingest,
 // features, negatives, split, evaluate, recommend and a train node per
-// learned model (image: wnn, lmt, monomer; bag of words: lda too), then
+// model (image: wnn, ct, lmt, monomer; bag of words: lda too), then
 // report.
-const demoNodes = 6 + 3 + 6 + 4 + 1
+const demoNodes = 6 + 4 + 6 + 5 + 1
 
 func TestVerify(t *testing.T) {
 	if testing.Short() {
