@@ -3,6 +3,8 @@
 // 80/10/10 split.
 package graph
 
+import "fmt"
+
 // Edge is a directed relationship: Dst is listed on Src's page. Ends are item
 // indices (rows of the experiment's items table).
 type Edge struct {
@@ -19,7 +21,19 @@ const (
 )
 
 func (s Split) String() string {
-	return [...]string{"train", "valid", "test"}[s]
+	return splitNames[s]
+}
+
+var splitNames = [...]string{Train: "train", Valid: "valid", Test: "test"}
+
+// ParseSplit is the Split that String names s.
+func ParseSplit(s string) (Split, error) {
+	for sp, name := range splitNames {
+		if name == s {
+			return Split(sp), nil
+		}
+	}
+	return 0, fmt.Errorf("graph: unknown split %q", s)
 }
 
 // Pair is a labelled ordered pair of items.

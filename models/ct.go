@@ -155,3 +155,48 @@ func (m *CT) Score(pairs []graph.Pair) (dist, prob []float64) {
 	}
 	return dist, prob
 }
+
+// NewCT rebuilds a fitted CT from its table form, the cells Counts
+// returned (by source, then rank, each with Rank and Kept set), so a model
+// fitted in one place scores the same elsewhere: sub and subNames as given
+// to FitCT. The kept fraction is in the cells' Kept; Top returns 0.
+func NewCT(sub []int32, subNames []string, counts []CTCount) (*CT, error) {
+	s := int32(len(subNames))
+	for i, c := range sub {
+		if c < 0 || c >= s {
+			return nil, fmt.Errorf("models: ct: item %d: subcategory %d outside [0,%d): %w", i, c, s, ErrCTInput)
+		}
+	}
+	m := &CT{
+		sub: sub, names: subNames, counts: counts,
+		ranks:  make([][]ctRank, s),
+		linked: make([]int32, s),
+		kept:   make([]int32, s),
+	}
+	for lo := 0; lo < len(counts); {
+		src := counts[lo].Source
+		if src < 0 || src >= s || m.ranks[src] != nil {
+			return nil, fmt.Errorf("models: ct: cell %d: source %d out of range or out of order: %w", lo, src, ErrCTInput)
+		}
+		hi := lo
+		for hi < len(counts) && counts[hi].Source == src {
+			hi++
+		}
+		r := make([]ctRank, 0, hi-lo)
+		for i := lo; i < hi; i++ {
+			c := counts[i]
+			if c.Target < 0 || c.Target >= s || c.Rank != int32(i-lo)+1 || (c.Kept && m.kept[src] != c.Rank-1) {
+				return nil, fmt.Errorf("models: ct: cell %d (%d, %d): target out of range, rank %d out of order or kept after a dropped one: %w",
+					i, src, c.Target, c.Rank, ErrCTInput)
+			}
+			if c.Kept {
+				m.kept[src]++
+			}
+			r = append(r, ctRank{target: c.Target, rank: c.Rank})
+		}
+		slices.SortFunc(r, func(a, b ctRank) int { return cmp.Compare(a.target, b.target) })
+		m.ranks[src], m.linked[src] = r, int32(hi-lo)
+		lo = hi
+	}
+	return m, nil
+}

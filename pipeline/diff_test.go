@@ -7,17 +7,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-
 	"monomer/schema"
 )
 
-var diffSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "asin", Type: arrow.BinaryTypes.String},
-	{Name: "n", Type: arrow.PrimitiveTypes.Int32},
-	{Name: "p", Type: arrow.PrimitiveTypes.Float64},
-	{Name: "w", Type: arrow.ListOf(arrow.PrimitiveTypes.Float32)},
-}, nil)
+// diffCols is the test tables' schema.
+type diffCols struct {
+	ASIN []string    `col:"asin"`
+	N    []int32     `col:"n"`
+	P    []float64   `col:"p"`
+	W    [][]float32 `col:"w"`
+}
 
 type cols struct {
 	asin []string
@@ -38,9 +37,9 @@ func baseTable() cols {
 func writeRun(t *testing.T, dir string, tb cols, extra func(dir string)) {
 	t.Helper()
 	must(t, os.MkdirAll(filepath.Join(dir, "e", "train"), 0o755))
-	_, err := schema.Write(filepath.Join(dir, "e", "train", "metrics.parquet"), diffSchema, tb.asin, tb.n, tb.p, tb.w)
+	_, err := schema.Write(filepath.Join(dir, "e", "train", "metrics.parquet"), diffCols{tb.asin, tb.n, tb.p, tb.w})
 	must(t, err)
-	_, err = schema.Write(filepath.Join(dir, "metrics.parquet"), diffSchema, tb.asin[:1], tb.n[:1], tb.p[:1], tb.w[:1])
+	_, err = schema.Write(filepath.Join(dir, "metrics.parquet"), diffCols{tb.asin[:1], tb.n[:1], tb.p[:1], tb.w[:1]})
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(dir, ".lock"), []byte(dir), 0o644))
 	if extra != nil {
@@ -75,7 +74,7 @@ func TestDiff(t *testing.T) {
 		}, want: "e/train/metrics.parquet: 4 rows vs 5 (the first 4 are equal)"},
 		{name: "table on one side", extra: func(dir string) {
 			if strings.HasSuffix(dir, "b") {
-				schema.Write(filepath.Join(dir, "e", "train", "extra.parquet"), diffSchema, []string{}, []int32{}, []float64{}, [][]float32{})
+				schema.Write(filepath.Join(dir, "e", "train", "extra.parquet"), diffCols{})
 			}
 		}, want: "e/train/extra.parquet: only in B"},
 		{name: "manifest output hash", extra: func(dir string) {

@@ -16,8 +16,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-
 	"monomer/schema"
 )
 
@@ -110,17 +108,23 @@ func (s *fakeStage) Run(ctx context.Context, env *Env) (*Result, error) {
 	}
 	var ups []string
 	if env.Exp != nil {
-		for _, d := range s.deps {
-			ups = append(ups, env.InDir(d))
-		}
+		ups = append(ups, s.deps...)
 	} else {
 		for _, e := range env.Job.Experiments {
 			for _, d := range s.deps {
-				ups = append(ups, env.StageDir(e.Name, d))
+				ups = append(ups, e.Name+"/"+d)
 			}
 		}
 	}
-	for _, dir := range ups {
+	for _, up := range ups {
+		exp, stage, ok := strings.Cut(up, "/")
+		if !ok {
+			exp, stage = env.Exp.Name, up
+		}
+		dir, err := env.StageDir(exp, stage)
+		if err != nil {
+			return nil, err
+		}
 		b, err := os.ReadFile(filepath.Join(dir, "out.txt"))
 		if err != nil {
 			return nil, fmt.Errorf("fake: %w", err)
@@ -143,8 +147,8 @@ func (s *fakeStage) Run(ctx context.Context, env *Env) (*Result, error) {
 	}
 	rows := map[string]int64{"out": 1}
 	if s.name == "evaluate" || s.name == "report" {
-		n, err := schema.Write(filepath.Join(env.OutDir, "metrics.parquet"), metricsSchema,
-			[]string{id, id}, []float64{float64(len(sum)), 0.25})
+		n, err := schema.Write(filepath.Join(env.OutDir, "metrics.parquet"), fakeMetrics{
+			[]string{id, id}, []float64{float64(len(sum)), 0.25}})
 		if err != nil {
 			return nil, err
 		}
@@ -157,10 +161,11 @@ type versionedStage struct{ *fakeStage }
 
 func (s versionedStage) Version() string { return s.version }
 
-var metricsSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "model", Type: arrow.BinaryTypes.String},
-	{Name: "error", Type: arrow.PrimitiveTypes.Float64},
-}, nil)
+// fakeMetrics is the fake stages' metrics table.
+type fakeMetrics struct {
+	Model []string  `col:"model"`
+	Error []float64 `col:"error"`
+}
 
 // fakeDAG returns six experiment stages and a job-level report that
 // publishes metrics.parquet. ingest reads the raw file meta.txt; negatives

@@ -37,7 +37,11 @@ func (s gather) Run(_ context.Context, env *Env) (*Result, error) {
 	s.rec.add(env.Exp.Name + "/" + env.Stage)
 	var all []byte
 	for _, part := range []string{"x", "y"} {
-		b, err := os.ReadFile(filepath.Join(env.InDir(PartName("train", part)), "out.txt"))
+		dir, err := env.InDir(PartName("train", part))
+		if err != nil {
+			return nil, err
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "out.txt"))
 		if err != nil {
 			return nil, err
 		}

@@ -590,8 +590,13 @@ func (r *runner) execute(ctx context.Context, n *Node, in KeyInputs) (*Manifest,
 
 // env is what the node's Run gets, writing into out.
 func (n *Node) env(r *runner, out string) *Env {
-	return &Env{Job: r.g.Job, Exp: n.exp, RunDir: r.opts.RunDir, OutDir: out, Stage: n.Name,
-		Shard: n.Shard, Shards: n.Shards, Part: n.Part, Tracker: r.opts.Tracker}
+	inputs := make(map[string]bool, len(n.Deps))
+	for _, d := range n.Deps {
+		inputs[d.ID] = true
+	}
+	return &Env{Job: r.g.Job, Exp: n.exp, OutDir: out, Stage: n.Name,
+		Shard: n.Shard, Shards: n.Shards, Part: n.Part, Tracker: r.opts.Tracker,
+		runDir: r.opts.RunDir, inputs: inputs}
 }
 
 // restore commits the store's outputs for in's key as n's stage directory,

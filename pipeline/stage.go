@@ -24,6 +24,8 @@ package pipeline
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
 	"path/filepath"
@@ -50,8 +52,13 @@ import (
 //
 // Job-level stages (the job list of Run, e.g. report) implement the same
 // interface: Key is called with a nil exp, Run gets env.Exp == nil, their
-// directory is RunDir/<name>, and they read experiments' outputs through
-// env.StageDir.
+// directory is <run directory>/<name>, and they read experiments' outputs
+// through env.StageDir.
+//
+// Env serves Run the directories of its declared inputs only: InDir and
+// StageDir fail, wrapping ErrUndeclaredInput, for a stage that Deps does
+// not name, so a dependency cannot be used without being declared (and
+// hashed into the key).
 type Stage interface {
 	// Name is the stage's name on the command line and in the run directory.
 	Name() string
@@ -93,8 +100,6 @@ type Warning struct {
 type Env struct {
 	Job *Job
 	Exp *Resolved
-	// RunDir is the run directory's root.
-	RunDir string
 	// OutDir is the temporary directory Run writes its outputs into.
 	OutDir string
 	// Stage is the running node's name: the stage's, ShardName's for a
@@ -108,23 +113,46 @@ type Env struct {
 	Shard, Shards int
 	// Tracker reports progress; nil means none.
 	Tracker func(label string, total int64) Tracker
+
+	// runDir is the run directory's root; inputs holds the IDs of the
+	// nodes Run may read (the node's Deps).
+	runDir string
+	inputs map[string]bool
 }
 
-// InDir is the final directory of an upstream stage of the same experiment
-// (of the job, for a job-level stage).
-func (e *Env) InDir(stage string) string {
+// ErrUndeclaredInput is wrapped by the error of Env.InDir and Env.StageDir
+// for a stage the running stage does not declare in Deps.
+var ErrUndeclaredInput = errors.New("pipeline: undeclared input")
+
+// InDir is the final directory of an upstream node of the same experiment
+// (of the job, for a job-level stage): a stage Deps names, or a shard
+// (ShardName) or part (PartName) of one. Any other stage is an error
+// wrapping ErrUndeclaredInput.
+func (e *Env) InDir(stage string) (string, error) {
 	if e.Exp == nil {
 		return e.StageDir("", stage)
 	}
 	return e.StageDir(e.Exp.Name, stage)
 }
 
-// StageDir is the final directory of stage of experiment; experiment ""
-// names a job-level stage. Job-level stages read every experiment's
+// StageDir is the final directory of node stage of experiment; experiment
+// "" names a job-level stage. Job-level stages read every experiment's
 // outputs this way: for i := range env.Job.Experiments { env.StageDir(
-// env.Job.Experiments[i].Name, "evaluate") }.
-func (e *Env) StageDir(experiment, stage string) string {
-	return filepath.Join(e.RunDir, experiment, stage)
+// env.Job.Experiments[i].Name, "evaluate") }. As for InDir, the node must
+// be one the running stage depends on.
+func (e *Env) StageDir(experiment, stage string) (string, error) {
+	id := stage
+	if experiment != "" {
+		id = experiment + "/" + stage
+	}
+	if !e.inputs[id] {
+		self := e.Stage
+		if e.Exp != nil {
+			self = e.Exp.Name + "/" + self
+		}
+		return "", fmt.Errorf("%w: %s reads %s, which is not among its stage's Deps", ErrUndeclaredInput, self, id)
+	}
+	return filepath.Join(e.runDir, experiment, stage), nil
 }
 
 // FailurePath is where a failing stage may leave a diagnostic file name

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -42,8 +43,90 @@ func writerProps(s *arrow.Schema) *parquet.WriterProperties {
 	return parquet.NewWriterProperties(opts...)
 }
 
-// Writer appends column batches to one Parquet file.
-type Writer struct {
+// colTypes maps a column's Go slice type to its Arrow type.
+var colTypes = map[reflect.Type]arrow.DataType{
+	reflect.TypeFor[[]string]():    arrow.BinaryTypes.String,
+	reflect.TypeFor[[]bool]():      arrow.FixedWidthTypes.Boolean,
+	reflect.TypeFor[[]int8]():      arrow.PrimitiveTypes.Int8,
+	reflect.TypeFor[[]int32]():     arrow.PrimitiveTypes.Int32,
+	reflect.TypeFor[[]int64]():     arrow.PrimitiveTypes.Int64,
+	reflect.TypeFor[[]float32]():   arrow.PrimitiveTypes.Float32,
+	reflect.TypeFor[[]float64]():   arrow.PrimitiveTypes.Float64,
+	reflect.TypeFor[[][]int32]():   arrow.ListOf(arrow.PrimitiveTypes.Int32),
+	reflect.TypeFor[[][]int64]():   arrow.ListOf(arrow.PrimitiveTypes.Int64),
+	reflect.TypeFor[[][]float32](): arrow.ListOf(arrow.PrimitiveTypes.Float32),
+	reflect.TypeFor[[][]float64](): arrow.ListOf(arrow.PrimitiveTypes.Float64),
+}
+
+// Of returns the schema of the table struct T: one column per field of T
+// but blank ones, in field order, named by the field's col tag ("name", or
+// "name,dict" for a dictionary-encoded string column) and typed by its
+// slice type: []string, []bool, []int8, []int32, []int64, []float32,
+// []float64, or a list [][]int32, [][]int64, [][]float32, [][]float64.
+// Columns are not nullable.
+func Of[T any]() (*arrow.Schema, error) {
+	_, s, err := layout(reflect.TypeFor[T]())
+	return s, err
+}
+
+// layout is T's schema and, per column, the index of its struct field.
+func layout(t reflect.Type) ([]int, *arrow.Schema, error) {
+	if t.Kind() != reflect.Struct {
+		return nil, nil, fmt.Errorf("schema: %s is not a struct of columns", t)
+	}
+	var idx []int
+	var fields []arrow.Field
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if sf.Name == "_" {
+			continue
+		}
+		tag, ok := sf.Tag.Lookup("col")
+		name, opt, _ := strings.Cut(tag, ",")
+		if !ok || name == "" || !sf.IsExported() || (opt != "" && opt != "dict") {
+			return nil, nil, fmt.Errorf("schema: %s.%s: want an exported field tagged col:\"name\" or col:\"name,dict\"", t, sf.Name)
+		}
+		dt, ok := colTypes[sf.Type]
+		if !ok || (opt == "dict" && sf.Type != reflect.TypeFor[[]string]()) {
+			return nil, nil, fmt.Errorf("schema: %s.%s: unsupported column type %s", t, sf.Name, sf.Type)
+		}
+		f := arrow.Field{Name: name, Type: dt}
+		if opt == "dict" {
+			f.Metadata = arrow.NewMetadata([]string{dictKey}, []string{"true"})
+		}
+		idx = append(idx, i)
+		fields = append(fields, f)
+	}
+	return idx, arrow.NewSchema(fields, nil), nil
+}
+
+// Write writes a whole table, replacing any file at path: cols is a table
+// struct (see Of), every field a column of the same length. Rows are cut
+// into row groups of RowGroupRows. A table with no rows is still valid.
+func Write[T any](path string, cols T) (int64, error) {
+	idx, s, err := layout(reflect.TypeFor[T]())
+	if err != nil {
+		return 0, err
+	}
+	v := reflect.ValueOf(cols)
+	cs := make([]any, len(idx))
+	for k, i := range idx {
+		cs[k] = v.Field(i).Interface()
+	}
+	w, err := create(path, s)
+	if err != nil {
+		return 0, err
+	}
+	if err := w.append(cs); err != nil {
+		w.fw.Close()
+		w.f.Close()
+		return 0, err
+	}
+	return w.rows, w.close()
+}
+
+// writer appends column batches to one Parquet file.
+type writer struct {
 	path   string
 	schema *arrow.Schema
 	f      *os.File
@@ -52,8 +135,8 @@ type Writer struct {
 	rows   int64
 }
 
-// Create starts a Parquet file of schema s at path, replacing any file there.
-func Create(path string, s *arrow.Schema) (*Writer, error) {
+// create starts a Parquet file of schema s at path, replacing any file there.
+func create(path string, s *arrow.Schema) (*writer, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
@@ -64,23 +147,15 @@ func Create(path string, s *arrow.Schema) (*Writer, error) {
 		f.Close()
 		return nil, fmt.Errorf("schema: %s: %w", path, err)
 	}
-	return &Writer{path: path, schema: s, f: f, buf: buf, fw: fw}, nil
+	return &writer{path: path, schema: s, f: f, buf: buf, fw: fw}, nil
 }
 
-// Append writes rows given as one Go slice per schema field, in field order.
-// Supported slice types: []string, []bool, []int8, []int32, []int64,
-// []float32, []float64, [][]int32, [][]int64, [][]float32, [][]float64. All slices must
-// have the same length. Rows are cut into row groups of RowGroupRows.
-func (w *Writer) Append(cols ...any) error {
-	if len(cols) != w.schema.NumFields() {
-		return fmt.Errorf("schema: %s: %d columns given, schema has %d", w.path, len(cols), w.schema.NumFields())
-	}
+// append writes rows given as one Go slice per schema field, in field
+// order; the slices' types match the fields' (layout derived both).
+func (w *writer) append(cols []any) error {
 	n := -1
 	for i, c := range cols {
-		l, err := colLen(c)
-		if err != nil {
-			return fmt.Errorf("schema: %s column %s: %w", w.path, w.schema.Field(i).Name, err)
-		}
+		l := reflect.ValueOf(c).Len()
 		if n >= 0 && l != n {
 			return fmt.Errorf("schema: %s column %s: %d rows, want %d", w.path, w.schema.Field(i).Name, l, n)
 		}
@@ -102,11 +177,8 @@ func (w *Writer) Append(cols ...any) error {
 	return nil
 }
 
-// Rows is the number of rows appended so far.
-func (w *Writer) Rows() int64 { return w.rows }
-
-// Close finishes the file. A file with no rows is still a valid table.
-func (w *Writer) Close() error {
+// close finishes the file.
+func (w *writer) close() error {
 	err := w.fw.Close()
 	if err == nil {
 		err = w.buf.Flush()
@@ -120,30 +192,7 @@ func (w *Writer) Close() error {
 	return nil
 }
 
-// Write writes a whole table in one call; see Append for the columns.
-func Write(path string, s *arrow.Schema, cols ...any) (int64, error) {
-	w, err := Create(path, s)
-	if err != nil {
-		return 0, err
-	}
-	if err := w.Append(cols...); err != nil {
-		w.fw.Close()
-		w.f.Close()
-		return 0, err
-	}
-	return w.rows, w.Close()
-}
-
-func colLen(c any) (int, error) {
-	switch c.(type) {
-	case []string, []bool, []int8, []int32, []int64, []float32, []float64,
-		[][]int32, [][]int64, [][]float32, [][]float64:
-		return reflect.ValueOf(c).Len(), nil
-	}
-	return 0, fmt.Errorf("unsupported column type %T", c)
-}
-
-func (w *Writer) batch(cols []any, lo, hi int) (arrow.RecordBatch, error) {
+func (w *writer) batch(cols []any, lo, hi int) (arrow.RecordBatch, error) {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, w.schema)
 	defer b.Release()
 	for i, c := range cols {

@@ -1,6 +1,15 @@
 // Package schema holds the Arrow schemas of every table monomer writes and is
 // the only code that reads or writes Parquet.
 //
+// Each table is declared once, as a struct whose fields are its columns in
+// order (ItemsCols for items.parquet, ...): the field's tag names the column
+// and may mark it dictionary-encoded, its Go slice type gives the Arrow type,
+// and the exported *arrow.Schema of the table (Items, ...) is derived from it.
+// Write takes such a struct, so a column of the wrong type does not compile,
+// and the declared structs start with a blank field, so they can only be
+// written as keyed literals: swapping two columns of one type means writing
+// the wrong name beside each.
+//
 // Files are written one way so two runs on the same rows give the same bytes
 // (see DEPENDENCIES.md, "Reproducibility hazards"): a pinned created-by,
 // zstd compression at a fixed level, a fixed row-group length, and dictionary
@@ -10,6 +19,9 @@
 package schema
 
 import (
+	"reflect"
+	"slices"
+
 	"github.com/apache/arrow-go/v18/arrow"
 )
 
@@ -19,166 +31,340 @@ const CreatedBy = "monomer"
 // dictKey marks a field whose Parquet column is dictionary-encoded.
 const dictKey = "monomer.dictionary"
 
-var (
-	str   = arrow.BinaryTypes.String
-	i8    = arrow.PrimitiveTypes.Int8
-	i32   = arrow.PrimitiveTypes.Int32
-	i64   = arrow.PrimitiveTypes.Int64
-	f32   = arrow.PrimitiveTypes.Float32
-	f64   = arrow.PrimitiveTypes.Float64
-	boolT = arrow.FixedWidthTypes.Boolean
-)
-
-func field(name string, t arrow.DataType) arrow.Field {
-	return arrow.Field{Name: name, Type: t}
-}
-
-// dict is a low-cardinality string field (a category, a split name).
-func dict(name string) arrow.Field {
-	return arrow.Field{Name: name, Type: str, Metadata: arrow.NewMetadata([]string{dictKey}, []string{"true"})}
-}
-
-func newSchema(fields ...arrow.Field) *arrow.Schema { return arrow.NewSchema(fields, nil) }
+// keyed is the first field of every declared table struct: a struct with
+// an unexported field cannot be written as a positional literal outside
+// this package, so every column is set by its name.
+type keyed = struct{}
 
 // The tables of SPEC section 8. The first columns are the contract; columns
 // after them are extras documented here.
+
+// ItemsCols: one row per valid item of an experiment, in item-index order
+// (row i is item i everywhere else).
+type ItemsCols struct {
+	_            keyed
+	ASIN         []string `col:"asin"`
+	Title        []string `col:"title"`
+	Brand        []string `col:"brand"`
+	Subcategory  []string `col:"subcategory,dict"`
+	CategoryPath []string `col:"category_path"`
+	NReviews     []int32  `col:"n_reviews"`
+	HasImage     []bool   `col:"has_image"`
+}
+
+// EdgesCols: kept relationships, sorted by (src_idx, dst_idx). Extras: the
+// item indices of both ends.
+type EdgesCols struct {
+	_      keyed
+	Src    []string `col:"src"`
+	Dst    []string `col:"dst"`
+	Graph  []string `col:"graph,dict"`
+	SrcIdx []int32  `col:"src_idx"`
+	DstIdx []int32  `col:"dst_idx"`
+}
+
+// RejectsCols: malformed input records, in file then line order.
+type RejectsCols struct {
+	_       keyed
+	File    []string `col:"file,dict"`
+	Line    []int64  `col:"line"`
+	Offset  []int64  `col:"offset"`
+	Error   []string `col:"error"`
+	Excerpt []string `col:"excerpt"`
+}
+
+// VocabularyCols: term ids in rank order (count desc, term asc). Extra:
+// surface, a readable unstemmed form.
+type VocabularyCols struct {
+	_       keyed
+	TermID  []int32  `col:"term_id"`
+	Term    []string `col:"term"`
+	Kind    []string `col:"kind,dict"`
+	Count   []int64  `col:"count"`
+	DocFreq []int64  `col:"doc_freq"`
+	Surface []string `col:"surface"`
+}
+
+// BowCols: one row per kept item, in item order. Extras: the item index and
+// raw counts (LDA's input).
+type BowCols struct {
+	_       keyed
+	ASIN    []string    `col:"asin"`
+	TermIDs [][]int32   `col:"term_ids"`
+	Weights [][]float32 `col:"weights"`
+	ItemIdx []int32     `col:"item_idx"`
+	Counts  [][]int32   `col:"counts"`
+}
+
+// BowCountsCols: one shard's candidate-term counts (monomer bow-shard), by
+// term then sampling level.
+type BowCountsCols struct {
+	_     keyed
+	Term  []string `col:"term"`
+	Level []int32  `col:"level"`
+	Count []int64  `col:"count"`
+	Nouns []int64  `col:"nouns"`
+}
+
+// BowShardCols: one bow-shard's totals, one row.
+type BowShardCols struct {
+	_           keyed
+	Shard       []int32   `col:"shard"`
+	Shards      []int32   `col:"shards"`
+	Docs        []int64   `col:"docs"`
+	Tokens      []int64   `col:"tokens"`
+	LevelTokens [][]int64 `col:"level_tokens"`
+	Fingerprint []string  `col:"fingerprint"`
+}
+
+// FeatureItemsCols: the items that have a feature vector, in item order;
+// for image features, row i of the matrix is item_idx[i].
+type FeatureItemsCols struct {
+	_       keyed
+	ASIN    []string `col:"asin"`
+	ItemIdx []int32  `col:"item_idx"`
+}
+
+// PairsCols: R and the negatives, split; rows in split order (train, valid,
+// test), shuffled within. Extras: item indices.
+type PairsCols struct {
+	_     keyed
+	X     []string `col:"x"`
+	Y     []string `col:"y"`
+	Label []int8   `col:"label"`
+	Split []string `col:"split,dict"`
+	XIdx  []int32  `col:"x_idx"`
+	YIdx  []int32  `col:"y_idx"`
+}
+
+// PredictionsCols: per model and split, in pairs order.
+type PredictionsCols struct {
+	_           keyed
+	Model       []string  `col:"model,dict"`
+	Split       []string  `col:"split,dict"`
+	X           []string  `col:"x"`
+	Y           []string  `col:"y"`
+	Label       []int8    `col:"label"`
+	Distance    []float64 `col:"distance"`
+	Probability []float64 `col:"probability"`
+	Predicted   []int8    `col:"predicted"`
+}
+
+// MetricsCols: one row per (model, lambda, split). Extra: selected marks
+// the lambda chosen on validation error; only its rows have train and test.
+type MetricsCols struct {
+	_             keyed
+	Experiment    []string  `col:"experiment,dict"`
+	Model         []string  `col:"model,dict"`
+	Split         []string  `col:"split,dict"`
+	Error         []float64 `col:"error"`
+	AUC           []float64 `col:"auc"`
+	LogLikelihood []float64 `col:"log_likelihood"`
+	Pairs         []int64   `col:"pairs"`
+	Lambda        []float64 `col:"lambda"`
+	K             []int32   `col:"k"`
+	N             []int32   `col:"n"`
+	Iterations    []int32   `col:"iterations"`
+	Selected      []bool    `col:"selected"`
+}
+
+// FitsCols: the training record, one row per (model, lambda) in grid
+// order; selected marks the lambda chosen on validation error, and c is
+// the chosen fit's sigmoid offset (NaN on other rows). valid_spread is the
+// range of the validation probabilities; flags names what is degenerate
+// about the fit (models.GridPoint.Flags, comma-separated, empty when
+// nothing is). evaluations counts the fit's objective evaluations (forward
+// passes), grad_evaluations those that also computed the gradient.
+// train_objective is the objective at the kept (best-validation) iterate,
+// final_objective at the last one: together they show how far training
+// went past the kept one.
+type FitsCols struct {
+	_                  keyed
+	Model              []string  `col:"model,dict"`
+	Lambda             []float64 `col:"lambda"`
+	ValidError         []float64 `col:"valid_error"`
+	ValidLogLikelihood []float64 `col:"valid_log_likelihood"`
+	TrainObjective     []float64 `col:"train_objective"`
+	Iterations         []int32   `col:"iterations"`
+	BestIteration      []int32   `col:"best_iteration"`
+	Status             []string  `col:"status,dict"`
+	Selected           []bool    `col:"selected"`
+	K                  []int32   `col:"k"`
+	N                  []int32   `col:"n"`
+	C                  []float64 `col:"c"`
+	ValidSpread        []float64 `col:"valid_spread"`
+	Flags              []string  `col:"flags,dict"`
+	Evaluations        []int32   `col:"evaluations"`
+	GradEvaluations    []int32   `col:"grad_evaluations"`
+	FinalObjective     []float64 `col:"final_objective"`
+}
+
+// TraceCols: one row per L-BFGS iteration of every grid point of every
+// model, in training order (models as in the job, grid points in
+// models.GridOrder). valid_error is NaN where it was not checked;
+// evaluations and grad_evaluations are the grid point's so far.
+type TraceCols struct {
+	_               keyed
+	Model           []string  `col:"model,dict"`
+	Lambda          []float64 `col:"lambda"`
+	Iteration       []int32   `col:"iteration"`
+	Objective       []float64 `col:"objective"`
+	ValidError      []float64 `col:"valid_error"`
+	Evaluations     []int32   `col:"evaluations"`
+	GradEvaluations []int32   `col:"grad_evaluations"`
+}
+
+// CTCountsCols (node train.ct): the Category Tree baseline's fit, one row
+// per linked (source, target) pair of subcategories, by source index then
+// rank (models.CTCount): links counts the training positives from source
+// to target, rank is target's place among the subcategories linked from
+// source, and kept marks those CT predicts related. Extras: the
+// subcategory indices (into the sorted subcategory names).
+type CTCountsCols struct {
+	_         keyed
+	Source    []string `col:"source,dict"`
+	Target    []string `col:"target,dict"`
+	Links     []int64  `col:"links"`
+	Rank      []int32  `col:"rank"`
+	Kept      []bool   `col:"kept"`
+	SourceIdx []int32  `col:"source_idx"`
+	TargetIdx []int32  `col:"target_idx"`
+}
+
+// TopicsCols: LDA topic proportions of each item with a vector, item order.
+type TopicsCols struct {
+	_           keyed
+	ItemIdx     []int32     `col:"item_idx"`
+	Proportions [][]float32 `col:"proportions"`
+}
+
+// ParamsCols: learned parameters, one row per matrix row; c and other
+// scalars are 1x1 matrices.
+type ParamsCols struct {
+	_      keyed
+	Model  []string    `col:"model,dict"`
+	Param  []string    `col:"param,dict"`
+	Row    []int32     `col:"row"`
+	Values [][]float64 `col:"values"`
+}
+
+// JobMetricsCols: the job-level table across experiments, one row per
+// (experiment, model, split) at the chosen lambda: the metrics columns,
+// then the paper's data set name, the graph, the feature kind and the
+// paper's published test error (NaN where the paper has none), then the
+// recommendation claims (RecommendMetricsCols' columns), on the test rows
+// of the models the recommend stage answered; NaN elsewhere.
+type JobMetricsCols struct {
+	_                     keyed
+	Experiment            []string  `col:"experiment,dict"`
+	Model                 []string  `col:"model,dict"`
+	Split                 []string  `col:"split,dict"`
+	Error                 []float64 `col:"error"`
+	AUC                   []float64 `col:"auc"`
+	LogLikelihood         []float64 `col:"log_likelihood"`
+	Pairs                 []int64   `col:"pairs"`
+	Lambda                []float64 `col:"lambda"`
+	K                     []int32   `col:"k"`
+	N                     []int32   `col:"n"`
+	Iterations            []int32   `col:"iterations"`
+	Dataset               []string  `col:"dataset,dict"`
+	Graph                 []string  `col:"graph,dict"`
+	Features              []string  `col:"features,dict"`
+	PaperError            []float64 `col:"paper_error"`
+	SameSubcategory       []float64 `col:"same_subcategory"`
+	DistinctSubcategories []float64 `col:"distinct_subcategories"`
+	Coverage              []float64 `col:"coverage"`
+	Gini                  []float64 `col:"gini"`
+	HitRate               []float64 `col:"hit_rate"`
+	Recall                []float64 `col:"recall"`
+}
+
+// RecommendationsCols (the recommend stage): the exact top-k of each
+// sampled query item over every item with features, by model then query
+// (item order) then rank (1-based, nearest first). space is, for Monomer,
+// the space k in 1..N contributing most to the item's score (0 for other
+// models). Extras: distance and the item indices.
+type RecommendationsCols struct {
+	_               keyed
+	Model           []string  `col:"model,dict"`
+	Query           []string  `col:"query"`
+	Rank            []int32   `col:"rank"`
+	Item            []string  `col:"item"`
+	Probability     []float64 `col:"probability"`
+	SameSubcategory []bool    `col:"same_subcategory"`
+	Space           []int32   `col:"space"`
+	Distance        []float64 `col:"distance"`
+	QueryIdx        []int32   `col:"query_idx"`
+	ItemIdx         []int32   `col:"item_idx"`
+}
+
+// RecommendMetricsCols: one row per model. same_subcategory is the share
+// of recommended items in the query's subcategory; distinct_subcategories
+// the mean number of subcategories in a list; coverage the share of
+// candidate items in anyone's list and gini the Gini coefficient of how
+// often each candidate is recommended. hit_rate and recall are over
+// test_queries, the query items with held-out test positives: the share
+// with at least one test positive in its top k, and the mean share of its
+// test positives found (known train and validation positives are left out
+// of those lists).
+type RecommendMetricsCols struct {
+	_                     keyed
+	Model                 []string  `col:"model,dict"`
+	Queries               []int32   `col:"queries"`
+	K                     []int32   `col:"k"`
+	Candidates            []int32   `col:"candidates"`
+	SameSubcategory       []float64 `col:"same_subcategory"`
+	DistinctSubcategories []float64 `col:"distinct_subcategories"`
+	Coverage              []float64 `col:"coverage"`
+	Gini                  []float64 `col:"gini"`
+	TestQueries           []int32   `col:"test_queries"`
+	HitRate               []float64 `col:"hit_rate"`
+	Recall                []float64 `col:"recall"`
+}
+
+// The Arrow schema of each table, derived from its struct; Tables lists
+// them with their names.
 var (
-	// Items: one row per valid item of an experiment, in item-index order
-	// (row i is item i everywhere else).
-	Items = newSchema(
-		field("asin", str), field("title", str), field("brand", str),
-		dict("subcategory"), field("category_path", str),
-		field("n_reviews", i32), field("has_image", boolT),
-	)
-	// Edges: kept relationships, sorted by (src_idx, dst_idx). Extras: the
-	// item indices of both ends.
-	Edges = newSchema(
-		field("src", str), field("dst", str), dict("graph"),
-		field("src_idx", i32), field("dst_idx", i32),
-	)
-	// Rejects: malformed input records, in file then line order.
-	Rejects = newSchema(
-		dict("file"), field("line", i64), field("offset", i64),
-		field("error", str), field("excerpt", str),
-	)
-	// Vocabulary: term ids in rank order (count desc, term asc). Extra:
-	// surface, a readable unstemmed form.
-	Vocabulary = newSchema(
-		field("term_id", i32), field("term", str), dict("kind"),
-		field("count", i64), field("doc_freq", i64), field("surface", str),
-	)
-	// Bow: one row per kept item, in item order. Extras: the item index and
-	// raw counts (LDA's input).
-	Bow = newSchema(
-		field("asin", str),
-		field("term_ids", arrow.ListOf(i32)), field("weights", arrow.ListOf(f32)),
-		field("item_idx", i32), field("counts", arrow.ListOf(i32)),
-	)
-	// BowCounts: one shard's candidate-term counts (monomer bow-shard), by
-	// term then sampling level; BowShard its totals, one row.
-	BowCounts = newSchema(field("term", str), field("level", i32), field("count", i64), field("nouns", i64))
-	BowShard  = newSchema(field("shard", i32), field("shards", i32), field("docs", i64),
-		field("tokens", i64), field("level_tokens", arrow.ListOf(i64)), field("fingerprint", str))
-	// FeatureItems: the items that have a feature vector, in item order;
-	// for image features, row i of the matrix is item_idx[i].
-	FeatureItems = newSchema(field("asin", str), field("item_idx", i32))
-	// Pairs: R and the negatives, split; rows in split order (train, valid,
-	// test), shuffled within. Extras: item indices.
-	Pairs = newSchema(
-		field("x", str), field("y", str), field("label", i8), dict("split"),
-		field("x_idx", i32), field("y_idx", i32),
-	)
-	// Predictions: per model and split, in pairs order.
-	Predictions = newSchema(
-		dict("model"), dict("split"), field("x", str), field("y", str),
-		field("label", i8), field("distance", f64), field("probability", f64),
-		field("predicted", i8),
-	)
-	// Metrics: one row per (model, lambda, split). Extra: selected marks the
-	// lambda chosen on validation error; only its rows have train and test.
-	Metrics = newSchema(
-		dict("experiment"), dict("model"), dict("split"),
-		field("error", f64), field("auc", f64), field("log_likelihood", f64),
-		field("pairs", i64), field("lambda", f64), field("k", i32), field("n", i32),
-		field("iterations", i32), field("selected", boolT),
-	)
-	// Fits: the training record, one row per (model, lambda) in grid order;
-	// selected marks the lambda chosen on validation error, and c is the
-	// chosen fit's sigmoid offset (NaN on other rows). valid_spread is the
-	// range of the validation probabilities; flags names what is
-	// degenerate about the fit (models.GridPoint.Flags, comma-separated,
-	// empty when nothing is). evaluations counts the fit's objective
-	// evaluations (forward passes), grad_evaluations those that also
-	// computed the gradient. train_objective is
-	// the objective at the kept (best-validation) iterate, final_objective
-	// at the last one: together they show how far training went past the
-	// kept one.
-	Fits = newSchema(
-		dict("model"), field("lambda", f64), field("valid_error", f64),
-		field("valid_log_likelihood", f64), field("train_objective", f64),
-		field("iterations", i32), field("best_iteration", i32), dict("status"),
-		field("selected", boolT), field("k", i32), field("n", i32), field("c", f64),
-		field("valid_spread", f64), dict("flags"),
-		field("evaluations", i32), field("grad_evaluations", i32), field("final_objective", f64),
-	)
-	// Trace: one row per L-BFGS iteration of every grid point of every
-	// model, in training order (models as in the job, grid points in
-	// models.GridOrder). valid_error is NaN where it was not checked;
-	// evaluations and grad_evaluations are the grid point's so far.
-	Trace = newSchema(
-		dict("model"), field("lambda", f64), field("iteration", i32), field("objective", f64),
-		field("valid_error", f64), field("evaluations", i32), field("grad_evaluations", i32),
-	)
-	// Topics: LDA topic proportions of each item with a vector, item order.
-	Topics = newSchema(field("item_idx", i32), field("proportions", arrow.ListOf(f32)))
-	// Params: learned parameters, one row per matrix row; c and other scalars
-	// are 1x1 matrices.
-	Params = newSchema(
-		dict("model"), dict("param"), field("row", i32), field("values", arrow.ListOf(f64)),
-	)
-	// JobMetrics: the job-level table across experiments, one row per
-	// (experiment, model, split) at the chosen lambda: the metrics columns,
-	// then the paper's data set name, the graph, the feature kind and the
-	// paper's published test error (NaN where the paper has none).
-	JobMetrics = newSchema(
-		dict("experiment"), dict("model"), dict("split"),
-		field("error", f64), field("auc", f64), field("log_likelihood", f64),
-		field("pairs", i64), field("lambda", f64), field("k", i32), field("n", i32),
-		field("iterations", i32),
-		dict("dataset"), dict("graph"), dict("features"), field("paper_error", f64),
-		// The recommendation claims (RecommendMetrics' columns), on the
-		// test rows of the models the recommend stage answered; NaN
-		// elsewhere.
-		field("same_subcategory", f64), field("distinct_subcategories", f64),
-		field("coverage", f64), field("gini", f64), field("hit_rate", f64), field("recall", f64),
-	)
+	Items            = declare[ItemsCols]("items")
+	Edges            = declare[EdgesCols]("edges")
+	Rejects          = declare[RejectsCols]("rejects")
+	Vocabulary       = declare[VocabularyCols]("vocabulary")
+	Bow              = declare[BowCols]("bow")
+	BowCounts        = declare[BowCountsCols]("bow_counts")
+	BowShard         = declare[BowShardCols]("bow_shard")
+	FeatureItems     = declare[FeatureItemsCols]("feature_items")
+	Pairs            = declare[PairsCols]("pairs")
+	Predictions      = declare[PredictionsCols]("predictions")
+	Metrics          = declare[MetricsCols]("metrics")
+	Fits             = declare[FitsCols]("fits")
+	Trace            = declare[TraceCols]("trace")
+	Topics           = declare[TopicsCols]("topics")
+	CTCounts         = declare[CTCountsCols]("ct_counts")
+	Params           = declare[ParamsCols]("params")
+	JobMetrics       = declare[JobMetricsCols]("job_metrics")
+	Recommendations  = declare[RecommendationsCols]("recommendations")
+	RecommendMetrics = declare[RecommendMetricsCols]("recommend_metrics")
 )
 
-// Recommendations (the recommend stage).
-var (
-	// Recommendations: the exact top-k of each sampled query item over every
-	// item with features, by model then query (item order) then rank
-	// (1-based, nearest first). space is, for Monomer, the space k in 1..N
-	// contributing most to the item's score (0 for other models). Extras:
-	// distance and the item indices.
-	Recommendations = newSchema(
-		dict("model"), field("query", str), field("rank", i32), field("item", str),
-		field("probability", f64), field("same_subcategory", boolT), field("space", i32),
-		field("distance", f64), field("query_idx", i32), field("item_idx", i32),
-	)
-	// RecommendMetrics: one row per model. same_subcategory is the share
-	// of recommended items in the query's subcategory; distinct_subcategories
-	// the mean number of subcategories in a list; coverage the share of
-	// candidate items in anyone's list and gini the Gini coefficient of how
-	// often each candidate is recommended. hit_rate and recall are over
-	// test_queries, the query items with held-out test positives: the share
-	// with at least one test positive in its top k, and the mean share of
-	// its test positives found (known train and validation positives are
-	// left out of those lists).
-	RecommendMetrics = newSchema(
-		dict("model"), field("queries", i32), field("k", i32), field("candidates", i32),
-		field("same_subcategory", f64), field("distinct_subcategories", f64),
-		field("coverage", f64), field("gini", f64),
-		field("test_queries", i32), field("hit_rate", f64), field("recall", f64),
-	)
-)
+// NamedSchema is one declared table: its name and schema.
+type NamedSchema struct {
+	Name   string
+	Schema *arrow.Schema
+	cols   reflect.Type // the table struct
+}
+
+var declared []NamedSchema
+
+// Tables returns the declared tables, in declaration order.
+func Tables() []NamedSchema { return slices.Clone(declared) }
+
+// declare derives T's schema; T is a table struct of this package, so an
+// error is a programming error caught by every test run.
+func declare[T any](name string) *arrow.Schema {
+	s, err := Of[T]()
+	if err != nil {
+		panic(err)
+	}
+	declared = append(declared, NamedSchema{name, s, reflect.TypeFor[T]()})
+	return s
+}

@@ -2,17 +2,20 @@ package schema
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/file"
 )
 
-func pairsCols(n int) []any {
+func pairsCols(n int) PairsCols {
 	x := make([]string, n)
 	y := make([]string, n)
 	label := make([]int8, n)
@@ -26,7 +29,7 @@ func pairsCols(n int) []any {
 		split[i] = []string{"train", "valid", "test"}[i%3]
 		xi[i], yi[i] = int32(i), int32((i*7919)%n)
 	}
-	return []any{x, y, label, split, xi, yi}
+	return PairsCols{X: x, Y: y, Label: label, Split: split, XIdx: xi, YIdx: yi}
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -37,7 +40,7 @@ func TestRoundTrip(t *testing.T) {
 	w := [][]float32{{0.25, 0.75}, {}, {1}}
 	idx := []int32{0, 1, 2}
 	cnt := [][]int32{{1, 3}, {}, {2}}
-	if _, err := Write(p, Bow, asin, ids, w, idx, cnt); err != nil {
+	if _, err := Write(p, BowCols{ASIN: asin, TermIDs: ids, Weights: w, ItemIdx: idx, Counts: cnt}); err != nil {
 		t.Fatal(err)
 	}
 	tb, err := Open(p)
@@ -58,24 +61,96 @@ func TestRoundTrip(t *testing.T) {
 
 func TestWriteErrors(t *testing.T) {
 	dir := t.TempDir()
+	type untagged struct {
+		A []string
+	}
+	type badType struct {
+		A []uint16 `col:"a"`
+	}
+	type badDict struct {
+		A []int32 `col:"a,dict"`
+	}
+	type hidden struct {
+		a []int32 `col:"a"`
+	}
 	tests := []struct {
-		name string
-		cols []any
-		want string
+		name  string
+		write func(p string) (int64, error)
+		want  string
 	}{
-		{"count", []any{[]string{"a"}}, "1 columns given, schema has 5"},
-		{"length", []any{[]string{"a"}, []string{"b", "c"}, []string{"g"}, []int32{0}, []int32{0}}, "column dst: 2 rows, want 1"},
-		{"type", []any{[]string{"a"}, []string{"b"}, []string{"g"}, []int64{0}, []int32{0}}, "column src_idx: []int64 does not match int32"},
+		{"length", func(p string) (int64, error) {
+			return Write(p, EdgesCols{Src: []string{"a"}, Dst: []string{"b", "c"}, Graph: []string{"g"}, SrcIdx: []int32{0}, DstIdx: []int32{0}})
+		}, "column dst: 2 rows, want 1"},
+		{"untagged", func(p string) (int64, error) { return Write(p, untagged{}) }, "untagged.A: want an exported field tagged"},
+		{"unexported", func(p string) (int64, error) { return Write(p, hidden{}) }, "hidden.a: want an exported field"},
+		{"type", func(p string) (int64, error) { return Write(p, badType{}) }, "badType.A: unsupported column type []uint16"},
+		{"dict", func(p string) (int64, error) { return Write(p, badDict{}) }, "badDict.A: unsupported column type []int32"},
+		{"not a struct", func(p string) (int64, error) { return Write(p, []string{"a"}) }, "[]string is not a struct of columns"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := filepath.Join(dir, tc.name+".parquet")
-			_, err := Write(p, Edges, tc.cols...)
+			_, err := tc.write(filepath.Join(dir, tc.name+".parquet"))
 			if err == nil || !bytes.Contains([]byte(err.Error()), []byte(tc.want)) {
 				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
 			}
 		})
 	}
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/tables.golden")
+
+// TestTables pins every declared table's schema (names, order, types,
+// nullability, dictionary marks) to testdata/tables.golden, recorded from
+// the schemas as they were declared field by field before the table
+// structs: a reordered or retyped struct field changes the files written,
+// and fails here before any golden Parquet hash does.
+func TestTables(t *testing.T) {
+	var b strings.Builder
+	for _, tb := range Tables() {
+		b.WriteString(describe(tb.Name, tb.Schema))
+	}
+	const golden = "testdata/tables.golden"
+	if *update {
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.String(); got != string(want) {
+		t.Fatalf("declared schemas differ from %s (go test ./schema -run TestTables -update after a deliberate change):\n%s", golden, got)
+	}
+	if len(Tables()) != 19 {
+		t.Fatalf("%d tables declared", len(Tables()))
+	}
+}
+
+// Every declared table struct starts with the blank keyed field, so no
+// package but this one can fill it positionally: a column is always set by
+// its name.
+func TestTablesKeyed(t *testing.T) {
+	for _, tb := range Tables() {
+		if f := tb.cols.Field(0); f.Name != "_" || f.Type != reflect.TypeFor[keyed]() {
+			t.Errorf("%s: first field %s %s, want _ keyed", tb.cols, f.Name, f.Type)
+		}
+	}
+}
+
+func describe(name string, s *arrow.Schema) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", name)
+	for _, f := range s.Fields() {
+		fmt.Fprintf(&b, "  %s %s nullable=%v meta=%v\n", f.Name, f.Type, f.Nullable, f.Metadata)
+		if l, ok := f.Type.(*arrow.ListType); ok {
+			e := l.ElemField()
+			fmt.Fprintf(&b, "    elem %s %s nullable=%v meta=%v\n", e.Name, e.Type, e.Nullable, e.Metadata)
+		}
+	}
+	fmt.Fprintf(&b, "  schema meta=%v\n", s.Metadata())
+	return b.String()
 }
 
 // Two writes of the same rows give the same bytes, across more than one row
@@ -89,7 +164,7 @@ func TestDeterministicBytes(t *testing.T) {
 	var files [2][]byte
 	for k := range files {
 		p := filepath.Join(dir, fmt.Sprintf("pairs%d.parquet", k))
-		if _, err := Write(p, Pairs, pairsCols(n)...); err != nil {
+		if _, err := Write(p, pairsCols(n)); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(p)
@@ -130,9 +205,13 @@ func ExampleWrite() {
 	dir, _ := os.MkdirTemp("", "schema")
 	defer os.RemoveAll(dir)
 	p := filepath.Join(dir, "edges.parquet")
-	rows, err := Write(p, Edges,
-		[]string{"B000000001", "B000000002"}, []string{"B000000002", "000000001X"},
-		[]string{"also_bought", "also_bought"}, []int32{0, 1}, []int32{1, 2})
+	rows, err := Write(p, EdgesCols{
+		Src:    []string{"B000000001", "B000000002"},
+		Dst:    []string{"B000000002", "000000001X"},
+		Graph:  []string{"also_bought", "also_bought"},
+		SrcIdx: []int32{0, 1},
+		DstIdx: []int32{1, 2},
+	})
 	fmt.Println(rows, err)
 	t, _ := Open(p)
 	defer t.Release()
@@ -145,7 +224,7 @@ func ExampleWrite() {
 
 func TestReadKeepsFirstError(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "edges.parquet")
-	if _, err := Write(p, Edges, []string{"a"}, []string{"b"}, []string{"g"}, []int32{0}, []int32{1}); err != nil {
+	if _, err := Write(p, EdgesCols{Src: []string{"a"}, Dst: []string{"b"}, Graph: []string{"g"}, SrcIdx: []int32{0}, DstIdx: []int32{1}}); err != nil {
 		t.Fatal(err)
 	}
 	var src []string
@@ -162,7 +241,7 @@ func TestReadKeepsFirstError(t *testing.T) {
 
 func TestNumRows(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "pairs.parquet")
-	if _, err := Write(p, Pairs, pairsCols(1234)...); err != nil {
+	if _, err := Write(p, pairsCols(1234)); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := NumRows(p); n != 1234 || err != nil {

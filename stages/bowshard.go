@@ -56,7 +56,7 @@ const (
 
 func (BowShard) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
 	e := env.Exp
-	it, err := readItems(env.InDir("ingest"))
+	it, err := readItems(env.InDir)
 	if err != nil {
 		return nil, err
 	}
@@ -72,12 +72,12 @@ func (BowShard) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 	for k, r := range c.Rows {
 		term[k], level[k], count[k], nouns[k] = r.Term, r.Level, r.Count, r.Nouns
 	}
-	nc, err := schema.Write(filepath.Join(env.OutDir, shardCountsFile), schema.BowCounts, term, level, count, nouns)
+	nc, err := schema.Write(filepath.Join(env.OutDir, shardCountsFile), schema.BowCountsCols{Term: term, Level: level, Count: count, Nouns: nouns})
 	if err != nil {
 		return nil, err
 	}
-	ni, err := schema.Write(filepath.Join(env.OutDir, shardInfoFile), schema.BowShard, []int32{int32(c.Shard)}, []int32{int32(c.Shards)},
-		[]int64{c.Docs}, []int64{c.Tokens}, [][]int64{c.LevelTokens}, []string{shardFingerprint(e, it.asin)})
+	ni, err := schema.Write(filepath.Join(env.OutDir, shardInfoFile), schema.BowShardCols{Shard: []int32{int32(c.Shard)}, Shards: []int32{int32(c.Shards)},
+		Docs: []int64{c.Docs}, Tokens: []int64{c.Tokens}, LevelTokens: [][]int64{c.LevelTokens}, Fingerprint: []string{shardFingerprint(e, it.asin)}})
 	if err != nil {
 		return nil, err
 	}
@@ -107,10 +107,13 @@ func readBowShards(env *pipeline.Env, asins []string, n int) ([]*bow.Counts, err
 	want := shardFingerprint(env.Exp, asins)
 	var out []*bow.Counts
 	for i := range n {
-		dir := env.InDir(pipeline.ShardName(BowShard{}.Name(), i, n))
+		dir, err := env.InDir(pipeline.ShardName(BowShard{}.Name(), i, n))
+		if err != nil {
+			return nil, err
+		}
 		infoPath, countsPath := filepath.Join(dir, shardInfoFile), filepath.Join(dir, shardCountsFile)
 		c := &bow.Counts{}
-		err := schema.Read(infoPath, func(t *schema.Cols) error {
+		err = schema.Read(infoPath, func(t *schema.Cols) error {
 			shard, shards, docs, tokens, levels := t.Int32s("shard"), t.Int32s("shards"), t.Int64s("docs"), t.Int64s("tokens"), t.Int64Lists("level_tokens")
 			fps := t.Strings("fingerprint")
 			if t.Err() != nil {

@@ -24,6 +24,32 @@ func Job() []pipeline.Stage {
 	return []pipeline.Stage{Report{}}
 }
 
+// inputs gives the directory of an upstream stage of one experiment:
+// env.InDir, which serves only the stage's declared inputs; for a job-level
+// stage, expInputs; outside the runner, runInputs.
+type inputs func(stage string) (string, error)
+
+// file is the path of name in stage's directory.
+func (in inputs) file(stage, name string) (string, error) {
+	dir, err := in(stage)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, name), nil
+}
+
+// expInputs is what a job-level stage reads of experiment exp: the stages
+// its env serves, of that experiment.
+func expInputs(env *pipeline.Env, exp string) inputs {
+	return func(stage string) (string, error) { return env.StageDir(exp, stage) }
+}
+
+// runInputs reads experiment exp of a finished run directory, outside the
+// runner (monomer recommend, tests).
+func runInputs(runDir, exp string) inputs {
+	return func(stage string) (string, error) { return filepath.Join(runDir, exp, stage), nil }
+}
+
 // items is the part of an experiment's items table later stages use.
 type items struct {
 	asin    []string
@@ -40,9 +66,13 @@ func (it *items) rows() map[string]int32 {
 	return m
 }
 
-func readItems(dir string) (*items, error) {
+func readItems(in inputs) (*items, error) {
+	path, err := in.file("ingest", "items.parquet")
+	if err != nil {
+		return nil, err
+	}
 	var asin, subs []string
-	err := schema.Read(filepath.Join(dir, "items.parquet"), func(c *schema.Cols) error {
+	err = schema.Read(path, func(c *schema.Cols) error {
 		asin, subs = c.Strings("asin"), c.Strings("subcategory")
 		return nil
 	})
@@ -63,10 +93,14 @@ func readItems(dir string) (*items, error) {
 	return it, nil
 }
 
-// readEdges reads an edges-schema table's item indices.
-func readEdges(path string) ([]graph.Edge, error) {
+// readEdges reads the item indices of stage's edges-schema table name.
+func readEdges(in inputs, stage, name string) ([]graph.Edge, error) {
+	path, err := in.file(stage, name)
+	if err != nil {
+		return nil, err
+	}
 	var out []graph.Edge
-	err := schema.Read(path, func(c *schema.Cols) error {
+	err = schema.Read(path, func(c *schema.Cols) error {
 		src, dst := c.Int32s("src_idx"), c.Int32s("dst_idx")
 		if c.Err() != nil {
 			return nil
@@ -88,13 +122,17 @@ func writeEdges(path string, it *items, g string, edges []graph.Edge) (int64, er
 	for k, e := range edges {
 		src[k], dst[k], gs[k], si[k], di[k] = it.asin[e.Src], it.asin[e.Dst], g, e.Src, e.Dst
 	}
-	return schema.Write(path, schema.Edges, src, dst, gs, si, di)
+	return schema.Write(path, schema.EdgesCols{Src: src, Dst: dst, Graph: gs, SrcIdx: si, DstIdx: di})
 }
 
 // readFeatureItems reads which items the features stage kept.
-func readFeatureItems(dir string, n int) ([]bool, error) {
+func readFeatureItems(in inputs, n int) ([]bool, error) {
+	path, err := in.file("features", "feature_items.parquet")
+	if err != nil {
+		return nil, err
+	}
 	keep := make([]bool, n)
-	err := schema.Read(filepath.Join(dir, "feature_items.parquet"), func(c *schema.Cols) error {
+	err = schema.Read(path, func(c *schema.Cols) error {
 		for _, i := range c.Int32s("item_idx") {
 			if int(i) >= n || i < 0 {
 				return fmt.Errorf("stages: %s: item_idx %d out of range", c.Path(), i)
@@ -107,25 +145,22 @@ func readFeatureItems(dir string, n int) ([]bool, error) {
 }
 
 // readPairs reads the split stage's pairs as training needs them.
-func readPairs(dir string) ([]graph.Pair, error) {
+func readPairs(in inputs) ([]graph.Pair, error) {
+	path, err := in.file("split", "pairs.parquet")
+	if err != nil {
+		return nil, err
+	}
 	var out []graph.Pair
-	err := schema.Read(filepath.Join(dir, "pairs.parquet"), func(c *schema.Cols) error {
+	err = schema.Read(path, func(c *schema.Cols) error {
 		x, y, label, split := c.Int32s("x_idx"), c.Int32s("y_idx"), c.Int8s("label"), c.Strings("split")
 		if c.Err() != nil {
 			return nil
 		}
 		out = make([]graph.Pair, len(x))
 		for i := range x {
-			var s graph.Split
-			switch split[i] {
-			case "train":
-				s = graph.Train
-			case "valid":
-				s = graph.Valid
-			case "test":
-				s = graph.Test
-			default:
-				return fmt.Errorf("stages: %s row %d: unknown split %q", c.Path(), i, split[i])
+			s, err := graph.ParseSplit(split[i])
+			if err != nil {
+				return fmt.Errorf("stages: %s row %d: %w", c.Path(), i, err)
 			}
 			out[i] = graph.Pair{X: x[i], Y: y[i], Label: label[i] == 1, Split: s}
 		}
@@ -211,9 +246,14 @@ func (m *dense) Rows() int           { return m.rows }
 func (m *dense) Dim() int            { return m.dim }
 func (m *dense) Row(i int) []float32 { return m.data[i*m.dim : (i+1)*m.dim : (i+1)*m.dim] }
 
-func readTopics(dir string, nItems int) (*dense, error) {
+// readTopics reads the topic proportions node train.lda wrote.
+func readTopics(in inputs, nItems int) (*dense, error) {
+	dir, err := trainDir(in, "lda")
+	if err != nil {
+		return nil, err
+	}
 	var m *dense
-	err := schema.Read(filepath.Join(dir, "topics.parquet"), func(c *schema.Cols) error {
+	err = schema.Read(filepath.Join(dir, "topics.parquet"), func(c *schema.Cols) error {
 		item, props := c.Int32s("item_idx"), c.Float32Lists("proportions")
 		if c.Err() != nil {
 			return nil
@@ -230,16 +270,24 @@ func readTopics(dir string, nItems int) (*dense, error) {
 	return m, err
 }
 
-// loadFeatures opens the experiment's feature matrix: the memory-mapped
-// image matrix, or the bag-of-words rows (also returned as counts for LDA).
-func loadFeatures(env *pipeline.Env) (models.Features, *csr, func(), error) {
-	rows, err := schema.NumRows(filepath.Join(env.InDir("ingest"), "items.parquet"))
+// loadFeatures opens the experiment's feature matrix of kind (image or
+// bow): the memory-mapped image matrix, or the bag-of-words rows (also
+// returned as counts for LDA).
+func loadFeatures(in inputs, kind string) (models.Features, *csr, func(), error) {
+	items, err := in.file("ingest", "items.parquet")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rows, err := schema.NumRows(items)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	n := int(rows)
-	dir := env.InDir("features")
-	if env.Exp.Features == "image" {
+	dir, err := in("features")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if kind == "image" {
 		m, err := imagefeat.OpenMatrix(filepath.Join(dir, imageMatrixFile))
 		if err != nil {
 			return nil, nil, nil, err

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"slices"
 
 	"monomer/graph"
 	"monomer/models"
@@ -17,7 +16,7 @@ import (
 // table is proven complete) on the train, validation and test pairs. It
 // writes predictions.parquet (validation and test pairs) and metrics.parquet
 // (every split at the chosen λ, and the validation error of every other grid
-// point). CT, a counting model, is fitted here on the train positives.
+// point). CT is scored from the count matrix node train.ct wrote.
 type Evaluate struct{}
 
 var _ pipeline.Stage = Evaluate{}
@@ -27,15 +26,10 @@ func (Evaluate) Deps() []string { return []string{"ingest", "features", "split",
 
 type evaluateParams struct {
 	Models []string `json:"models"`
-	CTTop  float64  `json:"ct_top,omitempty"` // only with ct
 }
 
 func (Evaluate) Key(e *pipeline.Resolved) (any, []string) {
-	p := evaluateParams{Models: e.Models}
-	if slices.Contains(e.Models, "ct") {
-		p.CTTop = e.Settings.CTTop
-	}
-	return p, nil
+	return evaluateParams{Models: e.Models}, nil
 }
 
 type predTable struct {
@@ -72,19 +66,23 @@ type savedFit struct {
 }
 
 // readTrainedFits reads the fits of the learned models among ms from their
-// train.<model> directories, as dir names them.
-func readTrainedFits(dir func(stage string) string, ms []string) (map[string]*savedFit, error) {
+// train.<model> directories, as in serves them.
+func readTrainedFits(in inputs, ms []string) (map[string]*savedFit, error) {
 	out := map[string]*savedFit{}
 	for _, m := range ms {
 		if m == "ct" {
 			continue
 		}
-		one, err := readFits(trainDir(dir, m))
+		dir, err := trainDir(in, m)
+		if err != nil {
+			return nil, err
+		}
+		one, err := readFits(dir)
 		if err != nil {
 			return nil, err
 		}
 		if one[m] == nil {
-			return nil, fmt.Errorf("stages: %s: no fit of %s", trainDir(dir, m), m)
+			return nil, fmt.Errorf("stages: %s: no fit of %s", dir, m)
 		}
 		out[m] = one[m]
 	}
@@ -141,16 +139,16 @@ func readFits(dir string) (map[string]*savedFit, error) {
 }
 
 func (Evaluate) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
-	it, err := readItems(env.InDir("ingest"))
+	it, err := readItems(env.InDir)
 	if err != nil {
 		return nil, err
 	}
-	feat, _, closeFeat, err := loadFeatures(env)
+	feat, _, closeFeat, err := loadFeatures(env.InDir, env.Exp.Features)
 	if err != nil {
 		return nil, err
 	}
 	defer closeFeat()
-	pairs, err := readPairs(env.InDir("split"))
+	pairs, err := readPairs(env.InDir)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +168,7 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 		var score func([]graph.Pair) ([]float64, []float64, error)
 		var fit *savedFit
 		if model == "ct" {
-			ct, err := models.FitCT(it.sub, it.subName, bySplitPairs[graph.Train], env.Exp.Settings.CTTop)
+			ct, err := readCT(env.InDir, it)
 			if err != nil {
 				return nil, err
 			}
@@ -182,13 +180,13 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 		} else {
 			fit = saved[model]
 			if fit == nil {
-				return nil, fmt.Errorf("stages: evaluate: no trained %s in %s", model, trainDir(env.InDir, model))
+				return nil, fmt.Errorf("stages: evaluate: no trained %s", model)
 			}
 			name := model
 			f := feat
 			if model == "lda" {
 				name = models.ModelWNN
-				if f, err = readTopics(trainDir(env.InDir, model), len(it.asin)); err != nil {
+				if f, err = readTopics(env.InDir, len(it.asin)); err != nil {
 					return nil, err
 				}
 			}
@@ -240,13 +238,16 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 			met.add(exp, model, "valid", g.ValidError, nan, nan, len(bySplitPairs[graph.Valid]), g.Lambda, fit.k, fit.n, g.Iterations, false)
 		}
 	}
-	np, err := schema.Write(filepath.Join(env.OutDir, "predictions.parquet"), schema.Predictions,
-		pred.model, pred.split, pred.x, pred.y, pred.label, pred.distance, pred.probability, pred.predicted)
+	np, err := schema.Write(filepath.Join(env.OutDir, "predictions.parquet"), schema.PredictionsCols{
+		Model: pred.model, Split: pred.split, X: pred.x, Y: pred.y, Label: pred.label,
+		Distance: pred.distance, Probability: pred.probability, Predicted: pred.predicted})
 	if err != nil {
 		return nil, err
 	}
-	nm, err := schema.Write(filepath.Join(env.OutDir, "metrics.parquet"), schema.Metrics,
-		met.exp, met.model, met.split, met.errs, met.auc, met.ll, met.pairs, met.lambda, met.k, met.n, met.iters, met.selected)
+	nm, err := schema.Write(filepath.Join(env.OutDir, "metrics.parquet"), schema.MetricsCols{
+		Experiment: met.exp, Model: met.model, Split: met.split, Error: met.errs, AUC: met.auc,
+		LogLikelihood: met.ll, Pairs: met.pairs, Lambda: met.lambda, K: met.k, N: met.n,
+		Iterations: met.iters, Selected: met.selected})
 	if err != nil {
 		return nil, err
 	}

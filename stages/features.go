@@ -46,7 +46,7 @@ func (Features) Key(e *pipeline.Resolved) (any, []string) {
 const imageMatrixFile = "image.arrow"
 
 func (Features) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
-	it, err := readItems(env.InDir("ingest"))
+	it, err := readItems(env.InDir)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func imageFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline
 	for i := range idx {
 		idx[i] = int32(i)
 	}
-	n, err := schema.Write(filepath.Join(env.OutDir, "feature_items.parquet"), schema.FeatureItems, it.asin, idx)
+	n, err := schema.Write(filepath.Join(env.OutDir, "feature_items.parquet"), schema.FeatureItemsCols{ASIN: it.asin, ItemIdx: idx})
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +152,7 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.R
 	for i, t := range res.Vocab {
 		id[i], term[i], kind[i], cnt[i], df[i], surface[i] = int32(i), t.Term, t.Kind.String(), t.Count, t.DocFreq, t.Surface
 	}
-	nv, err := schema.Write(filepath.Join(env.OutDir, "vocabulary.parquet"), schema.Vocabulary, id, term, kind, cnt, df, surface)
+	nv, err := schema.Write(filepath.Join(env.OutDir, "vocabulary.parquet"), schema.VocabularyCols{TermID: id, Term: term, Kind: kind, Count: cnt, DocFreq: df, Surface: surface})
 	if err != nil {
 		return nil, err
 	}
@@ -172,11 +172,11 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.R
 		itemIdx = append(itemIdx, int32(i))
 		termIDs, weights, counts = append(termIDs, ids), append(weights, w), append(counts, c)
 	}
-	nb, err := schema.Write(filepath.Join(env.OutDir, "bow.parquet"), schema.Bow, asin, termIDs, weights, itemIdx, counts)
+	nb, err := schema.Write(filepath.Join(env.OutDir, "bow.parquet"), schema.BowCols{ASIN: asin, TermIDs: termIDs, Weights: weights, ItemIdx: itemIdx, Counts: counts})
 	if err != nil {
 		return nil, err
 	}
-	nf, err := schema.Write(filepath.Join(env.OutDir, "feature_items.parquet"), schema.FeatureItems, asin, itemIdx)
+	nf, err := schema.Write(filepath.Join(env.OutDir, "feature_items.parquet"), schema.FeatureItemsCols{ASIN: asin, ItemIdx: itemIdx})
 	if err != nil {
 		return nil, err
 	}

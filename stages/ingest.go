@@ -59,34 +59,6 @@ type scopedItem struct {
 	hasImage                      bool
 }
 
-// CategoryPrefix splits a job's category ("A > B") into its levels.
-func CategoryPrefix(s string) []string {
-	parts := strings.Split(s, ">")
-	for i, p := range parts {
-		parts[i] = strings.TrimSpace(p)
-	}
-	return parts
-}
-
-// Subcategory finds an item's subcategory: on the first category path that
-// starts with prefix, the levels from just below the prefix down to depth
-// levels below it, joined by " > " (so equal names under different parents
-// stay apart). matched reports whether any path starts with prefix; ok
-// whether that path reaches the depth.
-func Subcategory(paths [][]string, prefix []string, depth int) (sub, path string, matched, ok bool) {
-	for _, p := range paths {
-		if len(p) < len(prefix) || !slices.Equal(p[:len(prefix)], prefix) {
-			continue
-		}
-		full := strings.Join(p, " > ")
-		if len(p) < len(prefix)+depth {
-			return "", full, true, false
-		}
-		return strings.Join(p[len(prefix):len(prefix)+depth], " > "), full, true, true
-	}
-	return "", "", false, false
-}
-
 func related(p *amazon.Product, graph string) []string {
 	switch graph {
 	case "also_bought":
@@ -113,7 +85,7 @@ func (r *rejectSink) write(path string) (int64, error) {
 	for i, j := range r.rows {
 		file[i], line[i], off[i], errs[i], excerpt[i] = j.File, j.Line, j.Offset, j.Err, j.Excerpt
 	}
-	return schema.Write(path, schema.Rejects, file, line, off, errs, excerpt)
+	return schema.Write(path, schema.RejectsCols{File: file, Line: line, Offset: off, Error: errs, Excerpt: excerpt})
 }
 
 // check fails with ErrBadInput once rejects exceed ratio of the lines read,
@@ -168,7 +140,7 @@ func (s *pathSet) list() []string { return slices.Collect(maps.Keys(s.seen)) }
 
 func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
 	e := env.Exp
-	prefix := CategoryPrefix(e.Category)
+	prefix := amazon.CategoryPrefix(e.Category)
 	stats := map[string]any{}
 	var rej rejectSink
 	var lines int64
@@ -181,7 +153,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	tr := env.Track("read "+filepath.Base(e.Data.Meta), 0)
 	ms, err := amazon.ReadMeta(e.Data.Meta, func(p *amazon.Product) error {
 		tr.Add(1)
-		sub, path, matched, ok := Subcategory(p.Categories, prefix, e.Depth)
+		sub, path, matched, ok := amazon.Subcategory(p.Categories, prefix, e.Depth)
 		switch {
 		case !matched:
 			outOfScope++
@@ -327,7 +299,8 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	}
 	stats["subcategories"] = len(subs)
 	stats["items"] = n
-	if _, err := schema.Write(filepath.Join(env.OutDir, "items.parquet"), schema.Items, asins, title, brand, sub, path, nrev, hasImg); err != nil {
+	if _, err := schema.Write(filepath.Join(env.OutDir, "items.parquet"), schema.ItemsCols{ASIN: asins, Title: title, Brand: brand,
+		Subcategory: sub, CategoryPath: path, NReviews: nrev, HasImage: hasImg}); err != nil {
 		return nil, err
 	}
 

@@ -46,7 +46,7 @@ func TestKeysHoldOnlyWhatTheExperimentUses(t *testing.T) {
 				t.Errorf("%s=%s: %s is %s (%v), want up to date", c.key, c.value, s.ID, s.State, s.Reasons)
 			}
 		}
-		// Every stage but bow-shard, train as one node per learned model.
+		// Every stage but bow-shard, train as one node per model.
 		r := job.Resolve(0)
 		if want := len(Experiment()) - 2 + len(Train{}.Parts(&r)); n != want {
 			t.Errorf("%s: %d steps of men-image, want %d", c.key, n, want)
@@ -56,7 +56,7 @@ func TestKeysHoldOnlyWhatTheExperimentUses(t *testing.T) {
 	for _, c := range []struct{ key, value, stage string }{
 		{"settings.k", "3", "train.lmt"},
 		{"settings.monomer_k", "3", "train.monomer"},
-		{"settings.ct_top", "0.25", "evaluate"},
+		{"settings.ct_top", "0.25", "train.ct"},
 	} {
 		changed, err := pipeline.ParseJobWith(job.Path, []byte(strings.ReplaceAll(testJob, "DATA", job.DataDir)),
 			[]pipeline.Override{{Key: c.key, Value: c.value, Source: c.key}})
@@ -88,8 +88,8 @@ func TestKeysHoldOnlyWhatTheExperimentUses(t *testing.T) {
 func TestTrainKeyPerModel(t *testing.T) {
 	s := pipeline.Defaults()
 	e := &pipeline.Resolved{Experiment: pipeline.Experiment{Models: []string{"wnn", "ct", "lda", "lmt", "monomer"}}, Settings: s}
-	if got := (Train{}).Parts(e); strings.Join(got, ",") != "wnn,lda,lmt,monomer" {
-		t.Errorf("parts %v, want the learned models without ct", got)
+	if got := (Train{}).Parts(e); strings.Join(got, ",") != "wnn,ct,lda,lmt,monomer" {
+		t.Errorf("parts %v, want every model", got)
 	}
 	key := func(model string) string {
 		p, files := Train{}.KeyPart(e, model)
@@ -107,6 +107,7 @@ func TestTrainKeyPerModel(t *testing.T) {
 		{"lmt", `{"k":100,"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10,"patience":6}`},
 		{"monomer", `{"monomer_k":20,"n":4,"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10,"patience":6}`},
 		{"lda", `{"topics":100,"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10,"patience":6}`},
+		{"ct", `{"ct_top":0.5}`},
 	} {
 		if got := key(c.model); got != c.want {
 			t.Errorf("%s: key %s, want %s", c.model, got, c.want)

@@ -37,15 +37,15 @@ func (Negatives) Key(e *pipeline.Resolved) (any, []string) {
 }
 
 func (Negatives) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
-	it, err := readItems(env.InDir("ingest"))
+	it, err := readItems(env.InDir)
 	if err != nil {
 		return nil, err
 	}
-	all, err := readEdges(filepath.Join(env.InDir("ingest"), "edges.parquet"))
+	all, err := readEdges(env.InDir, "ingest", "edges.parquet")
 	if err != nil {
 		return nil, err
 	}
-	keep, err := readFeatureItems(env.InDir("features"), len(it.asin))
+	keep, err := readFeatureItems(env.InDir, len(it.asin))
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,8 @@ package stages
 
 import (
 	"strings"
+
+	"monomer/amazon"
 )
 
 // paperRow is one row of the paper's Tables 1-4: test error rates in percent
@@ -95,7 +97,7 @@ var paperRows = map[string]paperRow{
 // paperFor finds the paper's row for an experiment's category, if any. The
 // image rows need image features and the text rows bag of words.
 func paperFor(category, features string) (paperRow, bool) {
-	r, ok := paperRows[strings.Join(CategoryPrefix(category), " > ")]
+	r, ok := paperRows[strings.Join(amazon.CategoryPrefix(category), " > ")]
 	if !ok || (r.table == 2) != (features == "image") {
 		return paperRow{}, false
 	}

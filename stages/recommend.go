@@ -50,27 +50,29 @@ type recExperiment struct {
 	cand  []int32 // items with features, ascending
 	fits  map[string]*savedFit
 	close func()
-	dir   func(stage string) string
+	in    inputs
 }
 
-func openRecExperiment(env *pipeline.Env) (*recExperiment, error) {
-	it, err := readItems(env.InDir("ingest"))
+// openRecExperiment reads what retrieval needs of the experiment in reads:
+// its items, features (of kind) and the fits of ms.
+func openRecExperiment(in inputs, kind string, ms []string) (*recExperiment, error) {
+	it, err := readItems(in)
 	if err != nil {
 		return nil, err
 	}
-	keep, err := readFeatureItems(env.InDir("features"), len(it.asin))
+	keep, err := readFeatureItems(in, len(it.asin))
 	if err != nil {
 		return nil, err
 	}
-	fits, err := readTrainedFits(env.InDir, env.Exp.Models)
+	fits, err := readTrainedFits(in, ms)
 	if err != nil {
 		return nil, err
 	}
-	feat, _, closeFeat, err := loadFeatures(env)
+	feat, _, closeFeat, err := loadFeatures(in, kind)
 	if err != nil {
 		return nil, err
 	}
-	e := &recExperiment{it: it, feat: feat, fits: fits, close: closeFeat, dir: env.InDir}
+	e := &recExperiment{it: it, feat: feat, fits: fits, close: closeFeat, in: in}
 	for i, k := range keep {
 		if k {
 			e.cand = append(e.cand, int32(i))
@@ -83,13 +85,13 @@ func openRecExperiment(env *pipeline.Env) (*recExperiment, error) {
 func (e *recExperiment) retriever(model string) (*models.Retriever, error) {
 	s := e.fits[model]
 	if s == nil {
-		return nil, fmt.Errorf("stages: recommend: no trained %s in %s", model, trainDir(e.dir, model))
+		return nil, fmt.Errorf("stages: recommend: no trained %s", model)
 	}
 	name, f := model, e.feat
 	if model == "lda" {
 		name = models.ModelWNN
 		var err error
-		if f, err = readTopics(trainDir(e.dir, model), len(e.it.asin)); err != nil {
+		if f, err = readTopics(e.in, len(e.it.asin)); err != nil {
 			return nil, err
 		}
 	}
@@ -129,12 +131,12 @@ type recMetricTable struct {
 }
 
 func (Recommend) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
-	e, err := openRecExperiment(env)
+	e, err := openRecExperiment(env.InDir, env.Exp.Features, env.Exp.Models)
 	if err != nil {
 		return nil, err
 	}
 	defer e.close()
-	pairs, err := readPairs(env.InDir("split"))
+	pairs, err := readPairs(env.InDir)
 	if err != nil {
 		return nil, err
 	}
@@ -227,13 +229,16 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 		met.hit = append(met.hit, hit)
 		met.recall = append(met.recall, recall)
 	}
-	nr, err := schema.Write(filepath.Join(env.OutDir, "recommendations.parquet"), schema.Recommendations,
-		rec.model, rec.query, rec.rank, rec.item, rec.prob, rec.same, rec.space, rec.dist, rec.qi, rec.ii)
+	nr, err := schema.Write(filepath.Join(env.OutDir, "recommendations.parquet"), schema.RecommendationsCols{
+		Model: rec.model, Query: rec.query, Rank: rec.rank, Item: rec.item, Probability: rec.prob,
+		SameSubcategory: rec.same, Space: rec.space, Distance: rec.dist, QueryIdx: rec.qi, ItemIdx: rec.ii})
 	if err != nil {
 		return nil, err
 	}
-	nm, err := schema.Write(filepath.Join(env.OutDir, "recommend_metrics.parquet"), schema.RecommendMetrics,
-		met.model, met.queries, met.k, met.cand, met.same, met.distinct, met.cov, met.gini, met.testQ, met.hit, met.recall)
+	nm, err := schema.Write(filepath.Join(env.OutDir, "recommend_metrics.parquet"), schema.RecommendMetricsCols{
+		Model: met.model, Queries: met.queries, K: met.k, Candidates: met.cand, SameSubcategory: met.same,
+		DistinctSubcategories: met.distinct, Coverage: met.cov, Gini: met.gini, TestQueries: met.testQ,
+		HitRate: met.hit, Recall: met.recall})
 	if err != nil {
 		return nil, err
 	}
@@ -340,10 +345,8 @@ func RecommendOne(runDir, experiment, model, asin string, k int) (*RecommendAnsw
 	if _, err := os.Stat(filepath.Join(expDir, "features", imageMatrixFile)); err == nil {
 		kind = "image"
 	}
-	r := pipeline.Resolved{}
-	r.Name, r.Features, r.Models = experiment, kind, []string{model}
-	env := &pipeline.Env{RunDir: runDir, Exp: &r}
-	e, err := openRecExperiment(env)
+	in := runInputs(runDir, experiment)
+	e, err := openRecExperiment(in, kind, []string{model})
 	if err != nil {
 		return nil, err
 	}
@@ -363,7 +366,7 @@ func RecommendOne(runDir, experiment, model, asin string, k int) (*RecommendAnsw
 	if err != nil {
 		return nil, err
 	}
-	titles, err := readTitles(env.InDir("ingest"))
+	titles, err := readTitles(in)
 	if err != nil {
 		return nil, err
 	}
@@ -376,9 +379,13 @@ func RecommendOne(runDir, experiment, model, asin string, k int) (*RecommendAnsw
 }
 
 // readTitles reads the items' titles, in item order.
-func readTitles(dir string) ([]string, error) {
+func readTitles(in inputs) ([]string, error) {
+	path, err := in.file("ingest", "items.parquet")
+	if err != nil {
+		return nil, err
+	}
 	var out []string
-	err := schema.Read(filepath.Join(dir, "items.parquet"), func(c *schema.Cols) error {
+	err = schema.Read(path, func(c *schema.Cols) error {
 		out = c.Strings("title")
 		return nil
 	})

@@ -20,7 +20,7 @@ func checkRecommend(t *testing.T, job *pipeline.Job, dir string) {
 	t.Helper()
 	for i := range job.Experiments {
 		e := job.Resolve(i)
-		it := must(readItems(filepath.Join(dir, e.Name, "ingest")))(t)
+		it := must(readItems(runInputs(dir, e.Name)))(t)
 		row := it.rows()
 		tb := open(t, filepath.Join(dir, e.Name, "recommend", "recommendations.parquet"))
 		model := must(tb.Strings("model"))(t)

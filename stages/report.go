@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"monomer/amazon"
 	"monomer/models"
 	"monomer/pipeline"
 	"monomer/schema"
@@ -76,7 +77,7 @@ func (er *expReport) dataset() string {
 	if er.hasPaper {
 		return er.paper.dataset
 	}
-	levels := CategoryPrefix(er.r.Category)
+	levels := amazon.CategoryPrefix(er.r.Category)
 	return levels[len(levels)-1]
 }
 
@@ -126,28 +127,45 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		r := env.Job.Resolve(i)
 		er := expReport{r: r, test: map[string]float64{}, auc: map[string]float64{}, lambda: map[string]float64{}, flags: map[string][]string{}}
 		er.paper, er.hasPaper = paperFor(r.Category, r.Features)
-		it, err := readItems(filepath.Join(env.RunDir, r.Name, "ingest"))
+		in := expInputs(env, r.Name)
+		it, err := readItems(in)
 		if err != nil {
 			return nil, err
 		}
 		er.items, er.subcats = len(it.asin), len(it.subName)
-		if er.edges, err = schema.NumRows(filepath.Join(env.RunDir, r.Name, "ingest", "edges.parquet")); err != nil {
+		edges, err := in.file("ingest", "edges.parquet")
+		if err != nil {
 			return nil, err
 		}
-		if er.rec, err = readRecMetrics(filepath.Join(env.RunDir, r.Name, "recommend", "recommend_metrics.parquet")); err != nil {
+		if er.edges, err = schema.NumRows(edges); err != nil {
 			return nil, err
 		}
-		for _, m := range (Train{}).Parts(&r) {
-			if err := er.readFlags(filepath.Join(trainDir(func(st string) string { return env.StageDir(r.Name, st) }, m), "fits.parquet")); err != nil {
+		recMetrics, err := in.file("recommend", "recommend_metrics.parquet")
+		if err != nil {
+			return nil, err
+		}
+		if er.rec, err = readRecMetrics(recMetrics); err != nil {
+			return nil, err
+		}
+		for _, m := range learned(&r) {
+			dir, err := trainDir(in, m)
+			if err != nil {
+				return nil, err
+			}
+			if err := er.readFlags(filepath.Join(dir, "fits.parquet")); err != nil {
 				return nil, err
 			}
 		}
-		if err := cols.add(&er, filepath.Join(env.RunDir, r.Name, "evaluate", "metrics.parquet")); err != nil {
+		metrics, err := in.file("evaluate", "metrics.parquet")
+		if err != nil {
+			return nil, err
+		}
+		if err := cols.add(&er, metrics); err != nil {
 			return nil, err
 		}
 		reports = append(reports, er)
 	}
-	rows, err := schema.Write(filepath.Join(env.OutDir, "metrics.parquet"), schema.JobMetrics, cols.all()...)
+	rows, err := schema.Write(filepath.Join(env.OutDir, "metrics.parquet"), cols.table())
 	if err != nil {
 		return nil, err
 	}
@@ -171,10 +189,15 @@ type jobMetricCols struct {
 	recCols                                     [6][]float64
 }
 
-func (c *jobMetricCols) all() []any {
-	return []any{c.exp, c.model, c.split, c.errs, c.auc, c.ll, c.pairs, c.lambda, c.k, c.n, c.iters,
-		c.dataset, c.graph, c.features, c.paper,
-		c.recCols[0], c.recCols[1], c.recCols[2], c.recCols[3], c.recCols[4], c.recCols[5]}
+// table is the job metrics table; recCols are in recMetrics.values' order.
+func (c *jobMetricCols) table() schema.JobMetricsCols {
+	return schema.JobMetricsCols{
+		Experiment: c.exp, Model: c.model, Split: c.split, Error: c.errs, AUC: c.auc, LogLikelihood: c.ll,
+		Pairs: c.pairs, Lambda: c.lambda, K: c.k, N: c.n, Iterations: c.iters,
+		Dataset: c.dataset, Graph: c.graph, Features: c.features, PaperError: c.paper,
+		SameSubcategory: c.recCols[0], DistinctSubcategories: c.recCols[1], Coverage: c.recCols[2],
+		Gini: c.recCols[3], HitRate: c.recCols[4], Recall: c.recCols[5],
+	}
 }
 
 // add appends the chosen-lambda rows of one experiment's metrics table.

@@ -51,11 +51,15 @@ func reportExperiment(env *pipeline.Env, er *expReport) (*report.Experiment, err
 	if er.hasPaper {
 		e.Dataset, e.PaperItems, e.PaperSubcats, e.PaperEd = er.paper.dataset, er.paper.items, er.paper.subcats, er.paper.edges[r.Graph]
 	}
-	dir := func(stage string) string { return env.StageDir(r.Name, stage) }
-	if err := reportModels(e, er, filepath.Join(dir("evaluate"), "metrics.parquet")); err != nil {
+	in := expInputs(env, r.Name)
+	metrics, err := in.file("evaluate", "metrics.parquet")
+	if err != nil {
 		return nil, err
 	}
-	fits, err := readTrainedFits(dir, r.Models)
+	if err := reportModels(e, er, metrics); err != nil {
+		return nil, err
+	}
+	fits, err := readTrainedFits(in, r.Models)
 	if err != nil {
 		return nil, err
 	}
@@ -68,15 +72,19 @@ func reportExperiment(env *pipeline.Env, er *expReport) (*report.Experiment, err
 			e.Fits = append(e.Fits, report.FitPoint{Model: modelTitle[m], Lambda: g.Lambda, ValidError: g.ValidError, Selected: g.Lambda == f.lambda})
 		}
 	}
-	for _, m := range (Train{}).Parts(&r) {
-		e.Trace = append(e.Trace, readTrace(filepath.Join(trainDir(dir, m), "trace.parquet"))...)
+	for _, m := range learned(&r) {
+		dir, err := trainDir(in, m)
+		if err != nil {
+			return nil, err
+		}
+		e.Trace = append(e.Trace, readTrace(filepath.Join(dir, "trace.parquet"))...)
 	}
 
-	it, err := readItems(dir("ingest"))
+	it, err := readItems(in)
 	if err != nil {
 		return nil, err
 	}
-	titles, err := readTitles(dir("ingest"))
+	titles, err := readTitles(in)
 	if err != nil {
 		return nil, err
 	}
@@ -84,10 +92,14 @@ func reportExperiment(env *pipeline.Env, er *expReport) (*report.Experiment, err
 	item := func(i int32) report.Item {
 		return report.Item{ASIN: it.asin[i], Title: titles[i], Subcategory: it.subName[it.sub[i]]}
 	}
-	if err := reportSpaces(env, e, fits, it, item, r.Settings.ReportMapItems); err != nil {
+	if err := reportSpaces(env, in, e, fits, it, item, r.Settings.ReportMapItems); err != nil {
 		return nil, err
 	}
-	e.Queries, err = reportQueries(filepath.Join(dir("recommend"), "recommendations.parquet"), it, item)
+	recs, err := in.file("recommend", "recommendations.parquet")
+	if err != nil {
+		return nil, err
+	}
+	e.Queries, err = reportQueries(recs, it, item)
 	return e, err
 }
 
@@ -175,13 +187,11 @@ func readTrace(path string) []report.TracePoint {
 // reportSpaces projects the items for the maps, the gate and the dimension
 // tables (LMT and Monomer only; absent models leave their parts out).
 // mapItems is the size of each t-SNE map's sample (report_map_items).
-func reportSpaces(env *pipeline.Env, e *report.Experiment, fits map[string]*savedFit, it *items, item func(int32) report.Item, mapItems int) error {
+func reportSpaces(env *pipeline.Env, in inputs, e *report.Experiment, fits map[string]*savedFit, it *items, item func(int32) report.Item, mapItems int) error {
 	if fits["lmt"] == nil && fits["monomer"] == nil {
 		return nil
 	}
-	r := pipeline.Resolved{}
-	r.Name, r.Features, r.Models = e.Name, e.Features, slices.Sorted(maps.Keys(fits))
-	xe, err := openRecExperiment(&pipeline.Env{RunDir: env.RunDir, Exp: &r})
+	xe, err := openRecExperiment(in, e.Features, slices.Sorted(maps.Keys(fits)))
 	if err != nil {
 		return err
 	}

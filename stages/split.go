@@ -27,15 +27,15 @@ func (Split) Key(e *pipeline.Resolved) (any, []string) {
 }
 
 func (Split) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
-	it, err := readItems(env.InDir("ingest"))
+	it, err := readItems(env.InDir)
 	if err != nil {
 		return nil, err
 	}
-	pos, err := readEdges(filepath.Join(env.InDir("negatives"), "positives.parquet"))
+	pos, err := readEdges(env.InDir, "negatives", "positives.parquet")
 	if err != nil {
 		return nil, err
 	}
-	neg, err := readEdges(filepath.Join(env.InDir("negatives"), "negatives.parquet"))
+	neg, err := readEdges(env.InDir, "negatives", "negatives.parquet")
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func (Split) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 			label[i] = 1
 		}
 	}
-	rows, err := schema.Write(filepath.Join(env.OutDir, "pairs.parquet"), schema.Pairs, x, y, label, split, xi, yi)
+	rows, err := schema.Write(filepath.Join(env.OutDir, "pairs.parquet"), schema.PairsCols{X: x, Y: y, Label: label, Split: split, XIdx: xi, YIdx: yi})
 	if err != nil {
 		return nil, err
 	}

@@ -112,6 +112,7 @@ func TestPipelineDeterministic(t *testing.T) {
 			t.Errorf("%s differs between GOMAXPROCS 1 and 2", name)
 		}
 	}
+	checkDeclared(t, dirs[0])
 	checkIngest(t, job, dirs[0])
 	checkNegativesAndSplit(t, dirs[0])
 	checkEvaluate(t, job, dirs[0])
@@ -144,7 +145,7 @@ func must[T any](v T, err error) func(*testing.T) T {
 func checkIngest(t *testing.T, job *pipeline.Job, dir string) {
 	for i := range job.Experiments {
 		e := job.Resolve(i)
-		prefix := CategoryPrefix(e.Category)
+		prefix := amazon.CategoryPrefix(e.Category)
 		reviews := map[string]int32{}
 		for r, err := range amazon.Reviews(e.Data.Reviews, nil, nil) {
 			must(0, err)(t)
@@ -238,9 +239,9 @@ func checkIngest(t *testing.T, job *pipeline.Job, dir string) {
 
 func checkNegativesAndSplit(t *testing.T, dir string) {
 	for _, exp := range []string{"men-image", "women-bow"} {
-		pos := must(readEdges(filepath.Join(dir, exp, "negatives", "positives.parquet")))(t)
-		neg := must(readEdges(filepath.Join(dir, exp, "negatives", "negatives.parquet")))(t)
-		it := must(readItems(filepath.Join(dir, exp, "ingest")))(t)
+		pos := must(readEdges(runInputs(dir, exp), "negatives", "positives.parquet"))(t)
+		neg := must(readEdges(runInputs(dir, exp), "negatives", "negatives.parquet"))(t)
+		it := must(readItems(runInputs(dir, exp)))(t)
 		inPos := map[[2]int32]bool{}
 		outDeg, inDeg := map[int32]int{}, map[int32]int{}
 		for _, e := range pos {
@@ -261,7 +262,7 @@ func checkNegativesAndSplit(t *testing.T, dir string) {
 				break
 			}
 		}
-		pairs := must(readPairs(filepath.Join(dir, exp, "split")))(t)
+		pairs := must(readPairs(runInputs(dir, exp)))(t)
 		if len(pairs) != len(pos)+len(neg) {
 			t.Errorf("%s: %d pairs from %d + %d", exp, len(pairs), len(pos), len(neg))
 		}
@@ -278,7 +279,7 @@ func checkNegativesAndSplit(t *testing.T, dir string) {
 func checkEvaluate(t *testing.T, job *pipeline.Job, dir string) {
 	for i := range job.Experiments {
 		e := job.Resolve(i)
-		pairs := must(readPairs(filepath.Join(dir, e.Name, "split")))(t)
+		pairs := must(readPairs(runInputs(dir, e.Name)))(t)
 		var scored int
 		for _, p := range pairs {
 			if p.Split != 0 {

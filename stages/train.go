@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"monomer/graph"
@@ -14,15 +15,15 @@ import (
 )
 
 // Train fits the experiment's models on the train pairs, choosing λ on the
-// validation pairs: one DAG node per learned model (pipeline.Parted),
-// train.wnn, train.lda, train.lmt, train.monomer, each with its own key
+// validation pairs: one DAG node per model (pipeline.Parted), train.wnn,
+// train.ct, train.lda, train.lmt, train.monomer, each with its own key
 // holding only that model's settings, so changing Monomer's K retrains
 // Monomer alone and a scheduler can train the models on several machines.
-// Each node writes, in <exp>/train.<model>/, params.parquet (the model's
-// learned parameters), fits.parquet (its grid points), trace.parquet (its
-// L-BFGS iterations) and, for LDA, topics.parquet (the topic proportions
-// WNN ran on). CT is a counting model fitted where it is scored, in
-// evaluate: it has no node.
+// Each learned model's node writes, in <exp>/train.<model>/, params.parquet
+// (the model's learned parameters), fits.parquet (its grid points),
+// trace.parquet (its L-BFGS iterations) and, for LDA, topics.parquet (the
+// topic proportions WNN ran on). CT, a counting model, has no λ and no
+// iterations: train.ct writes its count matrix, ct_counts.parquet.
 type Train struct{}
 
 var (
@@ -30,24 +31,24 @@ var (
 	_ pipeline.Parted = Train{}
 )
 
-func (Train) Name() string   { return "train" }
-func (Train) Deps() []string { return []string{"features", "split"} }
+func (Train) Name() string { return "train" }
 
-// Parts are the experiment's learned models, in job order.
-func (Train) Parts(e *pipeline.Resolved) []string {
-	var out []string
-	for _, m := range e.Models {
-		if m != "ct" {
-			out = append(out, m)
-		}
-	}
-	return out
+// Deps: ingest too, for the item count the feature rows are checked
+// against (loadFeatures).
+func (Train) Deps() []string { return []string{"ingest", "features", "split"} }
+
+// Parts are the experiment's models, in job order.
+func (Train) Parts(e *pipeline.Resolved) []string { return slices.Clone(e.Models) }
+
+// learned are the models of e with learned parameters (fits.parquet and
+// the like): all but CT.
+func learned(e *pipeline.Resolved) []string {
+	return slices.DeleteFunc(slices.Clone(e.Models), func(m string) bool { return m == "ct" })
 }
 
-// trainDir is the directory node train.<model> of the experiment wrote, as
-// dir (env.InDir or the like) names it.
-func trainDir(dir func(stage string) string, model string) string {
-	return dir(pipeline.PartName(Train{}.Name(), model))
+// trainDir is the directory node train.<model> of the experiment wrote.
+func trainDir(in inputs, model string) (string, error) {
+	return in(pipeline.PartName(Train{}.Name(), model))
 }
 
 // trainParams holds only what one model reads: a setting of another model
@@ -63,6 +64,7 @@ type trainParams struct {
 	ValidEvery int       `json:"valid_every,omitempty"`
 	Patience   int       `json:"patience,omitempty"`
 	WarmStart  bool      `json:"warm_start,omitempty"`
+	CTTop      float64   `json:"ct_top,omitempty"`
 }
 
 // Key is every model's key, by model; the runner keys each node with
@@ -83,6 +85,9 @@ func (Train) KeyPart(e *pipeline.Resolved, model string) (any, []string) {
 // keyTrainParams keeps the settings model reads.
 func keyTrainParams(e *pipeline.Resolved, model string) trainParams {
 	s := e.Settings
+	if model == "ct" {
+		return trainParams{CTTop: s.CTTop}
+	}
 	p := trainParams{Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery,
 		Patience: s.Patience, WarmStart: s.WarmStart}
 	switch model {
@@ -189,22 +194,82 @@ func (t *paramsTable) addRow(model, name string, r int, values []float64) {
 }
 
 func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
-	if env.Part == "" {
+	switch env.Part {
+	case "":
 		return nil, fmt.Errorf("stages: train runs one node per model (train.<model>), and was given none")
+	case "ct":
+		return trainCT(env)
 	}
 	return trainModel(ctx, env, env.Part)
+}
+
+// ctCountsFile is train.ct's table.
+const ctCountsFile = "ct_counts.parquet"
+
+// trainCT counts the train positives between subcategories (models.FitCT)
+// and writes the count matrix.
+func trainCT(env *pipeline.Env) (*pipeline.Result, error) {
+	it, err := readItems(env.InDir)
+	if err != nil {
+		return nil, err
+	}
+	pairs, err := readPairs(env.InDir)
+	if err != nil {
+		return nil, err
+	}
+	ct, err := models.FitCT(it.sub, it.subName, bySplit(pairs, graph.Train), env.Exp.Settings.CTTop)
+	if err != nil {
+		return nil, err
+	}
+	var t schema.CTCountsCols
+	for _, c := range ct.Counts() {
+		t.Source, t.Target = append(t.Source, c.SourceName), append(t.Target, c.TargetName)
+		t.Links, t.Rank, t.Kept = append(t.Links, c.Links), append(t.Rank, c.Rank), append(t.Kept, c.Kept)
+		t.SourceIdx, t.TargetIdx = append(t.SourceIdx, c.Source), append(t.TargetIdx, c.Target)
+	}
+	n, err := schema.Write(filepath.Join(env.OutDir, ctCountsFile), t)
+	if err != nil {
+		return nil, err
+	}
+	return &pipeline.Result{Rows: map[string]int64{"ct_counts": n}, Stats: map[string]any{"ct_top": ct.Top()}}, nil
+}
+
+// readCT rebuilds the CT node train.ct fitted over its items.
+func readCT(in inputs, it *items) (*models.CT, error) {
+	dir, err := trainDir(in, "ct")
+	if err != nil {
+		return nil, err
+	}
+	var counts []models.CTCount
+	err = schema.Read(filepath.Join(dir, ctCountsFile), func(c *schema.Cols) error {
+		src, dst, links, rank, kept := c.Strings("source"), c.Strings("target"), c.Int64s("links"), c.Int32s("rank"), c.Bools("kept")
+		si, di := c.Int32s("source_idx"), c.Int32s("target_idx")
+		if c.Err() != nil {
+			return nil
+		}
+		counts = make([]models.CTCount, len(src))
+		for i := range src {
+			counts[i] = models.CTCount{Source: si[i], Target: di[i], SourceName: src[i], TargetName: dst[i],
+				Links: links[i], Rank: rank[i], Kept: kept[i]}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return models.NewCT(it.sub, it.subName, counts)
 }
 
 // trainModel fits one model and writes its tables into env.OutDir. Its
 // random streams are named by the model ("train/<model>", "lda"), so a
 // model draws the same numbers whichever other models the experiment has.
 func trainModel(ctx context.Context, env *pipeline.Env, model string) (*pipeline.Result, error) {
-	feat, counts, closeFeat, err := loadFeatures(env)
+	feat, counts, closeFeat, err := loadFeatures(env.InDir, env.Exp.Features)
 	if err != nil {
 		return nil, err
 	}
 	defer closeFeat()
-	pairs, err := readPairs(env.InDir("split"))
+	pairs, err := readPairs(env.InDir)
 	if err != nil {
 		return nil, err
 	}
@@ -248,19 +313,22 @@ func trainModel(ctx context.Context, env *pipeline.Env, model string) (*pipeline
 	stats[model] = map[string]any{"lambda": fit.Lambda, "valid_error": fit.ValidError,
 		"iterations": fit.Iterations, "params": fit.NumParams(), "feature_scale": fit.FeatureScale}
 	warnings := degenerateWarnings(model, fit)
-	rows["fits"], err = schema.Write(filepath.Join(env.OutDir, "fits.parquet"), schema.Fits,
-		fits.model, fits.lambda, fits.verr, fits.vll, fits.tobj, fits.iters, fits.best, fits.status,
-		fits.selected, fits.k, fits.n, fits.c, fits.spread, fits.flags, fits.evals, fits.grads, fits.fobj)
+	rows["fits"], err = schema.Write(filepath.Join(env.OutDir, "fits.parquet"), schema.FitsCols{
+		Model: fits.model, Lambda: fits.lambda, ValidError: fits.verr, ValidLogLikelihood: fits.vll,
+		TrainObjective: fits.tobj, Iterations: fits.iters, BestIteration: fits.best, Status: fits.status,
+		Selected: fits.selected, K: fits.k, N: fits.n, C: fits.c, ValidSpread: fits.spread, Flags: fits.flags,
+		Evaluations: fits.evals, GradEvaluations: fits.grads, FinalObjective: fits.fobj})
 	if err != nil {
 		return nil, err
 	}
-	rows["trace"], err = schema.Write(filepath.Join(env.OutDir, "trace.parquet"), schema.Trace,
-		trace.model, trace.lambda, trace.iter, trace.obj, trace.verr, trace.evals, trace.grads)
+	rows["trace"], err = schema.Write(filepath.Join(env.OutDir, "trace.parquet"), schema.TraceCols{
+		Model: trace.model, Lambda: trace.lambda, Iteration: trace.iter, Objective: trace.obj,
+		ValidError: trace.verr, Evaluations: trace.evals, GradEvaluations: trace.grads})
 	if err != nil {
 		return nil, err
 	}
-	rows["params"], err = schema.Write(filepath.Join(env.OutDir, "params.parquet"), schema.Params,
-		params.model, params.param, params.row, params.values)
+	rows["params"], err = schema.Write(filepath.Join(env.OutDir, "params.parquet"), schema.ParamsCols{
+		Model: params.model, Param: params.param, Row: params.row, Values: params.values})
 	if err != nil {
 		return nil, err
 	}
@@ -316,5 +384,5 @@ func writeTopics(dir string, t *models.TopicMatrix, counts *csr) (int64, error) 
 		idx = append(idx, int32(i))
 		props = append(props, t.Row(i))
 	}
-	return schema.Write(filepath.Join(dir, "topics.parquet"), schema.Topics, idx, props)
+	return schema.Write(filepath.Join(dir, "topics.parquet"), schema.TopicsCols{ItemIdx: idx, Proportions: props})
 }

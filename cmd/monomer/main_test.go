@@ -17,8 +17,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-
 	"monomer/pipeline"
 	"monomer/schema"
 )
@@ -55,10 +53,11 @@ type fake struct {
 	deps []string
 }
 
-var fakeSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "id", Type: arrow.BinaryTypes.String},
-	{Name: "value", Type: arrow.PrimitiveTypes.Float64},
-}, nil)
+// fakeOut is the fake stages' output table.
+type fakeOut struct {
+	ID    []string  `col:"id"`
+	Value []float64 `col:"value"`
+}
 
 func (f *fake) Name() string   { return f.name }
 func (f *fake) Deps() []string { return f.deps }
@@ -99,7 +98,11 @@ func (f *fake) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, er
 	}
 	for _, e := range exps {
 		for _, d := range f.deps {
-			b, err := os.ReadFile(filepath.Join(env.StageDir(e.Name, d), "out.parquet"))
+			dir, err := env.StageDir(e.Name, d)
+			if err != nil {
+				return nil, err
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "out.parquet"))
 			if err != nil {
 				return nil, err
 			}
@@ -110,7 +113,7 @@ func (f *fake) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, er
 	sum := h.Sum(nil)
 	ids = append(ids, f.name)
 	vals = append(vals, float64(binary.LittleEndian.Uint32(sum))/(1<<32))
-	n, err := schema.Write(filepath.Join(env.OutDir, "out.parquet"), fakeSchema, ids, vals)
+	n, err := schema.Write(filepath.Join(env.OutDir, "out.parquet"), fakeOut{ids, vals})
 	return &pipeline.Result{Rows: map[string]int64{"out": n}}, err
 }
 

@@ -100,7 +100,7 @@ func TestDemoDeterminismAndSkips(t *testing.T) {
 		{name: "second run runs nothing"},
 		{name: "a negatives parameter reruns negatives and what it changes",
 			sets: []string{"--set", "experiments." + men + ".settings.swaps_per_edge=3"},
-			want: append(after(men, "evaluate", "negatives", "recommend", "split", "train.lmt", "train.monomer", "train.wnn"), "report")},
+			want: append(after(men, "evaluate", "negatives", "recommend", "split", "train.ct", "train.lmt", "train.monomer", "train.wnn"), "report")},
 		{name: "a model's setting retrains that model alone",
 			sets: []string{"--set", "experiments." + men + ".settings.swaps_per_edge=3", "--set", "experiments." + men + ".settings.monomer_k=4"},
 			want: append(after(men, "evaluate", "recommend", "train.monomer"), "report")},
@@ -276,7 +276,7 @@ func TestPlanJSONModelNodes(t *testing.T) {
 	}
 	const men = "men-also_bought-image"
 	var trains []string
-	for _, m := range []string{"wnn", "lmt", "monomer"} {
+	for _, m := range []string{"wnn", "ct", "lmt", "monomer"} {
 		id := men + ".train." + m
 		trains = append(trains, id)
 		tk, ok := tasks[id]
@@ -285,11 +285,11 @@ func TestPlanJSONModelNodes(t *testing.T) {
 		}
 		if tk.Stage != "train" || tk.Part != m || tk.Dir != men+"/train."+m ||
 			strings.Join(tk.Args, " ") != "--experiment "+men+" --only train."+m ||
-			strings.Join(tk.Upstream, ",") != men+".features,"+men+".split" {
+			strings.Join(tk.Upstream, ",") != men+".ingest,"+men+".features,"+men+".split" {
 			t.Errorf("task %+v", tk)
 		}
 	}
-	for _, id := range []string{men + ".train", men + ".train.ct", "men-also_bought-bow.train.ct"} {
+	for _, id := range []string{men + ".train"} {
 		if _, ok := tasks[id]; ok {
 			t.Errorf("task %s exists", id)
 		}

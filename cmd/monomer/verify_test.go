@@ -15,9 +15,9 @@ import (
 // exits 2 on an unreadable manifest.
 // demoNodes counts the demo job's DAG nodes: per experiment ingest,
 // features, negatives, split, evaluate, recommend and a train node per
-// learned model (image: wnn, lmt, monomer; bag of words: lda too), then
+// model (image: wnn, ct, lmt, monomer; bag of words: lda too), then
 // report.
-const demoNodes = 6 + 3 + 6 + 4 + 1
+const demoNodes = 6 + 4 + 6 + 5 + 1
 
 func TestVerify(t *testing.T) {
 	if testing.Short() {
@@ -45,7 +45,7 @@ func TestVerify(t *testing.T) {
 		t.Fatalf("%v, %d rows", err, len(label))
 	}
 	label[3] = 1 - label[3]
-	if _, err := schema.Write(pairs, schema.Pairs, x, y, label, split, xi, yi); err != nil {
+	if _, err := schema.Write(pairs, schema.PairsCols{X: x, Y: y, Label: label, Split: split, XIdx: xi, YIdx: yi}); err != nil {
 		t.Fatal(err)
 	}
 	r = monomer(t, dir, "real", nil, append([]string{"verify"}, args...)...)

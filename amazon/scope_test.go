@@ -1,4 +1,4 @@
-package stages
+package amazon
 
 import (
 	"testing"
