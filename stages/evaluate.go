@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"monomer/graph"
+	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
 	"monomer/schema"
@@ -28,7 +29,7 @@ type evaluateParams struct {
 	Models []string `json:"models"`
 }
 
-func (Evaluate) Key(e *pipeline.Resolved) (any, []string) {
+func (Evaluate) Key(e *job.Resolved) (any, []string) {
 	return evaluateParams{Models: e.Models}, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"monomer/graph"
+	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
 	"monomer/schema"
@@ -35,7 +36,7 @@ type recommendParams struct {
 	K       int      `json:"recommend_k"`
 }
 
-func (Recommend) Key(e *pipeline.Resolved) (any, []string) {
+func (Recommend) Key(e *job.Resolved) (any, []string) {
 	return recommendParams{e.Models, e.Settings.RecommendQueries, e.Settings.RecommendK}, nil
 }
 

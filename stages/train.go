@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"monomer/graph"
+	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
 	"monomer/schema"
@@ -38,11 +39,11 @@ func (Train) Name() string { return "train" }
 func (Train) Deps() []string { return []string{"ingest", "features", "split"} }
 
 // Parts are the experiment's models, in job order.
-func (Train) Parts(e *pipeline.Resolved) []string { return slices.Clone(e.Models) }
+func (Train) Parts(e *job.Resolved) []string { return slices.Clone(e.Models) }
 
 // learned are the models of e with learned parameters (fits.parquet and
 // the like): all but CT.
-func learned(e *pipeline.Resolved) []string {
+func learned(e *job.Resolved) []string {
 	return slices.DeleteFunc(slices.Clone(e.Models), func(m string) bool { return m == "ct" })
 }
 
@@ -69,7 +70,7 @@ type trainParams struct {
 
 // Key is every model's key, by model; the runner keys each node with
 // KeyPart.
-func (t Train) Key(e *pipeline.Resolved) (any, []string) {
+func (t Train) Key(e *job.Resolved) (any, []string) {
 	out := map[string]trainParams{}
 	for _, m := range t.Parts(e) {
 		out[m] = keyTrainParams(e, m)
@@ -78,12 +79,12 @@ func (t Train) Key(e *pipeline.Resolved) (any, []string) {
 }
 
 // KeyPart is the key of node train.<model>.
-func (Train) KeyPart(e *pipeline.Resolved, model string) (any, []string) {
+func (Train) KeyPart(e *job.Resolved, model string) (any, []string) {
 	return keyTrainParams(e, model), nil
 }
 
 // keyTrainParams keeps the settings model reads.
-func keyTrainParams(e *pipeline.Resolved, model string) trainParams {
+func keyTrainParams(e *job.Resolved, model string) trainParams {
 	s := e.Settings
 	if model == "ct" {
 		return trainParams{CTTop: s.CTTop}
@@ -102,7 +103,7 @@ func keyTrainParams(e *pipeline.Resolved, model string) trainParams {
 }
 
 // specFor is the training spec of a learned model; LDA trains WNN.
-func specFor(e *pipeline.Resolved, model string) models.Spec {
+func specFor(e *job.Resolved, model string) models.Spec {
 	s := e.Settings
 	spec := models.Spec{Model: model, Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery,
 		Patience: max(s.Patience, 0), WarmStart: s.WarmStart}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"monomer/job"
 	"monomer/pipeline"
 	"monomer/stages"
 )
@@ -41,15 +42,15 @@ choose.
 		if err != nil {
 			return err
 		}
-		job, opts, err := bowShardOpts.load(args[0])
+		j, opts, err := bowShardOpts.load(args[0])
 		if err != nil {
 			return err
 		}
-		k := slices.IndexFunc(job.Experiments, func(e pipeline.Experiment) bool { return e.Name == bowShardOpts.experiment })
+		k := slices.IndexFunc(j.Experiments, func(e job.Experiment) bool { return e.Name == bowShardOpts.experiment })
 		if k < 0 {
 			return fmt.Errorf("%w: no experiment %q in %s", pipeline.ErrUsage, bowShardOpts.experiment, args[0])
 		}
-		r := job.Resolve(k)
+		r := j.Resolve(k)
 		if have := (stages.BowShard{}).Shards(&r); have != n {
 			return fmt.Errorf("%w: --shard %d/%d: experiment %s has %d bag-of-words shards (features %s, vocab_shards %d)",
 				pipeline.ErrUsage, i, n, r.Name, have, r.Features, r.Settings.VocabShards)
@@ -58,7 +59,7 @@ choose.
 		opts.Only = pipeline.ShardName(stages.BowShard{}.Name(), i, n)
 		opts.Logger = pipeline.NewLogger(os.Stderr, pipeline.IsTerminal(os.Stderr))
 		exp, jobSt := stageSet()
-		_, err = pipeline.Run(cmd.Context(), job, exp, jobSt, opts)
+		_, err = pipeline.Run(cmd.Context(), j, exp, jobSt, opts)
 		return err
 	},
 }

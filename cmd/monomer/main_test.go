@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"testing"
 
+	"monomer/job"
 	"monomer/pipeline"
 	"monomer/schema"
 )
@@ -61,7 +62,7 @@ type fakeOut struct {
 
 func (f *fake) Name() string   { return f.name }
 func (f *fake) Deps() []string { return f.deps }
-func (f *fake) Key(e *pipeline.Resolved) (any, []string) {
+func (f *fake) Key(e *job.Resolved) (any, []string) {
 	if e == nil {
 		return map[string]any{}, nil
 	}
@@ -124,8 +125,8 @@ experiments:
   - {name: b, category: "T > B", graph: also_viewed, features: image}
 `
 
-// job writes a job file and its raw input into a new directory.
-func job(t *testing.T) string {
+// jobDir writes a job file and its raw input into a new directory.
+func jobDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "job.yaml"), cmdJob)
@@ -171,7 +172,7 @@ func monomerEnv(t *testing.T, dir string, env []string, args ...string) result {
 }
 
 func TestExitCodes(t *testing.T) {
-	dir := job(t)
+	dir := jobDir(t)
 	write(t, filepath.Join(dir, "bad.yaml"), strings.Replace(cmdJob, "also_viewed", "also_liked", 1))
 	tests := []struct {
 		name   string
@@ -256,7 +257,7 @@ func logLines(t *testing.T, stderr string) []map[string]any {
 }
 
 func TestRunStatusDryRun(t *testing.T) {
-	dir := job(t)
+	dir := jobDir(t)
 	r := monomer(t, dir, "fake", nil, "run", "job.yaml")
 	if r.code != 0 {
 		t.Fatalf("run: %d %s", r.code, r.stderr)
@@ -336,7 +337,7 @@ func fileExists(p string) bool {
 }
 
 func TestRunIDAndDiff(t *testing.T) {
-	dir := job(t)
+	dir := jobDir(t)
 	for _, id := range []string{"2026-01-01", "2026-01-02"} {
 		if r := monomer(t, dir, "fake", nil, "run", "job.yaml", "--run-dir", "out", "--run-id", id); r.code != 0 {
 			t.Fatal(r.stderr)
@@ -357,7 +358,7 @@ func TestRunIDAndDiff(t *testing.T) {
 }
 
 func TestPlanJSON(t *testing.T) {
-	dir := job(t)
+	dir := jobDir(t)
 	r := monomer(t, dir, "fake", nil, "plan", "--json", "job.yaml")
 	var p planJSON
 	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil || r.code != 0 {
@@ -412,7 +413,7 @@ func startRun(t *testing.T, dir, stage string, args ...string) *exec.Cmd {
 }
 
 func TestLockedAndInterrupted(t *testing.T) {
-	dir := job(t)
+	dir := jobDir(t)
 	cmd := startRun(t, dir, "train")
 	r := monomer(t, dir, "fake", nil, "run", "job.yaml")
 	want := fmt.Sprintf("monomer: pipeline: run directory locked: runs/cmdtest is held by pid %d started ", cmd.Process.Pid)
@@ -437,7 +438,7 @@ func TestLockedAndInterrupted(t *testing.T) {
 }
 
 func TestLockTakenOverAfterKill(t *testing.T) {
-	dir := job(t)
+	dir := jobDir(t)
 	cmd := startRun(t, dir, "train", "--experiment", "a")
 	// A run of the other experiment may share the directory.
 	if r := monomer(t, dir, "fake", nil, "run", "job.yaml", "--experiment", "b"); r.code != 0 {
