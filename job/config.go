@@ -1,4 +1,4 @@
-package pipeline
+package job
 
 import (
 	"errors"
@@ -38,7 +38,7 @@ type Job struct {
 
 	Experiments []Experiment `yaml:"experiments"`
 
-	// Path is the job file's absolute path, set by LoadJob.
+	// Path is the job file's absolute path, set by Load.
 	Path string `yaml:"-"`
 }
 
@@ -268,18 +268,18 @@ func (j *Job) abs(base, p string) string {
 	return filepath.Join(base, p)
 }
 
-// LoadJob reads and validates a job file. Unknown fields are errors. No other
+// Load reads and validates a job file. Unknown fields are errors. No other
 // file is touched: validation happens before any I/O on data.
-func LoadJob(path string) (*Job, error) {
+func Load(path string) (*Job, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
-	return ParseJob(path, b)
+	return Parse(path, b)
 }
 
-// ParseJob parses and validates job-file bytes; path locates relative paths.
-func ParseJob(path string, b []byte) (*Job, error) {
+// Parse parses and validates job-file bytes; path locates relative paths.
+func Parse(path string, b []byte) (*Job, error) {
 	j, err := decodeJob(filepath.Base(path), b)
 	if err != nil {
 		return nil, err

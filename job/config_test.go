@@ -1,4 +1,4 @@
-package pipeline
+package job
 
 import (
 	"errors"
@@ -74,7 +74,7 @@ func TestBadJobFiles(t *testing.T) {
 		{name: "no reviews", yaml: "name: j\ndata: {meta: m}\nexperiments:\n  - name: e\n    category: A\n    graph: also_bought\n    features: bow\n", want: "j.yaml: experiments[0].data.reviews: required for features: bow"},
 	}
 	for _, tt := range tests {
-		_, err := ParseJob("/jobs/j.yaml", []byte(tt.yaml))
+		_, err := Parse("/jobs/j.yaml", []byte(tt.yaml))
 		if err == nil {
 			t.Errorf("%s: no error", tt.name)
 			continue
@@ -86,7 +86,7 @@ func TestBadJobFiles(t *testing.T) {
 }
 
 func TestResolve(t *testing.T) {
-	j, err := ParseJob("/jobs/demo.yaml", []byte(goodJob))
+	j, err := Parse("/jobs/demo.yaml", []byte(goodJob))
 	must(t, err)
 	r := j.Resolve(1)
 	if r.Depth != 2 || r.Seed != 3 || r.Settings.K != 10 || r.Settings.MonomerK != 20 || len(r.Settings.Lambdas) != 2 {
@@ -134,7 +134,7 @@ func TestOverrides(t *testing.T) {
 		sets, err := ParseSets(tt.sets)
 		must(t, err)
 		all := append(EnvOverrides(tt.env), sets...)
-		j, err := ParseJobWith(filepath.FromSlash("/jobs/demo.yaml"), []byte(goodJob), all)
+		j, err := ParseWith(filepath.FromSlash("/jobs/demo.yaml"), []byte(goodJob), all)
 		switch {
 		case tt.err != "":
 			if err == nil || err.Error() != "invalid job: "+tt.err || !errors.Is(err, ErrConfig) {
@@ -165,7 +165,7 @@ func FuzzParseJob(f *testing.F) {
 				return
 			}
 		}
-		j, err := ParseJobWith("/jobs/f.yaml", []byte(yaml), sets)
+		j, err := ParseWith("/jobs/f.yaml", []byte(yaml), sets)
 		if err != nil {
 			if !errors.Is(err, ErrConfig) {
 				t.Fatalf("error without ErrConfig: %v", err)

@@ -1,4 +1,4 @@
-package pipeline
+package job
 
 import (
 	"path/filepath"
@@ -13,7 +13,7 @@ func TestShippedJobs(t *testing.T) {
 		t.Fatalf("job files %v: %v", files, err)
 	}
 	for _, f := range files {
-		j, err := LoadJob(f)
+		j, err := Load(f)
 		if err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue

@@ -1,4 +1,4 @@
-package pipeline
+package job
 
 import (
 	"bytes"
@@ -91,20 +91,20 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// LoadJobWith reads a job file, applies the overrides in order and
+// LoadWith reads a job file, applies the overrides in order and
 // validates the result. Nothing but the job file is read.
-func LoadJobWith(path string, overrides []Override) (*Job, error) {
+func LoadWith(path string, overrides []Override) (*Job, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
-	return ParseJobWith(path, b, overrides)
+	return ParseWith(path, b, overrides)
 }
 
-// ParseJobWith is LoadJobWith on the file's bytes.
-func ParseJobWith(path string, b []byte, overrides []Override) (*Job, error) {
+// ParseWith is LoadWith on the file's bytes.
+func ParseWith(path string, b []byte, overrides []Override) (*Job, error) {
 	if len(overrides) == 0 {
-		return ParseJob(path, b)
+		return Parse(path, b)
 	}
 	base := filepath.Base(path)
 	// Decode the file alone first, so its own errors carry its line numbers.
@@ -336,8 +336,8 @@ func decodeJob(base string, b []byte) (*Job, error) {
 // them in the decoder's messages.
 var yamlPlaces = strings.NewReplacer(
 	"yaml: unmarshal errors:\n  ", "",
-	"in type pipeline.Job", "at the top level",
-	"in type pipeline.Settings", "in settings",
-	"in type pipeline.Experiment", "in an experiment",
-	"in type pipeline.Data", "in data",
+	"in type job.Job", "at the top level",
+	"in type job.Settings", "in settings",
+	"in type job.Experiment", "in an experiment",
+	"in type job.Data", "in data",
 )

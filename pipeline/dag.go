@@ -5,12 +5,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"monomer/job"
 )
 
 // Graph is a job's DAG: the experiment stages of every experiment, in job
 // order and the stages' order, then the job-level stages.
 type Graph struct {
-	Job   *Job
+	Job   *job.Job
 	Nodes []*Node
 	// ExpStages and JobStages are the stage names, in DAG order.
 	ExpStages, JobStages []string
@@ -33,7 +35,7 @@ type Node struct {
 	// Part is the part's name for a node of a Parted stage, else "".
 	Part string
 	Deps []*Node
-	exp  *Resolved
+	exp  *job.Resolved
 }
 
 // Dir is the node's final directory under runDir.
@@ -50,7 +52,7 @@ func (n *Node) Dir(runDir string) string {
 // env.InDir(ShardName(stage, i, n)). Shards returning 0 leaves the stage
 // out of the experiment (and its dependents do not wait for it).
 type Sharded interface {
-	Shards(exp *Resolved) int
+	Shards(exp *job.Resolved) int
 }
 
 // ShardName is the node name (and directory) of shard i of n of stage.
@@ -69,17 +71,17 @@ func ShardName(stage string, i, n int) string {
 // select all its parts, naming a node one part. Parts returning none leaves
 // the stage out of the experiment.
 type Parted interface {
-	Parts(exp *Resolved) []string
+	Parts(exp *job.Resolved) []string
 	// KeyPart is Key for one part: the parameters and raw files that
 	// part's Run reads, and nothing of the other parts.
-	KeyPart(exp *Resolved, part string) (params any, files []string)
+	KeyPart(exp *job.Resolved, part string) (params any, files []string)
 }
 
 // JobKeyer is implemented by a job-level stage whose work depends on the
 // job's settings: JobKey replaces Key (which gets a nil exp) and may read
 // every experiment's resolved settings (Job.Resolve).
 type JobKeyer interface {
-	JobKey(job *Job) (params any, files []string)
+	JobKey(job *job.Job) (params any, files []string)
 }
 
 // PartName is the node name (and directory) of part of stage.
@@ -88,15 +90,15 @@ func PartName(stage, part string) string {
 }
 
 // Resolved is the node's resolved experiment; nil for a job-level stage.
-func (n *Node) Resolved() *Resolved { return n.exp }
+func (n *Node) Resolved() *job.Resolved { return n.exp }
 
 // NewGraph builds the DAG. expStages must be in an order where every stage
 // comes after its Deps; so must jobStages. Errors are programming errors
 // (unknown or cyclic deps, duplicate names) except a job whose experiment
 // name collides with a job-level stage or a published file, which wraps
 // ErrConfig.
-func NewGraph(job *Job, expStages, jobStages []Stage) (*Graph, error) {
-	g := &Graph{Job: job}
+func NewGraph(j *job.Job, expStages, jobStages []Stage) (*Graph, error) {
+	g := &Graph{Job: j}
 	seen := map[string]bool{}
 	for _, s := range expStages {
 		for _, d := range s.Deps() {
@@ -131,10 +133,10 @@ func NewGraph(job *Job, expStages, jobStages []Stage) (*Graph, error) {
 	}
 	// byStage: "<experiment>/<stage>" (or "<stage>") -> its nodes.
 	byStage := map[string][]*Node{}
-	for i := range job.Experiments {
-		r := job.Resolve(i)
+	for i := range j.Experiments {
+		r := j.Resolve(i)
 		if what, ok := reserved[r.Name]; ok {
-			return nil, fmt.Errorf("%w: %s: experiments[%d].name: %q is reserved for %s", ErrConfig, filepath.Base(job.Path), i, r.Name, what)
+			return nil, fmt.Errorf("%w: %s: experiments[%d].name: %q is reserved for %s", job.ErrConfig, filepath.Base(j.Path), i, r.Name, what)
 		}
 		for _, s := range expStages {
 			var deps []*Node
@@ -179,7 +181,7 @@ func NewGraph(job *Job, expStages, jobStages []Stage) (*Graph, error) {
 				n.Deps = append(n.Deps, byStage[d]...)
 				continue
 			}
-			for _, e := range job.Experiments {
+			for _, e := range j.Experiments {
 				n.Deps = append(n.Deps, byStage[e.Name+"/"+d]...)
 			}
 		}
@@ -191,7 +193,7 @@ func NewGraph(job *Job, expStages, jobStages []Stage) (*Graph, error) {
 
 // selectNodes builds the job's DAG and the nodes opts selects, as Run, Plan
 // and Verify all start.
-func selectNodes(job *Job, expStages, jobStages []Stage, opts *Options) (*Graph, map[*Node]bool, error) {
+func selectNodes(job *job.Job, expStages, jobStages []Stage, opts *Options) (*Graph, map[*Node]bool, error) {
 	g, err := NewGraph(job, expStages, jobStages)
 	if err != nil {
 		return nil, nil, err

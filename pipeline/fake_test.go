@@ -18,6 +18,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"monomer/job"
 	"monomer/schema"
 )
 
@@ -52,8 +53,8 @@ func (r *recorder) take() []string {
 type fakeStage struct {
 	name    string
 	deps    []string
-	params  func(e *Resolved) any
-	files   func(e *Resolved) []string
+	params  func(e *job.Resolved) any
+	files   func(e *job.Resolved) []string
 	rec     *recorder
 	fail    func(env *Env) error // nil: succeed
 	block   string               // experiment whose run waits for ctx
@@ -65,7 +66,7 @@ type fakeStage struct {
 
 func (s *fakeStage) Name() string   { return s.name }
 func (s *fakeStage) Deps() []string { return s.deps }
-func (s *fakeStage) Key(e *Resolved) (any, []string) {
+func (s *fakeStage) Key(e *job.Resolved) (any, []string) {
 	var p any = map[string]any{}
 	if s.params != nil {
 		p = s.params(e)
@@ -166,19 +167,19 @@ var metricsSchema = arrow.NewSchema([]arrow.Field{
 // publishes metrics.parquet. ingest reads the raw file meta.txt; negatives
 // reads settings.swaps_per_edge; split (quietStage) has train_cap in its key
 // but not in its output.
-func fakeDAG(rec *recorder) (exp, job []Stage) {
-	raw := func(e *Resolved) []string { return []string{e.Data.Meta} }
-	mk := func(name string, deps []string, params func(e *Resolved) any) *fakeStage {
+func fakeDAG(rec *recorder) (exp, j []Stage) {
+	raw := func(e *job.Resolved) []string { return []string{e.Data.Meta} }
+	mk := func(name string, deps []string, params func(e *job.Resolved) any) *fakeStage {
 		return &fakeStage{name: name, deps: deps, params: params, rec: rec}
 	}
-	ingest := mk("ingest", nil, func(e *Resolved) any { return map[string]any{"depth": e.Depth, "category": e.Category} })
+	ingest := mk("ingest", nil, func(e *job.Resolved) any { return map[string]any{"depth": e.Depth, "category": e.Category} })
 	ingest.files = raw
 	exp = []Stage{
 		ingest,
-		mk("features", []string{"ingest"}, func(e *Resolved) any { return map[string]any{"scale": e.Settings.ImageScale} }),
-		mk("negatives", []string{"features"}, func(e *Resolved) any { return map[string]any{"swaps": e.Settings.SwapsPerEdge} }),
+		mk("features", []string{"ingest"}, func(e *job.Resolved) any { return map[string]any{"scale": e.Settings.ImageScale} }),
+		mk("negatives", []string{"features"}, func(e *job.Resolved) any { return map[string]any{"swaps": e.Settings.SwapsPerEdge} }),
 		&quietStage{mk("split", []string{"negatives"}, nil)},
-		mk("train", []string{"split"}, func(e *Resolved) any { return map[string]any{"k": e.Settings.K} }),
+		mk("train", []string{"split"}, func(e *job.Resolved) any { return map[string]any{"k": e.Settings.K} }),
 		mk("evaluate", []string{"train"}, nil),
 	}
 	rep := mk("report", []string{"evaluate"}, nil)
@@ -192,7 +193,7 @@ func fakeDAG(rec *recorder) (exp, job []Stage) {
 // its downstream stale.
 type quietStage struct{ *fakeStage }
 
-func (s *quietStage) Key(e *Resolved) (any, []string) {
+func (s *quietStage) Key(e *job.Resolved) (any, []string) {
 	return map[string]any{"cap": e.Settings.TrainCap}, nil
 }
 
@@ -239,11 +240,11 @@ func must(t testing.TB, err error) {
 	}
 }
 
-func (f *fixture) load(t testing.TB, sets ...string) *Job {
+func (f *fixture) load(t testing.TB, sets ...string) *job.Job {
 	t.Helper()
-	o, err := ParseSets(sets)
+	o, err := job.ParseSets(sets)
 	must(t, err)
-	j, err := LoadJobWith(f.job, o)
+	j, err := job.LoadWith(f.job, o)
 	must(t, err)
 	return j
 }
@@ -340,11 +341,11 @@ func helperMain() int {
 			fmt.Fprintln(os.Stderr, blockedLine+id)
 		}()
 	}
-	var sets []Override
+	var sets []job.Override
 	if s := os.Getenv("GO_PIPELINE_SET"); s != "" {
-		sets, _ = ParseSets(strings.Split(s, ","))
+		sets, _ = job.ParseSets(strings.Split(s, ","))
 	}
-	j, err := LoadJobWith(f.job, sets)
+	j, err := job.LoadWith(f.job, sets)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

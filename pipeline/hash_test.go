@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"monomer/job"
 )
 
 func TestHashCache(t *testing.T) {
@@ -68,7 +70,7 @@ func Example() {
 	dir, _ := os.MkdirTemp("", "example")
 	defer os.RemoveAll(dir)
 	os.WriteFile(filepath.Join(dir, "meta.json"), []byte("{}\n"), 0o644)
-	job, err := ParseJob(filepath.Join(dir, "job.yaml"), []byte(`
+	j, err := job.Parse(filepath.Join(dir, "job.yaml"), []byte(`
 name: example
 data: {meta: meta.json, reviews: reviews.json}
 experiments:
@@ -80,7 +82,7 @@ experiments:
 	}
 	stages := []Stage{countStage{}}
 	for range 2 {
-		sum, err := Run(context.Background(), job, stages, nil, Options{RunDir: filepath.Join(dir, "run")})
+		sum, err := Run(context.Background(), j, stages, nil, Options{RunDir: filepath.Join(dir, "run")})
 		fmt.Printf("run %d, skipped %d, err %v\n", sum.Run, sum.Skipped, err)
 	}
 	m, _ := ReadManifest(filepath.Join(dir, "run", "elect", "count"))
@@ -96,7 +98,7 @@ type countStage struct{}
 
 func (countStage) Name() string   { return "count" }
 func (countStage) Deps() []string { return nil }
-func (countStage) Key(e *Resolved) (any, []string) {
+func (countStage) Key(e *job.Resolved) (any, []string) {
 	return map[string]int{"vocab": e.Settings.VocabSize}, []string{e.Data.Meta}
 }
 func (countStage) Run(ctx context.Context, env *Env) (*Result, error) {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"monomer/job"
 )
 
 // partedStage is a train with one node per part: part x reads
@@ -14,9 +16,9 @@ import (
 // and a draw of env.RNG.
 type partedStage struct{ *fakeStage }
 
-func (s partedStage) Parts(*Resolved) []string { return []string{"x", "y"} }
+func (s partedStage) Parts(*job.Resolved) []string { return []string{"x", "y"} }
 
-func (s partedStage) KeyPart(e *Resolved, part string) (any, []string) {
+func (s partedStage) KeyPart(e *job.Resolved, part string) (any, []string) {
 	if part == "x" {
 		return map[string]any{"k": e.Settings.K}, nil
 	}
@@ -86,7 +88,7 @@ func TestPartedStage(t *testing.T) {
 	if m.Inputs.Part != "y" || m.Inputs.Stage != "train" || string(compactJSON(m.Inputs.Params)) != `{"monomer_k":3}` {
 		t.Errorf("train.y key inputs %+v, params %s", m.Inputs, m.Inputs.Params)
 	}
-	part := &Env{Exp: &Resolved{}, Stage: PartName("train", "x"), Part: "x"}
+	part := &Env{Exp: &job.Resolved{}, Stage: PartName("train", "x"), Part: "x"}
 	part.Exp.Name, part.Exp.Seed = "a", 7
 	whole := &Env{Exp: part.Exp, Stage: "train"}
 	if part.RNG("p").Uint64() != whole.RNG("p").Uint64() {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"monomer/job"
 )
 
 // Step is one stage as Plan sees it, for --dry-run and status.
@@ -30,7 +32,7 @@ type Step struct {
 // Plan says, without writing anything or taking locks, what Run with the
 // same arguments would do. Stages downstream of one that runs are marked to
 // run, although Run skips them if the upstream's outputs come out unchanged.
-func Plan(job *Job, expStages, jobStages []Stage, opts Options) ([]Step, error) {
+func Plan(job *job.Job, expStages, jobStages []Stage, opts Options) ([]Step, error) {
 	g, sel, err := selectNodes(job, expStages, jobStages, &opts)
 	if err != nil {
 		return nil, err

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"monomer/job"
 )
 
 // Options control Run and Plan. The zero value (with RunDir set) runs every
@@ -103,7 +105,7 @@ func hook(point, id string) {
 // ErrBadInput, ErrConfig or context.Canceled). Cancelling ctx stops after the
 // running stage returns; nothing partial is ever visible in the run
 // directory.
-func Run(ctx context.Context, job *Job, expStages, jobStages []Stage, opts Options) (*Summary, error) {
+func Run(ctx context.Context, job *job.Job, expStages, jobStages []Stage, opts Options) (*Summary, error) {
 	start := time.Now()
 	if opts.RunDir == "" {
 		return nil, fmt.Errorf("%w: no run directory", ErrUsage)
@@ -379,7 +381,7 @@ func (r *runner) inputs(n *Node) (KeyInputs, error) {
 		sum, size, err := r.cache.file(f)
 		if err != nil {
 			if notExist(err) {
-				return in, fmt.Errorf("%w: %s: input file %s does not exist (check data_dir and data in the job file)", ErrConfig, n.ID, f)
+				return in, fmt.Errorf("%w: %s: input file %s does not exist (check data_dir and data in the job file)", job.ErrConfig, n.ID, f)
 			}
 			return in, fmt.Errorf("pipeline: %s: input file: %w", n.ID, err)
 		}

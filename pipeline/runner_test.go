@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"monomer/job"
 )
 
 var allStages = []string{"a/evaluate", "a/features", "a/ingest", "a/negatives", "a/split", "a/train",
@@ -417,7 +419,7 @@ func TestExperimentLocks(t *testing.T) {
 // experiment (as the report's holds each experiment's map size).
 type jobKeyedStage struct{ *fakeStage }
 
-func (s jobKeyedStage) JobKey(j *Job) (any, []string) {
+func (s jobKeyedStage) JobKey(j *job.Job) (any, []string) {
 	var items []int
 	for i := range j.Experiments {
 		items = append(items, j.Resolve(i).Settings.ReportMapItems)

@@ -28,6 +28,8 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
+
+	"monomer/job"
 )
 
 // Stage is one step of an experiment's pipeline, or of the whole job.
@@ -64,7 +66,7 @@ type Stage interface {
 	// key, JSON-encodable) and the raw input files it reads (their content is
 	// hashed too). Upstream outputs need not be listed: their hashes, from
 	// the upstream manifests, are part of the key already.
-	Key(exp *Resolved) (params any, files []string)
+	Key(exp *job.Resolved) (params any, files []string)
 	// Run computes the stage; see the type's comment.
 	Run(ctx context.Context, env *Env) (*Result, error)
 }
@@ -91,8 +93,8 @@ type Warning struct {
 
 // Env is what the runner hands a stage.
 type Env struct {
-	Job *Job
-	Exp *Resolved
+	Job *job.Job
+	Exp *job.Resolved
 	// RunDir is the run directory's root.
 	RunDir string
 	// OutDir is the temporary directory Run writes its outputs into.
@@ -209,14 +211,14 @@ type NumericEnv interface {
 // ErrConfig: the job asks for more than the machine has); Plan reports it
 // as the stage's failure. Preflight must not read data files.
 type Preflighter interface {
-	Preflight(exp *Resolved) error
+	Preflight(exp *job.Resolved) error
 }
 
 // PartPreflighter is Preflighter for a Parted stage: each selected part
 // node is checked alone, so a part that fits is not refused for the sake
 // of another that does not. A Parted stage's Preflight is not called.
 type PartPreflighter interface {
-	PreflightPart(exp *Resolved, part string) error
+	PreflightPart(exp *job.Resolved, part string) error
 }
 
 // Publisher is implemented by a job-level stage some of whose outputs also

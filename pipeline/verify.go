@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"monomer/job"
 )
 
 // VerifyStep is one stage's verdict in Verify.
@@ -54,7 +56,7 @@ func (r *VerifyResult) First() *VerifyStep {
 // the run directory but its scratch directory (.verify.tmp-<pid>, removed
 // at the end, or by the next run if killed). A manifest or table that
 // cannot be read is an error wrapping ErrUsage.
-func Verify(ctx context.Context, job *Job, expStages, jobStages []Stage, opts Options) (*VerifyResult, error) {
+func Verify(ctx context.Context, job *job.Job, expStages, jobStages []Stage, opts Options) (*VerifyResult, error) {
 	if opts.RunDir == "" {
 		return nil, fmt.Errorf("%w: no run directory", ErrUsage)
 	}

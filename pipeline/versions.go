@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"monomer/job"
 )
 
 // A declared code version is only as good as the discipline of bumping it.
@@ -38,7 +40,7 @@ type StageRecord struct {
 // RecordStages reads the manifests of a finished run of job in runDir and
 // returns one record per stage, in DAG order. Every stage must be
 // Versioned.
-func RecordStages(job *Job, expStages, jobStages []Stage, runDir string) ([]StageRecord, error) {
+func RecordStages(job *job.Job, expStages, jobStages []Stage, runDir string) ([]StageRecord, error) {
 	g, err := NewGraph(job, expStages, jobStages)
 	if err != nil {
 		return nil, err

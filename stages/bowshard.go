@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"monomer/bow"
+	"monomer/job"
 	"monomer/pipeline"
 	"monomer/schema"
 )
@@ -32,7 +33,7 @@ func (BowShard) Name() string   { return "bow-shard" }
 func (BowShard) Deps() []string { return []string{"ingest"} }
 
 // Shards is vocab_shards for a bag-of-words experiment, else none.
-func (BowShard) Shards(e *pipeline.Resolved) int {
+func (BowShard) Shards(e *job.Resolved) int {
 	if e.Features != "bow" {
 		return 0
 	}
@@ -45,7 +46,7 @@ type bowShardParams struct {
 
 // Key: the counts depend on the text options only; the vocabulary size and
 // sample are applied when features merges them.
-func (BowShard) Key(e *pipeline.Resolved) (any, []string) {
+func (BowShard) Key(e *job.Resolved) (any, []string) {
 	return bowShardParams{e.Settings.UseSummary}, []string{e.Data.Reviews}
 }
 
@@ -103,7 +104,7 @@ func (BowShard) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 // text options. The runner's keys already keep shards and features
 // consistent; features checks it anyway, since it reads the shards'
 // directories by name.
-func shardFingerprint(e *pipeline.Resolved, asins []string) string {
+func shardFingerprint(e *job.Resolved, asins []string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%v\x00%d\x00", e.Settings.UseSummary, len(asins))
 	for _, a := range asins {
@@ -159,6 +160,6 @@ func readBowShards(env *pipeline.Env, asins []string, n int) ([]*bow.Counts, err
 	return out, nil
 }
 
-func bowOptions(e *pipeline.Resolved) bow.Options {
+func bowOptions(e *job.Resolved) bow.Options {
 	return bow.Options{VocabSize: e.Settings.VocabSize, SampleTokens: e.Settings.VocabSampleTokens, UseSummary: e.Settings.UseSummary}
 }

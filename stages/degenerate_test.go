@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"monomer/job"
 	"monomer/pipeline"
 )
 
@@ -33,14 +34,14 @@ func TestConstantPredictorWarned(t *testing.T) {
 	// which the CPU computes slowly.
 	src = strings.Replace(src, "models: [wnn, ct, lmt, monomer]", "models: [wnn, ct]", 1)
 	src = strings.Replace(src, "max_iter: 15", "max_iter: 6", 1)
-	job, err := pipeline.ParseJob(filepath.Join(t.TempDir(), "job.yaml"), []byte(src))
+	j, err := job.Parse(filepath.Join(t.TempDir(), "job.yaml"), []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	var logs bytes.Buffer
 	opts := pipeline.Options{RunDir: dir, Logger: pipeline.NewLogger(&logs, false)}
-	if _, err := pipeline.Run(context.Background(), job, Experiment(), Job(), opts); err != nil {
+	if _, err := pipeline.Run(context.Background(), j, Experiment(), Job(), opts); err != nil {
 		t.Fatal(err)
 	}
 	warned := map[string]bool{}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"monomer/job"
 	"monomer/pipeline"
 	"monomer/schema"
 )
@@ -54,16 +55,16 @@ func TestDemoStory(t *testing.T) {
 	}
 	for _, seed := range []uint64{1, 2, 3} {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			job, err := pipeline.LoadJob("../jobs/demo.yaml")
+			j, err := job.Load("../jobs/demo.yaml")
 			if err != nil {
 				t.Fatal(err)
 			}
-			job.Seed = seed
+			j.Seed = seed
 			dir := t.TempDir()
 			// Through evaluate: the story is in the test errors, and the
 			// recommendations and report are tested on their own.
 			through := slices.Index(Experiment(), pipeline.Stage(Evaluate{}))
-			if _, err := pipeline.Run(t.Context(), job, Experiment()[:through+1], nil, pipeline.Options{RunDir: dir}); err != nil {
+			if _, err := pipeline.Run(t.Context(), j, Experiment()[:through+1], nil, pipeline.Options{RunDir: dir}); err != nil {
 				t.Fatal(err)
 			}
 			img, _ := testPredictions(t, filepath.Join(dir, "men-also_bought-image", "evaluate", "predictions.parquet"))

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"monomer/graph"
+	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
 	"monomer/schema"
@@ -30,7 +31,7 @@ type evaluateParams struct {
 	CTTop  float64  `json:"ct_top,omitempty"` // only with ct
 }
 
-func (Evaluate) Key(e *pipeline.Resolved) (any, []string) {
+func (Evaluate) Key(e *job.Resolved) (any, []string) {
 	p := evaluateParams{Models: e.Models}
 	if slices.Contains(e.Models, "ct") {
 		p.CTTop = e.Settings.CTTop

@@ -9,6 +9,7 @@ import (
 	"monomer/amazon"
 	"monomer/bow"
 	"monomer/imagefeat"
+	"monomer/job"
 	"monomer/pipeline"
 	"monomer/schema"
 )
@@ -35,7 +36,7 @@ type featuresParams struct {
 	VocabSampleTokens int64   `json:"vocab_sample_tokens,omitempty"`
 }
 
-func (Features) Key(e *pipeline.Resolved) (any, []string) {
+func (Features) Key(e *job.Resolved) (any, []string) {
 	if e.Features == "image" {
 		return featuresParams{Kind: "image", ImageScale: e.Settings.ImageScale}, []string{e.Data.ImageFeatures}
 	}

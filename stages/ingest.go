@@ -15,6 +15,7 @@ import (
 	"monomer/amazon"
 	"monomer/graph"
 	"monomer/imagefeat"
+	"monomer/job"
 	"monomer/pipeline"
 	"monomer/schema"
 )
@@ -39,7 +40,7 @@ type ingestParams struct {
 	RejectRatio float64 `json:"reject_ratio"`
 }
 
-func (Ingest) Key(e *pipeline.Resolved) (any, []string) {
+func (Ingest) Key(e *job.Resolved) (any, []string) {
 	files := []string{e.Data.Meta}
 	if e.Data.Reviews != "" {
 		files = append(files, e.Data.Reviews)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"monomer/job"
 	"monomer/pipeline"
 )
 
@@ -16,10 +17,10 @@ import (
 // use_summary: bag-of-words features): the image experiment must stay up to
 // date, as `monomer status` reports it.
 func TestKeysHoldOnlyWhatTheExperimentUses(t *testing.T) {
-	job := loadTestJob(t)
+	j := loadTestJob(t)
 	dir := t.TempDir()
 	opts := pipeline.Options{RunDir: dir, Experiments: []string{"men-image"}}
-	if _, err := pipeline.Run(context.Background(), job, Experiment(), Job(), opts); err != nil {
+	if _, err := pipeline.Run(context.Background(), j, Experiment(), Job(), opts); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ key, value string }{
@@ -27,8 +28,8 @@ func TestKeysHoldOnlyWhatTheExperimentUses(t *testing.T) {
 		{"settings.vocab_size", "100"},
 		{"settings.use_summary", "true"},
 	} {
-		changed, err := pipeline.ParseJobWith(job.Path, []byte(strings.ReplaceAll(testJob, "DATA", job.DataDir)),
-			[]pipeline.Override{{Key: c.key, Value: c.value, Source: c.key}})
+		changed, err := job.ParseWith(j.Path, []byte(strings.ReplaceAll(testJob, "DATA", j.DataDir)),
+			[]job.Override{{Key: c.key, Value: c.value, Source: c.key}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +48,7 @@ func TestKeysHoldOnlyWhatTheExperimentUses(t *testing.T) {
 			}
 		}
 		// Every stage but bow-shard, train as one node per learned model.
-		r := job.Resolve(0)
+		r := j.Resolve(0)
 		if want := len(Experiment()) - 2 + len(Train{}.Parts(&r)); n != want {
 			t.Errorf("%s: %d steps of men-image, want %d", c.key, n, want)
 		}
@@ -58,8 +59,8 @@ func TestKeysHoldOnlyWhatTheExperimentUses(t *testing.T) {
 		{"settings.monomer_k", "3", "train.monomer"},
 		{"settings.ct_top", "0.25", "evaluate"},
 	} {
-		changed, err := pipeline.ParseJobWith(job.Path, []byte(strings.ReplaceAll(testJob, "DATA", job.DataDir)),
-			[]pipeline.Override{{Key: c.key, Value: c.value, Source: c.key}})
+		changed, err := job.ParseWith(j.Path, []byte(strings.ReplaceAll(testJob, "DATA", j.DataDir)),
+			[]job.Override{{Key: c.key, Value: c.value, Source: c.key}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,8 +87,8 @@ func TestKeysHoldOnlyWhatTheExperimentUses(t *testing.T) {
 // setting enters only the node of the model that reads it, and the list of
 // the experiment's models enters none.
 func TestTrainKeyPerModel(t *testing.T) {
-	s := pipeline.Defaults()
-	e := &pipeline.Resolved{Experiment: pipeline.Experiment{Models: []string{"wnn", "ct", "lda", "lmt", "monomer"}}, Settings: s}
+	s := job.Defaults()
+	e := &job.Resolved{Experiment: job.Experiment{Models: []string{"wnn", "ct", "lda", "lmt", "monomer"}}, Settings: s}
 	if got := (Train{}).Parts(e); strings.Join(got, ",") != "wnn,lda,lmt,monomer" {
 		t.Errorf("parts %v, want the learned models without ct", got)
 	}
@@ -117,7 +118,7 @@ func TestTrainKeyPerModel(t *testing.T) {
 // TestNegativesKeyWithoutRewiring: swaps_per_edge is rewiring's setting;
 // with uniform negatives it is not part of the key.
 func TestNegativesKeyWithoutRewiring(t *testing.T) {
-	r := pipeline.Resolved{Settings: pipeline.Defaults()}
+	r := job.Resolved{Settings: job.Defaults()}
 	key := func(method string, swaps int) string {
 		r.Settings.Negatives, r.Settings.SwapsPerEdge = method, swaps
 		p, _ := Negatives{}.Key(&r)
@@ -146,18 +147,18 @@ func TestNegativesKeyWithoutRewiring(t *testing.T) {
 // LDA, as Plan (`monomer status`) says and the run does; dropping a model
 // from the experiment retrains none of the others.
 func TestMonomerKRetrainsMonomerAlone(t *testing.T) {
-	job := loadTestJob(t)
+	jb := loadTestJob(t)
 	dir := t.TempDir()
-	runJob(t, job, dir)
-	load := func(set, value string) *pipeline.Job {
-		j, err := pipeline.ParseJobWith(job.Path, []byte(strings.ReplaceAll(testJob, "DATA", job.DataDir)),
-			[]pipeline.Override{{Key: set, Value: value, Source: set}})
+	runJob(t, jb, dir)
+	load := func(set, value string) *job.Job {
+		j, err := job.ParseWith(jb.Path, []byte(strings.ReplaceAll(testJob, "DATA", jb.DataDir)),
+			[]job.Override{{Key: set, Value: value, Source: set}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return j
 	}
-	planned := func(j *pipeline.Job) (run []string, current map[string]bool) {
+	planned := func(j *job.Job) (run []string, current map[string]bool) {
 		steps, err := pipeline.Plan(j, Experiment(), Job(), pipeline.Options{RunDir: dir})
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"monomer/graph"
+	"monomer/job"
 	"monomer/pipeline"
 )
 
@@ -28,7 +29,7 @@ type negativesParams struct {
 	SwapsPerEdge int    `json:"swaps_per_edge,omitempty"`
 }
 
-func (Negatives) Key(e *pipeline.Resolved) (any, []string) {
+func (Negatives) Key(e *job.Resolved) (any, []string) {
 	p := negativesParams{Method: e.Settings.Negatives}
 	if p.Method != "uniform" {
 		p.SwapsPerEdge = e.Settings.SwapsPerEdge

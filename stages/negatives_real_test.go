@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"monomer/job"
 	"monomer/pipeline"
 	"monomer/schema"
 )
@@ -51,13 +52,13 @@ experiments:
 // fallback in the stage's stats and manifest.
 func TestNegativesAutoOnDenseRealGraph(t *testing.T) {
 	data := realDataDir(t)
-	load := func(method string) *pipeline.Job {
+	load := func(method string) *job.Job {
 		src := strings.NewReplacer("DATA", data, "NEGATIVES", method).Replace(magazineJob)
-		job, err := pipeline.ParseJob(filepath.Join(t.TempDir(), "job.yaml"), []byte(src))
+		j, err := job.Parse(filepath.Join(t.TempDir(), "job.yaml"), []byte(src))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return job
+		return j
 	}
 	dir := t.TempDir()
 	opts := pipeline.Options{RunDir: dir, Only: "negatives"}

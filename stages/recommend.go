@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"monomer/graph"
+	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
 	"monomer/schema"
@@ -35,7 +36,7 @@ type recommendParams struct {
 	K       int      `json:"recommend_k"`
 }
 
-func (Recommend) Key(e *pipeline.Resolved) (any, []string) {
+func (Recommend) Key(e *job.Resolved) (any, []string) {
 	return recommendParams{e.Models, e.Settings.RecommendQueries, e.Settings.RecommendK}, nil
 }
 
@@ -340,7 +341,7 @@ func RecommendOne(runDir, experiment, model, asin string, k int) (*RecommendAnsw
 	if _, err := os.Stat(filepath.Join(expDir, "features", imageMatrixFile)); err == nil {
 		kind = "image"
 	}
-	r := pipeline.Resolved{}
+	r := job.Resolved{}
 	r.Name, r.Features, r.Models = experiment, kind, []string{model}
 	env := &pipeline.Env{RunDir: runDir, Exp: &r}
 	e, err := openRecExperiment(env)

@@ -11,12 +11,12 @@ import (
 	"testing"
 
 	"monomer/internal/browsertest"
-	"monomer/pipeline"
+	"monomer/job"
 )
 
 // checkRecommend checks the recommend stage's lists against the items table
 // and `monomer recommend`'s answer for the same query.
-func checkRecommend(t *testing.T, job *pipeline.Job, dir string) {
+func checkRecommend(t *testing.T, job *job.Job, dir string) {
 	t.Helper()
 	for i := range job.Experiments {
 		e := job.Resolve(i)

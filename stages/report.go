@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
 	"monomer/schema"
@@ -34,7 +35,7 @@ func (Report) Deps() []string {
 	return []string{"ingest", "features", "train", "evaluate", "recommend"}
 }
 
-func (Report) Key(*pipeline.Resolved) (any, []string) { return struct{}{}, nil }
+func (Report) Key(*job.Resolved) (any, []string) { return struct{}{}, nil }
 
 // reportParams is what the report reads of the settings: the size of each
 // experiment's t-SNE maps.
@@ -42,7 +43,7 @@ type reportParams struct {
 	MapItems []int `json:"report_map_items"`
 }
 
-func (Report) JobKey(job *pipeline.Job) (any, []string) {
+func (Report) JobKey(job *job.Job) (any, []string) {
 	var p reportParams
 	for i := range job.Experiments {
 		p.MapItems = append(p.MapItems, job.Resolve(i).Settings.ReportMapItems)
@@ -56,7 +57,7 @@ var modelOrder = []string{"wnn", "ct", "lda", "lmt", "monomer"}
 var modelTitle = map[string]string{"wnn": "WNN", "ct": "CT", "lda": "LDA", "lmt": "LMT", "monomer": "Monomer"}
 
 type expReport struct {
-	r        pipeline.Resolved
+	r        job.Resolved
 	paper    paperRow
 	hasPaper bool
 	subcats  int

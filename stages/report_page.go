@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
 	"monomer/report"
@@ -179,7 +180,7 @@ func reportSpaces(env *pipeline.Env, e *report.Experiment, fits map[string]*save
 	if fits["lmt"] == nil && fits["monomer"] == nil {
 		return nil
 	}
-	r := pipeline.Resolved{}
+	r := job.Resolved{}
 	r.Name, r.Features, r.Models = e.Name, e.Features, slices.Sorted(maps.Keys(fits))
 	xe, err := openRecExperiment(&pipeline.Env{RunDir: env.RunDir, Exp: &r})
 	if err != nil {

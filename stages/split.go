@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"monomer/graph"
+	"monomer/job"
 	"monomer/pipeline"
 	"monomer/schema"
 )
@@ -22,7 +23,7 @@ type splitParams struct {
 	TrainCap int `json:"train_cap"`
 }
 
-func (Split) Key(e *pipeline.Resolved) (any, []string) {
+func (Split) Key(e *job.Resolved) (any, []string) {
 	return splitParams{e.Settings.TrainCap}, nil
 }
 

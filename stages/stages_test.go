@@ -15,6 +15,7 @@ import (
 
 	"monomer/amazon"
 	"monomer/imagefeat"
+	"monomer/job"
 	"monomer/pipeline"
 	"monomer/schema"
 )
@@ -51,7 +52,7 @@ experiments:
     models: [wnn, ct, lda, lmt, monomer]
 `
 
-func loadTestJob(t *testing.T) *pipeline.Job {
+func loadTestJob(t *testing.T) *job.Job {
 	t.Helper()
 	data, err := filepath.Abs(testData)
 	if err != nil {
@@ -60,14 +61,14 @@ func loadTestJob(t *testing.T) *pipeline.Job {
 	if _, err := os.Stat(filepath.Join(data, "meta_Demo.json.gz")); err != nil {
 		t.Fatalf("the committed tiny data set is missing (make testdata): %v", err)
 	}
-	job, err := pipeline.ParseJob(filepath.Join(t.TempDir(), "job.yaml"), []byte(strings.ReplaceAll(testJob, "DATA", data)))
+	j, err := job.Parse(filepath.Join(t.TempDir(), "job.yaml"), []byte(strings.ReplaceAll(testJob, "DATA", data)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return job
+	return j
 }
 
-func runJob(t *testing.T, job *pipeline.Job, dir string) {
+func runJob(t *testing.T, job *job.Job, dir string) {
 	t.Helper()
 	if _, err := pipeline.Run(context.Background(), job, Experiment(), Job(), pipeline.Options{RunDir: dir}); err != nil {
 		t.Fatal(err)
@@ -141,7 +142,7 @@ func must[T any](v T, err error) func(*testing.T) T {
 
 // checkIngest recomputes each experiment's items and edges from the raw
 // files with the rules of SPEC section 2 and compares them to the tables.
-func checkIngest(t *testing.T, job *pipeline.Job, dir string) {
+func checkIngest(t *testing.T, job *job.Job, dir string) {
 	for i := range job.Experiments {
 		e := job.Resolve(i)
 		prefix := CategoryPrefix(e.Category)
@@ -272,7 +273,7 @@ func checkNegativesAndSplit(t *testing.T, dir string) {
 	}
 }
 
-func checkEvaluate(t *testing.T, job *pipeline.Job, dir string) {
+func checkEvaluate(t *testing.T, job *job.Job, dir string) {
 	for i := range job.Experiments {
 		e := job.Resolve(i)
 		pairs := must(readPairs(filepath.Join(dir, e.Name, "split")))(t)
@@ -419,12 +420,12 @@ func TestIngestRejects(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			src := "name: rejects\ndata: {meta: meta.json, reviews: reviews.json}\nsettings: {reject_ratio: " + tc.ratio + "}\n" +
 				"experiments:\n  - {name: men, category: \"Clothing, Shoes & Jewelry > Men\", graph: also_bought, features: bow}\n"
-			job, err := pipeline.ParseJob(filepath.Join(data, "job.yaml"), []byte(src))
+			j, err := job.Parse(filepath.Join(data, "job.yaml"), []byte(src))
 			if err != nil {
 				t.Fatal(err)
 			}
 			dir := t.TempDir()
-			_, err = pipeline.Run(context.Background(), job, Experiment(), Job(), pipeline.Options{RunDir: dir, Only: "ingest"})
+			_, err = pipeline.Run(context.Background(), j, Experiment(), Job(), pipeline.Options{RunDir: dir, Only: "ingest"})
 			failed := filepath.Join(dir, "men", "ingest.failed.rejects.parquet")
 			path := filepath.Join(dir, "men", "ingest", "rejects.parquet")
 			if tc.wantErr {

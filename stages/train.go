@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"monomer/graph"
+	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
 	"monomer/schema"
@@ -34,7 +35,7 @@ func (Train) Name() string   { return "train" }
 func (Train) Deps() []string { return []string{"features", "split"} }
 
 // Parts are the experiment's learned models, in job order.
-func (Train) Parts(e *pipeline.Resolved) []string {
+func (Train) Parts(e *job.Resolved) []string {
 	var out []string
 	for _, m := range e.Models {
 		if m != "ct" {
@@ -67,7 +68,7 @@ type trainParams struct {
 
 // Key is every model's key, by model; the runner keys each node with
 // KeyPart.
-func (t Train) Key(e *pipeline.Resolved) (any, []string) {
+func (t Train) Key(e *job.Resolved) (any, []string) {
 	out := map[string]trainParams{}
 	for _, m := range t.Parts(e) {
 		out[m] = keyTrainParams(e, m)
@@ -76,12 +77,12 @@ func (t Train) Key(e *pipeline.Resolved) (any, []string) {
 }
 
 // KeyPart is the key of node train.<model>.
-func (Train) KeyPart(e *pipeline.Resolved, model string) (any, []string) {
+func (Train) KeyPart(e *job.Resolved, model string) (any, []string) {
 	return keyTrainParams(e, model), nil
 }
 
 // keyTrainParams keeps the settings model reads.
-func keyTrainParams(e *pipeline.Resolved, model string) trainParams {
+func keyTrainParams(e *job.Resolved, model string) trainParams {
 	s := e.Settings
 	p := trainParams{Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery,
 		Patience: s.Patience, WarmStart: s.WarmStart}
@@ -97,7 +98,7 @@ func keyTrainParams(e *pipeline.Resolved, model string) trainParams {
 }
 
 // specFor is the training spec of a learned model; LDA trains WNN.
-func specFor(e *pipeline.Resolved, model string) models.Spec {
+func specFor(e *job.Resolved, model string) models.Spec {
 	s := e.Settings
 	spec := models.Spec{Model: model, Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery,
 		Patience: max(s.Patience, 0), WarmStart: s.WarmStart}

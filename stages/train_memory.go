@@ -3,6 +3,7 @@ package stages
 import (
 	"fmt"
 
+	"monomer/job"
 	"monomer/pipeline"
 )
 
@@ -29,7 +30,7 @@ const (
 // trainMemory estimates the peak bytes of training model on e. It counts
 // what grows with the settings; per-item and per-pair buffers, which grow
 // with the data instead, are left out, so it is a lower bound.
-func trainMemory(e *pipeline.Resolved, model string) int64 {
+func trainMemory(e *job.Resolved, model string) int64 {
 	s := e.Settings
 	f := int64(e.FeatureDim())
 	switch model {
@@ -50,14 +51,14 @@ func trainMemory(e *pipeline.Resolved, model string) int64 {
 // PreflightPart refuses, before anything runs, a model whose settings need
 // more memory for training than the machine has (exit 2); the experiment's
 // other models are judged on their own.
-func (Train) PreflightPart(e *pipeline.Resolved, model string) error {
+func (Train) PreflightPart(e *job.Resolved, model string) error {
 	need := trainMemory(e, model)
 	have, err := machineMemory()
 	if err != nil || need <= have {
 		return nil // no way to tell (not Linux): let training try
 	}
 	return fmt.Errorf("%w: experiment %s: training %s needs about %s (%d-dimensional features, k=%d, monomer_k=%d, n=%d, topics=%d), more than the %s this machine has available; lower the sizes",
-		pipeline.ErrConfig, e.Name, model, pipeline.GiB(need), e.FeatureDim(),
+		job.ErrConfig, e.Name, model, pipeline.GiB(need), e.FeatureDim(),
 		e.Settings.K, e.Settings.MonomerK, e.Settings.N, e.Settings.Topics, pipeline.GiB(have))
 }
 

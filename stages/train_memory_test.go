@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"monomer/job"
 	"monomer/pipeline"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestTrainMemoryRefused(t *testing.T) {
 	defer func(f func() (int64, error)) { machineMemory = f }(machineMemory)
 	machineMemory = func() (int64, error) { return 1 << 30, nil }
-	job := loadTestJob(t)
+	jb := loadTestJob(t)
 	for _, c := range []struct {
 		set  string
 		want string // "" = accepted
@@ -26,11 +27,11 @@ func TestTrainMemoryRefused(t *testing.T) {
 		{"settings.k=1000", "training lmt needs about 2.0 GiB (4096-dimensional features, k=1000, monomer_k=2, n=2, topics=5), more than the 1.0 GiB this machine has available"},
 		{"settings.monomer_k=300", "training monomer needs about 1.8 GiB"},
 	} {
-		sets, err := pipeline.ParseSets([]string{c.set})
+		sets, err := job.ParseSets([]string{c.set})
 		if err != nil {
 			t.Fatal(err)
 		}
-		j, err := pipeline.ParseJobWith(job.Path, []byte(strings.ReplaceAll(testJob, "DATA", job.DataDir)), sets)
+		j, err := job.ParseWith(jb.Path, []byte(strings.ReplaceAll(testJob, "DATA", jb.DataDir)), sets)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +59,7 @@ func TestTrainMemoryRefused(t *testing.T) {
 			continue
 		}
 		_, err = pipeline.Run(context.Background(), j, Experiment(), Job(), opts)
-		if !errors.Is(err, pipeline.ErrConfig) || !strings.Contains(err.Error(), c.want) {
+		if !errors.Is(err, job.ErrConfig) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want ErrConfig containing %q", c.set, err, c.want)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "men-image")); !os.IsNotExist(err) {
@@ -73,11 +74,11 @@ func TestMachineMemoryRefusesHugeMonomer(t *testing.T) {
 	if _, err := pipeline.MachineMemory(); err != nil {
 		t.Skip(err)
 	}
-	job := loadTestJob(t)
-	r := job.Resolve(0)
+	j := loadTestJob(t)
+	r := j.Resolve(0)
 	r.Settings.MonomerK, r.Settings.N = 4096, 4096
 	err := Train{}.PreflightPart(&r, "monomer")
-	if !errors.Is(err, pipeline.ErrConfig) || !strings.Contains(err.Error(), "training monomer needs about") {
+	if !errors.Is(err, job.ErrConfig) || !strings.Contains(err.Error(), "training monomer needs about") {
 		t.Fatalf("%v", err)
 	}
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/cpu"
 
+	"monomer/job"
 	"monomer/models"
-	"monomer/pipeline"
 )
 
 // OpenBLAS picks its CPU kernel when the library loads, before any Go code
@@ -163,11 +163,11 @@ the warning run would log, if any.`,
 	RunE: func(cmd *cobra.Command, args []string) error {
 		choice := ""
 		if len(args) == 1 {
-			job, err := pipeline.LoadJob(args[0])
+			j, err := job.Load(args[0])
 			if err != nil {
 				return err
 			}
-			choice = job.BLASKernel
+			choice = j.BLASKernel
 		}
 		applyBLASKernel(choice)
 		if blasKernelFlag != "" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"monomer/job"
 	"monomer/pipeline"
 	"monomer/stages"
 )
@@ -62,7 +63,7 @@ choose.
 	},
 }
 
-func slicesIndex(job *pipeline.Job, name string) int {
+func slicesIndex(job *job.Job, name string) int {
 	for k, e := range job.Experiments {
 		if e.Name == name {
 			return k

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"monomer/job"
 	"monomer/pipeline"
 )
 
@@ -67,21 +68,21 @@ jobs/airflow/monomer_dag.py. It reads only the job file.
 ` + exitCodesHelp,
 	Args: exactArgs(1),
 	RunE: func(cmd *cobra.Command, args []string) error {
-		sets, err := pipeline.ParseSets(planOpts.sets)
+		sets, err := job.ParseSets(planOpts.sets)
 		if err != nil {
 			return err
 		}
-		job, err := pipeline.LoadJobWith(args[0], append(pipeline.EnvOverrides(os.Environ()), sets...))
+		j, err := job.LoadWith(args[0], append(job.EnvOverrides(os.Environ()), sets...))
 		if err != nil {
 			return err
 		}
 		exp, jobSt := stageSet()
-		g, err := pipeline.NewGraph(job, exp, jobSt)
+		g, err := pipeline.NewGraph(j, exp, jobSt)
 		if err != nil {
 			return err
 		}
-		p := planJSON{Job: job.Name, JobFile: job.Path, Stages: g.ExpStages, JobStages: g.JobStages, Tasks: []planTask{}}
-		for _, e := range job.Experiments {
+		p := planJSON{Job: j.Name, JobFile: j.Path, Stages: g.ExpStages, JobStages: g.JobStages, Tasks: []planTask{}}
+		for _, e := range j.Experiments {
 			p.Experiments = append(p.Experiments, e.Name)
 		}
 		for _, n := range g.Nodes {

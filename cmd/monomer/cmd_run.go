@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
 	"monomer/stages"
@@ -46,24 +47,24 @@ var runIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:+-]*$`)
 
 // load reads the job file with overrides (flags over MONOMER_* over the
 // file) and returns it with the run directory and the hash-cache path.
-func (d *dirFlags) load(path string) (*pipeline.Job, pipeline.Options, error) {
-	sets, err := pipeline.ParseSets(d.sets)
+func (d *dirFlags) load(path string) (*job.Job, pipeline.Options, error) {
+	sets, err := job.ParseSets(d.sets)
 	if err != nil {
 		return nil, pipeline.Options{}, err
 	}
-	job, err := pipeline.LoadJobWith(path, append(pipeline.EnvOverrides(os.Environ()), sets...))
+	j, err := job.LoadWith(path, append(job.EnvOverrides(os.Environ()), sets...))
 	if err != nil {
 		return nil, pipeline.Options{}, err
 	}
 	// Before any key is computed: the kernel is part of train's and
 	// evaluate's keys. Returns only when no re-execution is needed.
-	applyBLASKernel(job.BLASKernel)
+	applyBLASKernel(j.BLASKernel)
 	base := d.runDir
 	if base == "" {
 		base = os.Getenv("MONOMER_RUN_DIR")
 	}
 	if base == "" {
-		base = filepath.Join("runs", job.Name)
+		base = filepath.Join("runs", j.Name)
 	}
 	opts := pipeline.Options{RunDir: base, HashCache: filepath.Join(base, ".hashcache.json"), Store: storeDir(base), BLAS: models.BLAS().String()}
 	if d.runID != "" {
@@ -72,7 +73,7 @@ func (d *dirFlags) load(path string) (*pipeline.Job, pipeline.Options, error) {
 		}
 		opts.RunDir = filepath.Join(base, d.runID)
 	}
-	return job, opts, nil
+	return j, opts, nil
 }
 
 // exactArgs is cobra.ExactArgs with the usage exit code.

@@ -15,6 +15,7 @@ import (
 
 	"monomer/amazon"
 	"monomer/imagefeat"
+	"monomer/job"
 	"monomer/pipeline"
 )
 
@@ -57,7 +58,7 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
-	case errors.Is(err, pipeline.ErrConfig), errors.Is(err, pipeline.ErrUsage),
+	case errors.Is(err, job.ErrConfig), errors.Is(err, pipeline.ErrUsage),
 		errors.Is(err, pipeline.ErrUnreadable),
 		strings.HasPrefix(err.Error(), "unknown command "): // cobra's, not wrappable
 		return exitUsage

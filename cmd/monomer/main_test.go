@@ -19,6 +19,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"monomer/job"
 	"monomer/pipeline"
 	"monomer/schema"
 )
@@ -62,7 +63,7 @@ var fakeSchema = arrow.NewSchema([]arrow.Field{
 
 func (f *fake) Name() string   { return f.name }
 func (f *fake) Deps() []string { return f.deps }
-func (f *fake) Key(e *pipeline.Resolved) (any, []string) {
+func (f *fake) Key(e *job.Resolved) (any, []string) {
 	if e == nil {
 		return map[string]any{}, nil
 	}
