@@ -11,8 +11,15 @@ import (
 	"strings"
 )
 
-// ErrConfig marks an invalid job file or flag; the CLI maps it to exit code 2.
-var ErrConfig = errors.New("invalid job")
+// Sentinels the CLI maps to exit code 2. Wrap them with %w and a message
+// that names the file, field or flag.
+var (
+	// ErrConfig marks an invalid job file or override.
+	ErrConfig = errors.New("invalid job")
+	// ErrUsage marks a wrong command line, e.g. a --set without '='.
+	// pipeline.ErrUsage is the same error.
+	ErrUsage = errors.New("usage")
+)
 
 // Job is a job file: a named set of experiments sharing raw data and a seed.
 type Job struct {
@@ -301,6 +308,12 @@ func finishJob(path string, j *Job) (*Job, error) {
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// ValidName reports whether name is a valid job or experiment name:
+// letters, digits, '.', '_' and '-', not starting with a punctuation mark,
+// so that it is one directory of the run directory. Stage names follow the
+// same rule.
+func ValidName(name string) bool { return nameRE.MatchString(name) }
 
 // kernelRE: "auto", "env" or an OpenBLAS core name (letters and digits).
 var kernelRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{1,31}$`)

@@ -180,3 +180,10 @@ func FuzzParseJob(f *testing.F) {
 		}
 	})
 }
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

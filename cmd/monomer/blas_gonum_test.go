@@ -10,7 +10,7 @@ import (
 // TestPureGoWarns: the pure-Go build logs exactly one WARN at the start of a
 // run, saying it is pure Go and what it costs.
 func TestPureGoWarns(t *testing.T) {
-	dir := job(t)
+	dir := jobDir(t)
 	r := monomer(t, dir, "fake", nil, "run", "job.yaml")
 	if r.code != 0 {
 		t.Fatalf("run: %d %s", r.code, r.stderr)

@@ -78,7 +78,7 @@ func TestBLASKernelChoice(t *testing.T) {
 // and every manifest records it.
 func TestRunRecordsBLAS(t *testing.T) {
 	_, level := cpuKernel()
-	dir := job(t)
+	dir := jobDir(t)
 	r := monomer(t, dir, "fake", nil, "run", "job.yaml", "--blas-kernel", "Haswell")
 	if r.code != 0 {
 		t.Fatalf("run: %d %s", r.code, r.stderr)

@@ -10,7 +10,7 @@ import (
 // TestCacheRestoreAndTrim: k from 10 to 20 and back restores the first
 // outputs from the store without running train; cache trim empties it.
 func TestCacheRestoreAndTrim(t *testing.T) {
-	dir := job(t)
+	dir := jobDir(t)
 	run := func(k string) result {
 		t.Helper()
 		r := monomer(t, dir, "fake", nil, "run", "job.yaml", "--set", "settings.k="+k)

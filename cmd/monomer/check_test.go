@@ -10,7 +10,7 @@ import (
 // TestDiffUnreadable: diff exits 2 and names the file when it cannot read a
 // table or manifest (exit 1 would claim the runs differ), 1 when they differ.
 func TestDiffUnreadable(t *testing.T) {
-	dir := job(t)
+	dir := jobDir(t)
 	for _, id := range []string{"1", "2"} {
 		if r := monomer(t, dir, "fake", nil, "run", "job.yaml", "--run-dir", "out", "--run-id", id); r.code != 0 {
 			t.Fatal(r.stderr)
@@ -44,7 +44,7 @@ func TestDiffUnreadable(t *testing.T) {
 // or missing and 0 once all are up to date; plain status exits 0 always.
 // While a run holds the directory, status says who.
 func TestStatusCheck(t *testing.T) {
-	dir := job(t)
+	dir := jobDir(t)
 	stale := []string{"--set", "experiments.b.settings.k=7"}
 	steps := []struct {
 		name  string

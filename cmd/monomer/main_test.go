@@ -122,8 +122,8 @@ experiments:
   - {name: b, category: "T > B", graph: also_viewed, features: image}
 `
 
-// job writes a job file and its raw input into a new directory.
-func job(t *testing.T) string {
+// jobDir writes a job file and its raw input into a new directory.
+func jobDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "job.yaml"), cmdJob)
@@ -169,7 +169,7 @@ func monomerEnv(t *testing.T, dir string, env []string, args ...string) result {
 }
 
 func TestExitCodes(t *testing.T) {
-	dir := job(t)
+	dir := jobDir(t)
 	write(t, filepath.Join(dir, "bad.yaml"), strings.Replace(cmdJob, "also_viewed", "also_liked", 1))
 	tests := []struct {
 		name   string
@@ -254,7 +254,7 @@ func logLines(t *testing.T, stderr string) []map[string]any {
 }
 
 func TestRunStatusDryRun(t *testing.T) {
-	dir := job(t)
+	dir := jobDir(t)
 	r := monomer(t, dir, "fake", nil, "run", "job.yaml")
 	if r.code != 0 {
 		t.Fatalf("run: %d %s", r.code, r.stderr)
@@ -334,7 +334,7 @@ func fileExists(p string) bool {
 }
 
 func TestRunIDAndDiff(t *testing.T) {
-	dir := job(t)
+	dir := jobDir(t)
 	for _, id := range []string{"2026-01-01", "2026-01-02"} {
 		if r := monomer(t, dir, "fake", nil, "run", "job.yaml", "--run-dir", "out", "--run-id", id); r.code != 0 {
 			t.Fatal(r.stderr)
@@ -355,7 +355,7 @@ func TestRunIDAndDiff(t *testing.T) {
 }
 
 func TestPlanJSON(t *testing.T) {
-	dir := job(t)
+	dir := jobDir(t)
 	r := monomer(t, dir, "fake", nil, "plan", "--json", "job.yaml")
 	var p planJSON
 	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil || r.code != 0 {
@@ -410,7 +410,7 @@ func startRun(t *testing.T, dir, stage string, args ...string) *exec.Cmd {
 }
 
 func TestLockedAndInterrupted(t *testing.T) {
-	dir := job(t)
+	dir := jobDir(t)
 	cmd := startRun(t, dir, "train")
 	r := monomer(t, dir, "fake", nil, "run", "job.yaml")
 	want := fmt.Sprintf("monomer: pipeline: run directory locked: runs/cmdtest is held by pid %d started ", cmd.Process.Pid)
@@ -435,7 +435,7 @@ func TestLockedAndInterrupted(t *testing.T) {
 }
 
 func TestLockTakenOverAfterKill(t *testing.T) {
-	dir := job(t)
+	dir := jobDir(t)
 	cmd := startRun(t, dir, "train", "--experiment", "a")
 	// A run of the other experiment may share the directory.
 	if r := monomer(t, dir, "fake", nil, "run", "job.yaml", "--experiment", "b"); r.code != 0 {
