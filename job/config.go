@@ -9,6 +9,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"monomer/bow"
+	"monomer/graph"
+	"monomer/imagefeat"
+	"monomer/models"
 )
 
 // Sentinels the CLI maps to exit code 2. Wrap them with %w and a message
@@ -85,15 +90,16 @@ type Settings struct {
 	// (exit 3). If 0, it is defaulted to 0.001. Use a negative value for
 	// "never fail".
 	RejectRatio float64 `yaml:"reject_ratio"`
-	// ImageScale divides every image feature. If 0, it is defaulted to
-	// 58.388599, the maximum FC7 activation the original code divides by.
+	// ImageScale divides every image feature. If 0, imagefeat.DefaultScale,
+	// the maximum FC7 activation the original code divides by.
 	ImageScale float64 `yaml:"image_scale"`
-	// VocabSize is the bag-of-words vocabulary size. If 0, 5000 (paper §4.5).
+	// VocabSize is the bag-of-words vocabulary size. If 0,
+	// bow.DefaultVocabSize (paper §4.5).
 	VocabSize int `yaml:"vocab_size"`
 	// UseSummary adds review summaries to the text. Default false.
 	UseSummary bool `yaml:"use_summary"`
 	// VocabSampleTokens caps the tokens used to choose the vocabulary; the
-	// vectors always count every review. If 0, 50,000,000.
+	// vectors always count every review. If 0, bow.DefaultSampleTokens.
 	VocabSampleTokens int64 `yaml:"vocab_sample_tokens"`
 	// VocabShards, when above 0, counts a bag-of-words experiment's
 	// candidate terms in that many bow-shard DAG nodes, which the features
@@ -106,33 +112,36 @@ type Settings struct {
 	// rewire.
 	Negatives string `yaml:"negatives"`
 	// SwapsPerEdge is the number of switch attempts per edge in the first
-	// rewiring phase. If 0, 20.
+	// rewiring phase. If 0, graph.DefaultSwapsPerEdge.
 	SwapsPerEdge int `yaml:"swaps_per_edge"`
 	// TrainCap bounds the training pairs; larger data are subsampled before
-	// the 80/10/10 split. If 0, 2,000,000 (paper §4.1).
+	// the 80/10/10 split. If 0, graph.DefaultTrainCap (paper §4.1).
 	TrainCap int `yaml:"train_cap"`
-	// K is the embedding rank of LMT. If 0, 100 (paper Table 2).
+	// K is the embedding rank of LMT. If 0, models.DefaultLMTK (paper
+	// Table 2).
 	K int `yaml:"k"`
-	// MonomerK is Monomer's per-space rank. If 0, 20 (paper Table 2).
+	// MonomerK is Monomer's per-space rank. If 0, models.DefaultMonomerK
+	// (paper Table 2).
 	MonomerK int `yaml:"monomer_k"`
-	// N is Monomer's number of non-anchor spaces. If 0, 4.
+	// N is Monomer's number of non-anchor spaces. If 0,
+	// models.DefaultMonomerN.
 	N int `yaml:"n"`
-	// Topics is the LDA topic count. If 0, 100.
+	// Topics is the LDA topic count. If 0, models.DefaultTopics.
 	Topics int `yaml:"topics"`
 	// LDAPasses is the number of LDA passes over the corpus. If 0,
 	// max(1, ⌈20 / chunks⌉) (chunks of 2000 documents): at least 20 M-steps,
 	// where gensim's default is one pass.
 	LDAPasses int `yaml:"lda_passes"`
 	// Lambdas is the L2 grid searched on validation error. If empty,
-	// {0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2}.
+	// models.DefaultLambdas().
 	Lambdas []float64 `yaml:"lambdas"`
-	// MaxIter caps L-BFGS iterations per fit. If 0, 200.
+	// MaxIter caps L-BFGS iterations per fit. If 0, models.DefaultMaxIter.
 	MaxIter int `yaml:"max_iter"`
 	// ValidEvery is how many iterations pass between validation checks.
-	// If 0, 10.
+	// If 0, models.DefaultValidEvery.
 	ValidEvery int `yaml:"valid_every"`
 	// CTTop is the fraction of linked subcategories CT predicts positive.
-	// If 0, 0.5 (paper §4.2).
+	// If 0, models.DefaultCTTop (paper §4.2).
 	CTTop float64 `yaml:"ct_top"`
 	// Patience ends a fit after this many validation checks in a row that
 	// keep nothing (models.Spec.Patience). If 0, 6 (measured to change no
@@ -157,24 +166,26 @@ type Settings struct {
 	ReportMapItems int `yaml:"report_map_items"`
 }
 
-// Defaults returns the documented defaults.
+// Defaults returns the documented defaults: the library packages' own
+// (imagefeat, bow, graph, models), and the job's for what no library
+// decides (reject ratio, negatives method, patience, recommendations, maps).
 func Defaults() Settings {
 	return Settings{
 		RejectRatio:       0.001,
-		ImageScale:        58.388599,
-		VocabSize:         5000,
-		VocabSampleTokens: 50_000_000,
+		ImageScale:        imagefeat.DefaultScale,
+		VocabSize:         bow.DefaultVocabSize,
+		VocabSampleTokens: bow.DefaultSampleTokens,
 		Negatives:         "rewire",
-		SwapsPerEdge:      20,
-		TrainCap:          2_000_000,
-		K:                 100,
-		MonomerK:          20,
-		N:                 4,
-		Topics:            100,
-		Lambdas:           []float64{0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2},
-		MaxIter:           200,
-		ValidEvery:        10,
-		CTTop:             0.5,
+		SwapsPerEdge:      graph.DefaultSwapsPerEdge,
+		TrainCap:          graph.DefaultTrainCap,
+		K:                 models.DefaultLMTK,
+		MonomerK:          models.DefaultMonomerK,
+		N:                 models.DefaultMonomerN,
+		Topics:            models.DefaultTopics,
+		Lambdas:           models.DefaultLambdas(),
+		MaxIter:           models.DefaultMaxIter,
+		ValidEvery:        models.DefaultValidEvery,
+		CTTop:             models.DefaultCTTop,
 		Patience:          6,
 
 		RecommendQueries: 300,
