@@ -82,30 +82,32 @@ type Experiment struct {
 	Settings Settings `yaml:"settings"`
 }
 
-// Settings are the tunable parameters. A zero field means "inherit": the
+// Settings are the tunable parameters. An unset field inherits: the
 // experiment's value wins over the job's, the job's over the default named on
-// each field. Resolve fills every field.
+// each field. A zero field is unset, but for the Opt fields, whose zero means
+// something and which are unset only when absent from the file. Resolve
+// fills every field.
 type Settings struct {
 	// RejectRatio is the fraction of malformed lines above which ingest fails
-	// (exit 3). If 0, it is defaulted to 0.001. Use a negative value for
-	// "never fail".
-	RejectRatio float64 `yaml:"reject_ratio"`
+	// (exit 3). 0 fails on the first malformed line; a negative value
+	// never fails. If unset, 0.001.
+	RejectRatio Opt[float64] `yaml:"reject_ratio"`
 	// ImageScale divides every image feature. If 0, imagefeat.DefaultScale,
 	// the maximum FC7 activation the original code divides by.
 	ImageScale float64 `yaml:"image_scale"`
 	// VocabSize is the bag-of-words vocabulary size. If 0,
 	// bow.DefaultVocabSize (paper §4.5).
 	VocabSize int `yaml:"vocab_size"`
-	// UseSummary adds review summaries to the text. Default false.
-	UseSummary bool `yaml:"use_summary"`
+	// UseSummary adds review summaries to the text. If unset, false.
+	UseSummary Opt[bool] `yaml:"use_summary"`
 	// VocabSampleTokens caps the tokens used to choose the vocabulary; the
 	// vectors always count every review. If 0, bow.DefaultSampleTokens.
 	VocabSampleTokens int64 `yaml:"vocab_sample_tokens"`
 	// VocabShards, when above 0, counts a bag-of-words experiment's
 	// candidate terms in that many bow-shard DAG nodes, which the features
 	// stage merges instead of counting itself (the vocabulary is the
-	// same). If 0, the stage counts in-process.
-	VocabShards int `yaml:"vocab_shards"`
+	// same). If 0 or unset, the stage counts in-process.
+	VocabShards Opt[int] `yaml:"vocab_shards"`
 	// Negatives is rewire (degree-preserving, the paper's), uniform, or
 	// auto: rewire, falling back to uniform (with a warning, recorded in
 	// the stage's stats) when the graph is too dense to rewire. If empty,
@@ -149,8 +151,8 @@ type Settings struct {
 	Patience int `yaml:"patience"`
 	// WarmStart trains the λ grid from the largest λ to the smallest, each
 	// from the parameters kept at the one before (models.Spec.WarmStart).
-	// Default false.
-	WarmStart bool `yaml:"warm_start"`
+	// If unset, false.
+	WarmStart Opt[bool] `yaml:"warm_start"`
 
 	// Recommendations (the recommend stage and the report).
 
@@ -171,7 +173,10 @@ type Settings struct {
 // decides (reject ratio, negatives method, patience, recommendations, maps).
 func Defaults() Settings {
 	return Settings{
-		RejectRatio:       0.001,
+		RejectRatio:       Set(0.001),
+		UseSummary:        Set(false),
+		VocabShards:       Set(0),
+		WarmStart:         Set(false),
 		ImageScale:        imagefeat.DefaultScale,
 		VocabSize:         bow.DefaultVocabSize,
 		VocabSampleTokens: bow.DefaultSampleTokens,
@@ -194,7 +199,7 @@ func Defaults() Settings {
 	}
 }
 
-// over returns s with every non-zero field of o copied over it.
+// over returns s with every set field of o copied over it.
 func (s Settings) over(o Settings) Settings {
 	inherit(&s.RejectRatio, o.RejectRatio)
 	inherit(&s.ImageScale, o.ImageScale)
@@ -224,7 +229,8 @@ func (s Settings) over(o Settings) Settings {
 	return s
 }
 
-// inherit sets *dst to v unless v is its type's zero value ("unset").
+// inherit sets *dst to v unless v is its type's zero value ("unset"; for
+// an Opt, the zero value is unset whatever it holds).
 func inherit[T comparable](dst *T, v T) {
 	var zero T
 	if v != zero {
@@ -415,22 +421,22 @@ func (s Settings) validate(at string) error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"reject_ratio", s.RejectRatio}, {"image_scale", s.ImageScale}, {"ct_top", s.CTTop}} {
+	}{{"reject_ratio", s.RejectRatio.Get()}, {"image_scale", s.ImageScale}, {"ct_top", s.CTTop}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("%s.%s: %g is not a number", at, f.name, f.v)
 		}
 	}
 	switch {
-	case s.RejectRatio > 1:
-		return fmt.Errorf("%s.reject_ratio: %g must be at most 1", at, s.RejectRatio)
+	case s.RejectRatio.Get() > 1:
+		return fmt.Errorf("%s.reject_ratio: %g must be at most 1", at, s.RejectRatio.Get())
 	case s.ImageScale < 0:
 		return fmt.Errorf("%s.image_scale: %g must be positive", at, s.ImageScale)
 	case s.VocabSize < 0:
 		return fmt.Errorf("%s.vocab_size: %d must be positive", at, s.VocabSize)
 	case s.VocabSampleTokens < 0:
 		return fmt.Errorf("%s.vocab_sample_tokens: %d must be positive", at, s.VocabSampleTokens)
-	case s.VocabShards < 0:
-		return fmt.Errorf("%s.vocab_shards: %d must be positive", at, s.VocabShards)
+	case s.VocabShards.Get() < 0:
+		return fmt.Errorf("%s.vocab_shards: %d must be positive", at, s.VocabShards.Get())
 	case s.Negatives != "" && !slices.Contains(NegativeMethods, s.Negatives):
 		return fmt.Errorf("%s.negatives: %q is not one of %s", at, s.Negatives, strings.Join(NegativeMethods, ", "))
 	case s.SwapsPerEdge < 0:

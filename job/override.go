@@ -179,7 +179,7 @@ func applyOverride(root *yaml.Node, o Override) error {
 			setKey(node, seg, v)
 			return nil
 		}
-		ft := f.Type
+		ft := plainType(f.Type)
 		if ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct {
 			// experiments.<name>...: find the experiment by name.
 			i++

@@ -32,7 +32,7 @@ func checkNodes(n *yaml.Node, t reflect.Type, at string) error {
 	if n.Kind == yaml.AliasNode {
 		return checkNodes(n.Alias, t, at)
 	}
-	switch t.Kind() {
+	switch t = plainType(t); t.Kind() {
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {
 			return nil // the decoder reports the type mismatch
@@ -140,7 +140,7 @@ func (r *Resolved) checkBounds(at string) error {
 	}{
 		{"vocab_size", int64(s.VocabSize), maxVocabSize},
 		{"vocab_sample_tokens", s.VocabSampleTokens, maxSampleTokens},
-		{"vocab_shards", int64(s.VocabShards), maxVocabShards},
+		{"vocab_shards", int64(s.VocabShards.Get()), maxVocabShards},
 		{"swaps_per_edge", int64(s.SwapsPerEdge), maxSwapsPerEdge},
 		{"train_cap", int64(s.TrainCap), maxTrainCap},
 		{"k", int64(s.K), maxSize},

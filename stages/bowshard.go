@@ -37,7 +37,7 @@ func (BowShard) Shards(e *job.Resolved) int {
 	if e.Features != "bow" {
 		return 0
 	}
-	return e.Settings.VocabShards
+	return e.Settings.VocabShards.Get()
 }
 
 type bowShardParams struct {
@@ -47,7 +47,7 @@ type bowShardParams struct {
 // Key: the counts depend on the text options only; the vocabulary size and
 // sample are applied when features merges them.
 func (BowShard) Key(e *job.Resolved) (any, []string) {
-	return bowShardParams{e.Settings.UseSummary}, []string{e.Data.Reviews}
+	return bowShardParams{e.Settings.UseSummary.Get()}, []string{e.Data.Reviews}
 }
 
 // Output files of a shard's directory.
@@ -63,7 +63,7 @@ func (BowShard) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 		return nil, err
 	}
 	tr := env.Track("tokenise and tag reviews", 0)
-	pull, stop := reviewDocs(ctx, e.Data.Reviews, it.rows(), e.Settings.UseSummary)
+	pull, stop := reviewDocs(ctx, e.Data.Reviews, it.rows(), e.Settings.UseSummary.Get())
 	next := func() (bow.Doc, error) {
 		d, err := pull()
 		if err == nil {
@@ -106,7 +106,7 @@ func (BowShard) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 // directories by name.
 func shardFingerprint(e *job.Resolved, asins []string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%v\x00%d\x00", e.Settings.UseSummary, len(asins))
+	fmt.Fprintf(h, "%v\x00%d\x00", e.Settings.UseSummary.Get(), len(asins))
 	for _, a := range asins {
 		h.Write([]byte(a))
 		h.Write([]byte{0})
@@ -161,5 +161,5 @@ func readBowShards(env *pipeline.Env, asins []string, n int) ([]*bow.Counts, err
 }
 
 func bowOptions(e *job.Resolved) bow.Options {
-	return bow.Options{VocabSize: e.Settings.VocabSize, SampleTokens: e.Settings.VocabSampleTokens, UseSummary: e.Settings.UseSummary}
+	return bow.Options{VocabSize: e.Settings.VocabSize, SampleTokens: e.Settings.VocabSampleTokens, UseSummary: e.Settings.UseSummary.Get()}
 }

@@ -40,7 +40,7 @@ func (Features) Key(e *job.Resolved) (any, []string) {
 	if e.Features == "image" {
 		return featuresParams{Kind: "image", ImageScale: e.Settings.ImageScale}, []string{e.Data.ImageFeatures}
 	}
-	return featuresParams{Kind: "bow", VocabShards: e.Settings.VocabShards, VocabSize: e.Settings.VocabSize, UseSummary: e.Settings.UseSummary,
+	return featuresParams{Kind: "bow", VocabShards: e.Settings.VocabShards.Get(), VocabSize: e.Settings.VocabSize, UseSummary: e.Settings.UseSummary.Get(),
 		VocabSampleTokens: e.Settings.VocabSampleTokens}, []string{e.Data.Reviews}
 }
 
@@ -135,8 +135,8 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.R
 	s := env.Exp.Settings
 	opts := bowOptions(env.Exp)
 	var vocab []bow.Term
-	if s.VocabShards > 0 {
-		shards, err := readBowShards(env, it.asin, s.VocabShards)
+	if s.VocabShards.Get() > 0 {
+		shards, err := readBowShards(env, it.asin, s.VocabShards.Get())
 		if err != nil {
 			return nil, err
 		}
@@ -147,7 +147,7 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.R
 	// Documents are tagged as they are handed over, so counting them tracks
 	// the tokenising too.
 	tr := env.Track("tokenise and tag reviews", 0)
-	pull, stop := reviewDocs(ctx, env.Exp.Data.Reviews, rows, s.UseSummary)
+	pull, stop := reviewDocs(ctx, env.Exp.Data.Reviews, rows, s.UseSummary.Get())
 	next := func() (bow.Doc, error) {
 		d, err := pull()
 		if err == nil {

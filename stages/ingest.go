@@ -48,7 +48,7 @@ func (Ingest) Key(e *job.Resolved) (any, []string) {
 	if e.Features == "image" {
 		files = append(files, e.Data.ImageFeatures)
 	}
-	return ingestParams{e.Category, e.Depth, e.Graph, e.Features, e.Settings.RejectRatio}, files
+	return ingestParams{e.Category, e.Depth, e.Graph, e.Features, e.Settings.RejectRatio.Get()}, files
 }
 
 // scopedItem is an item of the experiment while ingest collects them.
@@ -237,7 +237,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		lines += rs.Lines
 		stats["review_lines"] = rs.Lines
 	}
-	if err := rej.check(env, lines, e.Settings.RejectRatio); err != nil {
+	if err := rej.check(env, lines, e.Settings.RejectRatio.Get()); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -272,7 +272,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		lines += int64(len(asins))
 		stats["image_records"] = len(asins)
 	}
-	if err := rej.check(env, lines, e.Settings.RejectRatio); err != nil {
+	if err := rej.check(env, lines, e.Settings.RejectRatio.Get()); err != nil {
 		return nil, err
 	}
 

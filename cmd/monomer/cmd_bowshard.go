@@ -52,7 +52,7 @@ choose.
 		r := job.Resolve(k)
 		if have := (stages.BowShard{}).Shards(&r); have != n {
 			return fmt.Errorf("%w: --shard %d/%d: experiment %s has %d bag-of-words shards (features %s, vocab_shards %d)",
-				pipeline.ErrUsage, i, n, r.Name, have, r.Features, r.Settings.VocabShards)
+				pipeline.ErrUsage, i, n, r.Name, have, r.Features, r.Settings.VocabShards.Get())
 		}
 		opts.Experiments = []string{r.Name}
 		opts.Only = pipeline.ShardName(stages.BowShard{}.Name(), i, n)
