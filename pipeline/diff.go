@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"monomer/schema"
@@ -98,7 +99,7 @@ func Diff(a, b string, opts DiffOptions) (*DiffResult, error) {
 			res.Table, res.Detail = table, detail
 		}
 	}
-	for _, rel := range union(ta, tb) {
+	for _, rel := range unionKeys(ta, tb) {
 		if found && opts.Tolerance == 0 {
 			break
 		}
@@ -123,7 +124,7 @@ func Diff(a, b string, opts DiffOptions) (*DiffResult, error) {
 			return nil, err
 		}
 	}
-	for _, rel := range union(ma, mb) {
+	for _, rel := range unionKeys(ma, mb) {
 		if found {
 			break
 		}
@@ -178,18 +179,11 @@ func listRun(dir string) (tables, manifests map[string]bool, err error) {
 	return tables, manifests, nil
 }
 
-func union(a, b map[string]bool) []string {
-	var out []string
-	for k := range a {
-		out = append(out, k)
-	}
-	for k := range b {
-		if !a[k] {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
+// unionKeys returns the keys of a and b, sorted, each once.
+func unionKeys[V any](a, b map[string]V) []string {
+	keys := slices.AppendSeq(slices.Collect(maps.Keys(a)), maps.Keys(b))
+	slices.Sort(keys)
+	return slices.Compact(keys)
 }
 
 // sameBytes compares two files' contents; identical files need no parsing.
@@ -253,19 +247,7 @@ func diffManifest(pa, pb string) (string, error) {
 		return "", fmt.Errorf("pipeline: diff: %w manifest: %w", ErrUnreadable, err)
 	}
 	oa, ob := ma.outputMap(), mb.outputMap()
-	names := map[string]bool{}
-	for k := range oa {
-		names[k] = true
-	}
-	for k := range ob {
-		names[k] = true
-	}
-	sorted := make([]string, 0, len(names))
-	for k := range names {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
-	for _, k := range sorted {
+	for _, k := range unionKeys(oa, ob) {
 		ha, inA := oa[k]
 		hb, inB := ob[k]
 		switch {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -43,15 +44,15 @@ choose.
 			if err != nil {
 				return err
 			}
-			job, opts, err := flags.load(args[0])
+			j, opts, err := flags.load(args[0])
 			if err != nil {
 				return err
 			}
-			k := slicesIndex(job, flags.experiment)
+			k := slices.IndexFunc(j.Experiments, func(e job.Experiment) bool { return e.Name == flags.experiment })
 			if k < 0 {
 				return fmt.Errorf("%w: no experiment %q in %s", pipeline.ErrUsage, flags.experiment, args[0])
 			}
-			r := job.Resolve(k)
+			r := j.Resolve(k)
 			if have := (stages.BowShard{}).Shards(&r); have != n {
 				return fmt.Errorf("%w: --shard %d/%d: experiment %s has %d bag-of-words shards (features %s, vocab_shards %d)",
 					pipeline.ErrUsage, i, n, r.Name, have, r.Features, r.Settings.VocabShards.Get())
@@ -60,7 +61,7 @@ choose.
 			opts.Only = pipeline.ShardName(stages.BowShard{}.Name(), i, n)
 			opts.Logger = pipeline.NewLogger(os.Stderr, pipeline.IsTerminal(os.Stderr))
 			exp, jobSt := stageSet()
-			_, err = pipeline.Run(cmd.Context(), job, exp, jobSt, opts)
+			_, err = pipeline.Run(cmd.Context(), j, exp, jobSt, opts)
 			return err
 		},
 	}
@@ -68,15 +69,6 @@ choose.
 	cmd.Flags().StringVar(&flags.experiment, "experiment", "", "the bag-of-words experiment (required)")
 	cmd.Flags().StringVar(&flags.shard, "shard", "", "I/N: this shard of N (required)")
 	return cmd
-}
-
-func slicesIndex(job *job.Job, name string) int {
-	for k, e := range job.Experiments {
-		if e.Name == name {
-			return k
-		}
-	}
-	return -1
 }
 
 // parseShard reads "I/N" with 0 <= I < N.
