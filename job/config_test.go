@@ -3,6 +3,7 @@ package job
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -240,6 +241,9 @@ experiments:
 		if !strings.Contains(string(b), want) {
 			t.Errorf("JSON %s lacks %s", b, want)
 		}
+	}
+	if got := fmt.Sprintf("%v %d %5.3f %t", d.UseSummary, d.VocabShards, d.RejectRatio, Set(true)); got != "false 0 0.001 true" {
+		t.Errorf("fmt: %q", got)
 	}
 	var back Settings
 	must(t, json.Unmarshal(b, &back))

@@ -2,6 +2,7 @@ package job
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 
 	"go.yaml.in/yaml/v3"
@@ -25,6 +26,10 @@ func (o Opt[T]) Get() T { return o.v }
 
 // IsSet reports whether the value was given.
 func (o Opt[T]) IsSet() bool { return o.set }
+
+// Format prints the value as fmt would print it plain (the zero value when
+// unset), so a key hashed with fmt reads the same as before Opt existed.
+func (o Opt[T]) Format(f fmt.State, verb rune) { fmt.Fprintf(f, fmt.FormatString(f, verb), o.v) }
 
 // UnmarshalYAML decodes the plain value. The decoder does not call it for
 // a null value (`use_summary:` or `~`), which leaves the Opt unset.
