@@ -102,7 +102,7 @@ func BenchmarkVectorize(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		vocab := mustCount(c, 0).rank(defaultVocabSize)
+		vocab := mustCount(c, 0).rank(DefaultVocabSize)
 		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) {
 			var hits int64
 			cpu0 := cpuSeconds()
@@ -162,12 +162,12 @@ func BenchmarkSampleOverlap(b *testing.B) {
 	docs = nil
 	for b.Loop() {
 		full := mustCount(c, 0)
-		exact := full.rank(defaultVocabSize)
+		exact := full.rank(DefaultVocabSize)
 		b.ReportMetric(float64(c.tokens), "tokens")
 		b.ReportMetric(float64(full.distinct()), "candidates")
 		b.ReportMetric(float64(exact[len(exact)-1].Count), "boundary-count")
 		for s := 1; s <= 6; s++ {
-			o, mass := vocabOverlap(exact, mustCount(c, s).rank(defaultVocabSize))
+			o, mass := vocabOverlap(exact, mustCount(c, s).rank(DefaultVocabSize))
 			b.ReportMetric(o, fmt.Sprintf("overlap@1/%d", 1<<s))
 			b.ReportMetric(mass, fmt.Sprintf("mass@1/%d", 1<<s))
 		}

@@ -26,14 +26,17 @@ type Options struct {
 }
 
 const (
-	defaultVocabSize    = 5000
-	defaultSampleTokens = 50_000_000
+	// DefaultVocabSize is the vocabulary size when Options.VocabSize is 0:
+	// the paper's 5000 (§4.5).
+	DefaultVocabSize = 5000
+	// DefaultSampleTokens is Options.SampleTokens when it is 0.
+	DefaultSampleTokens = 50_000_000
 	batchDocs           = 1024 // docs per work unit; any size gives the same result
 )
 
 func (o Options) vocabSize() int {
 	if o.VocabSize <= 0 {
-		return defaultVocabSize
+		return DefaultVocabSize
 	}
 	return o.VocabSize
 }
@@ -48,7 +51,7 @@ func (o Options) workers() int {
 func (o Options) sampleTokens() int64 {
 	switch {
 	case o.SampleTokens == 0:
-		return defaultSampleTokens
+		return DefaultSampleTokens
 	case o.SampleTokens < 0:
 		return -1
 	}

@@ -9,10 +9,22 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"monomer/bow"
+	"monomer/graph"
+	"monomer/imagefeat"
+	"monomer/models"
 )
 
-// ErrConfig marks an invalid job file or flag; the CLI maps it to exit code 2.
-var ErrConfig = errors.New("invalid job")
+// Sentinels the CLI maps to exit code 2. Wrap them with %w and a message
+// that names the file, field or flag.
+var (
+	// ErrConfig marks an invalid job file or override.
+	ErrConfig = errors.New("invalid job")
+	// ErrUsage marks a wrong command line, e.g. a --set without '='.
+	// pipeline.ErrUsage is the same error.
+	ErrUsage = errors.New("usage")
+)
 
 // Job is a job file: a named set of experiments sharing raw data and a seed.
 type Job struct {
@@ -70,62 +82,68 @@ type Experiment struct {
 	Settings Settings `yaml:"settings"`
 }
 
-// Settings are the tunable parameters. A zero field means "inherit": the
+// Settings are the tunable parameters. An unset field inherits: the
 // experiment's value wins over the job's, the job's over the default named on
-// each field. Resolve fills every field.
+// each field. A zero field is unset, but for the Opt fields, whose zero means
+// something and which are unset only when absent from the file. Resolve
+// fills every field.
 type Settings struct {
 	// RejectRatio is the fraction of malformed lines above which ingest fails
-	// (exit 3). If 0, it is defaulted to 0.001. Use a negative value for
-	// "never fail".
-	RejectRatio float64 `yaml:"reject_ratio"`
-	// ImageScale divides every image feature. If 0, it is defaulted to
-	// 58.388599, the maximum FC7 activation the original code divides by.
+	// (exit 3). 0 fails on the first malformed line; a negative value
+	// never fails. If unset, 0.001.
+	RejectRatio Opt[float64] `yaml:"reject_ratio"`
+	// ImageScale divides every image feature. If 0, imagefeat.DefaultScale,
+	// the maximum FC7 activation the original code divides by.
 	ImageScale float64 `yaml:"image_scale"`
-	// VocabSize is the bag-of-words vocabulary size. If 0, 5000 (paper §4.5).
+	// VocabSize is the bag-of-words vocabulary size. If 0,
+	// bow.DefaultVocabSize (paper §4.5).
 	VocabSize int `yaml:"vocab_size"`
-	// UseSummary adds review summaries to the text. Default false.
-	UseSummary bool `yaml:"use_summary"`
+	// UseSummary adds review summaries to the text. If unset, false.
+	UseSummary Opt[bool] `yaml:"use_summary"`
 	// VocabSampleTokens caps the tokens used to choose the vocabulary; the
-	// vectors always count every review. If 0, 50,000,000.
+	// vectors always count every review. If 0, bow.DefaultSampleTokens.
 	VocabSampleTokens int64 `yaml:"vocab_sample_tokens"`
 	// VocabShards, when above 0, counts a bag-of-words experiment's
 	// candidate terms in that many bow-shard DAG nodes, which the features
 	// stage merges instead of counting itself (the vocabulary is the
-	// same). If 0, the stage counts in-process.
-	VocabShards int `yaml:"vocab_shards"`
+	// same). If 0 or unset, the stage counts in-process.
+	VocabShards Opt[int] `yaml:"vocab_shards"`
 	// Negatives is rewire (degree-preserving, the paper's), uniform, or
 	// auto: rewire, falling back to uniform (with a warning, recorded in
 	// the stage's stats) when the graph is too dense to rewire. If empty,
 	// rewire.
 	Negatives string `yaml:"negatives"`
 	// SwapsPerEdge is the number of switch attempts per edge in the first
-	// rewiring phase. If 0, 20.
+	// rewiring phase. If 0, graph.DefaultSwapsPerEdge.
 	SwapsPerEdge int `yaml:"swaps_per_edge"`
 	// TrainCap bounds the training pairs; larger data are subsampled before
-	// the 80/10/10 split. If 0, 2,000,000 (paper §4.1).
+	// the 80/10/10 split. If 0, graph.DefaultTrainCap (paper §4.1).
 	TrainCap int `yaml:"train_cap"`
-	// K is the embedding rank of LMT. If 0, 100 (paper Table 2).
+	// K is the embedding rank of LMT. If 0, models.DefaultLMTK (paper
+	// Table 2).
 	K int `yaml:"k"`
-	// MonomerK is Monomer's per-space rank. If 0, 20 (paper Table 2).
+	// MonomerK is Monomer's per-space rank. If 0, models.DefaultMonomerK
+	// (paper Table 2).
 	MonomerK int `yaml:"monomer_k"`
-	// N is Monomer's number of non-anchor spaces. If 0, 4.
+	// N is Monomer's number of non-anchor spaces. If 0,
+	// models.DefaultMonomerN.
 	N int `yaml:"n"`
-	// Topics is the LDA topic count. If 0, 100.
+	// Topics is the LDA topic count. If 0, models.DefaultTopics.
 	Topics int `yaml:"topics"`
 	// LDAPasses is the number of LDA passes over the corpus. If 0,
 	// max(1, ⌈20 / chunks⌉) (chunks of 2000 documents): at least 20 M-steps,
 	// where gensim's default is one pass.
 	LDAPasses int `yaml:"lda_passes"`
 	// Lambdas is the L2 grid searched on validation error. If empty,
-	// {0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2}.
+	// models.DefaultLambdas().
 	Lambdas []float64 `yaml:"lambdas"`
-	// MaxIter caps L-BFGS iterations per fit. If 0, 200.
+	// MaxIter caps L-BFGS iterations per fit. If 0, models.DefaultMaxIter.
 	MaxIter int `yaml:"max_iter"`
 	// ValidEvery is how many iterations pass between validation checks.
-	// If 0, 10.
+	// If 0, models.DefaultValidEvery.
 	ValidEvery int `yaml:"valid_every"`
 	// CTTop is the fraction of linked subcategories CT predicts positive.
-	// If 0, 0.5 (paper §4.2).
+	// If 0, models.DefaultCTTop (paper §4.2).
 	CTTop float64 `yaml:"ct_top"`
 	// Patience ends a fit after this many validation checks in a row that
 	// keep nothing (models.Spec.Patience). If 0, 6 (measured to change no
@@ -133,8 +151,8 @@ type Settings struct {
 	Patience int `yaml:"patience"`
 	// WarmStart trains the λ grid from the largest λ to the smallest, each
 	// from the parameters kept at the one before (models.Spec.WarmStart).
-	// Default false.
-	WarmStart bool `yaml:"warm_start"`
+	// If unset, false.
+	WarmStart Opt[bool] `yaml:"warm_start"`
 
 	// Recommendations (the recommend stage and the report).
 
@@ -150,24 +168,29 @@ type Settings struct {
 	ReportMapItems int `yaml:"report_map_items"`
 }
 
-// Defaults returns the documented defaults.
+// Defaults returns the documented defaults: the library packages' own
+// (imagefeat, bow, graph, models), and the job's for what no library
+// decides (reject ratio, negatives method, patience, recommendations, maps).
 func Defaults() Settings {
 	return Settings{
-		RejectRatio:       0.001,
-		ImageScale:        58.388599,
-		VocabSize:         5000,
-		VocabSampleTokens: 50_000_000,
+		RejectRatio:       Set(0.001),
+		UseSummary:        Set(false),
+		VocabShards:       Set(0),
+		WarmStart:         Set(false),
+		ImageScale:        imagefeat.DefaultScale,
+		VocabSize:         bow.DefaultVocabSize,
+		VocabSampleTokens: bow.DefaultSampleTokens,
 		Negatives:         "rewire",
-		SwapsPerEdge:      20,
-		TrainCap:          2_000_000,
-		K:                 100,
-		MonomerK:          20,
-		N:                 4,
-		Topics:            100,
-		Lambdas:           []float64{0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2},
-		MaxIter:           200,
-		ValidEvery:        10,
-		CTTop:             0.5,
+		SwapsPerEdge:      graph.DefaultSwapsPerEdge,
+		TrainCap:          graph.DefaultTrainCap,
+		K:                 models.DefaultLMTK,
+		MonomerK:          models.DefaultMonomerK,
+		N:                 models.DefaultMonomerN,
+		Topics:            models.DefaultTopics,
+		Lambdas:           models.DefaultLambdas(),
+		MaxIter:           models.DefaultMaxIter,
+		ValidEvery:        models.DefaultValidEvery,
+		CTTop:             models.DefaultCTTop,
 		Patience:          6,
 
 		RecommendQueries: 300,
@@ -176,7 +199,7 @@ func Defaults() Settings {
 	}
 }
 
-// over returns s with every non-zero field of o copied over it.
+// over returns s with every set field of o copied over it.
 func (s Settings) over(o Settings) Settings {
 	inherit(&s.RejectRatio, o.RejectRatio)
 	inherit(&s.ImageScale, o.ImageScale)
@@ -206,7 +229,8 @@ func (s Settings) over(o Settings) Settings {
 	return s
 }
 
-// inherit sets *dst to v unless v is its type's zero value ("unset").
+// inherit sets *dst to v unless v is its type's zero value ("unset"; for
+// an Opt, the zero value is unset whatever it holds).
 func inherit[T comparable](dst *T, v T) {
 	var zero T
 	if v != zero {
@@ -302,6 +326,12 @@ func finishJob(path string, j *Job) (*Job, error) {
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
+// ValidName reports whether name is a valid job or experiment name:
+// letters, digits, '.', '_' and '-', not starting with a punctuation mark,
+// so that it is one directory of the run directory. Stage names follow the
+// same rule.
+func ValidName(name string) bool { return nameRE.MatchString(name) }
+
 // kernelRE: "auto", "env" or an OpenBLAS core name (letters and digits).
 var kernelRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{1,31}$`)
 
@@ -391,22 +421,22 @@ func (s Settings) validate(at string) error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"reject_ratio", s.RejectRatio}, {"image_scale", s.ImageScale}, {"ct_top", s.CTTop}} {
+	}{{"reject_ratio", s.RejectRatio.Get()}, {"image_scale", s.ImageScale}, {"ct_top", s.CTTop}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("%s.%s: %g is not a number", at, f.name, f.v)
 		}
 	}
 	switch {
-	case s.RejectRatio > 1:
-		return fmt.Errorf("%s.reject_ratio: %g must be at most 1", at, s.RejectRatio)
+	case s.RejectRatio.Get() > 1:
+		return fmt.Errorf("%s.reject_ratio: %g must be at most 1", at, s.RejectRatio.Get())
 	case s.ImageScale < 0:
 		return fmt.Errorf("%s.image_scale: %g must be positive", at, s.ImageScale)
 	case s.VocabSize < 0:
 		return fmt.Errorf("%s.vocab_size: %d must be positive", at, s.VocabSize)
 	case s.VocabSampleTokens < 0:
 		return fmt.Errorf("%s.vocab_sample_tokens: %d must be positive", at, s.VocabSampleTokens)
-	case s.VocabShards < 0:
-		return fmt.Errorf("%s.vocab_shards: %d must be positive", at, s.VocabShards)
+	case s.VocabShards.Get() < 0:
+		return fmt.Errorf("%s.vocab_shards: %d must be positive", at, s.VocabShards.Get())
 	case s.Negatives != "" && !slices.Contains(NegativeMethods, s.Negatives):
 		return fmt.Errorf("%s.negatives: %q is not one of %s", at, s.Negatives, strings.Join(NegativeMethods, ", "))
 	case s.SwapsPerEdge < 0:

@@ -1,7 +1,9 @@
 package job
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -179,4 +181,86 @@ func FuzzParseJob(f *testing.F) {
 			j.Resolve(i)
 		}
 	})
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUnsetIsNotZero: for the Opt settings, an explicit zero or false at
+// the experiment level wins over the job's value; an absent or null key
+// inherits it.
+func TestUnsetIsNotZero(t *testing.T) {
+	src := `name: j
+data: {meta: m, reviews: r}
+settings: {use_summary: true, reject_ratio: 0.2, warm_start: true, vocab_shards: 4}
+experiments:
+  - {name: zero, category: A, graph: also_bought, features: bow,
+     settings: {use_summary: false, reject_ratio: 0, warm_start: false, vocab_shards: 0}}
+  - {name: inherit, category: A, graph: also_bought, features: bow}
+  - {name: unset, category: A, graph: also_bought, features: bow, settings: {use_summary: ~, reject_ratio: ~}}
+`
+	j, err := Parse("/jobs/j.yaml", []byte(src))
+	must(t, err)
+	type got struct {
+		summary, warm bool
+		reject        float64
+		shards        int
+	}
+	for i, want := range []got{{false, false, 0, 0}, {true, true, 0.2, 4}, {true, true, 0.2, 4}} {
+		s := j.Resolve(i).Settings
+		if g := (got{s.UseSummary.Get(), s.WarmStart.Get(), s.RejectRatio.Get(), s.VocabShards.Get()}); g != want {
+			t.Errorf("%s: got %+v, want %+v", j.Experiments[i].Name, g, want)
+		}
+	}
+	// Overrides say zero the same way; a key set nowhere is the default.
+	j, err = ParseWith("/jobs/j.yaml", []byte(src), []Override{
+		{Key: "experiments.zero.settings.use_summary", Value: "true", Source: "--set"},
+		{Key: "settings.reject_ratio", Value: "0", Source: "--set"},
+	})
+	must(t, err)
+	if s := j.Resolve(0).Settings; !s.UseSummary.Get() || s.RejectRatio.Get() != 0 {
+		t.Errorf("override: %+v", s)
+	}
+	if s := j.Resolve(1).Settings; s.RejectRatio.Get() != 0 || !s.RejectRatio.IsSet() {
+		t.Errorf("job-level reject_ratio 0: got %v", s.RejectRatio.Get())
+	}
+	d := Defaults()
+	j, err = Parse("/jobs/j.yaml", []byte("name: j\ndata: {meta: m, image_features: i}\nexperiments: [{name: e, category: A, graph: also_bought, features: image}]\n"))
+	must(t, err)
+	if s := j.Resolve(0).Settings; s.RejectRatio != d.RejectRatio || s.RejectRatio.Get() != 0.001 || s.UseSummary != Set(false) {
+		t.Errorf("defaults: %+v", s)
+	}
+	// The manifest's config and the cache keys see plain values.
+	b, err := json.Marshal(d)
+	must(t, err)
+	for _, want := range []string{`"RejectRatio":0.001,`, `"UseSummary":false,`, `"VocabShards":0,`, `"WarmStart":false,`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("JSON %s lacks %s", b, want)
+		}
+	}
+	if got := fmt.Sprintf("%v %d %5.3f %t", d.UseSummary, d.VocabShards, d.RejectRatio, Set(true)); got != "false 0 0.001 true" {
+		t.Errorf("fmt: %q", got)
+	}
+	var back Settings
+	must(t, json.Unmarshal(b, &back))
+	if back.RejectRatio != d.RejectRatio || back.UseSummary != d.UseSummary {
+		t.Errorf("JSON round trip: %+v", back)
+	}
+	// Type and shape errors name the field as for plain settings.
+	for _, tt := range []struct{ set, want string }{
+		{"settings.use_summary=maybe", "invalid job: j.yaml: --set settings.use_summary=maybe: cannot unmarshal !!str `maybe` into bool"},
+		{"settings.vocab_shards=1.5", "invalid job: j.yaml: --set settings.vocab_shards=1.5: settings.vocab_shards: 1.5 is not an integer"},
+		{"settings.use_summary.x=1", "invalid job: j.yaml: --set settings.use_summary.x=1: settings.use_summary is a value, not a section"},
+		{"settings.reject_ratio=2", "invalid job: j.yaml: settings.reject_ratio: 2 must be at most 1"},
+	} {
+		sets, err := ParseSets([]string{tt.set})
+		must(t, err)
+		if _, err := ParseWith("/jobs/j.yaml", []byte(src), sets); err == nil || err.Error() != tt.want {
+			t.Errorf("%s:\n got %v\nwant %s", tt.set, err, tt.want)
+		}
+	}
 }

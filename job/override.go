@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -67,7 +67,7 @@ func EnvOverrides(environ []string) []Override {
 			continue
 		}
 		segs := strings.Split(name[len(EnvPrefix):], "__")
-		if !contains(top, strings.ToLower(segs[0])) {
+		if !slices.Contains(top, strings.ToLower(segs[0])) {
 			continue
 		}
 		for i := range segs {
@@ -78,17 +78,8 @@ func EnvOverrides(environ []string) []Override {
 		}
 		out = append(out, Override{Key: strings.Join(segs, "."), Value: v, Source: name})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Source < out[j].Source })
+	slices.SortStableFunc(out, func(a, b Override) int { return strings.Compare(a.Source, b.Source) })
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // LoadWith reads a job file, applies the overrides in order and
@@ -179,7 +170,7 @@ func applyOverride(root *yaml.Node, o Override) error {
 			setKey(node, seg, v)
 			return nil
 		}
-		ft := f.Type
+		ft := plainType(f.Type)
 		if ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct {
 			// experiments.<name>...: find the experiment by name.
 			i++

@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"go.yaml.in/yaml/v3"
+
+	"monomer/imagefeat"
 )
 
 // checkNodes walks a decoded job document beside the Job type and rejects
@@ -30,7 +32,7 @@ func checkNodes(n *yaml.Node, t reflect.Type, at string) error {
 	if n.Kind == yaml.AliasNode {
 		return checkNodes(n.Alias, t, at)
 	}
-	switch t.Kind() {
+	switch t = plainType(t); t.Kind() {
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {
 			return nil // the decoder reports the type mismatch
@@ -74,10 +76,6 @@ func checkNodes(n *yaml.Node, t reflect.Type, at string) error {
 	return nil
 }
 
-// imageDim is the dimension of the .b image features: the 4096 FC7
-// activations of every record.
-const imageDim = 4096
-
 // Caps of the settings with no bound in the data. Each is far above any
 // sensible value and low enough that the sizes derived from it stay in int
 // and in memory estimates.
@@ -95,11 +93,11 @@ const (
 	maxMapItems     = 10_000          // t-SNE holds up to four n×n float64 matrices: 3.2 GB at 10,000
 )
 
-// FeatureDim is the feature dimension of an experiment: 4096 for image
+// FeatureDim is the feature dimension of an experiment: imagefeat.Dim for image
 // features, the vocabulary size for bag-of-words.
 func (r *Resolved) FeatureDim() int {
 	if r.Features == "image" {
-		return imageDim
+		return imagefeat.Dim
 	}
 	return r.Settings.VocabSize
 }
@@ -142,7 +140,7 @@ func (r *Resolved) checkBounds(at string) error {
 	}{
 		{"vocab_size", int64(s.VocabSize), maxVocabSize},
 		{"vocab_sample_tokens", s.VocabSampleTokens, maxSampleTokens},
-		{"vocab_shards", int64(s.VocabShards), maxVocabShards},
+		{"vocab_shards", int64(s.VocabShards.Get()), maxVocabShards},
 		{"swaps_per_edge", int64(s.SwapsPerEdge), maxSwapsPerEdge},
 		{"train_cap", int64(s.TrainCap), maxTrainCap},
 		{"k", int64(s.K), maxSize},

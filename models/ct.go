@@ -54,7 +54,7 @@ var ErrCTInput = errors.New("models: ct: invalid input")
 // ceil(top*L) in rank are kept (at least one; half of 3 keeps 2).
 func FitCT(sub []int32, subNames []string, train []graph.Pair, top float64) (*CT, error) {
 	if top == 0 {
-		top = 0.5
+		top = DefaultCTTop
 	}
 	if !(top > 0 && top <= 1) {
 		return nil, fmt.Errorf("models: ct: top fraction %v outside (0, 1]: %w", top, ErrCTInput)

@@ -151,7 +151,7 @@ func (o LDAOptions) resolve() (LDAOptions, error) {
 		return bad("Workers", o.Workers)
 	}
 	if o.Topics == 0 {
-		o.Topics = 100
+		o.Topics = DefaultTopics
 	}
 	if o.ChunkSize == 0 {
 		o.ChunkSize = 2000

@@ -25,6 +25,18 @@ const (
 	ModelMonomer = "monomer"
 )
 
+// The defaults of Spec, LDAOptions and FitCT that callers document (the
+// job file's settings refer to them).
+const (
+	DefaultLMTK       = 100 // Spec.K for LMT (paper Table 2)
+	DefaultMonomerK   = 20  // Spec.K for Monomer (paper Table 2)
+	DefaultMonomerN   = 4   // Spec.N
+	DefaultMaxIter    = 200 // Spec.MaxIter
+	DefaultValidEvery = 10  // Spec.ValidEvery
+	DefaultTopics     = 100 // LDAOptions.Topics
+	DefaultCTTop      = 0.5 // FitCT's top: the paper's "top 50%" (§4.2)
+)
+
 // DefaultLambdas is the L2 grid searched when Spec.Lambdas is empty.
 func DefaultLambdas() []float64 { return []float64{0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2} }
 
@@ -77,14 +89,14 @@ func (s Spec) resolve() (Spec, error) {
 	case ModelLMT:
 		s.N = 0
 		if s.K == 0 {
-			s.K = 100
+			s.K = DefaultLMTK
 		}
 	case ModelMonomer:
 		if s.K == 0 {
-			s.K = 20
+			s.K = DefaultMonomerK
 		}
 		if s.N == 0 {
-			s.N = 4
+			s.N = DefaultMonomerN
 		}
 	default:
 		return bad("model %q is not one of %s, %s, %s", s.Model, ModelWNN, ModelLMT, ModelMonomer)
@@ -106,7 +118,7 @@ func (s Spec) resolve() (Spec, error) {
 		name string
 		v    *int
 		def  int
-	}{{"MaxIter", &s.MaxIter, 200}, {"ValidEvery", &s.ValidEvery, 10}, {"Store", &s.Store, 20}, {"Patience", &s.Patience, 0}} {
+	}{{"MaxIter", &s.MaxIter, DefaultMaxIter}, {"ValidEvery", &s.ValidEvery, DefaultValidEvery}, {"Store", &s.Store, 20}, {"Patience", &s.Patience, 0}} {
 		if *f.v < 0 {
 			return bad("%s=%d is negative", f.name, *f.v)
 		}

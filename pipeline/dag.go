@@ -106,7 +106,7 @@ func NewGraph(j *job.Job, expStages, jobStages []Stage) (*Graph, error) {
 				return nil, fmt.Errorf("pipeline: stage %s depends on %q, which is not an earlier experiment stage", s.Name(), d)
 			}
 		}
-		if seen[s.Name()] || !nameRE.MatchString(s.Name()) {
+		if seen[s.Name()] || !job.ValidName(s.Name()) {
 			return nil, fmt.Errorf("pipeline: stage name %q is invalid or used twice", s.Name())
 		}
 		seen[s.Name()] = true
@@ -119,7 +119,7 @@ func NewGraph(j *job.Job, expStages, jobStages []Stage) (*Graph, error) {
 				return nil, fmt.Errorf("pipeline: job stage %s depends on %q, which is not an experiment stage or an earlier job stage", s.Name(), d)
 			}
 		}
-		if seen[s.Name()] || !nameRE.MatchString(s.Name()) {
+		if seen[s.Name()] || !job.ValidName(s.Name()) {
 			return nil, fmt.Errorf("pipeline: stage name %q is invalid or used twice", s.Name())
 		}
 		seen[s.Name()] = true
@@ -148,7 +148,7 @@ func NewGraph(j *job.Job, expStages, jobStages []Stage) (*Graph, error) {
 				byStage[key] = []*Node{}
 				for _, part := range pt.Parts(&r) {
 					name := PartName(s.Name(), part)
-					if !nameRE.MatchString(name) {
+					if !job.ValidName(name) {
 						return nil, fmt.Errorf("pipeline: stage %s: part name %q is invalid", s.Name(), part)
 					}
 					n := &Node{ID: r.Name + "/" + name, Name: name, Experiment: r.Name, Stage: s, Part: part, Deps: deps, exp: &r}

@@ -7,15 +7,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
+	"slices"
 	"strings"
-
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"monomer/schema"
 )
@@ -102,7 +99,7 @@ func Diff(a, b string, opts DiffOptions) (*DiffResult, error) {
 			res.Table, res.Detail = table, detail
 		}
 	}
-	for _, rel := range union(ta, tb) {
+	for _, rel := range unionKeys(ta, tb) {
 		if found && opts.Tolerance == 0 {
 			break
 		}
@@ -127,7 +124,7 @@ func Diff(a, b string, opts DiffOptions) (*DiffResult, error) {
 			return nil, err
 		}
 	}
-	for _, rel := range union(ma, mb) {
+	for _, rel := range unionKeys(ma, mb) {
 		if found {
 			break
 		}
@@ -182,18 +179,11 @@ func listRun(dir string) (tables, manifests map[string]bool, err error) {
 	return tables, manifests, nil
 }
 
-func union(a, b map[string]bool) []string {
-	var out []string
-	for k := range a {
-		out = append(out, k)
-	}
-	for k := range b {
-		if !a[k] {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
+// unionKeys returns the keys of a and b, sorted, each once.
+func unionKeys[V any](a, b map[string]V) []string {
+	keys := slices.AppendSeq(slices.Collect(maps.Keys(a)), maps.Keys(b))
+	slices.Sort(keys)
+	return slices.Compact(keys)
 }
 
 // sameBytes compares two files' contents; identical files need no parsing.
@@ -227,177 +217,22 @@ func sameBytes(a, b string) (bool, error) {
 	}
 }
 
-// diffTable compares two tables cell by cell. The first difference is the
-// smallest row with one, and in it the first column.
+// diffTable compares two tables cell by cell (schema.Compare) and records
+// the first difference and the largest relative one in res.
 func diffTable(pa, pb, rel string, tol float64, res *DiffResult, found *bool) error {
-	ta, err := schema.ReadTable(pa)
+	d, err := schema.Compare(pa, pb, tol)
 	if err != nil {
 		return fmt.Errorf("pipeline: diff: %w table: %w", ErrUnreadable, err)
 	}
-	defer ta.Release()
-	tb, err := schema.ReadTable(pb)
-	if err != nil {
-		return fmt.Errorf("pipeline: diff: %w table: %w", ErrUnreadable, err)
+	if d.Largest > res.Largest {
+		res.Largest, res.LargestTable, res.LargestRow, res.LargestColumn = d.Largest, rel, d.LargestRow, d.LargestColumn
+		res.LargestA, res.LargestB = d.LargestA, d.LargestB
 	}
-	defer tb.Release()
-	set := func(detail string) {
-		if !*found {
-			*found = true
-			res.Table, res.Detail, res.Row = rel, detail, -1
-		}
-	}
-	if ta.NumCols() != tb.NumCols() {
-		set(fmt.Sprintf("%d columns vs %d", ta.NumCols(), tb.NumCols()))
-		return nil
-	}
-	for c := 0; c < int(ta.NumCols()); c++ {
-		fa, fb := ta.Schema().Field(c), tb.Schema().Field(c)
-		if fa.Name != fb.Name || !arrow.TypeEqual(fa.Type, fb.Type) {
-			set(fmt.Sprintf("column %d is %s %s vs %s %s", c, fa.Name, fa.Type, fb.Name, fb.Type))
-			return nil
-		}
-	}
-	rows := min(ta.NumRows(), tb.NumRows())
-	first := int64(-1)
-	var firstCol, va, vb string
-	for c := 0; c < int(ta.NumCols()); c++ {
-		name := ta.Schema().Field(c).Name
-		limit := rows
-		if first >= 0 && tol == 0 {
-			limit = first // a difference in an earlier row is already known
-		}
-		ca, cb := newCursor(ta.Column(c).Data()), newCursor(tb.Column(c).Data())
-		for r := int64(0); r < limit; r++ {
-			xa, ia := ca.at(r)
-			xb, ib := cb.at(r)
-			eq, rel64, sa, sb := cellEqual(xa, ia, xb, ib, tol)
-			if rel64 > res.Largest {
-				res.Largest, res.LargestTable, res.LargestRow, res.LargestColumn = rel64, rel, r, name
-				res.LargestA, res.LargestB = cellString(xa, ia), cellString(xb, ib)
-			}
-			if !eq && (first < 0 || r < first) {
-				first, firstCol, va, vb = r, name, sa, sb
-				if tol == 0 {
-					break
-				}
-			}
-		}
-	}
-	if first >= 0 {
-		if !*found {
-			*found = true
-			res.Table, res.Row, res.Column, res.A, res.B = rel, first, firstCol, va, vb
-		}
-		return nil
-	}
-	if ta.NumRows() != tb.NumRows() {
-		set(fmt.Sprintf("%d rows vs %d (the first %d are equal)", ta.NumRows(), tb.NumRows(), rows))
+	if d.Differ() && !*found {
+		*found = true
+		res.Table, res.Row, res.Column, res.A, res.B, res.Detail = rel, d.Row, d.Column, d.A, d.B, d.Detail
 	}
 	return nil
-}
-
-// cursor walks a chunked column by global row, forward.
-type cursor struct {
-	chunks []arrow.Array
-	k      int
-	base   int64
-}
-
-func newCursor(ch *arrow.Chunked) *cursor { return &cursor{chunks: ch.Chunks()} }
-
-func (c *cursor) at(r int64) (arrow.Array, int) {
-	for c.k < len(c.chunks) && r >= c.base+int64(c.chunks[c.k].Len()) {
-		c.base += int64(c.chunks[c.k].Len())
-		c.k++
-	}
-	return c.chunks[c.k], int(r - c.base)
-}
-
-// cellEqual compares a[i] with b[j] (same type). It returns whether they
-// are equal within tol, the largest relative difference between float
-// values in them, and, when unequal, both values as text.
-func cellEqual(a arrow.Array, i int, b arrow.Array, j int, tol float64) (bool, float64, string, string) {
-	eq, rel := valueEqual(a, i, b, j, tol)
-	if eq {
-		return true, rel, "", ""
-	}
-	return false, rel, cellString(a, i), cellString(b, j)
-}
-
-func valueEqual(a arrow.Array, i int, b arrow.Array, j int, tol float64) (bool, float64) {
-	if a.IsNull(i) || b.IsNull(j) {
-		return a.IsNull(i) && b.IsNull(j), 0
-	}
-	switch x := a.(type) {
-	case *array.Float32:
-		return floatEqual(float64(x.Value(i)), float64(b.(*array.Float32).Value(j)), tol)
-	case *array.Float64:
-		return floatEqual(x.Value(i), b.(*array.Float64).Value(j), tol)
-	case *array.String:
-		return x.Value(i) == b.(*array.String).Value(j), 0
-	case *array.Int32:
-		return x.Value(i) == b.(*array.Int32).Value(j), 0
-	case *array.Int64:
-		return x.Value(i) == b.(*array.Int64).Value(j), 0
-	case *array.Int8:
-		return x.Value(i) == b.(*array.Int8).Value(j), 0
-	case *array.Boolean:
-		return x.Value(i) == b.(*array.Boolean).Value(j), 0
-	case array.ListLike:
-		y := b.(array.ListLike)
-		sa, ea := x.ValueOffsets(i)
-		sb, eb := y.ValueOffsets(j)
-		if ea-sa != eb-sb {
-			return false, 0
-		}
-		eq, worst := true, 0.0
-		va, vb := x.ListValues(), y.ListValues()
-		for k := int64(0); k < ea-sa; k++ {
-			e, r := valueEqual(va, int(sa+k), vb, int(sb+k), tol)
-			eq = eq && e
-			worst = max(worst, r)
-			if !eq && tol == 0 {
-				break
-			}
-		}
-		return eq, worst
-	}
-	return a.ValueStr(i) == b.ValueStr(j), 0
-}
-
-// floatEqual compares within relative tolerance tol (bitwise when 0).
-func floatEqual(x, y, tol float64) (bool, float64) {
-	switch {
-	case math.IsNaN(x) || math.IsNaN(y):
-		return math.IsNaN(x) && math.IsNaN(y), 0
-	case tol == 0:
-		return math.Float64bits(x) == math.Float64bits(y), 0
-	case x == y:
-		return true, 0
-	case math.IsInf(x, 0) || math.IsInf(y, 0):
-		return false, math.Inf(1)
-	}
-	rel := math.Abs(x-y) / max(math.Abs(x), math.Abs(y))
-	return rel <= tol, rel
-}
-
-func cellString(a arrow.Array, i int) string {
-	if a.IsNull(i) {
-		return "null"
-	}
-	switch x := a.(type) {
-	case *array.Float32:
-		return strconv.FormatFloat(float64(x.Value(i)), 'g', -1, 32)
-	case *array.Float64:
-		return strconv.FormatFloat(x.Value(i), 'g', -1, 64)
-	case *array.String:
-		return strconv.Quote(x.Value(i))
-	}
-	s := a.ValueStr(i)
-	if len(s) > 200 {
-		s = s[:200] + "..."
-	}
-	return s
 }
 
 // diffManifest compares two manifests on their outputs: the same names, and
@@ -412,19 +247,7 @@ func diffManifest(pa, pb string) (string, error) {
 		return "", fmt.Errorf("pipeline: diff: %w manifest: %w", ErrUnreadable, err)
 	}
 	oa, ob := ma.outputMap(), mb.outputMap()
-	names := map[string]bool{}
-	for k := range oa {
-		names[k] = true
-	}
-	for k := range ob {
-		names[k] = true
-	}
-	sorted := make([]string, 0, len(names))
-	for k := range names {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
-	for _, k := range sorted {
+	for _, k := range unionKeys(oa, ob) {
 		ha, inA := oa[k]
 		hb, inB := ob[k]
 		switch {

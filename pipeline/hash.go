@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"sync"
 	"syscall"
 )
@@ -142,12 +143,7 @@ func (c *hashCache) save() error {
 	}
 	// Drop entries of files that no longer exist so the cache does not
 	// grow without bound over many run ids.
-	keys := make([]string, 0, len(c.entries))
-	for p := range c.entries {
-		keys = append(keys, p)
-	}
-	sort.Strings(keys)
-	for _, p := range keys {
+	for _, p := range slices.Sorted(maps.Keys(c.entries)) {
 		if _, err := os.Stat(p); err != nil {
 			delete(c.entries, p)
 		}

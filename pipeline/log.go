@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,11 +49,7 @@ func flatValue(x any) slog.Value {
 	case nil:
 		return slog.StringValue("none")
 	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(v))
 		attrs := make([]slog.Attr, 0, len(keys))
 		for _, k := range keys {
 			attrs = append(attrs, slog.Attr{Key: k, Value: flatValue(v[k])})

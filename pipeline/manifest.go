@@ -8,11 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -225,7 +226,7 @@ func staleReasons(old, now KeyInputs) []string {
 		switch {
 		case !ok:
 			r = append(r, fmt.Sprintf("new upstream %s", name))
-		case !mapsEqual(o, u.Outputs):
+		case !maps.Equal(o, u.Outputs):
 			r = append(r, fmt.Sprintf("upstream %s outputs changed (%s)", name, changedNames(o, u.Outputs)))
 		}
 	}
@@ -253,18 +254,6 @@ func short(s string) string {
 	return s
 }
 
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
 func changedNames(a, b map[string]string) string {
 	var names []string
 	for k, v := range b {
@@ -277,7 +266,7 @@ func changedNames(a, b map[string]string) string {
 			names = append(names, k)
 		}
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	return strings.Join(names, ", ")
 }
 
@@ -304,20 +293,8 @@ func paramChanges(oldRaw, nowRaw json.RawMessage) []string {
 	fo, fn := map[string]string{}, map[string]string{}
 	flatten("", o, fo)
 	flatten("", n, fn)
-	keys := map[string]bool{}
-	for k := range fo {
-		keys[k] = true
-	}
-	for k := range fn {
-		keys[k] = true
-	}
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
 	var r []string
-	for _, k := range sorted {
+	for _, k := range unionKeys(fo, fn) {
 		a, aok := fo[k]
 		b, bok := fn[k]
 		if a == b && aok == bok {

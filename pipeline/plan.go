@@ -27,6 +27,10 @@ type Step struct {
 	// says why, or why not ("up to date", "not selected", "fails: ...").
 	Run bool   `json:"run"`
 	Why string `json:"why"`
+	// Fail is why a run with the same options would fail at this stage
+	// (a missing upstream output, an input file, a pre-flight check), or
+	// nil. Why says the same in words, prefixed "fails: ".
+	Fail error `json:"-"`
 }
 
 // Plan says, without writing anything or taking locks, what Run with the
@@ -79,9 +83,9 @@ func Plan(job *job.Job, expStages, jobStages []Stage, opts Options) ([]Step, err
 		case !st.Selected:
 			st.Why = "not selected"
 		case mu != nil && len(runs) == 0:
-			st.Why = "fails: " + mu.Error()
+			st.fail(mu)
 		case err != nil && mu == nil:
-			st.Why = "fails: " + err.Error()
+			st.fail(err)
 		case opts.Force:
 			st.Run, st.Why = true, "forced"
 		case st.State != UpToDate:
@@ -100,13 +104,18 @@ func Plan(job *job.Job, expStages, jobStages []Stage, opts Options) ([]Step, err
 		}
 		if st.Run {
 			if err := preflight(n, true); err != nil {
-				st.Run, st.Why = false, "fails: "+err.Error()
+				st.Run = false
+				st.fail(err)
 			}
 		}
 		steps = append(steps, st)
 		byNode[n] = st
 	}
 	return steps, nil
+}
+
+func (st *Step) fail(err error) {
+	st.Fail, st.Why = err, "fails: "+err.Error()
 }
 
 func describe(s State, reasons []string) string {

@@ -7,9 +7,11 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -204,11 +206,7 @@ func attrs(n *Node, more ...any) []any {
 
 // warningAttrs are a warning's attributes in key order.
 func warningAttrs(w Warning) []any {
-	keys := make([]string, 0, len(w.Attrs))
-	for k := range w.Attrs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(w.Attrs))
 	out := make([]any, 0, len(keys))
 	for _, k := range keys {
 		out = append(out, slog.Any(k, w.Attrs[k]))

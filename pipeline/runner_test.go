@@ -155,6 +155,19 @@ func TestPlan(t *testing.T) {
 	if h := hidden(t, f.dir); len(h) > 0 || fileExists(f.runDir) {
 		t.Errorf("Plan wrote %v", h)
 	}
+	// A stage whose upstream has no outputs fails, typed: Fail is the
+	// runner's error, Why the same in words.
+	steps, err = Plan(f.load(t), f.exp, f.jobSt, Options{RunDir: f.runDir, Only: "features"})
+	must(t, err)
+	for _, s := range steps {
+		var mu *missingUpstream
+		switch {
+		case s.Selected && (s.Run || !errors.As(s.Fail, &mu) || s.Why != "fails: "+s.Fail.Error()):
+			t.Errorf("upstream missing: %+v", s)
+		case !s.Selected && s.Fail != nil:
+			t.Errorf("not selected: %+v", s)
+		}
+	}
 	if _, _, err := f.run(t, Options{}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,25 +1,3 @@
-// Package pipeline runs stages: it owns the run directory, manifests, cache
-// keys, locking and logs. Stages themselves live in package stages and only
-// read inputs from and write outputs to the directories the runner gives them.
-//
-// The run directory:
-//
-//	DIR/.lock                      flock: exclusive for whole-job runs, shared
-//	                               for --experiment runs (see LockName)
-//	DIR/<experiment>/.lock         flock of one experiment's runs
-//	DIR/<experiment>/<stage>/      the stage's outputs and its manifest.json
-//	DIR/<experiment>/<node>/       the same for one shard (bow-shard-0-of-2)
-//	                               or part (train.lmt) of a stage
-//	DIR/<job stage>/               job-level stages (report)
-//	DIR/metrics.parquet            published by report (see Publisher)
-//	DIR/.hashcache.json            raw-input hashes by path, size, mtime, ctime
-//
-// A stage's cache key (Manifest.Key) hashes its name, code version (the
-// version it declares, see CodeVersion), seed, normalised parameters, the
-// content of its raw inputs and the output hashes its upstream stages'
-// manifests record, like the ActionID of Go's build cache. A stage runs into DIR/<exp>/.<stage>.tmp-<pid>,
-// its files and manifest are fsynced, and it is renamed into place; the
-// next run under the lock removes what a killed run left (recoverDir).
 package pipeline
 
 import (

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,7 +39,7 @@ func TestStoreRestores(t *testing.T) {
 	if len(ran) != 0 || sum.Restored != 5 {
 		t.Fatalf("back to k=100: ran %v, %+v", ran, sum)
 	}
-	if back := files(t, f.runDir); !mapsEqual(first, back) {
+	if back := files(t, f.runDir); !maps.Equal(first, back) {
 		t.Error("restored outputs differ from the first run's")
 	}
 	m, err := ReadManifest(filepath.Join(f.runDir, "a", "train"))

@@ -36,7 +36,7 @@ func (BowShard) Shards(e *job.Resolved) int {
 	if e.Features != "bow" {
 		return 0
 	}
-	return e.Settings.VocabShards
+	return e.Settings.VocabShards.Get()
 }
 
 type bowShardParams struct {
@@ -46,7 +46,7 @@ type bowShardParams struct {
 // Key: the counts depend on the text options only; the vocabulary size and
 // sample are applied when features merges them.
 func (BowShard) Key(e *job.Resolved) (any, []string) {
-	return bowShardParams{e.Settings.UseSummary}, []string{e.Data.Reviews}
+	return bowShardParams{e.Settings.UseSummary.Get()}, []string{e.Data.Reviews}
 }
 
 // Output files of a shard's directory.
@@ -62,7 +62,7 @@ func (BowShard) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 		return nil, err
 	}
 	tr := env.Track("tokenise and tag reviews", 0)
-	docs := reviewDocs(e.Data.Reviews, it.rows(), e.Settings.UseSummary, tr.Add)
+	docs := reviewDocs(e.Data.Reviews, it.rows(), e.Settings.UseSummary.Get(), tr.Add)
 	c, err := bow.CountShard(ctx, docs, env.Shard, env.Shards, bowOptions(e))
 	tr.Done()
 	if err != nil {
@@ -94,7 +94,7 @@ func (BowShard) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 // directories by name.
 func shardFingerprint(e *job.Resolved, asins []string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%v\x00%d\x00", e.Settings.UseSummary, len(asins))
+	fmt.Fprintf(h, "%v\x00%d\x00", e.Settings.UseSummary.Get(), len(asins))
 	for _, a := range asins {
 		h.Write([]byte(a))
 		h.Write([]byte{0})

@@ -39,7 +39,7 @@ func (Features) Key(e *job.Resolved) (any, []string) {
 	if e.Features == "image" {
 		return featuresParams{Kind: "image", ImageScale: e.Settings.ImageScale}, []string{e.Data.ImageFeatures}
 	}
-	return featuresParams{Kind: "bow", VocabShards: e.Settings.VocabShards, VocabSize: e.Settings.VocabSize, UseSummary: e.Settings.UseSummary,
+	return featuresParams{Kind: "bow", VocabShards: e.Settings.VocabShards.Get(), VocabSize: e.Settings.VocabSize, UseSummary: e.Settings.UseSummary.Get(),
 		VocabSampleTokens: e.Settings.VocabSampleTokens}, []string{e.Data.Reviews}
 }
 
@@ -117,8 +117,8 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.R
 	s := env.Exp.Settings
 	opts := bowOptions(env.Exp)
 	var vocab []bow.Term
-	if s.VocabShards > 0 {
-		shards, err := readBowShards(env, it.asin, s.VocabShards)
+	if s.VocabShards.Get() > 0 {
+		shards, err := readBowShards(env, it.asin, s.VocabShards.Get())
 		if err != nil {
 			return nil, err
 		}
@@ -133,7 +133,7 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.R
 	// stage. Documents are tagged as they are handed over, so counting them
 	// tracks the tokenising too.
 	tr := env.Track("tokenise and tag reviews", 0)
-	docs := reviewDocs(env.Exp.Data.Reviews, rows, s.UseSummary, tr.Add)
+	docs := reviewDocs(env.Exp.Data.Reviews, rows, s.UseSummary.Get(), tr.Add)
 	var res *bow.Result
 	var err error
 	if vocab != nil {

@@ -49,7 +49,7 @@ func (Ingest) Key(e *job.Resolved) (any, []string) {
 	if e.Features == "image" {
 		files = append(files, e.Data.ImageFeatures)
 	}
-	return ingestParams{e.Category, e.Depth, e.Graph, e.Features, e.Settings.RejectRatio}, files
+	return ingestParams{e.Category, e.Depth, e.Graph, e.Features, e.Settings.RejectRatio.Get()}, files
 }
 
 // scopedItem is an item of the experiment while ingest collects them.
@@ -210,7 +210,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		lines += rs.Lines
 		stats["review_lines"] = rs.Lines
 	}
-	if err := rej.check(env, lines, e.Settings.RejectRatio); err != nil {
+	if err := rej.check(env, lines, e.Settings.RejectRatio.Get()); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -245,7 +245,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		lines += int64(len(asins))
 		stats["image_records"] = len(asins)
 	}
-	if err := rej.check(env, lines, e.Settings.RejectRatio); err != nil {
+	if err := rej.check(env, lines, e.Settings.RejectRatio.Get()); err != nil {
 		return nil, err
 	}
 

@@ -12,6 +12,7 @@ import (
 
 	"monomer/amazon"
 	"monomer/bow"
+	"monomer/job"
 	"monomer/pipeline"
 )
 
@@ -20,9 +21,9 @@ import (
 // every bow-shard node, and features. Counted through the reviewsOf seam:
 // the loops started over the file and the uncompressed bytes they read.
 func TestReviewsReadOncePerStage(t *testing.T) {
-	job := loadTestJob(t)
-	job.Experiments = job.Experiments[1:] // women-bow
-	e := job.Resolve(0)
+	j := loadTestJob(t)
+	j.Experiments = j.Experiments[1:] // women-bow
+	e := j.Resolve(0)
 	rc, err := amazon.Open(e.Data.Reviews)
 	if err != nil {
 		t.Fatal(err)
@@ -54,9 +55,12 @@ func TestReviewsReadOncePerStage(t *testing.T) {
 	}
 
 	for _, shards := range []int{0, 2} {
-		job.Experiments[0].Settings.VocabShards = shards
+		j.Experiments[0].Settings.VocabShards = job.Opt[int]{}
+		if shards > 0 {
+			j.Experiments[0].Settings.VocabShards = job.Set(shards)
+		}
 		loops, bytes = 0, 0
-		_, err := pipeline.Run(context.Background(), job, []pipeline.Stage{Ingest{}, BowShard{}, Features{}}, nil,
+		_, err := pipeline.Run(context.Background(), j, []pipeline.Stage{Ingest{}, BowShard{}, Features{}}, nil,
 			pipeline.Options{RunDir: filepath.Join(t.TempDir(), "run")})
 		if err != nil {
 			t.Fatal(err)
@@ -106,11 +110,11 @@ func TestReviewDocsSummary(t *testing.T) {
 // looks at the context once per batch, breaks out of the loop, and the
 // file is read no further.
 func TestFeaturesCancelWhileReading(t *testing.T) {
-	job := loadTestJob(t)
-	job.Experiments = job.Experiments[1:] // women-bow
+	j := loadTestJob(t)
+	j.Experiments = j.Experiments[1:] // women-bow
 	dir := filepath.Join(t.TempDir(), "run")
 	stageSet := []pipeline.Stage{Ingest{}, BowShard{}, Features{}}
-	if _, err := pipeline.Run(context.Background(), job, stageSet, nil, pipeline.Options{RunDir: dir, Only: "ingest"}); err != nil {
+	if _, err := pipeline.Run(context.Background(), j, stageSet, nil, pipeline.Options{RunDir: dir, Only: "ingest"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -135,10 +139,10 @@ func TestFeaturesCancelWhileReading(t *testing.T) {
 			}
 		}
 	}
-	for range amazon.Reviews(job.Resolve(0).Data.Reviews, nil, nil) {
+	for range amazon.Reviews(j.Resolve(0).Data.Reviews, nil, nil) {
 		total++
 	}
-	_, err := pipeline.Run(ctx, job, stageSet, nil, pipeline.Options{RunDir: dir, Only: "features"})
+	_, err := pipeline.Run(ctx, j, stageSet, nil, pipeline.Options{RunDir: dir, Only: "features"})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("features: %v, want context.Canceled", err)
 	}

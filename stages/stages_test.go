@@ -338,8 +338,8 @@ var testData = "../testdata/amazon"
 // vocabulary and vectors are byte-identical to one process's. A shard of
 // another code version is not reused.
 func TestBowShards(t *testing.T) {
-	job := loadTestJob(t)
-	job.Experiments = job.Experiments[1:] // women-bow
+	j := loadTestJob(t)
+	j.Experiments = j.Experiments[1:] // women-bow
 	one, sharded := t.TempDir(), t.TempDir()
 	run := func(dir, only string, stages []pipeline.Stage) *pipeline.Summary {
 		t.Helper()
@@ -347,7 +347,7 @@ func TestBowShards(t *testing.T) {
 		if len(stages) == len(Experiment()) {
 			jobSt = Job()
 		}
-		sum, err := pipeline.Run(context.Background(), job, stages, jobSt, pipeline.Options{RunDir: dir, Only: only})
+		sum, err := pipeline.Run(context.Background(), j, stages, jobSt, pipeline.Options{RunDir: dir, Only: only})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -355,10 +355,10 @@ func TestBowShards(t *testing.T) {
 	}
 	run(one, "ingest", Experiment())
 	run(one, "features", Experiment())
-	job.Experiments[0].Settings.VocabShards = 3
-	e := job.Resolve(0)
+	j.Experiments[0].Settings.VocabShards = job.Set(3)
+	e := j.Resolve(0)
 	run(sharded, "ingest", Experiment())
-	if _, err := pipeline.Run(context.Background(), job, Experiment(), Job(), pipeline.Options{RunDir: sharded, Only: "features"}); err == nil ||
+	if _, err := pipeline.Run(context.Background(), j, Experiment(), Job(), pipeline.Options{RunDir: sharded, Only: "features"}); err == nil ||
 		!strings.Contains(err.Error(), "women-bow/features needs the outputs of women-bow/bow-shard-0-of-3, which has not run") {
 		t.Fatalf("features without shards: err = %v", err)
 	}
@@ -382,7 +382,7 @@ func TestBowShards(t *testing.T) {
 	// Another code version of the shards: every shard is stale and reruns.
 	stages := Experiment()
 	stages[1] = otherVersion{BowShard{}}
-	steps, err := pipeline.Plan(job, stages[:3], nil, pipeline.Options{RunDir: sharded})
+	steps, err := pipeline.Plan(j, stages[:3], nil, pipeline.Options{RunDir: sharded})
 	if err != nil {
 		t.Fatal(err)
 	}

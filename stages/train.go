@@ -90,7 +90,7 @@ func keyTrainParams(e *job.Resolved, model string) trainParams {
 		return trainParams{CTTop: s.CTTop}
 	}
 	p := trainParams{Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery,
-		Patience: s.Patience, WarmStart: s.WarmStart}
+		Patience: s.Patience, WarmStart: s.WarmStart.Get()}
 	switch model {
 	case "lmt":
 		p.K = s.K
@@ -106,7 +106,7 @@ func keyTrainParams(e *job.Resolved, model string) trainParams {
 func specFor(e *job.Resolved, model string) models.Spec {
 	s := e.Settings
 	spec := models.Spec{Model: model, Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery,
-		Patience: max(s.Patience, 0), WarmStart: s.WarmStart}
+		Patience: max(s.Patience, 0), WarmStart: s.WarmStart.Get()}
 	switch model {
 	case "lmt":
 		spec.K = s.K

@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"monomer/job"
 	"monomer/pipeline"
 )
 
@@ -23,16 +24,16 @@ const goldenVersions = "testdata/stage-versions.json"
 //
 //	go test ./stages -run TestStageVersions -update
 func TestStageVersions(t *testing.T) {
-	job := loadTestJob(t)
+	j := loadTestJob(t)
 	// The bag-of-words experiment once more with its text counted in two
 	// bow-shard nodes, so the shards are guarded too.
-	sharded := job.Experiments[1]
+	sharded := j.Experiments[1]
 	sharded.Name += "-sharded"
-	sharded.Settings.VocabShards = 2
-	job.Experiments = append(job.Experiments, sharded)
+	sharded.Settings.VocabShards = job.Set(2)
+	j.Experiments = append(j.Experiments, sharded)
 	dir := t.TempDir()
-	runJob(t, job, dir)
-	now, err := pipeline.RecordStages(job, Experiment(), Job(), dir)
+	runJob(t, j, dir)
+	now, err := pipeline.RecordStages(j, Experiment(), Job(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

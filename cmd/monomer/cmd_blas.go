@@ -22,9 +22,6 @@ import (
 // kernel the CPU supports and, when another one is loaded, re-executes
 // itself with OPENBLAS_CORETYPE set to it.
 
-// blasKernelFlag is --blas-kernel; it overrides the job's blas_kernel.
-var blasKernelFlag string
-
 // reexecGuard is set in the environment of the re-executed process so a
 // kernel OpenBLAS does not honour cannot make it loop. (Not a job override:
 // EnvOverrides reads only MONOMER_<top-level job key>.)
@@ -83,14 +80,14 @@ func kernelChoice(choice string) (choiceName, coretype string) {
 // kernel loaded is not the chosen one. It returns only if no re-execution is
 // needed (or it failed, which is reported and otherwise ignored: the run
 // goes on with the loaded kernel, which the manifests record).
-func applyBLASKernel(jobChoice string) {
+func applyBLASKernel(g *globalOptions, jobChoice string) {
 	info := models.BLAS()
 	if info.Impl != "openblas" || os.Getenv(reexecGuard) != "" {
 		return
 	}
 	choice := jobChoice
-	if blasKernelFlag != "" {
-		choice = blasKernelFlag
+	if g.blasKernel != "" {
+		choice = g.blasKernel
 	}
 	_, want := kernelChoice(choice)
 	if want == "" || strings.EqualFold(info.Kernel, want) {
@@ -140,11 +137,11 @@ func slowdown(level int) string {
 }
 
 // logBLAS logs the BLAS that runs, and the warning if any, once per run.
-func logBLAS(log *slog.Logger, choice string) {
+func logBLAS(log *slog.Logger, g *globalOptions, choice string) {
 	info := models.BLAS()
 	name, _ := kernelChoice(choice)
-	if blasKernelFlag != "" {
-		name, _ = kernelChoice(blasKernelFlag)
+	if g.blasKernel != "" {
+		name, _ = kernelChoice(g.blasKernel)
 	}
 	log.Info("blas", "impl", info.Impl, "version", info.Version, "kernel", info.Kernel, "blas_kernel", name)
 	if w := blasWarning(info); w != "" {
@@ -152,42 +149,39 @@ func logBLAS(log *slog.Logger, choice string) {
 	}
 }
 
-var cmdBLAS = &cobra.Command{
-	Use:   "blas [JOB.yaml] [--blas-kernel auto|env|NAME]",
-	Short: "Print the BLAS and CPU kernel a run would use",
-	Long: `blas applies the kernel choice exactly as run does (--blas-kernel over the
+func newBLASCommand(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "blas [JOB.yaml] [--blas-kernel auto|env|NAME]",
+		Short: "Print the BLAS and CPU kernel a run would use",
+		Long: `blas applies the kernel choice exactly as run does (--blas-kernel over the
 job's blas_kernel over "auto") and prints the BLAS implementation, its
 version, the kernel that runs and the widest kernel the CPU supports, with
 the warning run would log, if any.`,
-	Args: cobra.MaximumNArgs(1),
-	RunE: func(cmd *cobra.Command, args []string) error {
-		choice := ""
-		if len(args) == 1 {
-			j, err := job.Load(args[0])
-			if err != nil {
-				return err
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			choice := ""
+			if len(args) == 1 {
+				j, err := job.Load(args[0])
+				if err != nil {
+					return err
+				}
+				choice = j.BLASKernel
 			}
-			choice = j.BLASKernel
-		}
-		applyBLASKernel(choice)
-		if blasKernelFlag != "" {
-			choice = blasKernelFlag
-		}
-		name, _ := kernelChoice(choice)
-		info := models.BLAS()
-		best, _ := cpuKernel()
-		w := cmd.OutOrStdout()
-		fmt.Fprintf(w, "impl: %s\nversion: %s\nkernel: %s\nblas_kernel: %s\ncpu_kernel: %s\nconfig: %s\n",
-			info.Impl, info.Version, info.Kernel, name, best, info.Config)
-		if msg := blasWarning(info); msg != "" {
-			fmt.Fprintf(w, "warning: %s\n", msg)
-		}
-		return nil
-	},
-}
-
-func init() {
-	cmdRoot.PersistentFlags().StringVar(&blasKernelFlag, "blas-kernel", "",
-		`OpenBLAS CPU kernel: auto (widest the CPU supports), env (keep OPENBLAS_CORETYPE) or a name such as Haswell; overrides the job's blas_kernel`)
-	cmdRoot.AddCommand(cmdBLAS)
+			applyBLASKernel(g, choice)
+			if g.blasKernel != "" {
+				choice = g.blasKernel
+			}
+			name, _ := kernelChoice(choice)
+			info := models.BLAS()
+			best, _ := cpuKernel()
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "impl: %s\nversion: %s\nkernel: %s\nblas_kernel: %s\ncpu_kernel: %s\nconfig: %s\n",
+				info.Impl, info.Version, info.Kernel, name, best, info.Config)
+			if msg := blasWarning(info); msg != "" {
+				fmt.Fprintf(w, "warning: %s\n", msg)
+			}
+			return nil
+		},
+	}
+	return cmd
 }

@@ -26,47 +26,57 @@ func storeDir(base string) string {
 	}
 }
 
-var cacheTrimOpts struct {
+type cacheTrimFlags struct {
 	dirFlags
 	max string
 }
 
-var cmdCache = &cobra.Command{
-	Use:   "cache",
-	Short: "Manage the store of stage outputs (see README, Caching)",
+func newCacheCommand(g *globalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "cache",
+		Short: "Manage the store of stage outputs (see README, Caching)",
+	}
+	cmd.AddCommand(newCacheTrimCommand(g))
+	return cmd
 }
 
-var cmdCacheTrim = &cobra.Command{
-	Use:   "trim JOB.yaml [--run-dir DIR] [--max SIZE]",
-	Short: "Remove the least recently used stage outputs from the store beyond a size",
-	Long: `trim removes the least recently used entries of the job's store of stage
+func newCacheTrimCommand(g *globalOptions) *cobra.Command {
+	var flags cacheTrimFlags
+	cmd := &cobra.Command{
+		Use:   "trim JOB.yaml [--run-dir DIR] [--max SIZE]",
+		Short: "Remove the least recently used stage outputs from the store beyond a size",
+		Long: `trim removes the least recently used entries of the job's store of stage
 outputs (DIR/.store, or $MONOMER_STORE) until the rest hold at most --max
 bytes (suffixes K, M, G, T: powers of 1024; default 20G, the cap every run
 applies at its end). --max 0 empties the store. Run directories keep their
 outputs: the store holds hard links to them.
 
 ` + exitCodesHelp,
-	Args: exactArgs(1),
-	RunE: func(cmd *cobra.Command, args []string) error {
-		max, err := parseSize(cacheTrimOpts.max)
-		if err != nil {
-			return err
-		}
-		_, opts, err := cacheTrimOpts.load(args[0])
-		if err != nil {
-			return err
-		}
-		if opts.Store == "" {
-			return fmt.Errorf("%w: the store is off (MONOMER_STORE=off)", pipeline.ErrUsage)
-		}
-		res, err := pipeline.Trim(opts.Store, max)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "%s: removed %d entries (%d bytes), kept %d (%d bytes)\n",
-			opts.Store, res.Removed, res.RemovedBytes, res.Kept, res.KeptBytes)
-		return nil
-	},
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			max, err := parseSize(flags.max)
+			if err != nil {
+				return err
+			}
+			_, opts, err := flags.load(args[0])
+			if err != nil {
+				return err
+			}
+			if opts.Store == "" {
+				return fmt.Errorf("%w: the store is off (MONOMER_STORE=off)", pipeline.ErrUsage)
+			}
+			res, err := pipeline.Trim(opts.Store, max)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: removed %d entries (%d bytes), kept %d (%d bytes)\n",
+				opts.Store, res.Removed, res.RemovedBytes, res.Kept, res.KeptBytes)
+			return nil
+		},
+	}
+	flags.register(cmd, g)
+	cmd.Flags().StringVar(&flags.max, "max", "20G", "keep at most this many bytes")
+	return cmd
 }
 
 // parseSize reads a byte count with an optional K, M, G or T suffix.
@@ -84,11 +94,4 @@ func parseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("%w: --max %q: want bytes, optionally with K, M, G or T", pipeline.ErrUsage, s)
 	}
 	return v * mult, nil
-}
-
-func init() {
-	cacheTrimOpts.register(cmdCacheTrim)
-	cmdCacheTrim.Flags().StringVar(&cacheTrimOpts.max, "max", "20G", "keep at most this many bytes")
-	cmdCache.AddCommand(cmdCacheTrim)
-	cmdRoot.AddCommand(cmdCache)
 }

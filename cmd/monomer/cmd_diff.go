@@ -12,14 +12,16 @@ import (
 // errDiffer makes diff exit 1 when the run directories differ.
 var errDiffer = errors.New("run directories differ")
 
-var diffOpts struct {
+type diffFlags struct {
 	tolerance float64
 }
 
-var cmdDiff = &cobra.Command{
-	Use:   "diff DIR_A DIR_B [--tolerance X]",
-	Short: "Compare two run directories table by table",
-	Long: `diff compares every *.parquet table under the two run directories,
+func newDiffCommand() *cobra.Command {
+	var flags diffFlags
+	cmd := &cobra.Command{
+		Use:   "diff DIR_A DIR_B [--tolerance X]",
+		Short: "Compare two run directories table by table",
+		Long: `diff compares every *.parquet table under the two run directories,
 matched by relative path, cell by cell, then every manifest.json on its
 outputs' hashes (not times). It prints "identical" and exits 0, or the first
 difference (table, row counted from 0, column, both values) and exits 1. A
@@ -29,23 +31,21 @@ With --tolerance X, floating-point cells compare within relative tolerance X
 and the largest relative difference is reported.
 
 ` + exitCodesHelp,
-	Example: `  monomer diff runs/gomaxprocs1 runs/gomaxprocs2
+		Example: `  monomer diff runs/gomaxprocs1 runs/gomaxprocs2
   monomer diff runs/demo/2026-01-01 runs/demo/2026-01-02 --tolerance 1e-6`,
-	Args: exactArgs(2),
-	RunE: func(cmd *cobra.Command, args []string) error {
-		res, err := pipeline.Diff(args[0], args[1], pipeline.DiffOptions{Tolerance: diffOpts.tolerance})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(cmd.OutOrStdout(), res)
-		if !res.Identical {
-			return errDiffer
-		}
-		return nil
-	},
-}
-
-func init() {
-	cmdDiff.Flags().Float64Var(&diffOpts.tolerance, "tolerance", 0, "relative tolerance for floating-point cells (0: exact)")
-	cmdRoot.AddCommand(cmdDiff)
+		Args: exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res, err := pipeline.Diff(args[0], args[1], pipeline.DiffOptions{Tolerance: flags.tolerance})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), res)
+			if !res.Identical {
+				return errDiffer
+			}
+			return nil
+		},
+	}
+	cmd.Flags().Float64Var(&flags.tolerance, "tolerance", 0, "relative tolerance for floating-point cells (0: exact)")
+	return cmd
 }

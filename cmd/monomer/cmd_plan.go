@@ -12,7 +12,7 @@ import (
 	"monomer/pipeline"
 )
 
-var planOpts struct {
+type planFlags struct {
 	json bool
 	sets []string
 }
@@ -56,61 +56,61 @@ func taskID(n *pipeline.Node) string {
 	return n.Experiment + "." + n.Name
 }
 
-var cmdPlan = &cobra.Command{
-	Use:   "plan JOB.yaml [--json] [--set key=value]...",
-	Short: "Print the job's DAG: experiments, stages and dependencies",
-	Long: `plan prints the DAG the job file defines: one task per stage and
+func newPlanCommand() *cobra.Command {
+	var flags planFlags
+	cmd := &cobra.Command{
+		Use:   "plan JOB.yaml [--json] [--set key=value]...",
+		Short: "Print the job's DAG: experiments, stages and dependencies",
+		Long: `plan prints the DAG the job file defines: one task per stage and
 experiment (per model for train, per shard for bow-shard) plus the
 job-level stages, each with its upstream tasks and the
 "monomer run" arguments that run exactly it. With --json it is the input of
 jobs/airflow/monomer_dag.py. It reads only the job file.
 
 ` + exitCodesHelp,
-	Args: exactArgs(1),
-	RunE: func(cmd *cobra.Command, args []string) error {
-		sets, err := job.ParseSets(planOpts.sets)
-		if err != nil {
-			return err
-		}
-		j, err := job.LoadWith(args[0], append(job.EnvOverrides(os.Environ()), sets...))
-		if err != nil {
-			return err
-		}
-		exp, jobSt := stageSet()
-		g, err := pipeline.NewGraph(j, exp, jobSt)
-		if err != nil {
-			return err
-		}
-		p := planJSON{Job: j.Name, JobFile: j.Path, Stages: g.ExpStages, JobStages: g.JobStages, Tasks: []planTask{}}
-		for _, e := range j.Experiments {
-			p.Experiments = append(p.Experiments, e.Name)
-		}
-		for _, n := range g.Nodes {
-			t := planTask{ID: taskID(n), Experiment: n.Experiment, Stage: n.Stage.Name(), Part: n.Part, Upstream: []string{}, Command: "run", Dir: n.Dir("")}
-			for _, d := range n.Deps {
-				t.Upstream = append(t.Upstream, taskID(d))
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sets, err := job.ParseSets(flags.sets)
+			if err != nil {
+				return err
 			}
-			if n.Experiment != "" {
-				t.Args = []string{"--experiment", n.Experiment}
+			j, err := job.LoadWith(args[0], append(job.EnvOverrides(os.Environ()), sets...))
+			if err != nil {
+				return err
 			}
-			t.Args = append(t.Args, "--only", n.Name)
-			p.Tasks = append(p.Tasks, t)
-		}
-		w := cmd.OutOrStdout()
-		if planOpts.json {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(p)
-		}
-		for _, t := range p.Tasks {
-			fmt.Fprintf(w, "%s <- %s\n", t.ID, strings.Join(t.Upstream, ", "))
-		}
-		return nil
-	},
-}
-
-func init() {
-	cmdPlan.Flags().BoolVar(&planOpts.json, "json", false, "print the DAG as JSON")
-	cmdPlan.Flags().StringArrayVar(&planOpts.sets, "set", nil, "override a job setting, key=value (as for run)")
-	cmdRoot.AddCommand(cmdPlan)
+			exp, jobSt := stageSet()
+			g, err := pipeline.NewGraph(j, exp, jobSt)
+			if err != nil {
+				return err
+			}
+			p := planJSON{Job: j.Name, JobFile: j.Path, Stages: g.ExpStages, JobStages: g.JobStages, Tasks: []planTask{}}
+			for _, e := range j.Experiments {
+				p.Experiments = append(p.Experiments, e.Name)
+			}
+			for _, n := range g.Nodes {
+				t := planTask{ID: taskID(n), Experiment: n.Experiment, Stage: n.Stage.Name(), Part: n.Part, Upstream: []string{}, Command: "run", Dir: n.Dir("")}
+				for _, d := range n.Deps {
+					t.Upstream = append(t.Upstream, taskID(d))
+				}
+				if n.Experiment != "" {
+					t.Args = []string{"--experiment", n.Experiment}
+				}
+				t.Args = append(t.Args, "--only", n.Name)
+				p.Tasks = append(p.Tasks, t)
+			}
+			w := cmd.OutOrStdout()
+			if flags.json {
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				return enc.Encode(p)
+			}
+			for _, t := range p.Tasks {
+				fmt.Fprintf(w, "%s <- %s\n", t.ID, strings.Join(t.Upstream, ", "))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&flags.json, "json", false, "print the DAG as JSON")
+	cmd.Flags().StringArrayVar(&flags.sets, "set", nil, "override a job setting, key=value (as for run)")
+	return cmd
 }

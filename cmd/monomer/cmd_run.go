@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/pprof"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -22,7 +21,7 @@ var stageSet = func() (exp, job []pipeline.Stage) {
 	return stages.Experiment(), stages.Job()
 }
 
-var runOpts struct {
+type runFlags struct {
 	dirFlags
 	experiments []string
 	only, from  string
@@ -35,9 +34,11 @@ var runOpts struct {
 type dirFlags struct {
 	runDir, runID string
 	sets          []string
+	global        *globalOptions
 }
 
-func (d *dirFlags) register(cmd *cobra.Command) {
+func (d *dirFlags) register(cmd *cobra.Command, g *globalOptions) {
+	d.global = g
 	cmd.Flags().StringVar(&d.runDir, "run-dir", "", "run directory (default $MONOMER_RUN_DIR, else runs/<job name>)")
 	cmd.Flags().StringVar(&d.runID, "run-id", "", "a subdirectory of the run directory per scheduled run, e.g. Airflow's {{ ds }}")
 	cmd.Flags().StringArrayVar(&d.sets, "set", nil, "override a job setting, key=value (repeatable; see 'monomer run --help')")
@@ -58,7 +59,7 @@ func (d *dirFlags) load(path string) (*job.Job, pipeline.Options, error) {
 	}
 	// Before any key is computed: the kernel is part of train's and
 	// evaluate's keys. Returns only when no re-execution is needed.
-	applyBLASKernel(j.BLASKernel)
+	applyBLASKernel(d.global, j.BLASKernel)
 	base := d.runDir
 	if base == "" {
 		base = os.Getenv("MONOMER_RUN_DIR")
@@ -86,10 +87,12 @@ func exactArgs(n int) cobra.PositionalArgs {
 	}
 }
 
-var cmdRun = &cobra.Command{
-	Use:   "run JOB.yaml [--run-dir DIR] [--run-id ID] [--experiment NAME]... [--only STAGE | --from STAGE] [--force] [--dry-run] [--set key=value]...",
-	Short: "Run every stale stage of a job",
-	Long: `run runs the job's stages in DAG order (ingest, features, negatives,
+func newRunCommand(g *globalOptions) *cobra.Command {
+	var flags runFlags
+	cmd := &cobra.Command{
+		Use:   "run JOB.yaml [--run-dir DIR] [--run-id ID] [--experiment NAME]... [--only STAGE | --from STAGE] [--force] [--dry-run] [--set key=value]...",
+		Short: "Run every stale stage of a job",
+		Long: `run runs the job's stages in DAG order (ingest, features, negatives,
 split, train, evaluate per experiment, then report) into the run directory,
 skipping every stage whose parameters, input content, upstream outputs and
 code are unchanged since its manifest was written.
@@ -116,56 +119,66 @@ apart (runs of different experiments may share a directory). Logs are JSON
 lines on stderr unless stderr is a terminal.
 
 ` + exitCodesHelp,
-	Example: `  monomer run jobs/demo.yaml
+		Example: `  monomer run jobs/demo.yaml
   monomer run jobs/paper-table2-image.yaml --set data_dir=/data/amazon --experiment men-also_bought --from train
   monomer run jobs/demo.yaml --dry-run --set experiments.men-also_bought-image.settings.k=20`,
-	Args: exactArgs(1),
-	RunE: func(cmd *cobra.Command, args []string) error {
-		job, opts, err := runOpts.load(args[0])
-		if err != nil {
-			return err
-		}
-		opts.Experiments, opts.Only, opts.From, opts.Force = runOpts.experiments, runOpts.only, runOpts.from, runOpts.force
-		exp, jobSt := stageSet()
-		if runOpts.dryRun {
-			steps, err := pipeline.Plan(job, exp, jobSt, opts)
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			job, opts, err := flags.load(args[0])
 			if err != nil {
 				return err
 			}
-			if n := printPlan(cmd.OutOrStdout(), steps); n > 0 {
-				// A pre-flight check must fail when the run would.
-				return fmt.Errorf("dry run: %d stage(s) would fail", n)
+			opts.Experiments, opts.Only, opts.From, opts.Force = flags.experiments, flags.only, flags.from, flags.force
+			exp, jobSt := stageSet()
+			if flags.dryRun {
+				steps, err := pipeline.Plan(job, exp, jobSt, opts)
+				if err != nil {
+					return err
+				}
+				if n := printPlan(cmd.OutOrStdout(), steps); n > 0 {
+					// A pre-flight check must fail when the run would.
+					return fmt.Errorf("dry run: %d stage(s) would fail", n)
+				}
+				return nil
+			}
+			if flags.cpuProfile != "" {
+				f, err := os.Create(flags.cpuProfile)
+				if err != nil {
+					return fmt.Errorf("%w: --cpuprofile: %v", pipeline.ErrUsage, err)
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
+			term := pipeline.IsTerminal(os.Stderr)
+			opts.Logger = pipeline.NewLogger(os.Stderr, term)
+			logBLAS(opts.Logger, g, job.BLASKernel)
+			if term {
+				opts.Tracker = pipeline.BarTracker(os.Stderr)
+			}
+			if _, err = pipeline.Run(cmd.Context(), job, exp, jobSt, opts); err != nil {
+				return err
+			}
+			// The visual report, when this run (or an earlier one) rendered it.
+			if page, err := filepath.Abs(filepath.Join(opts.RunDir, "report", "index.html")); err == nil {
+				if _, err := os.Stat(page); err == nil {
+					fmt.Fprintln(cmd.OutOrStdout(), "report:", page)
+				}
 			}
 			return nil
-		}
-		if runOpts.cpuProfile != "" {
-			f, err := os.Create(runOpts.cpuProfile)
-			if err != nil {
-				return fmt.Errorf("%w: --cpuprofile: %v", pipeline.ErrUsage, err)
-			}
-			defer f.Close()
-			if err := pprof.StartCPUProfile(f); err != nil {
-				return err
-			}
-			defer pprof.StopCPUProfile()
-		}
-		term := pipeline.IsTerminal(os.Stderr)
-		opts.Logger = pipeline.NewLogger(os.Stderr, term)
-		logBLAS(opts.Logger, job.BLASKernel)
-		if term {
-			opts.Tracker = pipeline.BarTracker(os.Stderr)
-		}
-		if _, err = pipeline.Run(cmd.Context(), job, exp, jobSt, opts); err != nil {
-			return err
-		}
-		// The visual report, when this run (or an earlier one) rendered it.
-		if page, err := filepath.Abs(filepath.Join(opts.RunDir, "report", "index.html")); err == nil {
-			if _, err := os.Stat(page); err == nil {
-				fmt.Fprintln(cmd.OutOrStdout(), "report:", page)
-			}
-		}
-		return nil
-	},
+		},
+	}
+	f := cmd.Flags()
+	flags.register(cmd, g)
+	f.StringArrayVar(&flags.experiments, "experiment", nil, "run only this experiment (repeatable)")
+	f.StringVar(&flags.only, "only", "", "run only this stage (all its models or shards: train), or one node of it (train.lmt)")
+	f.StringVar(&flags.from, "from", "", "run this stage (or node, e.g. train.lmt) and everything downstream of it")
+	f.BoolVar(&flags.force, "force", false, "rerun the selected stages even when up to date")
+	f.BoolVar(&flags.dryRun, "dry-run", false, "print what would run and why; touch nothing")
+	f.StringVar(&flags.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
+	return cmd
 }
 
 // printPlan prints the selected steps and returns how many would fail.
@@ -178,27 +191,15 @@ func printPlan(w io.Writer, steps []pipeline.Step) (fails int) {
 		if !s.Selected {
 			continue
 		}
-		verb := "skip"
+		verb, why := "skip", s.Why
 		switch {
 		case s.Run:
 			verb = "run"
-		case strings.HasPrefix(s.Why, "fails: "):
-			verb, s.Why = "fail", strings.TrimPrefix(s.Why, "fails: ")
+		case s.Fail != nil:
+			verb, why = "fail", s.Fail.Error()
 			fails++
 		}
-		fmt.Fprintf(w, "%-*s  %s: %s\n", width, s.ID, verb, s.Why)
+		fmt.Fprintf(w, "%-*s  %s: %s\n", width, s.ID, verb, why)
 	}
 	return fails
-}
-
-func init() {
-	f := cmdRun.Flags()
-	runOpts.register(cmdRun)
-	f.StringArrayVar(&runOpts.experiments, "experiment", nil, "run only this experiment (repeatable)")
-	f.StringVar(&runOpts.only, "only", "", "run only this stage (all its models or shards: train), or one node of it (train.lmt)")
-	f.StringVar(&runOpts.from, "from", "", "run this stage (or node, e.g. train.lmt) and everything downstream of it")
-	f.BoolVar(&runOpts.force, "force", false, "rerun the selected stages even when up to date")
-	f.BoolVar(&runOpts.dryRun, "dry-run", false, "print what would run and why; touch nothing")
-	f.StringVar(&runOpts.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
-	cmdRoot.AddCommand(cmdRun)
 }

@@ -11,7 +11,7 @@ import (
 	"monomer/pipeline"
 )
 
-var statusOpts struct {
+type statusFlags struct {
 	dirFlags
 	json  bool
 	check bool
@@ -20,10 +20,12 @@ var statusOpts struct {
 // errNotCurrent makes status --check exit 1, like git diff --exit-code.
 var errNotCurrent = errors.New("stages not up to date")
 
-var cmdStatus = &cobra.Command{
-	Use:   "status JOB.yaml [--run-dir DIR] [--run-id ID] [--set key=value]... [--json]",
-	Short: "Show every stage as up to date, stale (and why) or missing",
-	Long: `status compares every stage's manifest with the job file (and the same
+func newStatusCommand(g *globalOptions) *cobra.Command {
+	var flags statusFlags
+	cmd := &cobra.Command{
+		Use:   "status JOB.yaml [--run-dir DIR] [--run-id ID] [--set key=value]... [--json]",
+		Short: "Show every stage as up to date, stale (and why) or missing",
+		Long: `status compares every stage's manifest with the job file (and the same
 --set and MONOMER_ overrides a run would get), the raw inputs' content and the
 upstream outputs now, and prints each stage as "up to date", "stale: <what
 changed>" or "missing". It reads only: no lock, no writes. When a run holds
@@ -35,65 +37,63 @@ when all are up to date (plain status exits 0 either way), so a script or a
 scheduler's sensor can ask "is there work to do?".
 
 ` + exitCodesHelp,
-	Args: exactArgs(1),
-	RunE: func(cmd *cobra.Command, args []string) error {
-		job, opts, err := statusOpts.load(args[0])
-		if err != nil {
-			return err
-		}
-		exp, jobSt := stageSet()
-		steps, err := pipeline.Plan(job, exp, jobSt, opts)
-		if err != nil {
-			return err
-		}
-		w := cmd.OutOrStdout()
-		holders := pipeline.Holders(opts.RunDir)
-		if statusOpts.json {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(steps); err != nil {
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			job, opts, err := flags.load(args[0])
+			if err != nil {
 				return err
 			}
-			for _, h := range holders { // stdout stays the steps' JSON
-				fmt.Fprintf(cmd.ErrOrStderr(), "monomer: %s is held by %s\n", opts.RunDir, h)
+			exp, jobSt := stageSet()
+			steps, err := pipeline.Plan(job, exp, jobSt, opts)
+			if err != nil {
+				return err
 			}
-		} else {
-			width := 0
-			for _, s := range steps {
-				width = max(width, len(s.ID))
-			}
-			for _, s := range steps {
-				line := string(s.State)
-				if len(s.Reasons) > 0 {
-					line += ": " + strings.Join(s.Reasons, "; ")
+			w := cmd.OutOrStdout()
+			holders := pipeline.Holders(opts.RunDir)
+			if flags.json {
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(steps); err != nil {
+					return err
 				}
-				if s.Note != "" {
-					line += " (" + s.Note + ")"
+				for _, h := range holders { // stdout stays the steps' JSON
+					fmt.Fprintf(cmd.ErrOrStderr(), "monomer: %s is held by %s\n", opts.RunDir, h)
 				}
-				fmt.Fprintf(w, "%-*s  %s\n", width, s.ID, line)
-			}
-			for _, h := range holders {
-				fmt.Fprintf(w, "locked: a run holds %s now: %s\n", opts.RunDir, h)
-			}
-		}
-		if statusOpts.check {
-			n := 0
-			for _, s := range steps {
-				if s.State != pipeline.UpToDate {
-					n++
+			} else {
+				width := 0
+				for _, s := range steps {
+					width = max(width, len(s.ID))
+				}
+				for _, s := range steps {
+					line := string(s.State)
+					if len(s.Reasons) > 0 {
+						line += ": " + strings.Join(s.Reasons, "; ")
+					}
+					if s.Note != "" {
+						line += " (" + s.Note + ")"
+					}
+					fmt.Fprintf(w, "%-*s  %s\n", width, s.ID, line)
+				}
+				for _, h := range holders {
+					fmt.Fprintf(w, "locked: a run holds %s now: %s\n", opts.RunDir, h)
 				}
 			}
-			if n > 0 {
-				return fmt.Errorf("%w: %d of %d", errNotCurrent, n, len(steps))
+			if flags.check {
+				n := 0
+				for _, s := range steps {
+					if s.State != pipeline.UpToDate {
+						n++
+					}
+				}
+				if n > 0 {
+					return fmt.Errorf("%w: %d of %d", errNotCurrent, n, len(steps))
+				}
 			}
-		}
-		return nil
-	},
-}
-
-func init() {
-	statusOpts.register(cmdStatus)
-	cmdStatus.Flags().BoolVar(&statusOpts.json, "json", false, "print the stages as JSON")
-	cmdStatus.Flags().BoolVar(&statusOpts.check, "check", false, "exit 1 when any selected stage is stale or missing")
-	cmdRoot.AddCommand(cmdStatus)
+			return nil
+		},
+	}
+	flags.register(cmd, g)
+	cmd.Flags().BoolVar(&flags.json, "json", false, "print the stages as JSON")
+	cmd.Flags().BoolVar(&flags.check, "check", false, "exit 1 when any selected stage is stale or missing")
+	return cmd
 }

@@ -9,16 +9,18 @@ import (
 	"monomer/pipeline"
 )
 
-var verifyOpts struct {
+type verifyFlags struct {
 	dirFlags
 	experiments []string
 	only        string
 }
 
-var cmdVerify = &cobra.Command{
-	Use:   "verify JOB.yaml [--run-dir DIR] [--run-id ID] [--experiment NAME]... [--only STAGE] [--set key=value]...",
-	Short: "Rerun up-to-date stages into a scratch directory and check they reproduce their outputs",
-	Long: `verify reruns the selected stages (all, or those of --experiment and
+func newVerifyCommand(g *globalOptions) *cobra.Command {
+	var flags verifyFlags
+	cmd := &cobra.Command{
+		Use:   "verify JOB.yaml [--run-dir DIR] [--run-id ID] [--experiment NAME]... [--only STAGE] [--set key=value]...",
+		Short: "Rerun up-to-date stages into a scratch directory and check they reproduce their outputs",
+		Long: `verify reruns the selected stages (all, or those of --experiment and
 --only) into a scratch directory inside the run directory, each on the
 recorded outputs of its upstream stages, and compares what they write with
 the hashes their manifests record and with the files in the run directory.
@@ -35,40 +37,38 @@ Exit codes:
   2    usage error, invalid job file, or an unreadable manifest or table
   4    run directory locked by another run
   130  interrupted (SIGINT or SIGTERM)`,
-	Example: `  monomer verify jobs/demo.yaml --run-dir runs/demo
+		Example: `  monomer verify jobs/demo.yaml --run-dir runs/demo
   monomer verify jobs/demo.yaml --run-dir runs/demo --experiment men-also_bought-image --only negatives`,
-	Args: exactArgs(1),
-	RunE: func(cmd *cobra.Command, args []string) error {
-		job, opts, err := verifyOpts.load(args[0])
-		if err != nil {
-			return err
-		}
-		opts.Experiments, opts.Only = verifyOpts.experiments, verifyOpts.only
-		if pipeline.IsTerminal(os.Stderr) {
-			opts.Tracker = pipeline.BarTracker(os.Stderr)
-		} else {
-			opts.Logger = pipeline.NewLogger(os.Stderr, false)
-		}
-		exp, jobSt := stageSet()
-		res, err := pipeline.Verify(cmd.Context(), job, exp, jobSt, opts)
-		if res != nil {
-			for i := range res.Steps {
-				fmt.Fprintln(cmd.OutOrStdout(), res.Steps[i].String())
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			job, opts, err := flags.load(args[0])
+			if err != nil {
+				return err
 			}
-		}
-		if err != nil {
-			return err
-		}
-		if s := res.First(); s != nil {
-			return fmt.Errorf("verify: %s", s)
-		}
-		return nil
-	},
-}
-
-func init() {
-	verifyOpts.register(cmdVerify)
-	cmdVerify.Flags().StringArrayVar(&verifyOpts.experiments, "experiment", nil, "verify only this experiment's stages (repeatable)")
-	cmdVerify.Flags().StringVar(&verifyOpts.only, "only", "", "verify only this stage")
-	cmdRoot.AddCommand(cmdVerify)
+			opts.Experiments, opts.Only = flags.experiments, flags.only
+			if pipeline.IsTerminal(os.Stderr) {
+				opts.Tracker = pipeline.BarTracker(os.Stderr)
+			} else {
+				opts.Logger = pipeline.NewLogger(os.Stderr, false)
+			}
+			exp, jobSt := stageSet()
+			res, err := pipeline.Verify(cmd.Context(), job, exp, jobSt, opts)
+			if res != nil {
+				for i := range res.Steps {
+					fmt.Fprintln(cmd.OutOrStdout(), res.Steps[i].String())
+				}
+			}
+			if err != nil {
+				return err
+			}
+			if s := res.First(); s != nil {
+				return fmt.Errorf("verify: %s", s)
+			}
+			return nil
+		},
+	}
+	flags.register(cmd, g)
+	cmd.Flags().StringArrayVar(&flags.experiments, "experiment", nil, "verify only this experiment's stages (repeatable)")
+	cmd.Flags().StringVar(&flags.only, "only", "", "verify only this stage")
+	return cmd
 }

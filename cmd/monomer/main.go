@@ -1,5 +1,5 @@
 // Command monomer runs the item-compatibility pipeline: one subcommand per
-// file (cmd_<name>.go), each registering itself on the root command.
+// file (cmd_<name>.go), each built by its newXCommand with its own flags.
 package main
 
 import (
@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -41,15 +40,63 @@ const exitCodesHelp = `Exit codes:
   4    run directory locked by another run
   130  interrupted (SIGINT or SIGTERM)`
 
-var cmdRoot = &cobra.Command{
-	Use:   "monomer",
-	Short: "Item-compatibility models (WNN, CT, LMT, Monomer, LDA+WNN) from raw Amazon data",
-	Long: `monomer turns raw Amazon product data into trained item-compatibility
+// globalOptions are the root command's persistent flags.
+type globalOptions struct {
+	// blasKernel is --blas-kernel; it overrides the job's blas_kernel.
+	blasKernel string
+}
+
+// newRootCommand builds the command tree afresh, with its own flag values,
+// so each test gets commands in their initial state.
+func newRootCommand() *cobra.Command {
+	var g globalOptions
+	root := &cobra.Command{
+		Use:   "monomer",
+		Short: "Item-compatibility models (WNN, CT, LMT, Monomer, LDA+WNN) from raw Amazon data",
+		Long: `monomer turns raw Amazon product data into trained item-compatibility
 models and Parquet outputs, reproducing He, Packer & McAuley (ICDM 2016).
 
 ` + exitCodesHelp,
-	SilenceUsage:  true,
-	SilenceErrors: true,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&g.blasKernel, "blas-kernel", "",
+		`OpenBLAS CPU kernel: auto (widest the CPU supports), env (keep OPENBLAS_CORETYPE) or a name such as Haswell; overrides the job's blas_kernel`)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return fmt.Errorf("%w: %v", pipeline.ErrUsage, err)
+	})
+	root.AddCommand(
+		newBLASCommand(&g),
+		newBowShardCommand(&g),
+		newCacheCommand(&g),
+		newDiffCommand(),
+		newGenCommand(),
+		newPlanCommand(),
+		newRecommendCommand(),
+		newRunCommand(&g),
+		newStatusCommand(&g),
+		newVerifyCommand(&g),
+	)
+	return root
+}
+
+// usageError is an error of cobra's own text that is a usage error.
+type usageError struct{ err error }
+
+func (e usageError) Error() string   { return e.err.Error() }
+func (e usageError) Unwrap() []error { return []error{pipeline.ErrUsage, e.err} }
+
+// execute runs the command line args. The root command runs nothing
+// itself, so an error attributed to it is about the command line: cobra's
+// unknown subcommand, whose error cobra makes without a wrappable cause, is
+// marked a usage error here, and exitCode needs no text matching.
+func execute(ctx context.Context, root *cobra.Command, args []string) error {
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil && cmd == root && !errors.Is(err, pipeline.ErrUsage) {
+		return usageError{err}
+	}
+	return err
 }
 
 func exitCode(err error) int {
@@ -59,8 +106,7 @@ func exitCode(err error) int {
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
 	case errors.Is(err, job.ErrConfig), errors.Is(err, pipeline.ErrUsage),
-		errors.Is(err, pipeline.ErrUnreadable),
-		strings.HasPrefix(err.Error(), "unknown command "): // cobra's, not wrappable
+		errors.Is(err, pipeline.ErrUnreadable):
 		return exitUsage
 	case errors.Is(err, pipeline.ErrBadInput),
 		// The readers' sentinels for damaged files: the same file fails
@@ -79,10 +125,7 @@ func exitCode(err error) int {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cmdRoot.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return fmt.Errorf("%w: %v", pipeline.ErrUsage, err)
-	})
-	err := cmdRoot.ExecuteContext(ctx)
+	err := execute(ctx, newRootCommand(), os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "monomer:", err)
 	}
