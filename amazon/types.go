@@ -1,12 +1,3 @@
-// Package amazon reads the raw files of the Amazon product data set: the 2014
-// metadata (one Python dict literal per line), the 2018 metadata (strict JSON
-// per line) and the review files of both releases. Every reader streams, holds
-// bounded memory whatever the file size, and detects gzip from the content.
-// Reviews is an iterator (range over it; breaking out closes the file), so
-// consumers that want the reviews one by one, like bow, take it as it is.
-//
-// Readers never log. A malformed line is handed to the caller as a Reject and
-// counted; deciding when there are too many is the caller's business.
 package amazon
 
 // Product is one metadata record. The 2014 and 2018 releases are mapped onto

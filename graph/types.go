@@ -1,6 +1,3 @@
-// Package graph builds what the models train on from an experiment's edges:
-// negatives by degree-preserving rewiring (or uniform sampling) and the
-// 80/10/10 split.
 package graph
 
 import "fmt"

@@ -1,5 +1,3 @@
-// Package models holds the compatibility models of the paper (WNN, CT, LMT,
-// Monomer, LDA+WNN), their shared L-BFGS trainer and compute kernels.
 package models
 
 // Features is an item-feature matrix: row i is item i's feature vector. The

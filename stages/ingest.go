@@ -1,6 +1,3 @@
-// Package stages holds one file per pipeline stage. Each reads its inputs
-// from the run directory (or the raw files), writes its tables into the
-// directory the runner gives it, and returns counts; the runner logs.
 package stages
 
 import (

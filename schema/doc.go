@@ -1,0 +1,23 @@
+// Package schema holds the Arrow schemas of every table monomer writes and is
+// the only code that reads or writes Parquet.
+//
+// Each table is declared once, as a struct whose fields are its columns in
+// order (ItemsCols for items.parquet, ...): the field's tag names the column
+// and may mark it dictionary-encoded, its Go slice type gives the Arrow type,
+// and the exported *arrow.Schema of the table (Items, ...) is derived from it.
+// Write takes such a struct, so a column of the wrong type does not compile,
+// and the declared structs start with a blank field, so they can only be
+// written as keyed literals: swapping two columns of one type means writing
+// the wrong name beside each.
+//
+// Files are written one way so two runs on the same rows give the same bytes
+// (see DEPENDENCIES.md, "Reproducibility hazards"): a pinned created-by,
+// zstd compression at a fixed level, a fixed row-group length, and dictionary
+// encoding only for the low-cardinality string columns marked in the schema
+// (arrow-go writes encoding statistics in map order once a dictionary falls
+// back to plain encoding, which breaks byte identity).
+//
+// It owns the table declarations and their bytes, and the cell-by-cell
+// comparison of two tables (Compare) that monomer diff uses. It must not
+// know what a stage does with a table, or which stage writes it.
+package schema
