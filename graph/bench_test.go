@@ -42,7 +42,7 @@ func getBenchGraph(b *testing.B, sh shape) *benchGraph {
 	}
 	pos, sub := genGraph(sh, rand.New(rand.NewPCG(11, 11)))
 	// Split does not care how the negatives were drawn; Uniform is faster.
-	neg, _, err := Uniform(pos, sub, rand.New(rand.NewPCG(1, 1)))
+	neg, _, err := Uniform(context.Background(), pos, sub, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func BenchmarkUniform(b *testing.B) {
 			g := getBenchGraph(b, sz.shape)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if _, _, err := Uniform(g.pos, g.sub, rand.New(rand.NewPCG(uint64(i), 1))); err != nil {
+				if _, _, err := Uniform(context.Background(), g.pos, g.sub, rand.New(rand.NewPCG(uint64(i), 1))); err != nil {
 					b.Fatal(err)
 				}
 			}

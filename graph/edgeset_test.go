@@ -94,7 +94,7 @@ func FuzzRewire(f *testing.F) {
 			t.Fatal(err)
 		}
 		checkNegatives(t, pos, neg, st.DroppedEdges, sub, true)
-		if u, _, err := Uniform(pos, sub, rand.New(rand.NewPCG(1, 1))); err == nil {
+		if u, _, err := Uniform(context.Background(), pos, sub, rand.New(rand.NewPCG(1, 1))); err == nil {
 			checkNegatives(t, pos, u, nil, sub, false)
 		}
 	})

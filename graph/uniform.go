@@ -2,6 +2,7 @@ package graph
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -33,12 +34,16 @@ type UniformStats struct {
 // distribution as rejecting same-subcategory and self pairs too. When fewer
 // than |R| candidate pairs exist it returns ErrIncomplete and no negatives;
 // when few exist it lists them all (see UniformStats.Enumerated), so it
-// never loops for long.
-func Uniform(pos []Edge, sub []int32, rng *rand.Rand) ([]Edge, UniformStats, error) {
+// never loops for long. Once ctx is done Uniform returns ctx.Err() within
+// ctxEvery draws (or candidates listed), with no negatives.
+func Uniform(ctx context.Context, pos []Edge, sub []int32, rng *rand.Rand) ([]Edge, UniformStats, error) {
 	m := len(pos)
 	st := UniformStats{Edges: m}
 	set, err := loadPositives(pos, sub)
 	if err != nil {
+		return nil, st, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, st, err
 	}
 	if m == 0 {
@@ -58,6 +63,11 @@ func Uniform(pos []Edge, sub []int32, rng *rand.Rand) ([]Edge, UniformStats, err
 		st.Enumerated = true
 		cand := make([]uint64, 0, cp.total-uint64(m))
 		for r := range cp.total {
+			if r&(ctxEvery-1) == ctxEvery-1 {
+				if err := ctx.Err(); err != nil {
+					return nil, st, err
+				}
+			}
 			x, y := cp.at(r)
 			if k := key(x, y); !set.has(k) {
 				cand = append(cand, k)
@@ -74,6 +84,11 @@ func Uniform(pos []Edge, sub []int32, rng *rand.Rand) ([]Edge, UniformStats, err
 		// (R and the negatives so far), so over a third stay free: under
 		// 3·|R| draws on average.
 		for len(keys) < m {
+			if st.Attempts&(ctxEvery-1) == ctxEvery-1 {
+				if err := ctx.Err(); err != nil {
+					return nil, st, err
+				}
+			}
 			st.Attempts++
 			x, y := cp.at(rng.Uint64N(cp.total))
 			if k := key(x, y); set.add(k) {

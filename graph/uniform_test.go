@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -24,7 +25,7 @@ func TestUniformProperties(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			pos, sub := genGraph(tc.shape, rand.New(rand.NewPCG(7, 7)))
-			neg, st, err := Uniform(pos, sub, rand.New(rand.NewPCG(1, 1)))
+			neg, st, err := Uniform(context.Background(), pos, sub, rand.New(rand.NewPCG(1, 1)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -35,8 +36,8 @@ func TestUniformProperties(t *testing.T) {
 			if !st.Enumerated && st.Attempts < len(pos) {
 				t.Errorf("%d attempts for %d negatives", st.Attempts, len(pos))
 			}
-			again, _, _ := Uniform(pos, sub, rand.New(rand.NewPCG(1, 1)))
-			other, _, _ := Uniform(pos, sub, rand.New(rand.NewPCG(2, 1)))
+			again, _, _ := Uniform(context.Background(), pos, sub, rand.New(rand.NewPCG(1, 1)))
+			other, _, _ := Uniform(context.Background(), pos, sub, rand.New(rand.NewPCG(2, 1)))
 			if !slices.Equal(neg, again) || slices.Equal(neg, other) {
 				t.Error("same seed must give the same negatives, another seed others")
 			}
@@ -58,7 +59,7 @@ func TestUniformImpossible(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			neg, _, err := Uniform(tc.pos, tc.sub, rand.New(rand.NewPCG(1, 1)))
+			neg, _, err := Uniform(context.Background(), tc.pos, tc.sub, rand.New(rand.NewPCG(1, 1)))
 			if !errors.Is(err, ErrIncomplete) || neg != nil {
 				t.Fatalf("got %v, %v; want ErrIncomplete", neg, err)
 			}
@@ -67,7 +68,7 @@ func TestUniformImpossible(t *testing.T) {
 	}
 	// Exactly enough candidates: all of them are taken.
 	pos := []Edge{{0, 1}, {0, 2}, {1, 2}}
-	neg, st, err := Uniform(pos, []int32{0, 1, 2}, rand.New(rand.NewPCG(1, 1)))
+	neg, st, err := Uniform(context.Background(), pos, []int32{0, 1, 2}, rand.New(rand.NewPCG(1, 1)))
 	if err != nil || !slices.Equal(neg, []Edge{{1, 0}, {2, 0}, {2, 1}}) || !st.Enumerated {
 		t.Errorf("got %v, %+v, %v", neg, st, err)
 	}
@@ -127,7 +128,7 @@ func TestUniformIsUniform(t *testing.T) {
 	hits := map[[2]int32]int{}
 	runs := 20
 	for r := range runs {
-		neg, st, err := Uniform(pos, sub, rand.New(rand.NewPCG(uint64(r), 9)))
+		neg, st, err := Uniform(context.Background(), pos, sub, rand.New(rand.NewPCG(uint64(r), 9)))
 		if err != nil || st.Enumerated {
 			t.Fatal(err, st.Enumerated)
 		}
@@ -152,5 +153,51 @@ func TestUniformIsUniform(t *testing.T) {
 		if got := float64(hits[k]); math.Abs(got-want) > 5*math.Sqrt(want) {
 			t.Errorf("subcategories %v: %v draws, want %.0f", k, got, want)
 		}
+	}
+}
+
+// countdownCtx is live for its first n Err calls and cancelled after: a
+// cancel that lands at a known check, with no goroutine or timer.
+type countdownCtx struct {
+	context.Context
+	n int
+}
+
+func (c *countdownCtx) Err() error {
+	if c.n--; c.n < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestUniformCancel: Uniform returns ctx.Err() and no negatives before any
+// work, and at its first check inside each loop (drawing, and listing the
+// candidates of a dense graph).
+func TestUniformCancel(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		shape      shape
+		live       int // Err calls that report a live context
+		enumerated bool
+	}{
+		{name: "before", shape: shape{items: 5000, edges: 20_000, subs: 40}, live: 0},
+		{name: "drawing", shape: shape{items: 5000, edges: 20_000, subs: 40}, live: 1},
+		// About 30,000 cross pairs: listed, and more than ctxEvery of them.
+		{name: "listing", shape: shape{items: 200, edges: 8000, subs: 4}, live: 1, enumerated: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pos, sub := genGraph(tc.shape, rand.New(rand.NewPCG(7, 7)))
+			if _, st, err := Uniform(context.Background(), pos, sub, rand.New(rand.NewPCG(1, 1))); err != nil || st.Enumerated != tc.enumerated {
+				t.Fatalf("uncancelled: enumerated %v, %v; want %v", st.Enumerated, err, tc.enumerated)
+			}
+			ctx := &countdownCtx{Context: context.Background(), n: tc.live}
+			neg, st, err := Uniform(ctx, pos, sub, rand.New(rand.NewPCG(1, 1)))
+			if !errors.Is(err, context.Canceled) || neg != nil {
+				t.Fatalf("got %d negatives, %v; want none, context.Canceled", len(neg), err)
+			}
+			if tc.name == "drawing" && st.Attempts != ctxEvery-1 {
+				t.Errorf("stopped after %d draws, want %d (the first check)", st.Attempts, ctxEvery-1)
+			}
+		})
 	}
 }

@@ -90,7 +90,7 @@ func (Negatives) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 	}
 	if method == "uniform" {
 		var st graph.UniformStats
-		neg, st, err = graph.Uniform(pos, it.sub, rng)
+		neg, st, err = graph.Uniform(ctx, pos, it.sub, rng)
 		if err != nil {
 			return nil, err
 		}
