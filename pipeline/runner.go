@@ -345,16 +345,22 @@ type evaluation struct {
 	reasons  []string
 }
 
+// key is the parameters and raw files n's stage declares for n: KeyPart
+// for a part of a Parted stage, JobKey for a job-level JobKeyer, else Key.
+func (r *runner) key(n *Node) (any, []string) {
+	if pt, ok := n.Stage.(Parted); ok && n.Part != "" {
+		return pt.KeyPart(n.exp, n.Part)
+	}
+	if jk, ok := n.Stage.(JobKeyer); ok && n.exp == nil {
+		return jk.JobKey(r.g.Job)
+	}
+	return n.Stage.Key(n.exp)
+}
+
 // inputs computes the key inputs of n from its parameters, raw files and
 // its upstream manifests on disk.
 func (r *runner) inputs(n *Node) (KeyInputs, error) {
-	params, files := n.Stage.Key(n.exp)
-	if jk, ok := n.Stage.(JobKeyer); ok && n.exp == nil {
-		params, files = jk.JobKey(r.g.Job)
-	}
-	if pt, ok := n.Stage.(Parted); ok && n.Part != "" {
-		params, files = pt.KeyPart(n.exp, n.Part)
-	}
+	params, files := r.key(n)
 	pj, err := normalizeParams(params)
 	if err != nil {
 		return KeyInputs{}, fmt.Errorf("pipeline: %s: parameters: %w", n.ID, err)

@@ -31,7 +31,8 @@ import (
 // runner writes. Run should return ctx.Err() soon after ctx is cancelled.
 //
 // Job-level stages (the job list of Run, e.g. report) implement the same
-// interface: Key is called with a nil exp, Run gets env.Exp == nil, their
+// interface: Key is called with a nil exp (a JobKeyer's JobKey instead,
+// when the stage reads the job's settings), Run gets env.Exp == nil, their
 // directory is <run directory>/<name>, and they read experiments' outputs
 // through env.StageDir.
 //
