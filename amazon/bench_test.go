@@ -1,6 +1,7 @@
 package amazon
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -141,7 +142,7 @@ func BenchmarkReadMeta(b *testing.B) {
 			}
 			c := startCPU(b, len(text))
 			for range b.N {
-				st, err := ReadMeta(path, func(*Product) error { return nil }, nil)
+				st, err := ReadMeta(context.Background(), path, func(*Product) error { return nil }, nil)
 				if err != nil || st.Records != int64(len(lines)) {
 					b.Fatal(err, st)
 				}

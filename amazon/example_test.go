@@ -1,6 +1,7 @@
 package amazon_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -26,7 +27,7 @@ func ExampleReadMeta() {
 		return
 	}
 
-	st, err := amazon.ReadMeta(path, func(p *amazon.Product) error {
+	st, err := amazon.ReadMeta(context.Background(), path, func(p *amazon.Product) error {
 		fmt.Printf("%s %q $%.2f %q bought=%q viewed=%q\n", p.ASIN, p.Title, p.Price, p.Categories, p.AlsoBought, p.AlsoViewed)
 		return nil
 	}, func(r amazon.Reject) {

@@ -2,6 +2,7 @@ package amazon
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"hash/crc32"
 	"path/filepath"
@@ -452,7 +453,9 @@ type firstSeen struct {
 // A read failure (a truncated or corrupt gzip stream, an I/O error) stops
 // reading and returns an error naming the file and the number of complete
 // lines read; corrupt compressed data wraps ErrCorrupt.
-func ReadMeta(path string, fn func(*Product) error, reject func(Reject)) (Stats, error) {
+//
+// Once ctx is done ReadMeta returns ctx.Err() within ctxLines records.
+func ReadMeta(ctx context.Context, path string, fn func(*Product) error, reject func(Reject)) (Stats, error) {
 	var (
 		sc   scanner
 		rec  metaRec
@@ -460,6 +463,11 @@ func ReadMeta(path string, fn func(*Product) error, reject func(Reject)) (Stats,
 		seen = map[string]firstSeen{}
 	)
 	return readLines(path, reject, func(line []byte, lineNo int64, st *Stats) (string, error) {
+		if lineNo%ctxLines == 0 {
+			if err := ctx.Err(); err != nil {
+				return "", err
+			}
+		}
 		if err := sc.parseMeta(line, &rec, &p); err != nil {
 			return err.Error(), nil
 		}
@@ -478,6 +486,10 @@ func ReadMeta(path string, fn func(*Product) error, reject func(Reject)) (Stats,
 }
 
 var utf8BOM = []byte("\uFEFF")
+
+// ctxLines is how often ReadMeta looks at its context: a few milliseconds
+// of parsing.
+const ctxLines = 4096
 
 // readLines drives a reader: handle returns a reject reason (empty when the
 // line was accepted or skipped) or an error that stops reading.

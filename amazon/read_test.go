@@ -2,6 +2,7 @@ package amazon
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/gzip"
+
+	"monomer/internal/ctxtest"
 )
 
 func gz(t testing.TB, data string) []byte {
@@ -49,7 +52,7 @@ func metaLines(first, n int) string {
 
 // readAll runs ReadMeta collecting ASINs and rejects.
 func readAll(path string) (asins []string, rejects []Reject, st Stats, err error) {
-	st, err = ReadMeta(path, func(p *Product) error {
+	st, err = ReadMeta(context.Background(), path, func(p *Product) error {
 		asins = append(asins, p.ASIN)
 		return nil
 	}, func(r Reject) { rejects = append(rejects, r) })
@@ -103,7 +106,7 @@ func TestOpenMissing(t *testing.T) {
 	if err == nil || err.Error() != want || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Open: %v\nwant %s", err, want)
 	}
-	_, err = ReadMeta(path, func(*Product) error { return nil }, nil)
+	_, err = ReadMeta(context.Background(), path, func(*Product) error { return nil }, nil)
 	if err == nil || err.Error() != want {
 		t.Errorf("ReadMeta: %v\nwant %s", err, want)
 	}
@@ -263,7 +266,7 @@ func TestReadMetaLongLine(t *testing.T) {
 func TestReadMetaCallbackError(t *testing.T) {
 	stop := errors.New("stop here")
 	n := 0
-	st, err := ReadMeta(writeFile(t, "meta.json", []byte(metaLines(0, 10))), func(p *Product) error {
+	st, err := ReadMeta(context.Background(), writeFile(t, "meta.json", []byte(metaLines(0, 10))), func(p *Product) error {
 		if n++; n == 3 {
 			return stop
 		}
@@ -274,9 +277,23 @@ func TestReadMetaCallbackError(t *testing.T) {
 	}
 }
 
+// TestReadMetaCancel: ReadMeta looks at ctx every ctxLines records and stops
+// there with ctx's error, the records before handed over.
+func TestReadMetaCancel(t *testing.T) {
+	path := writeFile(t, "meta.json", []byte(metaLines(0, 3*ctxLines)))
+	for _, live := range []int{0, 1} {
+		n := 0
+		st, err := ReadMeta(ctxtest.After(live), path, func(*Product) error { n++; return nil }, nil)
+		want := (live+1)*ctxLines - 1
+		if !errors.Is(err, context.Canceled) || n != want || st.Records != int64(want) {
+			t.Errorf("cancelled at check %d: %d records (stats %d), %v; want %d, context.Canceled", live, n, st.Records, err, want)
+		}
+	}
+}
+
 // TestReadMetaNilReject checks that rejects are counted without a callback.
 func TestReadMetaNilReject(t *testing.T) {
-	st, err := ReadMeta(writeFile(t, "meta.json", []byte("{\n"+metaLines(0, 2))), func(*Product) error { return nil }, nil)
+	st, err := ReadMeta(context.Background(), writeFile(t, "meta.json", []byte("{\n"+metaLines(0, 2))), func(*Product) error { return nil }, nil)
 	if err != nil || st != (Stats{Lines: 3, Records: 2, Rejected: 1, Bytes: int64(2 + len(metaLines(0, 2)))}) {
 		t.Errorf("stats %+v, err %v", st, err)
 	}

@@ -1,6 +1,7 @@
 package amazon
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -62,7 +63,7 @@ func TestRealMeta(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			path := realFile(t, tt.file)
 			got := map[string]*Product{}
-			st, err := ReadMeta(path, func(p *Product) error {
+			st, err := ReadMeta(context.Background(), path, func(p *Product) error {
 				got[p.ASIN] = p.Clone()
 				return nil
 			}, func(r Reject) { t.Errorf("reject %+v", r) })
@@ -151,7 +152,7 @@ func TestRealReviews(t *testing.T) {
 				t.Errorf("stats %+v over %d ASINs; want %+v over %d", st, len(asins), tt.stats, tt.asins)
 			}
 			inMeta := 0
-			if _, err := ReadMeta(realFile(t, tt.meta), func(p *Product) error {
+			if _, err := ReadMeta(context.Background(), realFile(t, tt.meta), func(p *Product) error {
 				if asins[p.ASIN] {
 					inMeta++
 				}

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"monomer/internal/ctxtest"
 )
 
 func TestUniformProperties(t *testing.T) {
@@ -156,20 +158,6 @@ func TestUniformIsUniform(t *testing.T) {
 	}
 }
 
-// countdownCtx is live for its first n Err calls and cancelled after: a
-// cancel that lands at a known check, with no goroutine or timer.
-type countdownCtx struct {
-	context.Context
-	n int
-}
-
-func (c *countdownCtx) Err() error {
-	if c.n--; c.n < 0 {
-		return context.Canceled
-	}
-	return nil
-}
-
 // TestUniformCancel: Uniform returns ctx.Err() and no negatives before any
 // work, and at its first check inside each loop (drawing, and listing the
 // candidates of a dense graph).
@@ -190,7 +178,7 @@ func TestUniformCancel(t *testing.T) {
 			if _, st, err := Uniform(context.Background(), pos, sub, rand.New(rand.NewPCG(1, 1))); err != nil || st.Enumerated != tc.enumerated {
 				t.Fatalf("uncancelled: enumerated %v, %v; want %v", st.Enumerated, err, tc.enumerated)
 			}
-			ctx := &countdownCtx{Context: context.Background(), n: tc.live}
+			ctx := ctxtest.After(tc.live)
 			neg, st, err := Uniform(ctx, pos, sub, rand.New(rand.NewPCG(1, 1)))
 			if !errors.Is(err, context.Canceled) || neg != nil {
 				t.Fatalf("got %d negatives, %v; want none, context.Canceled", len(neg), err)

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -271,7 +272,9 @@ const ldaEps = 1e-100
 //
 // where updatedDocs counts the documents of the first pass's updates so far
 // (gensim does not advance it on later passes).
-func FitLDA(docs CountRows, opts LDAOptions, rng *rand.Rand) (*LDA, LDAStats, error) {
+//
+// Once ctx is done FitLDA returns ctx.Err() after the chunk in hand.
+func FitLDA(ctx context.Context, docs CountRows, opts LDAOptions, rng *rand.Rand) (*LDA, LDAStats, error) {
 	var st LDAStats
 	o, err := opts.resolve()
 	if err != nil {
@@ -312,7 +315,9 @@ func FitLDA(docs CountRows, opts LDAOptions, rng *rand.Rand) (*LDA, LDAStats, er
 	// gensim's constructor takes exp(E[log beta]) of the draws alone, without
 	// eta; every later sync uses lambda = eta + sstats.
 	m.syncExpElogbeta(0)
-	m.train(docs, rows, o, fitSeed, &st)
+	if err := m.train(ctx, docs, rows, o, fitSeed, &st); err != nil {
+		return nil, st, err
+	}
 	return m, st, nil
 }
 
@@ -327,7 +332,7 @@ func newLDA(o LDAOptions, v int) *LDA {
 }
 
 // train runs the passes of gensim's LdaModel.update over the non-empty rows.
-func (m *LDA) train(docs CountRows, rows []int, o LDAOptions, fitSeed uint64, st *LDAStats) {
+func (m *LDA) train(ctx context.Context, docs CountRows, rows []int, o LDAOptions, fitSeed uint64, st *LDAStats) error {
 	d := len(rows)
 	chunk := min(d, o.ChunkSize)
 	st.Chunks = (d + chunk - 1) / chunk
@@ -341,6 +346,9 @@ func (m *LDA) train(docs CountRows, rows []int, o LDAOptions, fitSeed uint64, st
 	updated := 0
 	for pass := 0; pass < o.Passes; pass++ {
 		for c := 0; c < st.Chunks; c++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			lo, hi := c*chunk, min((c+1)*chunk, d)
 			b.gather(docs, rows[lo:hi])
 			if o.EvalEvery > 0 && (hi == d || (c+1)%o.EvalEvery == 0) {
@@ -368,6 +376,7 @@ func (m *LDA) train(docs CountRows, rows []int, o LDAOptions, fitSeed uint64, st
 	if n := len(st.Evaluations); n > 0 {
 		st.PerWordBound = st.Evaluations[n-1].PerWordBound
 	}
+	return nil
 }
 
 // ldaCheckRow validates row i and returns its total count.

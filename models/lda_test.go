@@ -2,6 +2,7 @@ package models
 
 import (
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"monomer/internal/ctxtest"
 )
 
 // ldaTestRows is an in-memory CountRows.
@@ -120,7 +123,7 @@ func TestLDAPlantedTopics(t *testing.T) {
 	// topics into one on most seeds (a known local optimum of LDA; 7 and 6
 	// of 10 seeds of this corpus): 15 topics leave room and recovered all
 	// ten on 10 of 10 seeds.
-	m, st, err := FitLDA(docs, LDAOptions{Topics: 15, ChunkSize: 200, Passes: 10}, rand.New(rand.NewPCG(1, 1)))
+	m, st, err := FitLDA(context.Background(), docs, LDAOptions{Topics: 15, ChunkSize: 200, Passes: 10}, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +193,7 @@ func TestLDAPerplexityImprovesWithPasses(t *testing.T) {
 	docs, _ := ldaPlanted(rand.New(rand.NewPCG(2, 2)), 1000, 150, 8, 15, 30, 80)
 	prev := math.Inf(-1)
 	for _, passes := range []int{1, 3, 9} {
-		m, st, err := FitLDA(docs, LDAOptions{Topics: 8, ChunkSize: 100, Passes: passes}, rand.New(rand.NewPCG(1, 1)))
+		m, st, err := FitLDA(context.Background(), docs, LDAOptions{Topics: 8, ChunkSize: 100, Passes: passes}, rand.New(rand.NewPCG(1, 1)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +227,7 @@ func TestLDADeterminism(t *testing.T) {
 	docs.idx[5], docs.cnt[5] = []int32{3}, []int32{0}
 	fit := func(workers, procs int) (*LDA, LDAStats, *TopicMatrix) {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		m, st, err := FitLDA(docs, LDAOptions{Topics: 6, ChunkSize: 128, Passes: 2, EvalEvery: 2, Workers: workers}, rand.New(rand.NewPCG(7, 9)))
+		m, st, err := FitLDA(context.Background(), docs, LDAOptions{Topics: 6, ChunkSize: 128, Passes: 2, EvalEvery: 2, Workers: workers}, rand.New(rand.NewPCG(7, 9)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,7 +266,7 @@ func TestLDADeterminism(t *testing.T) {
 		}
 	}
 	// A different seed gives a different model.
-	m3, _, err := FitLDA(docs, LDAOptions{Topics: 6, ChunkSize: 128, Passes: 2}, rand.New(rand.NewPCG(8, 9)))
+	m3, _, err := FitLDA(context.Background(), docs, LDAOptions{Topics: 6, ChunkSize: 128, Passes: 2}, rand.New(rand.NewPCG(8, 9)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +286,7 @@ func TestLDATransformEmptyAndMinimumProbability(t *testing.T) {
 		{name: "keep all", minProb: -1, zeroes: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, _, err := FitLDA(docs, LDAOptions{Topics: 50, MinimumProbability: tc.minProb}, rand.New(rand.NewPCG(1, 1)))
+			m, _, err := FitLDA(context.Background(), docs, LDAOptions{Topics: 50, MinimumProbability: tc.minProb}, rand.New(rand.NewPCG(1, 1)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -330,7 +333,7 @@ func TestLDAInvalidInput(t *testing.T) {
 		{name: "negative workers", docs: good, opts: LDAOptions{Workers: -2}, want: "option Workers"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := FitLDA(tc.docs, tc.opts, rand.New(rand.NewPCG(1, 1)))
+			_, _, err := FitLDA(context.Background(), tc.docs, tc.opts, rand.New(rand.NewPCG(1, 1)))
 			if !errors.Is(err, ErrLDAInput) {
 				t.Fatalf("error %v: want ErrLDAInput", err)
 			}
@@ -399,7 +402,9 @@ func TestLDAMatchesGensim(t *testing.T) {
 			}
 			m.syncExpElogbeta(0)
 			var st LDAStats
-			m.train(docs, rows, o, 1, &st)
+			if err := m.train(context.Background(), docs, rows, o, 1, &st); err != nil {
+				t.Fatal(err)
+			}
 			var worst float64
 			for k, row := range run.Sstats {
 				for w, x := range row {
@@ -463,7 +468,7 @@ func FuzzLDA(f *testing.F) {
 			cnt = append(cnt, int32(int8(data[i+1])))
 			i++
 		}
-		m, _, err := FitLDA(docs, LDAOptions{Topics: int(topics%5) + 1, ChunkSize: 2, Passes: 2, Workers: 2}, rand.New(rand.NewPCG(1, 1)))
+		m, _, err := FitLDA(context.Background(), docs, LDAOptions{Topics: int(topics%5) + 1, ChunkSize: 2, Passes: 2, Workers: 2}, rand.New(rand.NewPCG(1, 1)))
 		if err != nil {
 			if !errors.Is(err, ErrLDAInput) {
 				t.Fatalf("error %v does not wrap ErrLDAInput", err)
@@ -514,7 +519,7 @@ func BenchmarkLDA(b *testing.B) {
 				var st LDAStats
 				for i := 0; i < b.N; i++ {
 					var err error
-					_, st, err = FitLDA(docs, LDAOptions{Topics: size.k, Workers: workers}, rand.New(rand.NewPCG(1, 1)))
+					_, st, err = FitLDA(context.Background(), docs, LDAOptions{Topics: size.k, Workers: workers}, rand.New(rand.NewPCG(1, 1)))
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -576,14 +581,14 @@ func TestLDAPassRule(t *testing.T) {
 		}
 	}
 	docs, own := ldaPlanted(rand.New(rand.NewPCG(3, 3)), 400, 150, 6, 15, 30, 80)
-	m, st, err := FitLDA(docs, LDAOptions{Topics: 9, MinUpdates: LDAMinUpdates}, rand.New(rand.NewPCG(1, 1)))
+	m, st, err := FitLDA(context.Background(), docs, LDAOptions{Topics: 9, MinUpdates: LDAMinUpdates}, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Chunks != 1 || st.Passes != 20 || st.Updates != 20 || st.Inferences != 20*400 {
 		t.Errorf("stats %+v: want 1 chunk, 20 passes, 20 updates", st)
 	}
-	one, st1, err := FitLDA(docs, LDAOptions{Topics: 9}, rand.New(rand.NewPCG(1, 1)))
+	one, st1, err := FitLDA(context.Background(), docs, LDAOptions{Topics: 9}, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -598,5 +603,21 @@ func TestLDAPassRule(t *testing.T) {
 	}
 	if got1 >= got {
 		t.Errorf("one update recovered %d planted topics, 20 updates %d", got1, got)
+	}
+}
+
+// TestLDACancel: FitLDA looks at ctx before each chunk and returns its error
+// and no model, wherever the cancel lands.
+func TestLDACancel(t *testing.T) {
+	docs, _ := ldaPlanted(rand.New(rand.NewPCG(1, 1)), 400, 50, 4, 10, 20, 40)
+	opts := LDAOptions{Topics: 4, ChunkSize: 100, Passes: 2}
+	if _, st, err := FitLDA(context.Background(), docs, opts, rand.New(rand.NewPCG(1, 1))); err != nil || st.Updates != 8 {
+		t.Fatalf("uncancelled: %d updates, %v; want 8, nil", st.Updates, err)
+	}
+	for _, live := range []int{0, 1, 5, 7} {
+		m, st, err := FitLDA(ctxtest.After(live), docs, opts, rand.New(rand.NewPCG(1, 1)))
+		if !errors.Is(err, context.Canceled) || m != nil || st.Updates != live {
+			t.Errorf("cancelled at check %d: model %v, %d updates, %v; want none, %d, context.Canceled", live, m != nil, st.Updates, err, live)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package models_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -131,7 +132,7 @@ func TestQualityOrdering(t *testing.T) {
 	_, prob := ct.Score(test)
 	errs["ct"] = models.ErrorRate(labels, prob)
 
-	lda, st, err := models.FitLDA(countReviews(w, kept), models.LDAOptions{Topics: 10, MinUpdates: models.LDAMinUpdates}, rand.New(rand.NewPCG(1, 3)))
+	lda, st, err := models.FitLDA(context.Background(), countReviews(w, kept), models.LDAOptions{Topics: 10, MinUpdates: models.LDAMinUpdates}, rand.New(rand.NewPCG(1, 3)))
 	if err != nil {
 		t.Fatal(err)
 	}

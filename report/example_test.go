@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -18,7 +19,7 @@ func ExampleTSNE() {
 			x[i*d+k] = float64(10*(i%2)) + rng.NormFloat64()
 		}
 	}
-	res, err := report.TSNE(x, n, d, report.TSNEOptions{Iterations: 300}, rand.New(rand.NewPCG(2, 2)))
+	res, err := report.TSNE(context.Background(), x, n, d, report.TSNEOptions{Iterations: 300}, rand.New(rand.NewPCG(2, 2)))
 	if err != nil {
 		fmt.Println(err)
 		return

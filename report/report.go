@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -148,8 +149,9 @@ type Written struct {
 var pageTemplate string
 
 // Write renders page into dir: index.html and the PNGs it shows. The page
-// references only files written here.
-func Write(dir string, page *Page, opt Options) (*Written, error) {
+// references only files written here. Once ctx is done Write returns
+// ctx.Err() within one t-SNE iteration.
+func Write(ctx context.Context, dir string, page *Page, opt Options) (*Written, error) {
 	w := &Written{}
 	view := &pageView{Page: page, Tables: paperTables(page)}
 	for ei, e := range page.Experiments {
@@ -193,7 +195,7 @@ func Write(dir string, page *Page, opt Options) (*Written, error) {
 				w.Skipped = append(w.Skipped, fmt.Sprintf("%s: map of %s: %d items", e.Name, s.Title, n))
 				continue
 			}
-			res, err := TSNE(s.Vectors, n, s.Dim, opt.TSNE, rand.New(rand.NewPCG(opt.Seed, uint64(ei)<<16|uint64(si))))
+			res, err := TSNE(ctx, s.Vectors, n, s.Dim, opt.TSNE, rand.New(rand.NewPCG(opt.Seed, uint64(ei)<<16|uint64(si))))
 			if err != nil {
 				return nil, fmt.Errorf("report: %s: map of %s: %w", e.Name, s.Title, err)
 			}

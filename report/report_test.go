@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"image"
 	"image/png"
@@ -76,7 +77,7 @@ func testPage() *Page {
 func writeTestPage(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	w, err := Write(dir, testPage(), Options{Seed: 1, TSNE: TSNEOptions{Iterations: 250}})
+	w, err := Write(context.Background(), dir, testPage(), Options{Seed: 1, TSNE: TSNEOptions{Iterations: 250}})
 	if err != nil {
 		t.Fatal(err)
 	}

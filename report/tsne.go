@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -49,7 +50,9 @@ type TSNEResult struct {
 // The start is drawn from rng. Every sum whose order could vary is taken
 // per row in index order and then over rows in index order, so the map is
 // bit-identical for the same input and seed whatever GOMAXPROCS is.
-func TSNE(x []float64, n, d int, opt TSNEOptions, rng *rand.Rand) (*TSNEResult, error) {
+//
+// Once ctx is done TSNE returns ctx.Err() before its next iteration.
+func TSNE(ctx context.Context, x []float64, n, d int, opt TSNEOptions, rng *rand.Rand) (*TSNEResult, error) {
 	if n < 4 || d < 1 || len(x) != n*d {
 		return nil, fmt.Errorf("report: t-SNE of %d values as %d×%d (needs at least 4 points): %w", len(x), n, d, ErrInput)
 	}
@@ -87,6 +90,9 @@ func TSNE(x []float64, n, d int, opt TSNEOptions, rng *rand.Rand) (*TSNEResult, 
 	}
 	res := &TSNEResult{}
 	for it := range opt.Iterations {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		exag, mom := 1.0, 0.8
 		if it < opt.ExaggerationIters {
 			exag, mom = opt.Exaggeration, 0.5

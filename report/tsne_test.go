@@ -1,10 +1,14 @@
 package report
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
+
+	"monomer/internal/ctxtest"
 )
 
 // clusters draws n points in d dimensions around 3 well-separated centres.
@@ -30,7 +34,7 @@ func TestTSNEDeterministicAcrossGOMAXPROCS(t *testing.T) {
 	var maps [2][]float64
 	for i, procs := range []int{1, 2} {
 		runtime.GOMAXPROCS(procs)
-		r, err := TSNE(x, 150, 6, TSNEOptions{Iterations: 200}, rand.New(rand.NewPCG(5, 5)))
+		r, err := TSNE(context.Background(), x, 150, 6, TSNEOptions{Iterations: 200}, rand.New(rand.NewPCG(5, 5)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +45,7 @@ func TestTSNEDeterministicAcrossGOMAXPROCS(t *testing.T) {
 			t.Fatalf("coordinate %d: %v at GOMAXPROCS 1, %v at 2", i, maps[0][i], maps[1][i])
 		}
 	}
-	other, err := TSNE(x, 150, 6, TSNEOptions{Iterations: 200}, rand.New(rand.NewPCG(6, 6)))
+	other, err := TSNE(context.Background(), x, 150, 6, TSNEOptions{Iterations: 200}, rand.New(rand.NewPCG(6, 6)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +57,7 @@ func TestTSNEDeterministicAcrossGOMAXPROCS(t *testing.T) {
 func TestTSNEKLDecreasesAndSeparatesClusters(t *testing.T) {
 	const n, d = 240, 8
 	x, lab := clusters(n, d, 2)
-	r, err := TSNE(x, n, d, TSNEOptions{Iterations: 600}, rand.New(rand.NewPCG(1, 2)))
+	r, err := TSNE(context.Background(), x, n, d, TSNEOptions{Iterations: 600}, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,12 +97,25 @@ func TestTSNEKLDecreasesAndSeparatesClusters(t *testing.T) {
 
 func TestTSNEBadInput(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	if _, err := TSNE(make([]float64, 6), 3, 2, TSNEOptions{}, rng); err == nil {
+	if _, err := TSNE(context.Background(), make([]float64, 6), 3, 2, TSNEOptions{}, rng); err == nil {
 		t.Error("3 points accepted")
 	}
 	x := make([]float64, 20)
 	x[3] = math.NaN()
-	if _, err := TSNE(x, 10, 2, TSNEOptions{}, rng); err == nil {
+	if _, err := TSNE(context.Background(), x, 10, 2, TSNEOptions{}, rng); err == nil {
 		t.Error("NaN accepted")
+	}
+}
+
+// TestTSNECancel: TSNE looks at ctx before every iteration and returns its
+// error and no map.
+func TestTSNECancel(t *testing.T) {
+	x, _ := clusters(60, 4, 3)
+	for _, live := range []int{0, 1, 150} {
+		ctx := ctxtest.After(live)
+		r, err := TSNE(ctx, x, 60, 4, TSNEOptions{Iterations: 200}, rand.New(rand.NewPCG(1, 1)))
+		if !errors.Is(err, context.Canceled) || r != nil || ctx.N != -1 {
+			t.Errorf("cancelled after %d iterations: map %v, %v, %d checks left; want none, context.Canceled, -1", live, r != nil, err, ctx.N)
+		}
 	}
 }

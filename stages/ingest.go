@@ -149,7 +149,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	others := newPathSet(len(prefix)) // for "did you mean" when nothing matches
 	deepest := 0                      // levels below the prefix, over its items
 	tr := env.Track("read "+filepath.Base(e.Data.Meta), 0)
-	ms, err := amazon.ReadMeta(e.Data.Meta, func(p *amazon.Product) error {
+	ms, err := amazon.ReadMeta(ctx, e.Data.Meta, func(p *amazon.Product) error {
 		tr.Add(1)
 		sub, path, matched, ok := amazon.Subcategory(p.Categories, prefix, e.Depth)
 		switch {

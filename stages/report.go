@@ -174,7 +174,7 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	if err := os.WriteFile(filepath.Join(env.OutDir, "tables.md"), []byte(md), 0o644); err != nil {
 		return nil, err
 	}
-	w, err := writeHTMLReport(env, env.OutDir, reports)
+	w, err := writeHTMLReport(ctx, env, env.OutDir, reports)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package stages
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"maps"
 	"math"
@@ -32,7 +33,7 @@ const (
 )
 
 // writeHTMLReport renders report/index.html and its plots into dir.
-func writeHTMLReport(env *pipeline.Env, dir string, reports []expReport) (*report.Written, error) {
+func writeHTMLReport(ctx context.Context, env *pipeline.Env, dir string, reports []expReport) (*report.Written, error) {
 	page := &report.Page{Job: env.Job.Name}
 	for i := range reports {
 		e, err := reportExperiment(env, &reports[i])
@@ -41,7 +42,7 @@ func writeHTMLReport(env *pipeline.Env, dir string, reports []expReport) (*repor
 		}
 		page.Experiments = append(page.Experiments, e)
 	}
-	return report.Write(dir, page, report.Options{Seed: env.Job.Seed})
+	return report.Write(ctx, dir, page, report.Options{Seed: env.Job.Seed})
 }
 
 func reportExperiment(env *pipeline.Env, er *expReport) (*report.Experiment, error) {

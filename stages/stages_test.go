@@ -157,7 +157,7 @@ func checkIngest(t *testing.T, job *job.Job, dir string) {
 			related []string
 		}
 		valid := map[string]raw{}
-		must(amazon.ReadMeta(e.Data.Meta, func(p *amazon.Product) error {
+		must(amazon.ReadMeta(context.Background(), e.Data.Meta, func(p *amazon.Product) error {
 			for _, path := range p.Categories {
 				if len(path) < len(prefix) || !slices.Equal(path[:len(prefix)], prefix) {
 					continue

@@ -282,7 +282,7 @@ func trainModel(ctx context.Context, env *pipeline.Env, model string) (*pipeline
 	stats := map[string]any{}
 	f := feat
 	if model == "lda" {
-		topics, words, st, err := fitTopics(env, counts)
+		topics, words, st, err := fitTopics(ctx, env, counts)
 		if err != nil {
 			return nil, err
 		}
@@ -361,11 +361,11 @@ func degenerateWarnings(model string, fit *models.Fit) []pipeline.Warning {
 // the topic count and the passes: lda_passes, or enough for
 // models.LDAMinUpdates M-steps) and returns the topic proportions of every
 // item.
-func fitTopics(env *pipeline.Env, counts *csr) (*models.TopicMatrix, [][]float64, models.LDAStats, error) {
+func fitTopics(ctx context.Context, env *pipeline.Env, counts *csr) (*models.TopicMatrix, [][]float64, models.LDAStats, error) {
 	if counts == nil {
 		return nil, nil, models.LDAStats{}, fmt.Errorf("stages: lda needs bag-of-words features")
 	}
-	lda, st, err := models.FitLDA(counts, models.LDAOptions{
+	lda, st, err := models.FitLDA(ctx, counts, models.LDAOptions{
 		Topics: env.Exp.Settings.Topics, Passes: env.Exp.Settings.LDAPasses, MinUpdates: models.LDAMinUpdates,
 	}, env.RNG("lda"))
 	if err != nil {

@@ -132,7 +132,7 @@ func TestRoundTrip(t *testing.T) {
 	reject := func(r amazon.Reject) { t.Errorf("rejected %s line %d: %s: %s", r.File, r.Line, r.Err, r.Excerpt) }
 
 	i := 0
-	mst, err := amazon.ReadMeta(metaPath, func(p *amazon.Product) error {
+	mst, err := amazon.ReadMeta(context.Background(), metaPath, func(p *amazon.Product) error {
 		if i >= len(w.Items) {
 			return errors.New("more products than items")
 		}
