@@ -166,7 +166,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 			asin: p.ASIN, title: p.Title, brand: p.Brand, sub: sub, path: path,
 			related: slices.Clone(related(p, e.Graph)),
 		}
-		return ctx.Err()
+		return nil
 	}, rej.add)
 	tr.Done()
 	if err != nil {
