@@ -34,6 +34,17 @@ type ItemsCols struct {
 	HasImage     []bool   `col:"has_image"`
 }
 
+// ReviewsCols: the reviews of a bag-of-words experiment's items, in the
+// reviews file's order: each review's asin, summary and text as read, so
+// that features and bow-shard need not read the raw file again. Summary and
+// text stay apart: whether the summary counts is their setting.
+type ReviewsCols struct {
+	_       keyed
+	ASIN    []string `col:"asin"`
+	Summary []string `col:"summary"`
+	Text    []string `col:"text"`
+}
+
 // EdgesCols: kept relationships, sorted by (src_idx, dst_idx). Extras: the
 // item indices of both ends.
 type EdgesCols struct {
@@ -310,6 +321,7 @@ var (
 	Items            = declare[ItemsCols]("items")
 	Edges            = declare[EdgesCols]("edges")
 	Rejects          = declare[RejectsCols]("rejects")
+	Reviews          = declare[ReviewsCols]("reviews")
 	Vocabulary       = declare[VocabularyCols]("vocabulary")
 	Bow              = declare[BowCols]("bow")
 	BowCounts        = declare[BowCountsCols]("bow_counts")
