@@ -24,6 +24,7 @@ type Writer[T any] struct {
 	buf   reflect.Value // a T holding the rows not written yet
 	n     int           // rows in buf
 	err   error         // the first error; later calls return it
+	done  bool          // closed
 }
 
 // NewWriter starts table T at path, replacing any file there, cut into row
@@ -49,6 +50,9 @@ func NewWriter[T any](path string, groupRows int) (*Writer[T], error) {
 func (w *Writer[T]) Append(cols T) error {
 	if w.err != nil {
 		return w.err
+	}
+	if w.done {
+		return fmt.Errorf("schema: %s: append after Close", w.w.path)
 	}
 	v := reflect.ValueOf(cols)
 	n := -1
@@ -102,20 +106,27 @@ func (w *Writer[T]) flush() error {
 func (w *Writer[T]) Rows() int64 { return w.w.rows + int64(w.n) }
 
 // Close writes the rows still buffered, finishes the file and returns the
-// number of rows written, or the first error of the writer's life.
+// number of rows written, or the first error of the writer's life. Later
+// calls return the same, so a deferred Close may follow the checked one.
 func (w *Writer[T]) Close() (int64, error) {
+	if w.done {
+		return w.w.rows, w.err
+	}
+	w.done = true
 	if w.err == nil {
 		w.err = w.flush()
 	}
 	if w.err != nil {
 		w.w.fw.Close()
 		w.w.f.Close()
+		w.w.rows = 0
 		return 0, w.err
 	}
-	if err := w.w.close(); err != nil {
-		return 0, err
+	w.err = w.w.close()
+	if w.err != nil {
+		w.w.rows = 0
 	}
-	return w.w.rows, nil
+	return w.w.rows, w.err
 }
 
 // Batches iterates over the table at path one row group at a time, each

@@ -44,9 +44,10 @@ type bowShardParams struct {
 }
 
 // Key: the counts depend on the text options only; the vocabulary size and
-// sample are applied when features merges them.
+// sample are applied when features merges them. The reviews are ingest's
+// table, an upstream output, so no raw file is named.
 func (BowShard) Key(e *job.Resolved) (any, []string) {
-	return bowShardParams{e.Settings.UseSummary.Get()}, []string{e.Data.Reviews}
+	return bowShardParams{e.Settings.UseSummary.Get()}, nil
 }
 
 // Output files of a shard's directory.
@@ -61,8 +62,12 @@ func (BowShard) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 	if err != nil {
 		return nil, err
 	}
+	path, err := inputs(env.InDir).file("ingest", reviewsFile)
+	if err != nil {
+		return nil, err
+	}
 	tr := env.Track("tokenise and tag reviews", 0)
-	docs := reviewDocs(e.Data.Reviews, it.rows(), e.Settings.UseSummary.Get(), tr.Add)
+	docs := reviewDocs(path, it.rows(), e.Settings.UseSummary.Get(), tr.Add)
 	c, err := bow.CountShard(ctx, docs, env.Shard, env.Shards, bowOptions(e))
 	tr.Done()
 	if err != nil {

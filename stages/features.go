@@ -2,10 +2,10 @@ package stages
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"path/filepath"
 
-	"monomer/amazon"
 	"monomer/bow"
 	"monomer/imagefeat"
 	"monomer/job"
@@ -40,7 +40,7 @@ func (Features) Key(e *job.Resolved) (any, []string) {
 		return featuresParams{Kind: "image", ImageScale: e.Settings.ImageScale}, []string{e.Data.ImageFeatures}
 	}
 	return featuresParams{Kind: "bow", VocabShards: e.Settings.VocabShards.Get(), VocabSize: e.Settings.VocabSize, UseSummary: e.Settings.UseSummary.Get(),
-		VocabSampleTokens: e.Settings.VocabSampleTokens}, []string{e.Data.Reviews}
+		VocabSampleTokens: e.Settings.VocabSampleTokens}, nil // the reviews: ingest's table, an upstream output
 }
 
 // imageMatrixFile is the image-feature matrix inside the features directory.
@@ -80,34 +80,39 @@ func imageFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline
 	}, nil
 }
 
-// reviewsOf is amazon.Reviews, the one door to the reviews file; a test
-// counts the reads through it.
-var reviewsOf = amazon.Reviews
+// reviewBatches reads the reviews table; a test breaks its batches up.
+var reviewBatches = schema.Batches[schema.ReviewsCols]
 
-// reviewDocs iterates over an experiment's reviews as bag-of-words
-// documents: those of the items in rows, in file order, the summary in front
-// of the text if summary is set. Each loop reads the reviews file once,
-// counting each document handed over with count. Malformed lines are
-// skipped here: ingest, which read the same file, counted and reported them.
+// reviewDocs iterates over the reviews ingest kept (its reviews table at
+// path) as bag-of-words documents: in file order, each tagged with its
+// item's row in rows, the summary in front of the text if summary is set.
+// Each loop reads the table once, one row group at a time, counting each
+// document handed over with count. A review of an item not in rows is an
+// error: the table and the items come from one ingest.
 func reviewDocs(path string, rows map[string]int32, summary bool, count func(int64)) iter.Seq2[bow.Doc, error] {
 	return func(yield func(bow.Doc, error) bool) {
-		for r, err := range reviewsOf(path, nil, nil) {
+		var at int64 // rows before the batch
+		for b, err := range reviewBatches(path) {
 			if err != nil {
 				yield(bow.Doc{}, err)
 				return
 			}
-			row, ok := rows[r.ASIN]
-			if !ok {
-				continue
+			for k, a := range b.ASIN {
+				row, ok := rows[a]
+				if !ok {
+					yield(bow.Doc{}, fmt.Errorf("stages: %s row %d: a review of %s, which is not an item of the experiment", path, at+int64(k), a))
+					return
+				}
+				text := b.Text[k]
+				if summary && b.Summary[k] != "" {
+					text = b.Summary[k] + ". " + text
+				}
+				count(1)
+				if !yield(bow.Doc{Item: row, Text: text}, nil) {
+					return
+				}
 			}
-			text := r.ReviewText
-			if summary && r.Summary != "" {
-				text = r.Summary + ". " + text
-			}
-			count(1)
-			if !yield(bow.Doc{Item: row, Text: text}, nil) {
-				return
-			}
+			at += int64(len(b.ASIN))
 		}
 	}
 }
@@ -126,16 +131,17 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.R
 			return nil, err
 		}
 	}
-	// One read of the reviews file, tagging as it goes. Ingest read it once
-	// before, to count each item's reviews; sharing that read would take a
-	// copy of every in-scope review's text among ingest's outputs (stages
-	// share nothing else), so the experiment reads the file twice, once per
-	// stage. Documents are tagged as they are handed over, so counting them
-	// tracks the tokenising too.
+	// One read of the reviews ingest kept, tagging as it goes: the raw
+	// reviews file is read once per experiment, by ingest. Documents are
+	// tagged as they are handed over, so counting them tracks the
+	// tokenising too.
+	path, err := inputs(env.InDir).file("ingest", reviewsFile)
+	if err != nil {
+		return nil, err
+	}
 	tr := env.Track("tokenise and tag reviews", 0)
-	docs := reviewDocs(env.Exp.Data.Reviews, rows, s.UseSummary.Get(), tr.Add)
+	docs := reviewDocs(path, rows, s.UseSummary.Get(), tr.Add)
 	var res *bow.Result
-	var err error
 	if vocab != nil {
 		res, err = bow.Vectorize(ctx, docs, len(it.asin), vocab, opts)
 	} else {

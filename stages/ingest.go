@@ -22,7 +22,8 @@ import (
 // under the category prefix that have a subcategory at the configured depth
 // and a feature source (an image record, or at least one review), and keeps
 // the edges of the experiment's graph between two such items of different
-// subcategories (SPEC section 2).
+// subcategories (SPEC section 2). For a bag-of-words experiment it also
+// keeps the reviews of those items, the only read of the raw reviews file.
 type Ingest struct{}
 
 var _ pipeline.Stage = Ingest{}
@@ -181,8 +182,21 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	stats["items_out_of_scope"] = outOfScope
 	stats["items_dropped_no_subcategory"] = noSub
 
-	// Reviews: counted per item; bow experiments need at least one.
+	// Reviews: counted per item; bow experiments need at least one, and
+	// keep the in-scope reviews for features and bow-shard, which then need
+	// not read the raw file again: each of them is an item of the
+	// experiment, having a review.
+	var nKept int64
 	if e.Data.Reviews != "" {
+		var kept *reviewSink
+		if e.Features == "bow" {
+			w, err := schema.NewWriter[schema.ReviewsCols](filepath.Join(env.OutDir, reviewsFile), reviewGroupRows)
+			if err != nil {
+				return nil, err
+			}
+			defer w.Close() // on an early return; the checked Close is below
+			kept = &reviewSink{w: w}
+		}
 		tr := env.Track("read "+filepath.Base(e.Data.Reviews), 0)
 		var rs amazon.Stats
 		var n int64
@@ -190,19 +204,28 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 			if err == nil && n%4096 == 0 {
 				err = ctx.Err()
 			}
+			if it := scoped[r.ASIN]; err == nil && it != nil {
+				it.nReviews++
+				if kept != nil {
+					err = kept.add(&r)
+				}
+			}
 			if err != nil {
 				tr.Done()
 				return nil, err
 			}
 			n++
 			tr.Add(1)
-			if it := scoped[r.ASIN]; it != nil {
-				it.nReviews++
-			}
 		}
 		tr.Done()
 		if rs.Records == 0 {
 			return nil, fmt.Errorf("%w: %s holds no review records (%d lines)", pipeline.ErrBadInput, e.Data.Reviews, rs.Lines)
+		}
+		if kept != nil {
+			var err error
+			if nKept, err = kept.close(); err != nil {
+				return nil, err
+			}
 		}
 		lines += rs.Lines
 		stats["review_lines"] = rs.Lines
@@ -347,8 +370,55 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	}
 	stats["rejects"] = nrej
 	os.Remove(env.FailurePath("rejects.parquet")) // a previous failure's evidence, now superseded
-	return &pipeline.Result{
-		Rows:  map[string]int64{"items": int64(n), "edges": m, "rejects": nrej},
-		Stats: stats,
-	}, nil
+	rows := map[string]int64{"items": int64(n), "edges": m, "rejects": nrej}
+	if e.Features == "bow" {
+		rows["reviews"] = nKept
+	}
+	return &pipeline.Result{Rows: rows, Stats: stats}, nil
+}
+
+// reviewsOf is amazon.Reviews, the one door to the reviews file; a test
+// counts the reads through it.
+var reviewsOf = amazon.Reviews
+
+// reviewsFile is the in-scope reviews of a bag-of-words experiment, among
+// ingest's outputs.
+const reviewsFile = "reviews.parquet"
+
+// reviewGroupRows is the reviews table's row-group length: its writer and
+// each reader hold one group, some 10 to 20 MB of text at the Amazon
+// reviews' few hundred bytes each.
+const reviewGroupRows = 1 << 15
+
+// reviewBatch is how many reviews ingest collects before handing them to
+// the table's writer.
+const reviewBatch = 1024
+
+// reviewSink writes the in-scope reviews as ingest reads them.
+type reviewSink struct {
+	w     *schema.Writer[schema.ReviewsCols]
+	batch schema.ReviewsCols
+}
+
+func (s *reviewSink) add(r *amazon.Review) error {
+	b := &s.batch
+	b.ASIN, b.Summary, b.Text = append(b.ASIN, r.ASIN), append(b.Summary, r.Summary), append(b.Text, r.ReviewText)
+	if len(b.ASIN) < reviewBatch {
+		return nil
+	}
+	return s.flush()
+}
+
+func (s *reviewSink) flush() error {
+	err := s.w.Append(s.batch)
+	b := &s.batch
+	b.ASIN, b.Summary, b.Text = b.ASIN[:0], b.Summary[:0], b.Text[:0]
+	return err
+}
+
+func (s *reviewSink) close() (int64, error) {
+	if err := s.flush(); err != nil {
+		return 0, err
+	}
+	return s.w.Close()
 }

@@ -8,19 +8,21 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"monomer/amazon"
 	"monomer/bow"
 	"monomer/job"
 	"monomer/pipeline"
+	"monomer/schema"
 )
 
-// Each stage of a bag-of-words experiment that needs the reviews reads the
-// file exactly once, front to back: ingest (to count each item's reviews),
-// every bow-shard node, and features. Counted through the reviewsOf seam:
+// A bag-of-words experiment reads the raw reviews file exactly once, front
+// to back, in ingest, with or without bow-shard nodes: features and the
+// shards read ingest's reviews table. Counted through the reviewsOf seam:
 // the loops started over the file and the uncompressed bytes they read.
-func TestReviewsReadOncePerStage(t *testing.T) {
+func TestReviewsReadOncePerExperiment(t *testing.T) {
 	j := loadTestJob(t)
 	j.Experiments = j.Experiments[1:] // women-bow
 	e := j.Resolve(0)
@@ -54,34 +56,93 @@ func TestReviewsReadOncePerStage(t *testing.T) {
 		}
 	}
 
+	var vocab [][]byte
 	for _, shards := range []int{0, 2} {
 		j.Experiments[0].Settings.VocabShards = job.Opt[int]{}
 		if shards > 0 {
 			j.Experiments[0].Settings.VocabShards = job.Set(shards)
 		}
 		loops, bytes = 0, 0
-		_, err := pipeline.Run(context.Background(), j, []pipeline.Stage{Ingest{}, BowShard{}, Features{}}, nil,
-			pipeline.Options{RunDir: filepath.Join(t.TempDir(), "run")})
+		dir := filepath.Join(t.TempDir(), "run")
+		sum, err := pipeline.Run(context.Background(), j, []pipeline.Stage{Ingest{}, BowShard{}, Features{}}, nil,
+			pipeline.Options{RunDir: dir})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := int64(2 + shards) // ingest, the shards, features
-		if loops != want || bytes != want*size {
-			t.Errorf("vocab_shards %d: %d reads of %d bytes in all; want %d reads of the whole file (%d bytes each)",
-				shards, loops, bytes, want, size)
+		if ran := sum.Run; ran != 2+shards {
+			t.Fatalf("vocab_shards %d: %d nodes ran, want %d", shards, ran, 2+shards)
+		}
+		if loops != 1 || bytes != size {
+			t.Errorf("vocab_shards %d: %d reads of %d bytes in all; want one read of the whole file (%d bytes)",
+				shards, loops, bytes, size)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "women-bow", "features", "vocabulary.parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		vocab = append(vocab, b)
+	}
+	if !slices.Equal(vocab[0], vocab[1]) {
+		t.Error("the vocabulary merged from two shards differs from one process's")
+	}
+}
+
+// Ingest's reviews table holds, in file order, every review of the
+// experiment's items as the raw file has it, and only those; an image
+// experiment has none.
+func TestIngestReviewsTable(t *testing.T) {
+	j := loadTestJob(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	if _, err := pipeline.Run(context.Background(), j, []pipeline.Stage{Ingest{}}, nil, pipeline.Options{RunDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "men-image", "ingest", reviewsFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("image experiment: %s: %v, want none", reviewsFile, err)
+	}
+	it, err := readItems(runInputs(dir, "women-bow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := it.rows()
+	var want schema.ReviewsCols
+	for r, err := range amazon.Reviews(j.Resolve(1).Data.Reviews, nil, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := rows[r.ASIN]; ok {
+			want.ASIN, want.Summary, want.Text = append(want.ASIN, r.ASIN), append(want.Summary, r.Summary), append(want.Text, r.ReviewText)
+		}
+	}
+	var got schema.ReviewsCols
+	for b, err := range schema.Batches[schema.ReviewsCols](filepath.Join(dir, "women-bow", "ingest", reviewsFile)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.ASIN, got.Summary, got.Text = append(got.ASIN, b.ASIN...), append(got.Summary, b.Summary...), append(got.Text, b.Text...)
+	}
+	if len(want.ASIN) < 100 || !slices.Equal(got.ASIN, want.ASIN) || !slices.Equal(got.Summary, want.Summary) || !slices.Equal(got.Text, want.Text) {
+		t.Errorf("reviews table: %d rows, want the %d reviews of the items in file order", len(got.ASIN), len(want.ASIN))
+	}
+	m, err := pipeline.ReadManifest(filepath.Join(dir, "women-bow", "ingest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range m.Outputs {
+		if o.Name == reviewsFile && (o.Rows == nil || *o.Rows != int64(len(want.ASIN))) {
+			t.Errorf("manifest: %s rows %v, want %d", reviewsFile, o.Rows, len(want.ASIN))
 		}
 	}
 }
 
 // use_summary puts a review's summary in front of its text, and only then;
-// reviews of items outside the experiment are skipped.
+// a review of an item outside the experiment is an error naming the row.
 func TestReviewDocsSummary(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "reviews_T.json")
-	lines := `{"asin": "B1", "summary": "Great fit", "reviewText": "soft leather"}
-{"asin": "B9", "summary": "elsewhere", "reviewText": "not ours"}
-{"asin": "B2", "reviewText": "no summary"}
-`
-	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+	path := filepath.Join(t.TempDir(), reviewsFile)
+	if _, err := schema.Write(path, schema.ReviewsCols{
+		ASIN:    []string{"B1", "B2", "B9"},
+		Summary: []string{"Great fit", "", "elsewhere"},
+		Text:    []string{"soft leather", "no summary", "not ours"},
+	}); err != nil {
 		t.Fatal(err)
 	}
 	rows := map[string]int32{"B1": 0, "B2": 1}
@@ -94,21 +155,26 @@ func TestReviewDocsSummary(t *testing.T) {
 	} {
 		var got []bow.Doc
 		var n int64
+		var last error
 		for d, err := range reviewDocs(path, rows, tc.summary, func(k int64) { n += k }) {
 			if err != nil {
-				t.Fatal(err)
+				last = err
+				break
 			}
 			got = append(got, d)
 		}
 		if !slices.Equal(got, tc.want) || n != int64(len(tc.want)) {
 			t.Errorf("use_summary %v: %q (counted %d), want %q", tc.summary, got, n, tc.want)
 		}
+		if last == nil || !strings.Contains(last.Error(), "reviews.parquet row 2: a review of B9, which is not an item") {
+			t.Errorf("use_summary %v: error %v, want one naming row 2", tc.summary, last)
+		}
 	}
 }
 
 // A cancel while features reads the reviews stops the stage there: bow
 // looks at the context once per batch, breaks out of the loop, and the
-// file is read no further.
+// table is read no further.
 func TestFeaturesCancelWhileReading(t *testing.T) {
 	j := loadTestJob(t)
 	j.Experiments = j.Experiments[1:] // women-bow
@@ -117,37 +183,43 @@ func TestFeaturesCancelWhileReading(t *testing.T) {
 	if _, err := pipeline.Run(context.Background(), j, stageSet, nil, pipeline.Options{RunDir: dir, Only: "ingest"}); err != nil {
 		t.Fatal(err)
 	}
+	total, err := schema.NumRows(filepath.Join(dir, "women-bow", "ingest", reviewsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	const at = 100
-	var yielded, total int
+	var yielded int64
 	stopped := false
-	defer func(f func(string, func(amazon.Reject), *amazon.Stats) iter.Seq2[amazon.Review, error]) {
-		reviewsOf = f
-	}(reviewsOf)
-	reviewsOf = func(path string, reject func(amazon.Reject), st *amazon.Stats) iter.Seq2[amazon.Review, error] {
-		return func(yield func(amazon.Review, error) bool) {
-			for r, err := range amazon.Reviews(path, reject, st) {
-				if yielded++; yielded == at {
-					cancel()
-				}
-				if !yield(r, err) {
-					stopped = true
+	defer func(f func(string) iter.Seq2[schema.ReviewsCols, error]) { reviewBatches = f }(reviewBatches)
+	// The demo's table is one row group: hand it over a row at a time.
+	reviewBatches = func(path string) iter.Seq2[schema.ReviewsCols, error] {
+		return func(yield func(schema.ReviewsCols, error) bool) {
+			for b, err := range schema.Batches[schema.ReviewsCols](path) {
+				if err != nil {
+					yield(b, err)
 					return
+				}
+				for k := range b.ASIN {
+					if yielded++; yielded == at {
+						cancel()
+					}
+					row := schema.ReviewsCols{ASIN: b.ASIN[k : k+1], Summary: b.Summary[k : k+1], Text: b.Text[k : k+1]}
+					if !yield(row, nil) {
+						stopped = true
+						return
+					}
 				}
 			}
 		}
 	}
-	for range amazon.Reviews(j.Resolve(0).Data.Reviews, nil, nil) {
-		total++
-	}
-	_, err := pipeline.Run(ctx, j, stageSet, nil, pipeline.Options{RunDir: dir, Only: "features"})
+	_, err = pipeline.Run(ctx, j, stageSet, nil, pipeline.Options{RunDir: dir, Only: "features"})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("features: %v, want context.Canceled", err)
 	}
-	// bow looks at the context every 1024 reviews it is handed; the file
-	// holds reviews of other items too.
+	// bow looks at the context every 1024 reviews it is handed.
 	if !stopped || yielded >= total {
 		t.Errorf("read %d of %d reviews after a cancel at %d (loop broken: %v)", yielded, total, at, stopped)
 	}
