@@ -17,9 +17,9 @@ import (
 //
 // They live together here so the whole set reads as one table.
 
-func (Ingest) Version() string    { return "1.0.0" }
-func (BowShard) Version() string  { return "1.0.0" }
-func (Features) Version() string  { return "1.0.0" }
+func (Ingest) Version() string    { return "1.1.0" } // 1.1: reviews.parquet (bag-of-words experiments)
+func (BowShard) Version() string  { return "1.1.0" } // 1.1: reads ingest's reviews.parquet (same outputs)
+func (Features) Version() string  { return "1.1.0" } // 1.1: reads ingest's reviews.parquet (same outputs)
 func (Negatives) Version() string { return "1.0.0" }
 func (Split) Version() string     { return "1.0.0" }
 func (Train) Version() string     { return "2.3.0" } // 2: one node per model; 2.1: WNN SIMD dot; 2.2: Monomer item gradients summed per pseudo space; 2.3: train.ct
