@@ -102,9 +102,6 @@ func (w *Writer[T]) flush() error {
 	return nil
 }
 
-// Rows is the number of rows appended so far.
-func (w *Writer[T]) Rows() int64 { return w.w.rows + int64(w.n) }
-
 // Close writes the rows still buffered, finishes the file and returns the
 // number of rows written, or the first error of the writer's life. Later
 // calls return the same, so a deferred Close may follow the checked one.
