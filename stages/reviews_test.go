@@ -224,3 +224,57 @@ func TestFeaturesCancelWhileReading(t *testing.T) {
 		t.Errorf("read %d of %d reviews after a cancel at %d (loop broken: %v)", yielded, total, at, stopped)
 	}
 }
+
+// Features and bow-shard read the reviews through ingest's table, so their
+// keys name no raw file: a review added for an item outside the experiment
+// reruns ingest, which writes the same tables, and leaves the shards and
+// features up to date.
+func TestReviewsKeyThroughIngest(t *testing.T) {
+	j := loadTestJob(t)
+	j.Experiments = j.Experiments[1:] // women-bow
+	j.Experiments[0].Settings.VocabShards = job.Set(2)
+	e := j.Resolve(0)
+	for _, s := range []pipeline.Stage{BowShard{}, Features{}} {
+		if _, files := s.Key(&e); len(files) != 0 {
+			t.Errorf("%s key names raw files %v", s.Name(), files)
+		}
+	}
+	// A plain copy of the reviews the job can point at and the test append to.
+	raw := filepath.Join(t.TempDir(), "reviews.json")
+	rc, err := amazon.Open(e.Data.Reviews)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(raw, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j.Experiments[0].Data.Reviews = raw
+	stageSet := []pipeline.Stage{Ingest{}, BowShard{}, Features{}}
+	opts := pipeline.Options{RunDir: filepath.Join(t.TempDir(), "run")}
+	if _, err := pipeline.Run(context.Background(), j, stageSet, nil, opts); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(raw, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString(`{"asin": "NOTANITEM0", "reviewText": "elsewhere", "summary": "x"}` + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := pipeline.Run(context.Background(), j, stageSet, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Run != 1 || sum.Skipped != 3 {
+		t.Errorf("after a review of another item: %d ran, %d skipped; want ingest alone to run", sum.Run, sum.Skipped)
+	}
+}
