@@ -3,6 +3,8 @@ package models
 import (
 	"math/rand/v2"
 	"runtime"
+
+	"monomer/internal/wnnkern"
 )
 
 // wnn is the weighted nearest neighbour baseline (paper §IV-B):
@@ -88,29 +90,38 @@ func (e *wnnEval[T]) eval(theta []float64, loss func(p int, d float64) float64, 
 			e.acc[i] = make([]T, f)
 		}
 	}
+	// Float32 dense rows take the assembly kernels of package wnnkern.
+	w2f32, fast := any(e.w2).([]float32)
+	fast = fast && e.src.dense != nil
+	ps := e.ps
 	runChunks(chunks, e.workers, func(w, ch int) {
-		if e.q[w] == nil {
-			e.q[w], e.idx[w] = make([]T, 2*f), make([]int32, 2*f)
-		}
 		var acc []T
 		if grad != nil {
 			acc = e.acc[ch]
 			clear(acc)
 		}
-		for p := ch * wnnChunk; p < min((ch+1)*wnnChunk, n); p++ {
-			x, y := int(e.ps.items[e.ps.x[p]]), int(e.ps.items[e.ps.y[p]])
+		// Chunks are runs of x-order positions (see pairSet): a pair's x
+		// row is usually the previous pair's, still in cache.
+		lo, hi := ch*wnnChunk, min((ch+1)*wnnChunk, n)
+		if fast {
+			e.denseChunk(w2f32, any(acc).([]float32), lo, hi, loss)
+			return
+		}
+		if e.q[w] == nil {
+			e.q[w], e.idx[w] = make([]T, 2*f), make([]int32, 2*f)
+		}
+		for k := lo; k < hi; k++ {
+			x, y := int(ps.items[ps.xEnd[k]]), int(ps.items[ps.yEnd[k]])
 			idx, q := e.diff(x, y, e.idx[w], e.q[w])
 			var d T
 			if idx == nil {
-				// SIMD: a scalar sum here waits on each add in turn, and
-				// was most of a dense pair's time.
 				d = e.dot(e.w2, q)
 			} else {
 				for j, v := range q {
 					d += e.w2[idx[j]] * v
 				}
 			}
-			g := T(loss(p, float64(d)))
+			g := T(loss(int(ps.byX[k]), float64(d)))
 			if acc == nil || (g < e.tiny && g > -e.tiny) {
 				continue
 			}
@@ -134,6 +145,27 @@ func (e *wnnEval[T]) eval(theta []float64, loss func(p int, d float64) float64, 
 	}
 	for j, w := range theta {
 		grad[j] *= 2 * w
+	}
+}
+
+// denseChunk runs x-order positions [lo, hi) on float32 dense rows: one
+// pass over both rows for the distance, and for the gradient a second pass
+// that finds them in cache; no per-pair buffer is written.
+func (e *wnnEval[T]) denseChunk(w2, acc []float32, lo, hi int, loss func(p int, d float64) float64) {
+	ps, rows, f := e.ps, e.src.dense, e.src.dim
+	tiny := float32(e.tiny)
+	var fx []float32
+	last := int32(-1)
+	for k := lo; k < hi; k++ {
+		if x := ps.xEnd[k]; x != last {
+			fx, last = rows.Row(int(ps.items[x]))[:f], x
+		}
+		fy := rows.Row(int(ps.items[ps.yEnd[k]]))[:f]
+		g := float32(loss(int(ps.byX[k]), float64(wnnkern.Dist(w2, fx, fy))))
+		if acc == nil || (g < tiny && g > -tiny) {
+			continue
+		}
+		wnnkern.Grad(acc, g, fx, fy)
 	}
 }
 
