@@ -19,7 +19,7 @@ func TestDistGrad(t *testing.T) {
 			d := float64(a[j]) - float64(b[j])
 			want += float64(w2[j]) * d * d
 		}
-		if got := float64(Dist(w2, a, b)); math.Abs(got-want) > 1e-6*want {
+		if got := float64(Dist(w2, a, b, b)); math.Abs(got-want) > 1e-6*want {
 			t.Errorf("n=%d: Dist %v, want %v", n, got, want)
 		}
 		g := float32(rng.NormFloat64())
