@@ -45,8 +45,8 @@ func (m wnn) evaluator(src rowSource, ps *pairSet, f64 bool, workers int) evalua
 	return newWNNEval[float32](src, ps, workers)
 }
 
-// wnnChunk is the pairs per WNN task; each chunk owns an F-vector of
-// gradient sums, added in chunk order.
+// wnnChunk is the pairs per WNN task (a run of x-order positions); each
+// chunk owns an F-vector of gradient sums, added in chunk order.
 const wnnChunk = 8192
 
 // wnnEval has no projection to share: each pair costs O(F) dense or
@@ -62,7 +62,7 @@ type wnnEval[T Float] struct {
 	w2      []T   // w²
 	acc     [][]T // per chunk Σ_p g_p q_p
 	idx     [][]int32
-	q       [][]T // per worker q of the current pair
+	q       [][]T // per worker q of the current pair (float64 or sparse)
 }
 
 func newWNNEval[T Float](src rowSource, ps *pairSet, workers int) *wnnEval[T] {
