@@ -419,9 +419,9 @@ func TestDirectBlocks(t *testing.T) {
 	}
 }
 
-// TestWNNDistances: the float32 WNN kernel (unrolled squared differences,
-// SIMD dot) gives Σ_f w_f² (x_f − y_f)² as computed plainly in float64, at a
-// dimension that leaves a remainder after the unrolled loop.
+// TestWNNDistances: the float32 WNN kernel (package wnnkern) gives
+// Σ_f w_f² (x_f − y_f)² as computed plainly in float64, at a dimension that
+// leaves a remainder after the kernel's 32- and 8-wide loops.
 func TestWNNDistances(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	const items, dim = 300, 37
@@ -448,5 +448,41 @@ func TestWNNDistances(t *testing.T) {
 		if math.Abs(got[p]-want) > 1e-5*want {
 			t.Fatalf("pair %d: distance %v, want %v", p, got[p], want)
 		}
+	}
+}
+
+// TestWNNFloat32Gradient: WNN's float32 dense path (wnnkern's kernels, pairs
+// in x order, prefetching) gives the value and gradient of the float64
+// path, which TestGradients checks against finite differences, to float32
+// rounding; at a dimension that runs every loop of the kernels.
+func TestWNNFloat32Gradient(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	const items, dim = 200, 45
+	feat := randDense(rng, items, dim)
+	src, ps, err := prepare(feat, dim, randPairs(rng, items, 3000), "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := newModel(ModelWNN, dim, 0, 0)
+	theta := make([]float64, 1+dim)
+	for i := range theta[1:] {
+		theta[1+i] = 0.5 + rng.Float64()
+	}
+	var vals [2]float64
+	var grads [2][]float64
+	for i, f64 := range []bool{false, true} {
+		obj := newObjective(m.evaluator(src, ps, f64, 0), ps.labels)
+		obj.lambda = 0.01
+		if i == 0 {
+			theta[0] = median(obj.distances(theta[1:]))
+		}
+		grads[i] = make([]float64, len(theta))
+		vals[i] = obj.eval(theta, grads[i])
+	}
+	if math.Abs(vals[0]-vals[1]) > 1e-6*math.Abs(vals[1]) {
+		t.Errorf("float32 value %v, float64 %v", vals[0], vals[1])
+	}
+	if e := relErr(grads[0], grads[1]); !(e < 1e-5) || dot(grads[1], grads[1]) == 0 {
+		t.Errorf("float32 gradient relative error %.3g against float64", e)
 	}
 }

@@ -3,6 +3,8 @@ package models
 import (
 	"math/rand/v2"
 	"runtime"
+
+	"monomer/internal/wnnkern"
 )
 
 // wnn is the weighted nearest neighbour baseline (paper §IV-B):
@@ -43,8 +45,8 @@ func (m wnn) evaluator(src rowSource, ps *pairSet, f64 bool, workers int) evalua
 	return newWNNEval[float32](src, ps, workers)
 }
 
-// wnnChunk is the pairs per WNN task; each chunk owns an F-vector of
-// gradient sums, added in chunk order.
+// wnnChunk is the pairs per WNN task (a run of x-order positions); each
+// chunk owns an F-vector of gradient sums, added in chunk order.
 const wnnChunk = 8192
 
 // wnnEval has no projection to share: each pair costs O(F) dense or
@@ -60,7 +62,7 @@ type wnnEval[T Float] struct {
 	w2      []T   // w²
 	acc     [][]T // per chunk Σ_p g_p q_p
 	idx     [][]int32
-	q       [][]T // per worker q of the current pair
+	q       [][]T // per worker q of the current pair (float64 or sparse)
 }
 
 func newWNNEval[T Float](src rowSource, ps *pairSet, workers int) *wnnEval[T] {
@@ -88,29 +90,38 @@ func (e *wnnEval[T]) eval(theta []float64, loss func(p int, d float64) float64, 
 			e.acc[i] = make([]T, f)
 		}
 	}
+	// Float32 dense rows take the assembly kernels of package wnnkern.
+	w2f32, fast := any(e.w2).([]float32)
+	fast = fast && e.src.dense != nil
+	ps := e.ps
 	runChunks(chunks, e.workers, func(w, ch int) {
-		if e.q[w] == nil {
-			e.q[w], e.idx[w] = make([]T, 2*f), make([]int32, 2*f)
-		}
 		var acc []T
 		if grad != nil {
 			acc = e.acc[ch]
 			clear(acc)
 		}
-		for p := ch * wnnChunk; p < min((ch+1)*wnnChunk, n); p++ {
-			x, y := int(e.ps.items[e.ps.x[p]]), int(e.ps.items[e.ps.y[p]])
+		// Chunks are runs of x-order positions (see pairSet): a pair's x
+		// row is usually the previous pair's, still in cache.
+		lo, hi := ch*wnnChunk, min((ch+1)*wnnChunk, n)
+		if fast {
+			e.denseChunk(w2f32, any(acc).([]float32), lo, hi, loss)
+			return
+		}
+		if e.q[w] == nil {
+			e.q[w], e.idx[w] = make([]T, 2*f), make([]int32, 2*f)
+		}
+		for k := lo; k < hi; k++ {
+			x, y := int(ps.items[ps.xEnd[k]]), int(ps.items[ps.yEnd[k]])
 			idx, q := e.diff(x, y, e.idx[w], e.q[w])
 			var d T
 			if idx == nil {
-				// SIMD: a scalar sum here waits on each add in turn, and
-				// was most of a dense pair's time.
 				d = e.dot(e.w2, q)
 			} else {
 				for j, v := range q {
 					d += e.w2[idx[j]] * v
 				}
 			}
-			g := T(loss(p, float64(d)))
+			g := T(loss(int(ps.byX[k]), float64(d)))
 			if acc == nil || (g < e.tiny && g > -e.tiny) {
 				continue
 			}
@@ -134,6 +145,36 @@ func (e *wnnEval[T]) eval(theta []float64, loss func(p int, d float64) float64, 
 	}
 	for j, w := range theta {
 		grad[j] *= 2 * w
+	}
+}
+
+// denseChunk runs x-order positions [lo, hi) on float32 dense rows: one
+// pass over both rows for the distance, and for the gradient a second pass
+// that finds them in cache; no per-pair buffer is written.
+func (e *wnnEval[T]) denseChunk(w2, acc []float32, lo, hi int, loss func(p int, d float64) float64) {
+	ps, rows, f := e.ps, e.src.dense, e.src.dim
+	tiny := float32(e.tiny)
+	row := func(local int32) []float32 { return rows.Row(int(ps.items[local]))[:f] }
+	var fx, fy, next []float32
+	last := int32(-1)
+	if lo < hi {
+		next = row(ps.yEnd[lo])
+	}
+	for k := lo; k < hi; k++ {
+		if x := ps.xEnd[k]; x != last {
+			fx, last = row(x), x
+		}
+		// The next pair's y row is prefetched during this one (its x is
+		// usually this x; prefetching the x rows too measured no faster).
+		fy = next
+		if k+1 < hi {
+			next = row(ps.yEnd[k+1])
+		}
+		g := float32(loss(int(ps.byX[k]), float64(wnnkern.Dist(w2, fx, fy, next))))
+		if acc == nil || (g < tiny && g > -tiny) {
+			continue
+		}
+		wnnkern.Grad(acc, g, fx, fy)
 	}
 }
 
