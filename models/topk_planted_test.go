@@ -109,6 +109,7 @@ func relationStats(s *synthTop, target func(x int, dst []float64) []float64, que
 // cover 0.454 of the items, a metric one (latents nearest z_x) 0.531;
 // Monomer covers 0.439, LMT 0.539. The notions' cones and offsets aim the
 // planted edges at fewer items than nearest neighbours reach.
+// TestPlantedCoverageSpread tries the claim where the truth is spread.
 //
 // The space column against the planted notion, scored as the share of
 // recommendations whose space is their query's notion under the best
