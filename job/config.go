@@ -128,6 +128,12 @@ type Settings struct {
 	// N is Monomer's number of non-anchor spaces. If 0,
 	// models.DefaultMonomerN.
 	N int `yaml:"n"`
+	// GatePenalty is the L2 weight of Monomer's gate U as a multiple of
+	// λ (models.Spec.GatePenalty). If 0, models.DefaultGatePenalty.
+	GatePenalty float64 `yaml:"gate_penalty"`
+	// GateInit is the standard deviation of Monomer's starting gating
+	// logits (models.Spec.GateInit). If 0, models.DefaultGateInit.
+	GateInit float64 `yaml:"gate_init"`
 	// Topics is the LDA topic count. If 0, models.DefaultTopics.
 	Topics int `yaml:"topics"`
 	// LDAPasses is the number of LDA passes over the corpus. If 0,
@@ -186,6 +192,8 @@ func Defaults() Settings {
 		K:                 models.DefaultLMTK,
 		MonomerK:          models.DefaultMonomerK,
 		N:                 models.DefaultMonomerN,
+		GatePenalty:       models.DefaultGatePenalty,
+		GateInit:          models.DefaultGateInit,
 		Topics:            models.DefaultTopics,
 		Lambdas:           models.DefaultLambdas(),
 		MaxIter:           models.DefaultMaxIter,
@@ -213,6 +221,8 @@ func (s Settings) over(o Settings) Settings {
 	inherit(&s.K, o.K)
 	inherit(&s.MonomerK, o.MonomerK)
 	inherit(&s.N, o.N)
+	inherit(&s.GatePenalty, o.GatePenalty)
+	inherit(&s.GateInit, o.GateInit)
 	inherit(&s.Topics, o.Topics)
 	inherit(&s.LDAPasses, o.LDAPasses)
 	if len(o.Lambdas) != 0 {
@@ -449,6 +459,10 @@ func (s Settings) validate(at string) error {
 		return fmt.Errorf("%s.monomer_k: %d must be positive", at, s.MonomerK)
 	case s.N < 0:
 		return fmt.Errorf("%s.n: %d must be positive", at, s.N)
+	case !(s.GatePenalty >= 0) || math.IsInf(s.GatePenalty, 0):
+		return fmt.Errorf("%s.gate_penalty: %g must be finite and non-negative", at, s.GatePenalty)
+	case !(s.GateInit >= 0) || math.IsInf(s.GateInit, 0):
+		return fmt.Errorf("%s.gate_init: %g must be finite and non-negative", at, s.GateInit)
 	case s.Topics < 0:
 		return fmt.Errorf("%s.topics: %d must be positive", at, s.Topics)
 	case s.LDAPasses < 0:

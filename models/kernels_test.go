@@ -67,19 +67,25 @@ func dot(a, b []float64) float64 {
 }
 
 // TestGradients checks every analytic gradient block, c included, against
-// central differences in float64.
+// central differences in float64; Monomer also with U's penalty weighted
+// (Spec.GatePenalty).
 func TestGradients(t *testing.T) {
 	tests := []struct {
 		model, features string
+		gate            float64 // U's penalty weight; 0: unweighted
 	}{
-		{ModelWNN, "dense"}, {ModelWNN, "sparse"},
-		{ModelLMT, "dense"}, {ModelLMT, "sparse"},
-		{ModelMonomer, "dense"}, {ModelMonomer, "sparse"},
+		{ModelWNN, "dense", 0}, {ModelWNN, "sparse", 0},
+		{ModelLMT, "dense", 0}, {ModelLMT, "sparse", 0},
+		{ModelMonomer, "dense", 0}, {ModelMonomer, "sparse", 0},
+		{ModelMonomer, "dense", 30}, {ModelMonomer, "sparse", 0.01},
 	}
 	for _, tc := range tests {
-		t.Run(tc.model+"/"+tc.features, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%s/gate=%g", tc.model, tc.features, tc.gate), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 1))
 			m, obj, theta := gradProblem(t, tc.model, tc.features, rng)
+			if tc.gate > 0 {
+				obj.penalty = m.(monomer).penalty(tc.gate)
+			}
 			grad := make([]float64, len(theta))
 			obj.eval(theta, grad)
 			fd := make([]float64, len(theta))

@@ -14,25 +14,28 @@ import (
 // W = [E₀ | E₁ … E_N | U] row-major (C = (N+1)K + N), so one product X·W
 // gives every item's anchor position, its N pseudo-space positions and its
 // gating logits.
-type monomer struct{ f, k, n int }
+//
+// gateInit is the standard deviation of the starting gating logits (0:
+// DefaultGateInit); Train sets it from Spec.GateInit.
+type monomer struct {
+	f, k, n  int
+	gateInit float64
+}
 
 func (m monomer) cols() int { return (m.n+1)*m.k + m.n }
 func (m monomer) size() int { return m.f * m.cols() }
 
-// gateInit is the standard deviation of the starting gating logits Uᵀf_x:
-// near zero, so every item starts with a near-uniform P(k|x) and the gate
-// costs almost nothing in λ‖Θ‖² until the data pull it away (with O(1)
-// logits the gate alone started with a penalty ≈ F·N·λ).
-const gateInit = 0.01
-
 // draw fills E₀..E_N with N(0, 1) (Train rescales them so the median initial
 // distance is 1) and U with N(0, gateInit²/meanSq), so the gating logits
-// Uᵀf_x start near zero: a near-uniform gate.
+// Uᵀf_x start with standard deviation gateInit.
 func (m monomer) draw(theta []float64, rng *rand.Rand, meanSq float64) {
 	c, e := m.cols(), (m.n+1)*m.k
-	su := gateInit
+	su := m.gateInit
+	if su == 0 {
+		su = DefaultGateInit
+	}
 	if meanSq > 0 {
-		su = gateInit / math.Sqrt(meanSq)
+		su /= math.Sqrt(meanSq)
 	}
 	for r := range m.f {
 		row := theta[r*c : (r+1)*c]
@@ -55,6 +58,23 @@ func (m monomer) scale(theta []float64, s float64) {
 			row[j] *= s
 		}
 	}
+}
+
+// penalty returns the weight of each θ element in the L2 penalty: 1 on
+// E₀..E_N, gate on U.
+func (m monomer) penalty(gate float64) []float64 {
+	c, e := m.cols(), (m.n+1)*m.k
+	w := make([]float64, m.size())
+	for r := range m.f {
+		row := w[r*c : (r+1)*c]
+		for j := range row {
+			row[j] = 1
+			if j >= e {
+				row[j] = gate
+			}
+		}
+	}
+	return w
 }
 
 func (m monomer) layout() []blockLayout {

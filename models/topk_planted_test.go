@@ -51,23 +51,27 @@ func recommendStats(t *testing.T, s *synthTop, f *models.Fit, queries []int32, k
 // ‖z_y − target(x)‖² (synth eqs. 6 and 7) over every other item of the top,
 // without the candidate sampling and edge noise of the planted edges.
 func plantedStats(s *synthTop, g string, queries []int32, k int) recStats {
+	local := localToWorld(s)
+	return relationStats(s, func(x int, dst []float64) []float64 { return s.w.Target(g, local[x], dst) }, queries, k)
+}
+
+// relationStats are the statistics of the top-k lists of the relation
+// "y near target(x)" in the latent space: each query's items ranked by
+// ‖z_y − target(x)‖² over every other item of s (target takes and the
+// ranking uses s's item numbers).
+func relationStats(s *synthTop, target func(x int, dst []float64) []float64, queries []int32, k int) recStats {
 	n := s.feat.Rows()
-	local := make([]int, n) // local item -> World.Items index
-	for wi, li := range s.index {
-		if li >= 0 {
-			local[li] = wi
-		}
-	}
+	local := localToWorld(s)
 	type scored struct {
 		item int32
 		d    float64
 	}
 	seen := map[int32]bool{}
 	var cross, total int
-	var target []float64
+	var tg []float64
 	all := make([]scored, 0, n)
 	for _, q := range queries {
-		target = s.w.Target(g, local[q], target)
+		tg = target(int(q), tg)
 		all = all[:0]
 		for y := range n {
 			if int32(y) == q {
@@ -75,7 +79,7 @@ func plantedStats(s *synthTop, g string, queries []int32, k int) recStats {
 			}
 			var d float64
 			for j, v := range s.w.Latent(local[y]) {
-				e := float64(v) - target[j]
+				e := float64(v) - tg[j]
 				d += e * e
 			}
 			all = append(all, scored{int32(y), d})
@@ -96,44 +100,48 @@ func plantedStats(s *synthTop, g string, queries []int32, k int) recStats {
 // Figure 6) on synth's planted world, where every also_bought edge crosses
 // subcategories and each query's notion k(x) (synth eq. 3) picks the
 // transform that links it. Asserted, seed 1: Monomer's top-10 cross
-// subcategories more often than LMT's (0.839 against 0.781), and Monomer's
+// subcategories more often than LMT's (0.838 against 0.781), and Monomer's
 // catalogue coverage is nearer that of the planted relation's own lists
 // than LMT's is.
 //
 // The paper's "Monomer covers more" does not hold here, and should not: the
 // top-10 by the planted relation itself (latents nearest T_k z_x + c_k)
 // cover 0.454 of the items, a metric one (latents nearest z_x) 0.531;
-// Monomer covers 0.444, LMT 0.539. The notions' cones and offsets aim the
+// Monomer covers 0.439, LMT 0.539. The notions' cones and offsets aim the
 // planted edges at fewer items than nearest neighbours reach.
+// TestPlantedCoverageSpread tries the claim where the truth is spread.
 //
-// Logged, not asserted: the space column does not follow the planted
-// notion (0.611 of the recommendations agree when each notion is mapped
-// to its most frequent space, shuffled notions 0.606), because the trained
-// gate does not: for every notion its mean P(k|x) is 0.42-0.54 on the same
-// two spaces, under 0.05 on the others. The notion is recoverable (a
-// logistic regression on the features: 0.81 held out) and a notion gate is
-// a better fit (test error 0.221 against 0.243), but λ‖U‖² at the
-// embeddings' λ prices it above its gain and the symmetric near-uniform
-// start does not reach it; BENCHMARKS.md, "Recommendations and the visual
-// report", has the measurements. Retrieval itself is exact
-// (TestTopKMatchesBruteForce).
+// The space column against the planted notion, scored as the share of
+// recommendations whose space is their query's notion under the best
+// one-to-one relabelling of spaces, beside the same score with the notions
+// shuffled among the queries (the largest of 20 shuffles). With the default
+// gate (Spec.GatePenalty 1, GateInit 0.01) it is near chance, logged only:
+// λ‖U‖² at the embeddings' λ prices a sharp gate out and the near-uniform
+// start keeps the spaces alike. With U's penalty at λ/10 and an O(1)
+// random start (GatePenalty 0.1, GateInit 1, the job's gate_penalty and
+// gate_init) it clears chance by the margin asserted below at this seed;
+// at other seeds it does not always (BENCHMARKS.md, "Recommendations and
+// the visual report", has seeds 1-5 and why this is not the default).
+// Retrieval itself is exact (TestTopKMatchesBruteForce).
 func TestPlantedRecommendations(t *testing.T) {
 	if testing.Short() {
-		t.Skip("trains LMT and Monomer on 6,000 items")
+		t.Skip("trains LMT and two Monomers on 6,000 items")
 	}
+	const gated = "monomer-gated"
 	s := newPlantedSynth(t, synthSeed)
 	train, valid, _ := s.pairs(t, synth.AlsoBought, rand.New(rand.NewPCG(synthSeed, 1)))
 	fits := map[string]*models.Fit{}
-	for _, spec := range []models.Spec{
-		{Model: models.ModelLMT, K: (synthN + 1) * synthKMono},
-		{Model: models.ModelMonomer, K: synthKMono, N: synthN},
+	for name, spec := range map[string]models.Spec{
+		models.ModelLMT:     {Model: models.ModelLMT, K: (synthN + 1) * synthKMono},
+		models.ModelMonomer: {Model: models.ModelMonomer, K: synthKMono, N: synthN},
+		gated:               {Model: models.ModelMonomer, K: synthKMono, N: synthN, GatePenalty: 0.1, GateInit: 1},
 	} {
 		spec.Lambdas, spec.MaxIter = []float64{synthLambda}, synthItersAB
 		f, err := models.Train(t.Context(), s.feat, train, valid, spec, rand.New(rand.NewPCG(synthSeed, 2)), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fits[spec.Model] = f
+		fits[name] = f
 	}
 	n := s.feat.Rows()
 	rng := rand.New(rand.NewPCG(9, 9))
@@ -143,7 +151,7 @@ func TestPlantedRecommendations(t *testing.T) {
 	}
 	slices.Sort(queries)
 	lmt, _ := recommendStats(t, s, fits[models.ModelLMT], queries, 10)
-	mono, lists := recommendStats(t, s, fits[models.ModelMonomer], queries, 10)
+	mono, _ := recommendStats(t, s, fits[models.ModelMonomer], queries, 10)
 	t.Logf("cross-subcategory share: LMT %.3f, Monomer %.3f; coverage: LMT %.3f, Monomer %.3f", lmt.cross, mono.cross, lmt.coverage, mono.coverage)
 	if !(mono.cross > lmt.cross) {
 		t.Errorf("Monomer's lists cross subcategories %.3f of the time, LMT's %.3f: want Monomer higher", mono.cross, lmt.cross)
@@ -155,74 +163,156 @@ func TestPlantedRecommendations(t *testing.T) {
 		t.Errorf("coverage: Monomer %.3f, LMT %.3f, the planted relation %.3f: want Monomer's nearer", mono.coverage, lmt.coverage, truth.coverage)
 	}
 
-	// Space against the query's planted notion. Spaces are learned up to
-	// a permutation, so score the best one-to-one-free mapping (each
-	// notion to its most frequent space) and compare with the same
-	// score after shuffling the notions among the queries.
-	local := make([]int, n) // local item -> World.Items index
+	// Space against the query's planted notion.
+	local := localToWorld(s)
+	notionAll := make([]int, n)
+	for i := range n {
+		notionAll[i] = s.w.Items[local[i]].Notion
+	}
+	notion := make([]int, len(queries))
+	for qi, q := range queries {
+		notion[qi] = notionAll[q]
+	}
+	items := make([]int32, n)
+	for i := range items {
+		items[i] = int32(i)
+	}
+	match := map[string][2]float64{} // real, largest shuffled
+	for _, name := range []string{models.ModelMonomer, gated} {
+		f := fits[name]
+		st, lists := recommendStats(t, s, f, queries, 10)
+		real := spaceMatch(notion, lists, synthN)
+		hi, mean, sd := shuffledMatch(notion, lists, synthN, rand.New(rand.NewPCG(9, 10)), 20)
+		match[name] = [2]float64{real, hi}
+		proj, err := f.Project(s.feat, items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: space is the query's notion for %.3f of the recommendations; shuffled notions at most %.3f (mean %.3f, sd %.4f); gate argmax is the notion for %.3f of the items; cross %.3f, coverage %.3f, validation error %.3f",
+			name, real, hi, mean, sd, gateAgreement(proj, notionAll, synthN), st.cross, st.coverage, f.ValidError)
+		meanP := make([][]float64, synthN)
+		count := make([]int, synthN)
+		for i := range meanP {
+			meanP[i] = make([]float64, synthN)
+		}
+		for i, k := range notionAll {
+			count[k]++
+			for j, p := range proj.Gate(i) {
+				meanP[k][j] += p
+			}
+		}
+		for k, ps := range meanP {
+			for j := range ps {
+				ps[j] /= float64(max(count[k], 1))
+			}
+			t.Logf("%s: notion %d (%d items): mean P(k|x) %.3f", name, k, count[k], ps)
+		}
+	}
+	if m := match[gated]; !(m[0] > m[1]+gatedSpaceMargin) {
+		t.Errorf("gate_penalty 0.1, gate_init 1: the space is the query's notion for %.3f of the recommendations, shuffled notions %.3f: want at least %.2f more", m[0], m[1], gatedSpaceMargin)
+	}
+}
+
+// gatedSpaceMargin is how far the gated Monomer's space match must clear
+// the shuffled notions' at seed 1. Measured there (300 iterations): the 20
+// shuffles score 0.346 ± 0.009 (largest 0.368); the gated fit 0.580, the
+// default one 0.383. At the pipeline's budget (200 iterations, patience 6)
+// the gated fit cleared the largest shuffle by 0.17, 0.13 and 0.31 at
+// seeds 1-3 and by −0.02 and 0.01 at seeds 4-5, where its gate collapsed
+// onto one space: a margin for this seed, about 11 shuffle sds.
+const gatedSpaceMargin = 0.10
+
+// localToWorld maps each item of s to its World.Items index.
+func localToWorld(s *synthTop) []int {
+	local := make([]int, s.feat.Rows())
 	for wi, li := range s.index {
 		if li >= 0 {
 			local[li] = wi
 		}
 	}
-	notion := make([]int, len(queries))
-	for qi, q := range queries {
-		notion[qi] = s.w.Items[local[q]].Notion
+	return local
+}
+
+// gateAgreement is the share of items whose gate argmax is their notion,
+// under the best one-to-one relabelling of the n spaces.
+func gateAgreement(proj *models.Projection, notion []int, n int) float64 {
+	conf := make([][]int, n) // conf[notion][argmax]
+	for i := range conf {
+		conf[i] = make([]int, n)
 	}
-	agree := func(notion []int) float64 {
-		counts := map[[2]int]int{}
-		for qi := range queries {
-			for _, h := range lists[qi] {
-				counts[[2]int{notion[qi], h.Space}]++
-			}
-		}
-		best := map[int]int{}
-		for key, c := range counts {
-			best[key[0]] = max(best[key[0]], c)
-		}
-		var sum, total int
-		for _, c := range best {
-			sum += c
-		}
-		for _, c := range counts {
-			total += c
-		}
-		return float64(sum) / float64(total)
+	for i, k := range notion {
+		conf[k][argmax(proj.Gate(i))]++
 	}
-	real := agree(notion)
-	var chance float64
-	const shuffles = 20
+	return float64(bestMatch(conf)) / float64(len(notion))
+}
+
+// spaceMatch is the share of recommendations whose space is their query's
+// notion under the best one-to-one relabelling of the n spaces.
+func spaceMatch(notion []int, lists [][]models.Hit, n int) float64 {
+	conf := make([][]int, n)
+	for i := range conf {
+		conf[i] = make([]int, n)
+	}
+	var total int
+	for qi, l := range lists {
+		for _, h := range l {
+			conf[notion[qi]][h.Space-1]++ // Space is 1-based
+			total++
+		}
+	}
+	return float64(bestMatch(conf)) / float64(total)
+}
+
+// shuffledMatch is spaceMatch with the notions shuffled among the queries,
+// over shuffles draws: its largest value, mean and standard deviation.
+func shuffledMatch(notion []int, lists [][]models.Hit, n int, rng *rand.Rand, shuffles int) (hi, mean, sd float64) {
+	var sum, sq float64
 	for range shuffles {
 		sh := slices.Clone(notion)
 		rng.Shuffle(len(sh), func(i, j int) { sh[i], sh[j] = sh[j], sh[i] })
-		chance = max(chance, agree(sh))
+		a := spaceMatch(sh, lists, n)
+		hi = max(hi, a)
+		sum += a
+		sq += a * a
 	}
-	t.Logf("space follows the planted notion for %.3f of the recommendations; shuffled notions at most %.3f", real, chance)
+	mean = sum / float64(shuffles)
+	return hi, mean, math.Sqrt(max(sq/float64(shuffles)-mean*mean, 0))
+}
 
-	items := make([]int32, n)
-	for i := range items {
-		items[i] = int32(i)
+// bestMatch is the largest Σ_k conf[k][π(k)] over permutations π.
+func bestMatch(conf [][]int) int {
+	n := len(conf)
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i
 	}
-	proj, err := fits[models.ModelMonomer].Project(s.feat, items)
-	if err != nil {
-		t.Fatal(err)
-	}
-	meanP := make([][]float64, synthN)
-	count := make([]int, synthN)
-	for i := range meanP {
-		meanP[i] = make([]float64, synthN)
-	}
-	for i := range n {
-		k := s.w.Items[local[i]].Notion
-		count[k]++
-		for j, p := range proj.Gate(i) {
-			meanP[k][j] += p
+	best := 0
+	var walk func(int)
+	walk = func(d int) {
+		if d == n {
+			s := 0
+			for k, j := range perm {
+				s += conf[k][j]
+			}
+			best = max(best, s)
+			return
+		}
+		for i := d; i < n; i++ {
+			perm[d], perm[i] = perm[i], perm[d]
+			walk(d + 1)
+			perm[d], perm[i] = perm[i], perm[d]
 		}
 	}
-	for k, ps := range meanP {
-		for j := range ps {
-			ps[j] /= float64(max(count[k], 1))
+	walk(0)
+	return best
+}
+
+func argmax(v []float64) int {
+	b := 0
+	for i, x := range v {
+		if x > v[b] {
+			b = i
 		}
-		t.Logf("notion %d (%d items): mean P(k|x) %.3f", k, count[k], ps)
 	}
+	return b
 }

@@ -23,7 +23,9 @@ import (
 //
 //	L(Θ) = (1/n) [Σ_R log σ(c − d(x,y)) + Σ_R̄ log(1 − σ(c − d(x,y)))] − λ‖Θ‖²
 //
-// where Θ excludes the offset c. Every grid point starts from the same seeded
+// where Θ excludes the offset c, and Monomer's gate U is weighted
+// spec.GatePenalty in ‖Θ‖² (the paper's Ω is "an L2-regularizer" whose
+// hyperparameters validation tunes). Every grid point starts from the same seeded
 // initialisation (parameters drawn from rng and scaled so the median distance
 // over the train pairs is 1, and c at that median), or with spec.WarmStart
 // from the parameters kept at the grid point trained before it (GridOrder).
@@ -61,10 +63,18 @@ func Train(ctx context.Context, feat Features, train, valid []graph.Pair, spec S
 	if err != nil {
 		return nil, err
 	}
+	var penalty []float64 // per-element weights of λ‖Θ‖²; nil: all 1
+	if mm, ok := m.(monomer); ok {
+		mm.gateInit = spec.GateInit
+		m = mm
+		if spec.GatePenalty != 1 {
+			penalty = mm.penalty(spec.GatePenalty)
+		}
+	}
 	t := &trainer{spec: spec, model: m, progress: progress}
 	scale := featureScale(src, trainSet.items)
 	t.train = newObjective(m.evaluator(src, trainSet, spec.Float64, spec.Workers), trainSet.labels)
-	t.train.scale = scale
+	t.train.scale, t.train.penalty = scale, penalty
 	if len(valid) > 0 {
 		_, validSet, err := prepare(feat, src.dim, valid, "valid")
 		if err != nil {
@@ -301,7 +311,10 @@ type objective struct {
 	ev     evaluator
 	labels []bool
 	lambda float64
-	ll, g  []float64 // per pair log-likelihood and ∂f/∂d
+	// penalty weights each element of Θ in λ‖Θ‖² (nil: all 1): Monomer's
+	// U at Spec.GatePenalty.
+	penalty []float64
+	ll, g   []float64 // per pair log-likelihood and ∂f/∂d
 	// scale is the feature scale s (see featureScale): the kernels get s·Θ.
 	scale float64
 	raw   []float64
@@ -354,8 +367,14 @@ func (o *objective) forward(theta, grad []float64) float64 {
 	for _, v := range o.ll { // pair order: the sum is reproducible
 		sum += v
 	}
-	for _, v := range theta[1:] {
-		reg += v * v
+	if o.penalty == nil {
+		for _, v := range theta[1:] {
+			reg += v * v
+		}
+	} else {
+		for i, v := range theta[1:] {
+			reg += o.penalty[i] * v * v
+		}
 	}
 	return -sum/n + o.lambda*reg
 }
@@ -368,7 +387,11 @@ func (o *objective) finishGrad(theta, grad []float64) {
 	}
 	grad[0] = -gc
 	for i, v := range theta[1:] {
-		grad[1+i] += 2 * o.lambda * v
+		w := 1.0
+		if o.penalty != nil {
+			w = o.penalty[i]
+		}
+		grad[1+i] += 2 * o.lambda * w * v
 	}
 }
 

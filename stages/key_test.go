@@ -106,7 +106,7 @@ func TestTrainKeyPerModel(t *testing.T) {
 	}{
 		{"wnn", `{"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10,"patience":6}`},
 		{"lmt", `{"k":100,"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10,"patience":6}`},
-		{"monomer", `{"monomer_k":20,"n":4,"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10,"patience":6}`},
+		{"monomer", `{"monomer_k":20,"n":4,"gate_penalty":1,"gate_init":0.01,"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10,"patience":6}`},
 		{"lda", `{"topics":100,"lambdas":[0,0.000001,0.00001,0.0001,0.001,0.01],"max_iter":200,"valid_every":10,"patience":6}`},
 		{"ct", `{"ct_top":0.5}`},
 	} {

@@ -58,6 +58,8 @@ type trainParams struct {
 	K          int       `json:"k,omitempty"`
 	MonomerK   int       `json:"monomer_k,omitempty"`
 	N          int       `json:"n,omitempty"`
+	GatePen    float64   `json:"gate_penalty,omitempty"`
+	GateInit   float64   `json:"gate_init,omitempty"`
 	Topics     int       `json:"topics,omitempty"`
 	LDAPasses  int       `json:"lda_passes,omitempty"`
 	Lambdas    []float64 `json:"lambdas,omitempty"`
@@ -96,6 +98,7 @@ func keyTrainParams(e *job.Resolved, model string) trainParams {
 		p.K = s.K
 	case "monomer":
 		p.MonomerK, p.N = s.MonomerK, s.N
+		p.GatePen, p.GateInit = s.GatePenalty, s.GateInit
 	case "lda":
 		p.Topics, p.LDAPasses = s.Topics, s.LDAPasses
 	}
@@ -112,6 +115,7 @@ func specFor(e *job.Resolved, model string) models.Spec {
 		spec.K = s.K
 	case "monomer":
 		spec.K, spec.N = s.MonomerK, s.N
+		spec.GatePenalty, spec.GateInit = s.GatePenalty, s.GateInit
 	case "lda":
 		spec.Model = models.ModelWNN
 	}
