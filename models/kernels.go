@@ -216,11 +216,26 @@ func sigmoidStable(t float64) float64 {
 // §III-C) with z = c − d, and its derivative with respect to z:
 // log σ(z) = −softplusStable(−z) for related pairs, log(1 − σ(z)) = −softplusStable(z)
 // for unrelated ones.
+//
+// It is softplusStable and sigmoidStable of t = ∓z with their common
+// e^(−|t|) computed once: the same bits for one exp fewer a pair.
 func pairLogLik(z float64, related bool) (ll, dz float64) {
+	t := z
 	if related {
-		return -softplusStable(-z), sigmoidStable(-z)
+		t = -z
 	}
-	return -softplusStable(z), -sigmoidStable(z)
+	e := math.Exp(-math.Abs(t))
+	sp, sg := math.Log1p(e), e/(1+e)
+	if t > 0 {
+		sp = t + sp
+	}
+	if t >= 0 {
+		sg = 1 / (1 + e)
+	}
+	if related {
+		return -sp, sg
+	}
+	return -sp, -sg
 }
 
 // rowSource reads item feature rows, dense or sparse.

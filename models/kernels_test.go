@@ -134,6 +134,31 @@ func TestPairLogLik(t *testing.T) {
 	}
 }
 
+// TestPairLogLikBits: pairLogLik, which shares one exp between the two
+// functions, gives the bits of softplusStable and sigmoidStable called
+// apart, over a sweep of z with both signs, zero and NaN (NaN for NaN).
+func TestPairLogLikBits(t *testing.T) {
+	zs := []float64{0, math.Copysign(0, -1), math.NaN(), 1e-300, 745, -745, 800, -800}
+	for z := -60.0; z <= 60; z += 0.0137 {
+		zs = append(zs, z)
+	}
+	for _, z := range zs {
+		for _, rel := range []bool{true, false} {
+			wantLL, wantDz := -softplusStable(z), -sigmoidStable(z)
+			if rel {
+				wantLL, wantDz = -softplusStable(-z), sigmoidStable(-z)
+			}
+			ll, dz := pairLogLik(z, rel)
+			same := func(a, b float64) bool {
+				return math.Float64bits(a) == math.Float64bits(b) || math.IsNaN(a) && math.IsNaN(b)
+			}
+			if !same(ll, wantLL) || !same(dz, wantDz) {
+				t.Fatalf("pairLogLik(%v, %v) = %v, %v; apart %v, %v", z, rel, ll, dz, wantLL, wantDz)
+			}
+		}
+	}
+}
+
 // FuzzPairLogLik: for any finite z the log-likelihood is finite and <= 0,
 // its derivative within [-1, 1], and the two labels' probabilities sum to 1.
 func FuzzPairLogLik(f *testing.F) {
