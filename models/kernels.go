@@ -510,9 +510,12 @@ func (e *projEval[T]) denseScratch(w int) []T {
 
 // maxSpan bounds the global rows a direct block may span: a block of
 // rowBlock items whose ids have gaps is multiplied over the whole range,
-// gap rows included, when that wastes at most 1/8 of its gemm. Copying a
-// 4096-d row costs about a sixth of its two gemms (BENCHMARKS.md).
-const maxSpan = rowBlock + rowBlock/8
+// gap rows included, when that adds at most 1/4 to its gemms. Copying a
+// block's 512 rows of 4096 floats (forward and backward) measured 35-40 %
+// of its two gemms, 128 gap rows 16-27 % (BENCHMARKS.md): at Women's size,
+// where about 10 % of rows have no training pair, 1/8 left a block in
+// seven or eight to be copied.
+const maxSpan = rowBlock + rowBlock/4
 
 // direct returns the rows items[0]..items[len-1] of the global matrix as one
 // contiguous span, with no copy, when the features allow it and the span
