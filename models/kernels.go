@@ -511,10 +511,11 @@ func (e *projEval[T]) denseScratch(w int) []T {
 // maxSpan bounds the global rows a direct block may span: a block of
 // rowBlock items whose ids have gaps is multiplied over the whole range,
 // gap rows included, when that adds at most 1/4 to its gemms. Copying a
-// block's 512 rows of 4096 floats (forward and backward) measured 35-40 %
-// of its two gemms, 128 gap rows 16-27 % (BENCHMARKS.md): at Women's size,
-// where about 10 % of rows have no training pair, 1/8 left a block in
-// seven or eight to be copied.
+// block's 512 rows of 4096 floats (forward and backward) measured 23-40 %
+// of its two gemms, 64 gap rows 4-18 %, 128 gap rows 16-27 %
+// (BenchmarkBlockCopyVsGaps, BENCHMARKS.md). With 1/8, where about 10 %
+// of rows have no training pair (Women's size), one block in seven or eight
+// was copied.
 const maxSpan = rowBlock + rowBlock/4
 
 // direct returns the rows items[0]..items[len-1] of the global matrix as one

@@ -534,3 +534,48 @@ func TestWNNDistances(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkBlockCopyVsGaps prices the two ways to multiply a block of
+// rowBlock items whose rows have gaps (MONOMER_BENCH=medium: a 30 k-row
+// matrix, larger than the caches): "copy" copies the items' rows out twice
+// (forward and backward pass), "gemm-R" runs both products over R
+// contiguous rows; gemm-R minus gemm-512 is what R−512 gap rows cost in
+// place. One op is one block, a different one each time.
+func BenchmarkBlockCopyVsGaps(b *testing.B) {
+	if os.Getenv("MONOMER_BENCH") != "medium" {
+		b.Skip("MONOMER_BENCH=medium")
+	}
+	const rows, dim, c, stride = 30000, 4096, 100, 768
+	rng := rand.New(rand.NewPCG(2, 2))
+	d := randDense(rng, rows, dim)
+	w := make([]float32, dim*c)
+	for i := range w {
+		w[i] = float32(rng.NormFloat64())
+	}
+	buf, p, acc := make([]float32, rowBlock*dim), make([]float32, stride*c), make([]float32, dim*c)
+	items := make([]int32, rowBlock)
+	run := func(name string, fn func(lo int)) {
+		b.Run(name, func(b *testing.B) {
+			blk, cpu0 := 0, cpuSeconds()
+			for b.Loop() {
+				fn(blk * stride)
+				blk = (blk + 1) % (rows / stride)
+			}
+			b.ReportMetric(1e3*(cpuSeconds()-cpu0)/float64(b.N), "cpu-ms/block")
+		})
+	}
+	run("copy", func(lo int) {
+		for i := range items { // 512 items over 576 rows
+			items[i] = int32(lo + i*(rowBlock+rowBlock/8)/rowBlock)
+		}
+		denseRows(d, items, dim, buf)
+		denseRows(d, items, dim, buf)
+	})
+	for _, r := range []int{rowBlock, rowBlock + rowBlock/8, rowBlock + rowBlock/4} {
+		run(fmt.Sprintf("gemm-%d", r), func(lo int) {
+			x := d.data[lo*dim : (lo+r)*dim]
+			gemm(false, r, c, dim, x, w, p[:r*c])
+			gemm(true, dim, c, r, x, p[:r*c], acc)
+		})
+	}
+}
