@@ -594,14 +594,14 @@ func (e *projEval[T]) project() {
 	})
 }
 
-// Prefetch distances, tuned at 50 k items (BENCHMARKS.md): the pair pass
-// asks for the row of P of the y end pfPairs pairs ahead, the item
-// gradients for the other ends' rows of the item pfItems ahead.
+// Prefetch distances, measured at 50 k items (BENCHMARKS.md; twice these
+// did the same): the pair pass asks for the y end's row of P pfPairs pairs
+// ahead, the item gradients for what the item pfItems ahead reads.
 const pfPairs, pfItems = 8, 2
 
-// prefetchRow starts loading row i of P (or of any items×C matrix m).
-func (e *projEval[T]) prefetchRow(m []T, i int) {
-	prefetch.Span(unsafe.Pointer(&m[i*e.c]), e.c*int(unsafe.Sizeof(m[0])))
+// prefetchRow starts loading row i of P.
+func (e *projEval[T]) prefetchRow(i int) {
+	prefetch.Span(unsafe.Pointer(&e.p[i*e.c]), e.c*int(unsafe.Sizeof(e.p[0])))
 }
 
 // prefetchItem starts loading what itemGrad reads for item i besides its
@@ -610,10 +610,10 @@ func (e *projEval[T]) prefetchRow(m []T, i int) {
 func (e *projEval[T]) prefetchItem(i int) {
 	ps, sl := e.ps, e.kern.stateLen()
 	for k := ps.xOff[i]; k < ps.xOff[i+1]; k++ {
-		e.prefetchRow(e.p, int(ps.yEnd[k]))
+		e.prefetchRow(int(ps.yEnd[k]))
 	}
 	for j := ps.yOff[i]; j < ps.yOff[i+1]; j++ {
-		e.prefetchRow(e.p, int(ps.yOther[j]))
+		e.prefetchRow(int(ps.yOther[j]))
 		kx := int(ps.yPos[j])
 		prefetch.Span(unsafe.Pointer(&e.dg[kx]), 1)
 		if sl > 0 {
@@ -630,7 +630,7 @@ func (e *projEval[T]) pairs(loss func(p int, d float64) float64) {
 		hi := min((ch+1)*pairChunk, n)
 		for k := ch * pairChunk; k < hi; k++ {
 			if k+pfPairs < hi {
-				e.prefetchRow(e.p, int(ps.yEnd[k+pfPairs]))
+				e.prefetchRow(int(ps.yEnd[k+pfPairs]))
 			}
 			x, y := int(ps.xEnd[k]), int(ps.yEnd[k])
 			d := e.kern.dist(e.p[x*c:(x+1)*c], e.p[y*c:(y+1)*c], e.is[x*il:(x+1)*il], e.st[k*sl:(k+1)*sl])
