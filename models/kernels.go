@@ -6,8 +6,10 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"monomer/graph"
+	"monomer/internal/prefetch"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -113,15 +115,33 @@ func tinyFor[T Float]() T {
 	return 0
 }
 
-// flushRow zeroes the entries of v smaller than tiny in magnitude.
+// flushRow zeroes the entries of v smaller than tiny in magnitude. Call it
+// on long runs: the conversion to any for the float32 path costs an
+// allocation.
 func flushRow[T Float](v []T, tiny T) {
 	if tiny == 0 {
+		return
+	}
+	if v32, ok := any(v).([]float32); ok {
+		flush32(v32, float32(tiny))
 		return
 	}
 	for i, x := range v {
 		if x < tiny && x > -tiny {
 			v[i] = 0
 		}
+	}
+}
+
+// flush32 is flushRow for float32 without branches, on the bits: four
+// times the speed of the compare-and-store loop, whose cost showed at 2 %
+// of an evaluation. NaN stays NaN, −0 becomes +0, as there.
+func flush32(v []float32, tiny float32) {
+	tb := int32(math.Float32bits(tiny))
+	for i, x := range v {
+		b := int32(math.Float32bits(x))
+		m := ((b & 0x7fffffff) - tb) >> 31 // all ones when |x| < tiny
+		v[i] = math.Float32frombits(uint32(b &^ m))
 	}
 }
 
@@ -196,11 +216,26 @@ func sigmoidStable(t float64) float64 {
 // §III-C) with z = c − d, and its derivative with respect to z:
 // log σ(z) = −softplusStable(−z) for related pairs, log(1 − σ(z)) = −softplusStable(z)
 // for unrelated ones.
+//
+// It is softplusStable and sigmoidStable of t = ∓z with their common
+// e^(−|t|) computed once: the same bits for one exp fewer a pair.
 func pairLogLik(z float64, related bool) (ll, dz float64) {
+	t := z
 	if related {
-		return -softplusStable(-z), sigmoidStable(-z)
+		t = -z
 	}
-	return -softplusStable(z), -sigmoidStable(z)
+	e := math.Exp(-math.Abs(t))
+	sp, sg := math.Log1p(e), e/(1+e)
+	if t > 0 {
+		sp = t + sp
+	}
+	if t >= 0 {
+		sg = 1 / (1 + e)
+	}
+	if related {
+		return -sp, sg
+	}
+	return -sp, -sg
 }
 
 // rowSource reads item feature rows, dense or sparse.
@@ -383,10 +418,16 @@ func incidence(end []int32, items int) (off, by []int32) {
 // few axpys and order its reads of the other ends' rows so their cache
 // misses overlap (the rows are scattered: at 50 k items and more, most are
 // misses, and they, not the arithmetic, set the cost).
+//
+// What depends on one item only (Monomer's gate) is computed once an item by
+// item, from its row of P right after the product (itemLen values, is), and
+// dist gets the x end's values (isx) instead of recomputing them a pair.
 type pairKernel[T Float] interface {
 	cols() int
 	stateLen() int
-	dist(px, py, st []T) T
+	itemLen() int
+	item(pr, is []T)
+	dist(px, py, isx, st []T) T
 	itemGrad(e *projEval[T], i int, pr, gr []T)
 }
 
@@ -410,6 +451,7 @@ type projEval[T Float] struct {
 	axpy    func(alpha T, x, y []T)
 	tiny    T
 	w, p, g []T   // W (F×C), P and G (items×C)
+	is      []T   // per item state (items×kern.itemLen())
 	acc     [][]T // per item group F×C
 	scratch [][]T // per worker rowBlock×F dense rows
 	spanBuf [][]T // per worker maxSpan×C rows of P or G over a direct span
@@ -427,6 +469,7 @@ func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, worker
 		f: src.dim, c: c, groups: itemGroups(n), axpy: axpyFunc[T](), tiny: tinyFor[T](),
 		w:       make([]T, src.dim*c),
 		p:       make([]T, n*c),
+		is:      make([]T, n*kern.itemLen()),
 		scratch: make([][]T, workers),
 		spanBuf: make([][]T, workers),
 		st:      make([]T, len(ps.x)*kern.stateLen()),
@@ -467,9 +510,13 @@ func (e *projEval[T]) denseScratch(w int) []T {
 
 // maxSpan bounds the global rows a direct block may span: a block of
 // rowBlock items whose ids have gaps is multiplied over the whole range,
-// gap rows included, when that wastes at most 1/8 of its gemm. Copying a
-// 4096-d row costs about a sixth of its two gemms (BENCHMARKS.md).
-const maxSpan = rowBlock + rowBlock/8
+// gap rows included, when that adds at most 1/4 to its gemms. Copying a
+// block's 512 rows of 4096 floats (forward and backward) measured 23-40 %
+// of its two gemms, 64 gap rows 4-18 %, 128 gap rows 16-27 %
+// (BenchmarkBlockCopyVsGaps, BENCHMARKS.md). With 1/8, where about 10 %
+// of rows have no training pair (Women's size), one block in seven or eight
+// was copied.
+const maxSpan = rowBlock + rowBlock/4
 
 // direct returns the rows items[0]..items[len-1] of the global matrix as one
 // contiguous span, with no copy, when the features allow it and the span
@@ -496,9 +543,19 @@ func (e *projEval[T]) spanScratch(w int) []T {
 	return e.spanBuf[w]
 }
 
-// project fills P = X·W.
+// project fills P = X·W and the per-item state.
 func (e *projEval[T]) project() {
-	f, c := e.f, e.c
+	f, c, il := e.f, e.c, e.kern.itemLen()
+	// itemState fills the per-item state of items lo..hi-1, while their
+	// rows of P are in cache.
+	itemState := func(lo, hi int) {
+		if il == 0 {
+			return
+		}
+		for i := lo; i < hi; i++ {
+			e.kern.item(e.p[i*c:(i+1)*c], e.is[i*il:(i+1)*il])
+		}
+	}
 	runChunks(len(e.groups), e.workers, func(w, gi int) {
 		grp := e.groups[gi]
 		if e.src.sparse != nil {
@@ -509,6 +566,7 @@ func (e *projEval[T]) project() {
 				for j, col := range idx {
 					e.axpy(T(val[j]), e.w[int(col)*c:int(col+1)*c], row)
 				}
+				itemState(i, i+1)
 			}
 			return
 		}
@@ -531,18 +589,51 @@ func (e *projEval[T]) project() {
 					copy(e.p[(lo+r)*c:(lo+r+1)*c], pb[o:o+c])
 				}
 			}
+			itemState(lo, hi)
 		}
 	})
+}
+
+// Prefetch distances, measured at 50 k items (BENCHMARKS.md; twice these
+// did the same): the pair pass asks for the y end's row of P pfPairs pairs
+// ahead, the item gradients for what the item pfItems ahead reads.
+const pfPairs, pfItems = 8, 2
+
+// prefetchRow starts loading row i of P.
+func (e *projEval[T]) prefetchRow(i int) {
+	prefetch.Span(unsafe.Pointer(&e.p[i*e.c]), e.c*int(unsafe.Sizeof(e.p[0])))
+}
+
+// prefetchItem starts loading what itemGrad reads for item i besides its
+// own row: the other ends' rows of P, and for the pairs where i is the y
+// end their state and ∂f/∂d (scattered in x order).
+func (e *projEval[T]) prefetchItem(i int) {
+	ps, sl := e.ps, e.kern.stateLen()
+	for k := ps.xOff[i]; k < ps.xOff[i+1]; k++ {
+		e.prefetchRow(int(ps.yEnd[k]))
+	}
+	for j := ps.yOff[i]; j < ps.yOff[i+1]; j++ {
+		e.prefetchRow(int(ps.yOther[j]))
+		kx := int(ps.yPos[j])
+		prefetch.Span(unsafe.Pointer(&e.dg[kx]), 1)
+		if sl > 0 {
+			prefetch.Span(unsafe.Pointer(&e.st[kx*sl]), sl*int(unsafe.Sizeof(e.st[0])))
+		}
+	}
 }
 
 // pairs computes every pair's distance and stores loss's ∂f/∂d, in x order:
 // the x rows of P are read in sequence, the y rows at addresses known ahead.
 func (e *projEval[T]) pairs(loss func(p int, d float64) float64) {
-	ps, n, c, sl := e.ps, len(e.ps.x), e.c, e.kern.stateLen()
+	ps, n, c, sl, il := e.ps, len(e.ps.x), e.c, e.kern.stateLen(), e.kern.itemLen()
 	runChunks((n+pairChunk-1)/pairChunk, e.workers, func(_, ch int) {
-		for k := ch * pairChunk; k < min((ch+1)*pairChunk, n); k++ {
+		hi := min((ch+1)*pairChunk, n)
+		for k := ch * pairChunk; k < hi; k++ {
+			if k+pfPairs < hi {
+				e.prefetchRow(int(ps.yEnd[k+pfPairs]))
+			}
 			x, y := int(ps.xEnd[k]), int(ps.yEnd[k])
-			d := e.kern.dist(e.p[x*c:(x+1)*c], e.p[y*c:(y+1)*c], e.st[k*sl:(k+1)*sl])
+			d := e.kern.dist(e.p[x*c:(x+1)*c], e.p[y*c:(y+1)*c], e.is[x*il:(x+1)*il], e.st[k*sl:(k+1)*sl])
 			g := T(loss(int(ps.byX[k]), float64(d)))
 			if g < e.tiny && g > -e.tiny {
 				g = 0
@@ -568,11 +659,14 @@ func (e *projEval[T]) backward() {
 		// Each item's row of G is written by this group only, its terms
 		// added in a fixed order.
 		for i := grp.lo; i < grp.hi; i++ {
+			if i+pfItems < grp.hi {
+				e.prefetchItem(i + pfItems)
+			}
 			gr := e.g[i*c : (i+1)*c]
 			clear(gr)
 			e.kern.itemGrad(e, i, e.p[i*c:(i+1)*c], gr)
-			flushRow(gr, e.tiny)
 		}
+		flushRow(e.g[grp.lo*c:grp.hi*c], e.tiny)
 		acc := e.acc[gi]
 		clear(acc)
 		if e.src.sparse != nil {

@@ -47,8 +47,10 @@ type lmtKernel[T Float] struct{ k int }
 
 func (l lmtKernel[T]) cols() int     { return l.k }
 func (l lmtKernel[T]) stateLen() int { return 0 }
+func (l lmtKernel[T]) itemLen() int  { return 0 }
+func (l lmtKernel[T]) item(_, _ []T) {}
 
-func (l lmtKernel[T]) dist(px, py, _ []T) T {
+func (l lmtKernel[T]) dist(px, py, _, _ []T) T {
 	py = py[:len(px)]
 	var d T
 	for i, a := range px {

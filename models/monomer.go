@@ -102,9 +102,10 @@ func (m monomer) evaluator(src rowSource, ps *pairSet, f64 bool, workers int) ev
 
 // monomerKernel works on a row of P = X·W: a = p[0:K] = E₀ᵀf (anchor),
 // b_k = p[kK:(k+1)K] = E_kᵀf (pseudo space k), z = p[(N+1)K:] = Uᵀf (gate).
-// Per pair: d_k = ‖a_x − b_k,y‖² (Eq. 4), s = softmax(z_x) (Eq. 5),
-// d = Σ s_k d_k (Eq. 6). The state keeps s, d_1..d_N and d for the backward
-// pass, where
+// Per item: s = softmax(z) (Eq. 5). Per pair: d_k = ‖a_x − b_k,y‖² (Eq. 4),
+// d = Σ s_k d_k (Eq. 6) with x's s. The pair's state keeps s, d_1..d_N and d
+// for the backward pass (s copied, so the backward pass finds it beside the
+// pair's other values), where
 //
 //	∂d/∂a_x = Σ_k 2 s_k (a_x − b_k,y),  ∂d/∂b_k,y = −2 s_k (a_x − b_k,y),
 //	∂d/∂z_j = s_j (d_j − d)  (the softmax Jacobian).
@@ -115,11 +116,13 @@ type monomerKernel[T Float] struct {
 
 func (m monomerKernel[T]) cols() int     { return (m.n+1)*m.k + m.n }
 func (m monomerKernel[T]) stateLen() int { return 2*m.n + 1 }
+func (m monomerKernel[T]) itemLen() int  { return m.n }
 
-func (m monomerKernel[T]) dist(px, py, st []T) T {
+// item computes the gate s = softmax(z), weights below tiny set to zero.
+func (m monomerKernel[T]) item(pr, s []T) {
 	k, n := m.k, m.n
-	a, z := px[:k], px[(n+1)*k:(n+1)*k+n]
-	s, dk := st[:n], st[n:2*n]
+	z := pr[(n+1)*k : (n+1)*k+n]
+	s = s[:n]
 	// Shift by the largest logit so exp cannot overflow.
 	mx := z[0]
 	for _, v := range z[1:] {
@@ -130,12 +133,21 @@ func (m monomerKernel[T]) dist(px, py, st []T) T {
 		s[j] = T(math.Exp(float64(v - mx)))
 		sum += s[j]
 	}
-	var d T
-	for j := range n {
+	for j := range s {
 		s[j] /= sum
 		if s[j] < m.tiny {
 			s[j] = 0
 		}
+	}
+}
+
+func (m monomerKernel[T]) dist(px, py, sx, st []T) T {
+	k, n := m.k, m.n
+	a := px[:k]
+	s, dk := st[:n], st[n:2*n]
+	copy(s, sx[:n])
+	var d T
+	for j := range n {
 		b := py[(j+1)*k : (j+2)*k]
 		var dd T
 		for i, v := range a {
