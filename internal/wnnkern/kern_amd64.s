@@ -1,5 +1,21 @@
 #include "textflag.h"
 
+// SQDIFF32 sets Y4-Y7 to (a − b)² over the 32 elements at index AX, with a
+// at SI and b at DX: the part both kernels share.
+#define SQDIFF32 \
+	VMOVUPS (SI)(AX*4), Y4 \
+	VMOVUPS 32(SI)(AX*4), Y5 \
+	VMOVUPS 64(SI)(AX*4), Y6 \
+	VMOVUPS 96(SI)(AX*4), Y7 \
+	VSUBPS  (DX)(AX*4), Y4, Y4 \
+	VSUBPS  32(DX)(AX*4), Y5, Y5 \
+	VSUBPS  64(DX)(AX*4), Y6, Y6 \
+	VSUBPS  96(DX)(AX*4), Y7, Y7 \
+	VMULPS  Y4, Y4, Y4 \
+	VMULPS  Y5, Y5, Y5 \
+	VMULPS  Y6, Y6, Y6 \
+	VMULPS  Y7, Y7, Y7
+
 // The AVX2 WNN kernels; kern.go's Go versions spell out the same
 // arithmetic (no FMA: separate multiply and add, each rounded to float32).
 
@@ -27,18 +43,7 @@ TEXT ·distAVX2(SB), NOSPLIT, $0-84
 dist32:
 	PREFETCHT1 (R8)(AX*4)
 	PREFETCHT1 64(R8)(AX*4)
-	VMOVUPS    (SI)(AX*4), Y4
-	VMOVUPS 32(SI)(AX*4), Y5
-	VMOVUPS 64(SI)(AX*4), Y6
-	VMOVUPS 96(SI)(AX*4), Y7
-	VSUBPS  (DX)(AX*4), Y4, Y4
-	VSUBPS  32(DX)(AX*4), Y5, Y5
-	VSUBPS  64(DX)(AX*4), Y6, Y6
-	VSUBPS  96(DX)(AX*4), Y7, Y7
-	VMULPS  Y4, Y4, Y4
-	VMULPS  Y5, Y5, Y5
-	VMULPS  Y6, Y6, Y6
-	VMULPS  Y7, Y7, Y7
+	SQDIFF32
 	VMULPS  (DI)(AX*4), Y4, Y4
 	VMULPS  32(DI)(AX*4), Y5, Y5
 	VMULPS  64(DI)(AX*4), Y6, Y6
@@ -110,18 +115,7 @@ TEXT ·gradAVX2(SB), NOSPLIT, $0-80
 	JGE          grad8
 
 grad32:
-	VMOVUPS (SI)(AX*4), Y4
-	VMOVUPS 32(SI)(AX*4), Y5
-	VMOVUPS 64(SI)(AX*4), Y6
-	VMOVUPS 96(SI)(AX*4), Y7
-	VSUBPS  (DX)(AX*4), Y4, Y4
-	VSUBPS  32(DX)(AX*4), Y5, Y5
-	VSUBPS  64(DX)(AX*4), Y6, Y6
-	VSUBPS  96(DX)(AX*4), Y7, Y7
-	VMULPS  Y4, Y4, Y4
-	VMULPS  Y5, Y5, Y5
-	VMULPS  Y6, Y6, Y6
-	VMULPS  Y7, Y7, Y7
+	SQDIFF32
 	VMULPS  Y8, Y4, Y4
 	VMULPS  Y8, Y5, Y5
 	VMULPS  Y8, Y6, Y6
