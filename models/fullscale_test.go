@@ -1,0 +1,194 @@
+package models
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"sort"
+	"testing"
+
+	"monomer/graph"
+	"monomer/imagefeat"
+	"monomer/schema"
+)
+
+// BenchmarkObjectiveFullScale times one objective+gradient evaluation of LMT
+// (K=100) and Monomer (K=20, N=4) on a real run's image features and
+// training pairs (the paper's Women's Clothing size: 659,566 × 4096 mapped
+// matrix, 2 M pairs), beside a raw sgemm of the same shapes in the same
+// process. It runs only with MONOMER_BENCH_RUN set to a run directory of
+// an image experiment (…/features/image.arrow, …/split/pairs.parquet); at
+// that size one evaluation is 10–20 CPU-seconds, so use -benchtime 2x.
+//
+// The raw sgemm multiplies on the mapped rows in place (copying 591 k rows
+// out, as rawSgemmCPU does, would put 9.7 GB on the heap beside the 10.8 GB
+// page cache): the evaluation's blocks of rowBlock items in its item
+// groups and workers, each as rowBlock contiguous rows starting at the
+// block's first item, in two gemms where those rows cross a record batch
+// (split-blocks). So the ceiling multiplies exactly items × F × C, all from
+// the mapping, where the evaluation also multiplies gap rows and copies
+// the blocks it cannot take in place (copied-blocks).
+//
+// The evaluations and the raw sgemm run under the pprof labels
+// phase=eval and phase=sgemm, so a -test.cpuprofile can be cut to the
+// timed evaluations (go tool pprof -tagfocus phase=eval).
+func BenchmarkObjectiveFullScale(b *testing.B) {
+	run := os.Getenv("MONOMER_BENCH_RUN")
+	if run == "" {
+		b.Skip("MONOMER_BENCH_RUN=<run dir of an image experiment>")
+	}
+	m, err := imagefeat.OpenMatrix(filepath.Join(run, "features", "image.arrow"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	train, err := benchTrainPairs(filepath.Join(run, "split", "pairs.parquet"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	fmt.Printf("blas: %s\nmatrix: %d × %d, train pairs: %d\n", BLAS(), m.Rows(), m.Dim(), len(train))
+	dim := m.Dim()
+	for _, spec := range []Spec{{Model: ModelLMT, K: 100}, {Model: ModelMonomer, K: 20, N: 4}} {
+		b.Run(spec.Model, func(b *testing.B) {
+			spec, _ := spec.resolve()
+			src, ps, err := prepare(m, dim, train, "train")
+			if err != nil {
+				b.Fatal(err)
+			}
+			md, _ := newModel(spec.Model, dim, spec.K, spec.N)
+			obj := newObjective(md.evaluator(src, ps, false, 0), ps.labels)
+			theta := (&trainer{model: md, train: obj}).init(src, ps, rand.New(rand.NewPCG(1, 1)))
+			grad := make([]float64, len(theta))
+			obj.eval(theta, grad) // buffers, and the page cache warm
+			cols := (len(theta) - 1) / dim
+			var raw, split float64
+			pprof.Do(b.Context(), pprof.Labels("phase", "sgemm"), func(context.Context) {
+				raw, split = rawSgemmMappedCPU(m, ps.items, dim, cols, 2)
+			})
+			cpu0 := cpuSeconds()
+			best := math.Inf(1)
+			b.ResetTimer()
+			pprof.Do(b.Context(), pprof.Labels("phase", "eval"), func(context.Context) {
+				for b.Loop() {
+					c := cpuSeconds()
+					obj.eval(theta, grad)
+					best = min(best, cpuSeconds()-c)
+				}
+			})
+			sec := b.Elapsed().Seconds() / float64(b.N)
+			cpu := (cpuSeconds() - cpu0) / float64(b.N)
+			flops := 2 * 2 * float64(len(ps.items)) * float64(dim) * float64(cols)
+			b.ReportMetric(sec, "s/eval")
+			b.ReportMetric(cpu, "cpu-s/eval")
+			b.ReportMetric(flops/cpu/1e9, "GFLOP/cpu-s")
+			b.ReportMetric(raw, "sgemm-cpu-s")
+			b.ReportMetric(flops/raw/1e9, "sgemm-GFLOP/cpu-s")
+			b.ReportMetric(raw/cpu, "sgemm-ratio")
+			b.ReportMetric(raw/best, "sgemm-ratio-best")
+			b.ReportMetric(float64(len(ps.items)), "items")
+			b.ReportMetric(split, "split-blocks")
+			b.ReportMetric(copiedBlocks(m, ps.items), "copied-blocks")
+		})
+	}
+}
+
+// copiedBlocks is the share of the evaluation's row blocks that it copies
+// out of the matrix rather than multiplying in place (projEval.direct):
+// those whose rows span more than maxSpan or cross a record batch.
+func copiedBlocks(m DenseBlock, items []int32) float64 {
+	copied, blocks := 0, 0
+	for _, g := range itemGroups(len(items)) {
+		for lo := g.lo; lo < g.hi; lo += rowBlock {
+			first, last := int(items[lo]), int(items[min(lo+rowBlock, g.hi)-1])
+			blocks++
+			if last+1-first > maxSpan || m.Block(first, last+1) == nil {
+				copied++
+			}
+		}
+	}
+	return float64(copied) / float64(blocks)
+}
+
+// benchTrainPairs reads the training pairs of a split stage's pairs.parquet,
+// in table order, as the train stage does.
+func benchTrainPairs(path string) ([]graph.Pair, error) {
+	var out []graph.Pair
+	err := schema.Read(path, func(c *schema.Cols) error {
+		x, y, label, split := c.Int32s("x_idx"), c.Int32s("y_idx"), c.Int8s("label"), c.Strings("split")
+		if c.Err() != nil {
+			return nil
+		}
+		for i := range x {
+			if split[i] == graph.Train.String() {
+				out = append(out, graph.Pair{X: x[i], Y: y[i], Label: label[i] == 1, Split: graph.Train})
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// rawSgemmMappedCPU is rawSgemmCPU on the mapped rows in place: the two
+// products P = X·W and Xᵀ·G over the evaluation's blocks (see
+// BenchmarkObjectiveFullScale), fastest of reps repetitions. It also returns
+// the share of blocks split in two at a record batch.
+func rawSgemmMappedCPU(m *imagefeat.Matrix, items []int32, dim, c, reps int) (cpu, split float64) {
+	n := len(items)
+	w, p := make([]float32, dim*c), make([]float32, n*c)
+	for i := range w {
+		w[i] = float32(i%7) * 0.01
+	}
+	groups := itemGroups(n)
+	acc := make([][]float32, len(groups))
+	for i := range acc {
+		acc[i] = make([]float32, dim*c)
+	}
+	// Each block's rows, found once outside the timing: one in-place
+	// segment, or two where the rows cross a record batch of the mapping.
+	type segment struct {
+		x      []float32
+		lo, gi int // first item (row of P) and item group
+	}
+	var segs []segment
+	nSplit, nBlocks := 0, 0
+	for gi, g := range groups {
+		for lo := g.lo; lo < g.hi; lo += rowBlock {
+			r := min(lo+rowBlock, g.hi) - lo
+			start := min(int(items[lo]), m.Rows()-r)
+			nBlocks++
+			if x := m.Block(start, start+r); x != nil {
+				segs = append(segs, segment{x, lo, gi})
+				continue
+			}
+			// The batch boundary: the largest k with rows start..k-1 in
+			// one batch.
+			k := start + sort.Search(r, func(j int) bool { return m.Block(start, start+j+1) == nil })
+			nSplit++
+			a, b := m.Block(start, k), m.Block(k, start+r)
+			if len(a)+len(b) != r*dim {
+				panic(fmt.Sprintf("rows %d..%d span more than two record batches", start, start+r))
+			}
+			segs = append(segs, segment{a, lo, gi}, segment{b, lo + k - start, gi})
+		}
+	}
+	cpu = math.Inf(1)
+	for range reps {
+		cpu0 := cpuSeconds()
+		runChunks(len(groups), 0, func(_, gi int) {
+			for _, s := range segs {
+				if s.gi != gi {
+					continue
+				}
+				r := len(s.x) / dim
+				gemm(false, r, c, dim, s.x, w, p[s.lo*c:(s.lo+r)*c])
+				gemm(true, dim, c, r, s.x, p[s.lo*c:(s.lo+r)*c], acc[gi])
+			}
+		})
+		cpu = min(cpu, cpuSeconds()-cpu0)
+	}
+	return cpu, float64(nSplit) / float64(nBlocks)
+}
