@@ -55,13 +55,7 @@ func BenchmarkObjectiveFullScale(b *testing.B) {
 	for _, spec := range []Spec{{Model: ModelLMT, K: 100}, {Model: ModelMonomer, K: 20, N: 4}} {
 		b.Run(spec.Model, func(b *testing.B) {
 			spec, _ := spec.resolve()
-			src, ps, err := prepare(m, dim, train, "train")
-			if err != nil {
-				b.Fatal(err)
-			}
-			md, _ := newModel(spec.Model, dim, spec.K, spec.N)
-			obj := newObjective(md.evaluator(src, ps, false, 0), ps.labels)
-			theta := (&trainer{model: md, train: obj}).init(src, ps, rand.New(rand.NewPCG(1, 1)))
+			obj, ps, theta := startObjective(b, m, dim, train, spec, rand.New(rand.NewPCG(1, 1)))
 			grad := make([]float64, len(theta))
 			obj.eval(theta, grad) // buffers, and the page cache warm
 			cols := (len(theta) - 1) / dim
@@ -91,26 +85,9 @@ func BenchmarkObjectiveFullScale(b *testing.B) {
 			b.ReportMetric(raw/best, "sgemm-ratio-best")
 			b.ReportMetric(float64(len(ps.items)), "items")
 			b.ReportMetric(split, "split-blocks")
-			b.ReportMetric(copiedBlocks(m, ps.items), "copied-blocks")
+			b.ReportMetric(copiedBlocks(obj, ps.items), "copied-blocks")
 		})
 	}
-}
-
-// copiedBlocks is the share of the evaluation's row blocks that it copies
-// out of the matrix rather than multiplying in place (projEval.direct):
-// those whose rows span more than maxSpan or cross a record batch.
-func copiedBlocks(m DenseBlock, items []int32) float64 {
-	copied, blocks := 0, 0
-	for _, g := range itemGroups(len(items)) {
-		for lo := g.lo; lo < g.hi; lo += rowBlock {
-			first, last := int(items[lo]), int(items[min(lo+rowBlock, g.hi)-1])
-			blocks++
-			if last+1-first > maxSpan || m.Block(first, last+1) == nil {
-				copied++
-			}
-		}
-	}
-	return float64(copied) / float64(blocks)
 }
 
 // benchTrainPairs reads the training pairs of a split stage's pairs.parquet,

@@ -321,14 +321,7 @@ func BenchmarkObjective(b *testing.B) {
 		for _, spec := range []Spec{{Model: ModelLMT, K: 100}, {Model: ModelMonomer, K: 20, N: 4}, {Model: ModelWNN}} {
 			b.Run(spec.Model+"/"+sz.name, func(b *testing.B) {
 				spec, _ := spec.resolve()
-				src, ps, err := prepare(feat, sz.dim, pairs, "train")
-				if err != nil {
-					b.Fatal(err)
-				}
-				m, _ := newModel(spec.Model, sz.dim, spec.K, spec.N)
-				obj := newObjective(m.evaluator(src, ps, false, 0), ps.labels)
-				// Start where training starts: median distance 1, c at it.
-				theta := (&trainer{model: m, train: obj}).init(src, ps, rng)
+				obj, ps, theta := startObjective(b, feat, sz.dim, pairs, spec, rng)
 				grad := make([]float64, len(theta))
 				obj.eval(theta, grad) // allocate buffers outside the timing
 				cols := float64(len(theta)-1) / float64(sz.dim)
@@ -365,20 +358,49 @@ func BenchmarkObjective(b *testing.B) {
 					// best raw sgemm.
 					b.ReportMetric(rawCPU/best, "sgemm-ratio-best")
 				}
-				if sz.gaps { // the share of blocks whose rows are copied
-					copied, blocks := 0, 0
-					for lo := 0; lo < len(ps.items); lo += rowBlock {
-						hi := min(lo+rowBlock, len(ps.items))
-						blocks++
-						if int(ps.items[hi-1]-ps.items[lo])+1 > maxSpan {
-							copied++
-						}
-					}
-					b.ReportMetric(float64(copied)/float64(blocks), "copied-blocks")
+				if sz.gaps {
+					b.ReportMetric(copiedBlocks(obj, ps.items), "copied-blocks")
 				}
 			})
 		}
 	}
+}
+
+// startObjective builds spec's float32 training objective over pairs and
+// its starting point, as Train does (median distance 1, c at it).
+func startObjective(tb testing.TB, feat Features, dim int, pairs []graph.Pair, spec Spec, rng *rand.Rand) (*objective, *pairSet, []float64) {
+	tb.Helper()
+	src, ps, err := prepare(feat, dim, pairs, "train")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m, err := newModel(spec.Model, dim, spec.K, spec.N)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	obj := newObjective(m.evaluator(src, ps, false, 0), ps.labels)
+	return obj, ps, (&trainer{model: m, train: obj}).init(src, ps, rng)
+}
+
+// copiedBlocks is the share of the evaluation's row blocks whose rows it
+// copies out of the matrix rather than multiplying in place, by the
+// evaluator's own rule (projEval.direct); NaN for an evaluator without
+// blocks (WNN).
+func copiedBlocks(obj *objective, items []int32) float64 {
+	e, ok := obj.ev.(*projEval[float32])
+	if !ok {
+		return math.NaN()
+	}
+	copied, blocks := 0, 0
+	for _, g := range itemGroups(len(items)) {
+		for lo := g.lo; lo < g.hi; lo += rowBlock {
+			blocks++
+			if e.direct(items[lo:min(lo+rowBlock, g.hi)]) == nil {
+				copied++
+			}
+		}
+	}
+	return float64(copied) / float64(blocks)
 }
 
 // rawSgemmCPU is the CPU-seconds of the evaluation's two products alone,
@@ -465,13 +487,7 @@ func TestDirectBlocks(t *testing.T) {
 		t.Run(model, func(t *testing.T) {
 			spec, _ := Spec{Model: model, K: 6, N: 3}.resolve()
 			eval := func(f Features) (float64, []float64) {
-				src, ps, err := prepare(f, dim, pairs, "train")
-				if err != nil {
-					t.Fatal(err)
-				}
-				m, _ := newModel(spec.Model, dim, spec.K, spec.N)
-				obj := newObjective(m.evaluator(src, ps, false, 0), ps.labels)
-				theta := (&trainer{model: m, train: obj}).init(src, ps, rand.New(rand.NewPCG(9, 9)))
+				obj, _, theta := startObjective(t, f, dim, pairs, spec, rand.New(rand.NewPCG(9, 9)))
 				grad := make([]float64, len(theta))
 				return obj.eval(theta, grad), grad
 			}
