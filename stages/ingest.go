@@ -386,8 +386,9 @@ var reviewsOf = amazon.Reviews
 const reviewsFile = "reviews.parquet"
 
 // reviewGroupRows is the reviews table's row-group length: its writer and
-// each reader hold one group, some 5 to 10 MB of text at the Amazon
-// reviews' few hundred bytes each, whatever the number of reviews.
+// each reader hold one group whatever the number of reviews (an estimated
+// 5 to 10 MB of text at a few hundred bytes a review; not measured on the
+// real files).
 const reviewGroupRows = 1 << 14
 
 // reviewBatch is how many reviews ingest collects before handing them to
