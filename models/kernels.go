@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -518,22 +519,79 @@ func (e *projEval[T]) denseScratch(w int) []T {
 // was copied.
 const maxSpan = rowBlock + rowBlock/4
 
-// direct returns the rows items[0]..items[len-1] of the global matrix as one
-// contiguous span, with no copy, when the features allow it and the span
-// is at most maxSpan rows; nil otherwise (float64 kernels always copy).
-func (e *projEval[T]) direct(items []int32) []T {
+// span is a block's rows in place: the global rows items[0]..items[last]
+// of the matrix, gap rows included, as one contiguous segment or as a few
+// where they cross boundaries of the matrix's storage (record batches of
+// the mapped file). Multiplying the segments costs what one costs;
+// copying the block's rows out instead cost a quarter of its products
+// (BENCHMARKS.md: at Women's size one block in eight crossed a batch).
+type span[T Float] struct {
+	seg  [maxSegments][]T
+	rows int // rows of all segments
+}
+
+// maxSegments bounds the storage segments of a span multiplied in place:
+// a mapped feature file's record batches (4096 rows) are longer than
+// maxSpan, so a span crosses at most one.
+const maxSegments = 4
+
+// mul computes out = X·W over the span's rows (out is rows×C).
+func (s span[T]) mul(w, out []T, f, c int) {
+	r := 0
+	for _, x := range s.seg {
+		if n := len(x) / f; n > 0 {
+			gemm(false, n, c, f, x, w, out[r*c:(r+n)*c])
+			r += n
+		}
+	}
+}
+
+// acc adds Xᵀ·G over the span's rows to acc (g is rows×C).
+func (s span[T]) acc(g, acc []T, f, c int) {
+	r := 0
+	for _, x := range s.seg {
+		if n := len(x) / f; n > 0 {
+			gemm(true, f, c, n, x, g[r*c:(r+n)*c], acc)
+			r += n
+		}
+	}
+}
+
+// direct returns the rows of items in place when the features allow it
+// and they span at most maxSpan global rows in at most maxSegments storage
+// segments; ok is false otherwise (float64 kernels always copy).
+func (e *projEval[T]) direct(items []int32) (s span[T], ok bool) {
 	if e.src.block == nil {
-		return nil
+		return s, false
 	}
 	lo, hi := int(items[0]), int(items[len(items)-1])+1
 	if hi-lo > maxSpan {
-		return nil
+		return s, false
 	}
-	x, ok := any(e.src.block.Block(lo, hi)).([]T)
-	if !ok || len(x) < (hi-lo)*e.f {
-		return nil
+	block := func(a, b int) []T {
+		x, _ := any(e.src.block.Block(a, b)).([]T)
+		if len(x) < (b-a)*e.f {
+			return nil
+		}
+		return x
 	}
-	return x
+	s.rows = hi - lo
+	for i, a := 0, lo; a < hi; i++ {
+		if i == maxSegments {
+			return s, false
+		}
+		// The longest contiguous run of rows from a: all of them, as a rule.
+		n := hi - a
+		if block(a, hi) == nil {
+			n = sort.Search(hi-a, func(j int) bool { return block(a, a+j+1) == nil })
+		}
+		if n == 0 {
+			return s, false
+		}
+		s.seg[i] = block(a, a+n)
+		a += n
+	}
+	return s, true
 }
 
 func (e *projEval[T]) spanScratch(w int) []T {
@@ -573,17 +631,17 @@ func (e *projEval[T]) project() {
 		for lo := grp.lo; lo < grp.hi; lo += rowBlock {
 			hi := min(lo+rowBlock, grp.hi)
 			items := e.ps.items[lo:hi]
-			x := e.direct(items)
-			switch span := len(x) / f; {
-			case x == nil:
+			sp, ok := e.direct(items)
+			switch {
+			case !ok:
 				buf := e.denseScratch(w)
 				denseRows(e.src.dense, items, f, buf)
 				gemm(false, hi-lo, c, f, buf[:(hi-lo)*f], e.w, e.p[lo*c:hi*c])
-			case span == hi-lo: // no gaps: straight into P
-				gemm(false, span, c, f, x[:span*f], e.w, e.p[lo*c:hi*c])
+			case sp.rows == hi-lo: // no gaps: straight into P
+				sp.mul(e.w, e.p[lo*c:hi*c], f, c)
 			default: // P of the whole span, then the items' rows
-				pb := e.spanScratch(w)[:span*c]
-				gemm(false, span, c, f, x[:span*f], e.w, pb)
+				pb := e.spanScratch(w)[:sp.rows*c]
+				sp.mul(e.w, pb, f, c)
 				for r, it := range items {
 					o := int(it-items[0]) * c
 					copy(e.p[(lo+r)*c:(lo+r+1)*c], pb[o:o+c])
@@ -682,22 +740,22 @@ func (e *projEval[T]) backward() {
 		for lo := grp.lo; lo < grp.hi; lo += rowBlock {
 			hi := min(lo+rowBlock, grp.hi)
 			items := ps.items[lo:hi]
-			x := e.direct(items)
-			switch span := len(x) / f; {
-			case x == nil:
+			sp, ok := e.direct(items)
+			switch {
+			case !ok:
 				buf := e.denseScratch(w)
 				denseRows(e.src.dense, items, f, buf)
 				gemm(true, f, c, hi-lo, buf[:(hi-lo)*f], e.g[lo*c:hi*c], acc)
-			case span == hi-lo:
-				gemm(true, f, c, span, x[:span*f], e.g[lo*c:hi*c], acc)
+			case sp.rows == hi-lo:
+				sp.acc(e.g[lo*c:hi*c], acc, f, c)
 			default: // G over the whole span, zero on the gap rows
-				gb := e.spanScratch(w)[:span*c]
+				gb := e.spanScratch(w)[:sp.rows*c]
 				clear(gb)
 				for r, it := range items {
 					o := int(it-items[0]) * c
 					copy(gb[o:o+c], e.g[(lo+r)*c:(lo+r+1)*c])
 				}
-				gemm(true, f, c, span, x[:span*f], gb, acc)
+				sp.acc(gb, acc, f, c)
 			}
 		}
 	})

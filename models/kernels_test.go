@@ -395,7 +395,7 @@ func copiedBlocks(obj *objective, items []int32) float64 {
 	for _, g := range itemGroups(len(items)) {
 		for lo := g.lo; lo < g.hi; lo += rowBlock {
 			blocks++
-			if e.direct(items[lo:min(lo+rowBlock, g.hi)]) == nil {
+			if _, ok := e.direct(items[lo:min(lo+rowBlock, g.hi)]); !ok {
 				copied++
 			}
 		}
@@ -464,9 +464,25 @@ func benchSparse(rng *rand.Rand, rows, dim, nnz int) *sparseFeat {
 	return m
 }
 
+// batchedDense stores rows in batches of batch rows, as a mapped Arrow
+// file its record batches: Block is nil across a batch boundary.
+type batchedDense struct {
+	*denseFeat
+	batch int
+}
+
+func (m batchedDense) Block(lo, hi int) []float32 {
+	if lo/m.batch != (hi-1)/m.batch {
+		return nil
+	}
+	return m.denseFeat.Block(lo, hi)
+}
+
 // TestDirectBlocks: multiplying on the mapped rows (whole spans, gap rows
 // included) gives what copying the rows gives, for blocks without gaps,
-// with a few gaps and with too many (copied), forward and backward.
+// with a few gaps and with too many (copied), forward and backward; and
+// where the rows are stored in batches, a block that crosses a batch is
+// multiplied in place in two segments, not copied.
 func TestDirectBlocks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	const rows, dim = 4000, 64
@@ -486,15 +502,26 @@ func TestDirectBlocks(t *testing.T) {
 	for _, model := range []string{ModelLMT, ModelMonomer} {
 		t.Run(model, func(t *testing.T) {
 			spec, _ := Spec{Model: model, K: 6, N: 3}.resolve()
-			eval := func(f Features) (float64, []float64) {
-				obj, _, theta := startObjective(t, f, dim, pairs, spec, rand.New(rand.NewPCG(9, 9)))
+			eval := func(f Features) (float64, []float64, float64) {
+				obj, ps, theta := startObjective(t, f, dim, pairs, spec, rand.New(rand.NewPCG(9, 9)))
 				grad := make([]float64, len(theta))
-				return obj.eval(theta, grad), grad
+				return obj.eval(theta, grad), grad, copiedBlocks(obj, ps.items)
 			}
-			fd, gd := eval(feat)
-			fc, gc := eval(plainDense{feat})
-			if e := relErr(gd, gc); math.Abs(fd-fc) > 1e-6*math.Abs(fc) || e > 1e-5 {
-				t.Errorf("direct vs copied: value %v vs %v, gradient relative error %.2g", fd, fc, e)
+			fc, gc, _ := eval(plainDense{feat})
+			fd, gd, cd := eval(feat)
+			// Batches of 300 rows: most blocks of 512 items cross one.
+			fb, gb, cb := eval(batchedDense{feat, 300})
+			for _, r := range []struct {
+				name string
+				f    float64
+				g    []float64
+			}{{"direct", fd, gd}, {"batched", fb, gb}} {
+				if e := relErr(r.g, gc); math.Abs(r.f-fc) > 1e-6*math.Abs(fc) || e > 1e-5 {
+					t.Errorf("%s vs copied: value %v vs %v, gradient relative error %.2g", r.name, r.f, fc, e)
+				}
+			}
+			if cb != cd || cd == 0 || cd == 1 {
+				t.Errorf("copied blocks: %.3f in batches, %.3f in one piece: want the same, some but not all", cb, cd)
 			}
 		})
 	}
