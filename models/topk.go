@@ -263,6 +263,16 @@ func (r *Retriever) retrieveBlock() int { return max(64, min(2048, (1<<21)/r.dim
 // the query itself excluded. workers bounds the goroutines (0: GOMAXPROCS);
 // results do not depend on it.
 func (r *Retriever) TopK(queries []int32, k, workers int) ([][]Hit, error) {
+	return r.TopKExcept(queries, k, workers, nil)
+}
+
+// TopKExcept is TopK with the candidates y for which skip(x, y) is true left
+// out of query x's list as well (x and y are indices into the features), so
+// a list is still exact and k long when enough candidates remain: e.g.
+// skip = same subcategory gives the cross-category lists of the paper's
+// section V, the taxonomy filter LMT needs at test time. skip is called
+// from several goroutines at once; nil leaves nothing more out.
+func (r *Retriever) TopKExcept(queries []int32, k, workers int, skip func(x, y int32) bool) ([][]Hit, error) {
 	if k <= 0 {
 		return nil, fmt.Errorf("models: top-k: k=%d must be positive: %w", k, ErrSpec)
 	}
@@ -339,7 +349,7 @@ func (r *Retriever) TopK(queries []int32, k, workers int) ([][]Hit, error) {
 					row := s[qi*(hi-lo) : (qi+1)*(hi-lo)]
 					for c, sc := range row {
 						it := r.cand[lo+c]
-						if it == queries[qi] {
+						if it == queries[qi] || skip != nil && skip(queries[qi], it) {
 							continue
 						}
 						h.offer(scored{score: sc, item: it, cand: int32(lo + c)}, k)

@@ -20,18 +20,7 @@ type recStats struct {
 func recommendStats(t *testing.T, s *synthTop, f *models.Fit, queries []int32, k int) (recStats, [][]models.Hit) {
 	t.Helper()
 	n := s.feat.Rows()
-	cand := make([]int32, n)
-	for i := range cand {
-		cand[i] = int32(i)
-	}
-	r, err := models.NewRetriever(f, s.feat, cand)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lists, err := r.TopK(queries, k, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lists := topKLists(t, s, f, queries, k, nil)
 	seen := map[int32]bool{}
 	var cross, total int
 	for qi, q := range queries {
@@ -44,6 +33,25 @@ func recommendStats(t *testing.T, s *synthTop, f *models.Fit, queries []int32, k
 		}
 	}
 	return recStats{cross: float64(cross) / float64(total), coverage: float64(len(seen)) / float64(n)}, lists
+}
+
+// topKLists are f's top-k lists over every item of s, without the items
+// skip names (Retriever.TopKExcept).
+func topKLists(t *testing.T, s *synthTop, f *models.Fit, queries []int32, k int, skip func(x, y int32) bool) [][]models.Hit {
+	t.Helper()
+	cand := make([]int32, s.feat.Rows())
+	for i := range cand {
+		cand[i] = int32(i)
+	}
+	r, err := models.NewRetriever(f, s.feat, cand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lists, err := r.TopKExcept(queries, k, 0, skip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lists
 }
 
 // plantedStats are the statistics of the top-k lists the planted relation
@@ -109,7 +117,8 @@ func relationStats(s *synthTop, target func(x int, dst []float64) []float64, que
 // cover 0.454 of the items, a metric one (latents nearest z_x) 0.531;
 // Monomer covers 0.439, LMT 0.539. The notions' cones and offsets aim the
 // planted edges at fewer items than nearest neighbours reach.
-// TestPlantedCoverageSpread tries the claim where the truth is spread.
+// TestPlantedCoverageSpread tries the claim where the truth is spread,
+// TestPlantedCoverageClusters where subcategories are feature clusters.
 //
 // The space column against the planted notion, scored as the share of
 // recommendations whose space is their query's notion under the best

@@ -124,60 +124,70 @@ func TestTopKMatchesBruteForce(t *testing.T) {
 				for range 8 {
 					queries = append(queries, int32(rng.IntN(items)))
 				}
-				got, err := r.TopK(queries, topK, 3)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for qi, q := range queries {
-					type cd struct {
-						item int32
-						d    float64
-					}
-					var all []cd
-					for _, c := range cand {
-						if c != q {
-							all = append(all, cd{c, bruteDist(f, feat, int(q), int(c))})
-						}
-					}
-					slices.SortStableFunc(all, func(a, b cd) int {
-						if a.d < b.d {
-							return -1
-						} else if a.d > b.d {
-							return 1
-						}
-						return 0
-					})
-					if len(got[qi]) != topK {
-						t.Fatalf("query %d: %d hits, want %d", q, len(got[qi]), topK)
-					}
-					pairs := make([]graph.Pair, topK)
-					for rank, h := range got[qi] {
-						want := all[rank]
-						tol := 1e-9 * (1 + math.Abs(want.d))
-						if math.Abs(h.Dist-want.d) > tol {
-							t.Errorf("query %d rank %d: dist %.12g, brute force %.12g", q, rank, h.Dist, want.d)
-						}
-						// Items must match unless brute force has a near tie there.
-						near := (rank > 0 && all[rank-1].d > want.d-tol) || (rank+1 < len(all) && all[rank+1].d < want.d+tol)
-						if h.Item != want.item && !near {
-							t.Errorf("query %d rank %d: item %d, brute force %d", q, rank, h.Item, want.item)
-						}
-						if model == ModelMonomer && (h.Space < 1 || h.Space > f.N) {
-							t.Errorf("query %d rank %d: space %d not in 1..%d", q, rank, h.Space, f.N)
-						}
-						if model != ModelMonomer && h.Space != 0 {
-							t.Errorf("query %d rank %d: space %d for %s", q, rank, h.Space, model)
-						}
-						pairs[rank] = graph.Pair{X: q, Y: h.Item}
-					}
-					// The probabilities are the model's own.
-					_, prob, err := f.Score(feat, pairs)
+				// Plain lists, and lists leaving out the query's group (as
+				// the query's subcategory is for cross-category lists).
+				group := func(i int32) int32 { return i % 7 }
+				sameGroup := func(x, y int32) bool { return group(x) == group(y) }
+				for _, tc := range []struct {
+					name string
+					skip func(x, y int32) bool
+				}{{"all", nil}, {"other groups", sameGroup}} {
+					skip := tc.skip
+					got, err := r.TopKExcept(queries, topK, 3, skip)
 					if err != nil {
 						t.Fatal(err)
 					}
-					for rank, h := range got[qi] {
-						if math.Abs(h.Prob-prob[rank]) > 1e-9 {
-							t.Errorf("query %d rank %d: prob %.12g, Score %.12g", q, rank, h.Prob, prob[rank])
+					for qi, q := range queries {
+						type cd struct {
+							item int32
+							d    float64
+						}
+						var all []cd
+						for _, c := range cand {
+							if c != q && (skip == nil || group(c) != group(q)) {
+								all = append(all, cd{c, bruteDist(f, feat, int(q), int(c))})
+							}
+						}
+						slices.SortStableFunc(all, func(a, b cd) int {
+							if a.d < b.d {
+								return -1
+							} else if a.d > b.d {
+								return 1
+							}
+							return 0
+						})
+						if len(got[qi]) != topK {
+							t.Fatalf("%s: query %d: %d hits, want %d", tc.name, q, len(got[qi]), topK)
+						}
+						pairs := make([]graph.Pair, topK)
+						for rank, h := range got[qi] {
+							want := all[rank]
+							tol := 1e-9 * (1 + math.Abs(want.d))
+							if math.Abs(h.Dist-want.d) > tol {
+								t.Errorf("%s: query %d rank %d: dist %.12g, brute force %.12g", tc.name, q, rank, h.Dist, want.d)
+							}
+							// Items must match unless brute force has a near tie there.
+							near := (rank > 0 && all[rank-1].d > want.d-tol) || (rank+1 < len(all) && all[rank+1].d < want.d+tol)
+							if h.Item != want.item && !near {
+								t.Errorf("%s: query %d rank %d: item %d, brute force %d", tc.name, q, rank, h.Item, want.item)
+							}
+							if model == ModelMonomer && (h.Space < 1 || h.Space > f.N) {
+								t.Errorf("query %d rank %d: space %d not in 1..%d", q, rank, h.Space, f.N)
+							}
+							if model != ModelMonomer && h.Space != 0 {
+								t.Errorf("query %d rank %d: space %d for %s", q, rank, h.Space, model)
+							}
+							pairs[rank] = graph.Pair{X: q, Y: h.Item}
+						}
+						// The probabilities are the model's own.
+						_, prob, err := f.Score(feat, pairs)
+						if err != nil {
+							t.Fatal(err)
+						}
+						for rank, h := range got[qi] {
+							if math.Abs(h.Prob-prob[rank]) > 1e-9 {
+								t.Errorf("query %d rank %d: prob %.12g, Score %.12g", q, rank, h.Prob, prob[rank])
+							}
 						}
 					}
 				}
