@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -18,7 +19,7 @@ import (
 // runs, from OPENBLAS_CORETYPE or its own CPU detection (which falls back to
 // the SSE3 "Prescott" kernel on CPUs newer than it knows: 0.3.21 does so on
 // Sapphire/Emerald Rapids). A kernel narrower than the CPU supports costs
-// 1.6-4x in sgemm (BENCHMARKS.md), so by default the binary picks the widest
+// 1.6-4x in sgemm (BENCHMARKS.md; AVX2 costs nothing on AMD Zen 4), so by default the binary picks the widest
 // kernel the CPU supports and, when another one is loaded, re-executes
 // itself with OPENBLAS_CORETYPE set to it.
 
@@ -117,23 +118,54 @@ func blasWarning(info models.BLASInfo) string {
 	}
 	best, level := cpuKernel()
 	if have := kernelLevel(info.Kernel); best != "" && have > 0 && have < level {
-		return fmt.Sprintf("OpenBLAS runs the %s kernel, narrower than this CPU supports (%s): sgemm is about %s slower "+
+		cpuinfo, _ := os.ReadFile("/proc/cpuinfo")
+		return fmt.Sprintf("OpenBLAS runs the %s kernel, narrower than this CPU supports (%s): %s "+
 			"(BENCHMARKS.md); fix: blas_kernel: auto (the default) or --blas-kernel %s",
-			info.Kernel, best, slowdown(have), best)
+			info.Kernel, best, slowdown(have, halvesAVX512(string(cpuinfo))), best)
 	}
 	return ""
 }
 
 // slowdown is the measured sgemm cost of a kernel level against AVX-512
-// (BENCHMARKS.md, "BLAS kernels").
-func slowdown(level int) string {
-	switch level {
-	case levelAVX2:
-		return "1.6x"
-	case levelAVX:
-		return "2x (not measured)"
+// (BENCHMARKS.md, "BLAS kernels"), on a CPU that runs 512-bit instructions
+// at full width or, halves true, as two 256-bit halves.
+func slowdown(level int, halves bool) string {
+	switch {
+	case level == levelAVX2 && halves:
+		return "sgemm measured as fast as with AVX-512 on this CPU, which runs 512-bit instructions as two 256-bit halves, but rounds otherwise"
+	case level == levelAVX2:
+		return "sgemm is about 1.6x slower"
+	case level == levelAVX:
+		return "sgemm is about 2x slower (not measured)"
 	}
-	return "4x"
+	return "sgemm is about 4x slower"
+}
+
+// halvesAVX512 reports whether /proc/cpuinfo's text names an AMD Zen 4 with
+// AVX-512 (family 25 = 0x19; Zen 3 of the same family has none), whose
+// 512-bit instructions run as two 256-bit halves: there OpenBLAS's AVX2
+// kernel measured as fast as its AVX-512 ones (BENCHMARKS.md). Zen 5
+// (family 26) runs them at full width. Empty text (not Linux) is false.
+func halvesAVX512(cpuinfo string) bool {
+	var amd, fam25, avx512 bool
+	for _, l := range strings.Split(cpuinfo, "\n") {
+		k, v, ok := strings.Cut(l, ":")
+		if !ok {
+			continue
+		}
+		switch v = strings.TrimSpace(v); strings.TrimSpace(k) {
+		case "vendor_id":
+			amd = v == "AuthenticAMD"
+		case "cpu family":
+			fam25 = v == "25"
+		case "flags":
+			avx512 = slices.Contains(strings.Fields(v), "avx512f")
+		}
+		if strings.TrimSpace(l) == "" && (amd || fam25) {
+			break // the first processor's block is enough
+		}
+	}
+	return amd && fam25 && avx512
 }
 
 // logBLAS logs the BLAS that runs, and the warning if any, once per run.
