@@ -268,6 +268,8 @@ type JobMetricsCols struct {
 	DistinctSubcategories []float64 `col:"distinct_subcategories"`
 	Coverage              []float64 `col:"coverage"`
 	Gini                  []float64 `col:"gini"`
+	CoverageCross         []float64 `col:"coverage_cross"`
+	GiniCross             []float64 `col:"gini_cross"`
 	HitRate               []float64 `col:"hit_rate"`
 	Recall                []float64 `col:"recall"`
 }

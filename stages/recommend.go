@@ -425,8 +425,8 @@ type recMetrics struct {
 }
 
 // values are the claims in schema.JobMetrics' column order.
-func (m recMetrics) values() [6]float64 {
-	return [6]float64{m.same, m.distinct, m.coverage, m.gini, m.hit, m.recall}
+func (m recMetrics) values() [8]float64 {
+	return [8]float64{m.same, m.distinct, m.coverage, m.gini, m.coverageCross, m.giniCross, m.hit, m.recall}
 }
 
 // readRecMetrics reads recommend_metrics.parquet by model; a missing file
