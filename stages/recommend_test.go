@@ -12,6 +12,7 @@ import (
 
 	"monomer/internal/browsertest"
 	"monomer/job"
+	"monomer/schema"
 )
 
 // checkRecommend checks the recommend stage's lists against the items table
@@ -200,4 +201,32 @@ func checkReport(t *testing.T, dirs [2]string) {
 		}
 	}
 	t.Run("browser", func(t *testing.T) { browsertest.Check(t, a, len(files)-1, 8) })
+}
+
+// TestReadRecMetricsBeforeCross: a recommend_metrics table written before
+// coverage_cross and gini_cross (recommend 1.0.0) reads with those NaN and
+// the other claims intact.
+func TestReadRecMetricsBeforeCross(t *testing.T) {
+	type v1 struct { // recommend_metrics as recommend 1.0.0 wrote it
+		Model                 []string  `col:"model,dict"`
+		Queries               []int32   `col:"queries"`
+		K                     []int32   `col:"k"`
+		Candidates            []int32   `col:"candidates"`
+		SameSubcategory       []float64 `col:"same_subcategory"`
+		DistinctSubcategories []float64 `col:"distinct_subcategories"`
+		Coverage              []float64 `col:"coverage"`
+		Gini                  []float64 `col:"gini"`
+		TestQueries           []int32   `col:"test_queries"`
+		HitRate               []float64 `col:"hit_rate"`
+		Recall                []float64 `col:"recall"`
+	}
+	p := filepath.Join(t.TempDir(), "recommend_metrics.parquet")
+	must(schema.Write(p, v1{Model: []string{"lmt"}, Queries: []int32{300}, K: []int32{10}, Candidates: []int32{900},
+		SameSubcategory: []float64{0.4}, DistinctSubcategories: []float64{3}, Coverage: []float64{0.8}, Gini: []float64{0.5},
+		TestQueries: []int32{80}, HitRate: []float64{0.1}, Recall: []float64{0.05}}))(t)
+	rm := must(readRecMetrics(p))(t)
+	v := rm["lmt"]
+	if v.coverage != 0.8 || v.gini != 0.5 || v.testQueries != 80 || !math.IsNaN(v.coverageCross) || !math.IsNaN(v.giniCross) {
+		t.Fatalf("read %+v", v)
+	}
 }
