@@ -58,9 +58,11 @@ type ModelResult struct {
 }
 
 // Claims are the paper's qualitative claims as numbers (see
-// schema.RecommendMetrics).
+// schema.RecommendMetrics). CoverageCross and GiniCross are measured on the
+// lists with the query's own subcategory left out (NaN when unmeasured).
 type Claims struct {
 	Same, Distinct, Coverage, Gini, HitRate, Recall float64
+	CoverageCross, GiniCross                        float64
 	Queries, TestQueries                            int
 }
 

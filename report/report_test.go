@@ -24,10 +24,13 @@ func testPage() *Page {
 	full := &Experiment{Name: "men-image", Dataset: "Men", Graph: "also_bought", Features: "image",
 		Items: 300, Subcategories: 4, Edges: 900, PaperItems: 306215, PaperSubcats: 56, PaperEd: 1075547, K: 10, SubNames: subs}
 	claims := func(s float64) *Claims {
-		return &Claims{Same: s, Distinct: 3.5, Coverage: 0.6, Gini: 0.4, HitRate: 0.2, Recall: 0.15, Queries: 300, TestQueries: 80}
+		return &Claims{Same: s, Distinct: 3.5, Coverage: 0.6, Gini: 0.4, CoverageCross: 0.4321, GiniCross: 0.5678,
+			HitRate: 0.2, Recall: 0.15, Queries: 300, TestQueries: 80}
 	}
+	old := claims(0.5) // from a run before the cross-subcategory lists
+	old.CoverageCross, old.GiniCross = math.NaN(), math.NaN()
 	full.Models = []ModelResult{
-		{Model: "wnn", Title: "WNN", TestError: 0.35, PaperError: 0.3495, AUC: 0.7, Lambda: 0, Valid: 0.34, Claims: claims(0.5)},
+		{Model: "wnn", Title: "WNN", TestError: 0.35, PaperError: 0.3495, AUC: 0.7, Lambda: 0, Valid: 0.34, Claims: old},
 		{Model: "ct", Title: "CT", TestError: 0.45, PaperError: 0.4771, AUC: 0.55, Lambda: math.NaN(), Valid: 0.46},
 		{Model: "lmt", Title: "LMT", TestError: 0.2, PaperError: 0.092, AUC: 0.85, Lambda: 1e-4, Valid: 0.21, Claims: claims(0.6)},
 		{Model: "monomer", Title: "Monomer", TestError: 0.15, PaperError: 0.0648, AUC: 0.9, Lambda: 1e-4, Valid: 0.16, Claims: claims(0.3)},
@@ -117,10 +120,15 @@ func TestReportFiles(t *testing.T) {
 	}
 	page := string(html)
 	for _, want := range []string{`class="paper"`, `class="datasets"`, `class="models"`, `class="claims"`, `class="dims"`, `class="reclist"`,
-		"9.20%", "(306215)", "Watch &lt;b&gt;", "Training curves", "<h3>Monomer's gate"} {
+		"9.20%", "(306215)", "Coverage, cross-subcategory lists", "43.21%", "0.568", "Watch &lt;b&gt;", "Training curves", "<h3>Monomer's gate"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
+	}
+	// A model measured before the cross-subcategory lists shows dashes there.
+	claims := page[strings.Index(page, `class="claims"`):]
+	if row := claims[strings.Index(claims, "<td>WNN</td>"):]; !strings.Contains(row[:strings.Index(row, "</tr>")], "—") {
+		t.Errorf("claims row without cross-subcategory metrics: %s", row[:strings.Index(row, "</tr>")])
 	}
 	// The degraded experiment: after its heading, no maps, gate, curves,
 	// claims or lists.

@@ -26,6 +26,10 @@ func Open(path string) (*Table, error) {
 // Rows is the number of rows.
 func (t *Table) Rows() int { return int(t.NumRows()) }
 
+// Has reports whether the table has a column name: a reader of a column
+// added later checks it to read older files.
+func (t *Table) Has(name string) bool { return len(t.Schema().FieldIndices(name)) > 0 }
+
 func (t *Table) column(name string) (*arrow.Chunked, error) {
 	idx := t.Schema().FieldIndices(name)
 	if len(idx) == 0 {
@@ -166,6 +170,9 @@ func (c *Cols) Int32Lists(name string) [][]int32     { return sticky(c, c.t.Int3
 func (c *Cols) Int64Lists(name string) [][]int64     { return sticky(c, c.t.Int64Lists, name) }
 func (c *Cols) Float32Lists(name string) [][]float32 { return sticky(c, c.t.Float32Lists, name) }
 func (c *Cols) Float64Lists(name string) [][]float64 { return sticky(c, c.t.Float64Lists, name) }
+
+// Has reports whether the table has a column name.
+func (c *Cols) Has(name string) bool { return c.t.Has(name) }
 
 // Path is the table's file.
 func (c *Cols) Path() string { return c.t.Path }

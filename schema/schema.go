@@ -268,6 +268,8 @@ type JobMetricsCols struct {
 	DistinctSubcategories []float64 `col:"distinct_subcategories"`
 	Coverage              []float64 `col:"coverage"`
 	Gini                  []float64 `col:"gini"`
+	CoverageCross         []float64 `col:"coverage_cross"`
+	GiniCross             []float64 `col:"gini_cross"`
 	HitRate               []float64 `col:"hit_rate"`
 	Recall                []float64 `col:"recall"`
 }
@@ -295,7 +297,11 @@ type RecommendationsCols struct {
 // of recommended items in the query's subcategory; distinct_subcategories
 // the mean number of subcategories in a list; coverage the share of
 // candidate items in anyone's list and gini the Gini coefficient of how
-// often each candidate is recommended. hit_rate and recall are over
+// often each candidate is recommended. coverage_cross and gini_cross are
+// the same over the same queries' cross-subcategory top k, the query's own
+// subcategory left out: the setting of the paper's "limited coverage"
+// claim, as LMT needs that taxonomy filter at test time (section V); those
+// lists are not in RecommendationsCols. hit_rate and recall are over
 // test_queries, the query items with held-out test positives: the share
 // with at least one test positive in its top k, and the mean share of its
 // test positives found (known train and validation positives are left out
@@ -310,6 +316,8 @@ type RecommendMetricsCols struct {
 	DistinctSubcategories []float64 `col:"distinct_subcategories"`
 	Coverage              []float64 `col:"coverage"`
 	Gini                  []float64 `col:"gini"`
+	CoverageCross         []float64 `col:"coverage_cross"`
+	GiniCross             []float64 `col:"gini_cross"`
 	TestQueries           []int32   `col:"test_queries"`
 	HitRate               []float64 `col:"hit_rate"`
 	Recall                []float64 `col:"recall"`

@@ -230,6 +230,9 @@ func TestReadKeepsFirstError(t *testing.T) {
 	var src []string
 	var missing []int32
 	err := Read(p, func(c *Cols) error {
+		if !c.Has("src") || c.Has("nope") {
+			t.Errorf("Has(src) %v, Has(nope) %v", c.Has("src"), c.Has("nope"))
+		}
 		src, missing = c.Strings("src"), c.Int32s("nope")
 		_ = c.Strings("dst") // after an error, reads return nil
 		return nil

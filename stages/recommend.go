@@ -22,7 +22,9 @@ import (
 // recommend?": the exact top-k by P(related) over every item with features,
 // whatever its subcategory. It writes recommendations.parquet and
 // recommend_metrics.parquet, the paper's qualitative claims as numbers
-// (schema.RecommendMetrics).
+// (schema.RecommendMetrics), among them the coverage of the same queries'
+// cross-subcategory lists (the query's own subcategory left out), the
+// setting of the paper's "limited coverage" claim.
 type Recommend struct{}
 
 var _ pipeline.Stage = Recommend{}
@@ -128,6 +130,7 @@ type recMetricTable struct {
 	model                     []string
 	queries, k, cand, testQ   []int32
 	same, distinct, cov, gini []float64
+	covCross, giniCross       []float64
 	hit, recall               []float64
 }
 
@@ -184,7 +187,13 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 		if err != nil {
 			return nil, fmt.Errorf("stages: recommend %s: %w", model, err)
 		}
-		counts := make(map[int32]int, len(e.cand))
+		// The paper's cross-category lists (section V): LMT needs the
+		// taxonomy filter at test time, so its "limited coverage" is
+		// about these.
+		cross, err := r.TopKExcept(queries, k, 0, func(x, y int32) bool { return e.it.sub[x] == e.it.sub[y] })
+		if err != nil {
+			return nil, fmt.Errorf("stages: recommend %s: %w", model, err)
+		}
 		var same, distinct float64
 		var entries int
 		for qi, q := range queries {
@@ -201,7 +210,6 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 				rec.dist = append(rec.dist, h.Dist)
 				rec.qi = append(rec.qi, q)
 				rec.ii = append(rec.ii, h.Item)
-				counts[h.Item]++
 				subs[e.it.sub[h.Item]] = true
 				if s {
 					same++
@@ -214,18 +222,18 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 		if err != nil {
 			return nil, fmt.Errorf("stages: recommend %s: %w", model, err)
 		}
-		perItem := make([]float64, len(e.cand))
-		for i, c := range e.cand {
-			perItem[i] = float64(counts[c])
-		}
+		cov, gini := coverage(lists, e.cand)
+		covCross, giniCross := coverage(cross, e.cand)
 		met.model = append(met.model, model)
 		met.queries = append(met.queries, int32(len(queries)))
 		met.k = append(met.k, int32(k))
 		met.cand = append(met.cand, int32(len(e.cand)))
 		met.same = append(met.same, ratio(same, float64(entries)))
 		met.distinct = append(met.distinct, ratio(distinct, float64(len(queries))))
-		met.cov = append(met.cov, ratio(float64(len(counts)), float64(len(e.cand))))
-		met.gini = append(met.gini, models.Gini(perItem))
+		met.cov = append(met.cov, cov)
+		met.gini = append(met.gini, gini)
+		met.covCross = append(met.covCross, covCross)
+		met.giniCross = append(met.giniCross, giniCross)
 		met.testQ = append(met.testQ, int32(len(testQueries)))
 		met.hit = append(met.hit, hit)
 		met.recall = append(met.recall, recall)
@@ -238,12 +246,28 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 	}
 	nm, err := schema.Write(filepath.Join(env.OutDir, "recommend_metrics.parquet"), schema.RecommendMetricsCols{
 		Model: met.model, Queries: met.queries, K: met.k, Candidates: met.cand, SameSubcategory: met.same,
-		DistinctSubcategories: met.distinct, Coverage: met.cov, Gini: met.gini, TestQueries: met.testQ,
-		HitRate: met.hit, Recall: met.recall})
+		DistinctSubcategories: met.distinct, Coverage: met.cov, Gini: met.gini, CoverageCross: met.covCross,
+		GiniCross: met.giniCross, TestQueries: met.testQ, HitRate: met.hit, Recall: met.recall})
 	if err != nil {
 		return nil, err
 	}
 	return &pipeline.Result{Rows: map[string]int64{"recommendations": nr, "recommend_metrics": nm}, Stats: stats}, nil
+}
+
+// coverage is the share of the candidates in any of lists and the Gini
+// coefficient of how often each candidate appears in them.
+func coverage(lists [][]models.Hit, cand []int32) (share, gini float64) {
+	counts := make(map[int32]int, len(cand))
+	for _, l := range lists {
+		for _, h := range l {
+			counts[h.Item]++
+		}
+	}
+	perItem := make([]float64, len(cand))
+	for i, c := range cand {
+		perItem[i] = float64(counts[c])
+	}
+	return ratio(float64(len(counts)), float64(len(cand))), models.Gini(perItem)
 }
 
 // heldOut is the hit rate and mean recall@k of the test positives over
@@ -397,15 +421,17 @@ func readTitles(in inputs) ([]string, error) {
 type recMetrics struct {
 	queries, testQueries                        int
 	same, distinct, coverage, gini, hit, recall float64
+	coverageCross, giniCross                    float64
 }
 
 // values are the claims in schema.JobMetrics' column order.
-func (m recMetrics) values() [6]float64 {
-	return [6]float64{m.same, m.distinct, m.coverage, m.gini, m.hit, m.recall}
+func (m recMetrics) values() [8]float64 {
+	return [8]float64{m.same, m.distinct, m.coverage, m.gini, m.coverageCross, m.giniCross, m.hit, m.recall}
 }
 
 // readRecMetrics reads recommend_metrics.parquet by model; a missing file
-// (a run directory from before the stage existed) is no metrics.
+// (a run directory from before the stage existed) is no metrics, and
+// missing cross-subcategory columns (before recommend 1.1.0) are NaN.
 func readRecMetrics(path string) (map[string]recMetrics, error) {
 	out := map[string]recMetrics{}
 	if _, err := os.Stat(path); os.IsNotExist(err) {
@@ -418,10 +444,27 @@ func readRecMetrics(path string) (map[string]recMetrics, error) {
 		if c.Err() != nil {
 			return nil
 		}
+		covX, giniX, err := crossColumns(c, len(model))
+		if err != nil {
+			return err
+		}
 		for i, m := range model {
-			out[m] = recMetrics{int(q[i]), int(tq[i]), same[i], dist[i], cov[i], gini[i], hit[i], rec[i]}
+			out[m] = recMetrics{int(q[i]), int(tq[i]), same[i], dist[i], cov[i], gini[i], hit[i], rec[i], covX[i], giniX[i]}
 		}
 		return nil
 	})
 	return out, err
+}
+
+// crossColumns reads coverage_cross and gini_cross, NaN when the table
+// predates them.
+func crossColumns(c *schema.Cols, rows int) (cov, gini []float64, err error) {
+	if !c.Has("coverage_cross") {
+		nan := make([]float64, rows)
+		for i := range nan {
+			nan[i] = math.NaN()
+		}
+		return nan, nan, nil
+	}
+	return c.Float64s("coverage_cross"), c.Float64s("gini_cross"), c.Err()
 }

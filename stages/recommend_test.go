@@ -12,6 +12,7 @@ import (
 
 	"monomer/internal/browsertest"
 	"monomer/job"
+	"monomer/schema"
 )
 
 // checkRecommend checks the recommend stage's lists against the items table
@@ -30,6 +31,8 @@ func checkRecommend(t *testing.T, job *job.Job, dir string) {
 		prob := must(tb.Float64s("probability"))(t)
 		same := must(tb.Bools("same_subcategory"))(t)
 		space := must(tb.Int32s("space"))(t)
+		qidx := must(tb.Int32s("query_idx"))(t)
+		iidx := must(tb.Int32s("item_idx"))(t)
 		k := e.Settings.RecommendK
 		var retr []string
 		for _, m := range e.Models {
@@ -83,21 +86,88 @@ func checkRecommend(t *testing.T, job *job.Job, dir string) {
 			if !ok {
 				t.Fatalf("%s: no recommend metrics for %s", e.Name, m)
 			}
-			for _, x := range []float64{v.same, v.coverage, v.gini, v.hit, v.recall} {
+			for _, x := range []float64{v.same, v.coverage, v.gini, v.giniCross, v.hit, v.recall} {
 				if !(x >= 0 && x <= 1) {
 					t.Errorf("%s %s: metric %v outside [0, 1]: %+v", e.Name, m, x, v)
 				}
+			}
+			if !(v.coverageCross > 0 && v.coverageCross <= 1) {
+				t.Errorf("%s %s: coverage_cross %v outside (0, 1]", e.Name, m, v.coverageCross)
 			}
 			if v.distinct < 1 || v.distinct > float64(k) || math.IsNaN(v.distinct) {
 				t.Errorf("%s %s: %v distinct subcategories per list", e.Name, m, v.distinct)
 			}
 		}
+		checkCrossLists(t, e, dir, rm, model, qidx, iidx)
 	}
 	if _, err := RecommendOne(dir, job.Experiments[0].Name, "ct", "x", 10); err == nil {
 		t.Error("recommend with ct accepted")
 	}
 	if _, err := RecommendOne(dir, job.Experiments[0].Name, "monomer", "no-such-asin", 10); err == nil {
 		t.Error("recommend for an unknown asin accepted")
+	}
+}
+
+// checkCrossLists rebuilds the cross-subcategory lists coverage_cross and
+// gini_cross are measured on (they are not in recommendations.parquet):
+// they hold no item of the query's subcategory, begin with the other-
+// subcategory items of the stage's unfiltered list in the same order (both
+// are exact), and give the metrics the stage wrote. Some model's unfiltered
+// lists must hold same-subcategory items, or the filter is not exercised.
+func checkCrossLists(t *testing.T, e job.Resolved, dir string, rm map[string]recMetrics, model []string, qidx, iidx []int32) {
+	t.Helper()
+	k := e.Settings.RecommendK
+	rx := must(openRecExperiment(runInputs(dir, e.Name), e.Features, e.Models))(t)
+	defer rx.close()
+	sub := rx.it.sub
+	filtered := false
+	for _, m := range e.Models {
+		v, ok := rm[m]
+		if !ok {
+			continue
+		}
+		lists := map[int32][]int32{} // the stage's unfiltered lists by query
+		var queries []int32
+		for r := range model {
+			if model[r] != m {
+				continue
+			}
+			if _, ok := lists[qidx[r]]; !ok {
+				queries = append(queries, qidx[r])
+			}
+			lists[qidx[r]] = append(lists[qidx[r]], iidx[r])
+		}
+		if v.same > 0 {
+			filtered = true
+		}
+		r := must(rx.retriever(m))(t)
+		cross := must(r.TopKExcept(queries, k, 0, func(x, y int32) bool { return sub[x] == sub[y] }))(t)
+		for qi, q := range queries {
+			if len(cross[qi]) != k {
+				t.Fatalf("%s %s query %d: cross list of %d, want %d", e.Name, m, q, len(cross[qi]), k)
+			}
+			var kept []int32
+			for _, y := range lists[q] {
+				if sub[y] != sub[q] {
+					kept = append(kept, y)
+				}
+			}
+			for n, h := range cross[qi] {
+				if sub[h.Item] == sub[q] {
+					t.Fatalf("%s %s query %d: cross list holds %d of its subcategory", e.Name, m, q, h.Item)
+				}
+				if n < len(kept) && h.Item != kept[n] {
+					t.Fatalf("%s %s query %d: cross list %d at %d, unfiltered list's cross items %v", e.Name, m, q, h.Item, n, kept)
+				}
+			}
+		}
+		t.Logf("%s %s: same subcategory %.3f, coverage %.3f (Gini %.3f), cross-subcategory %.3f (%.3f)", e.Name, m, v.same, v.coverage, v.gini, v.coverageCross, v.giniCross)
+		if cov, gini := coverage(cross, rx.cand); cov != v.coverageCross || gini != v.giniCross {
+			t.Errorf("%s %s: cross lists give coverage %v gini %v, stage wrote %v %v", e.Name, m, cov, gini, v.coverageCross, v.giniCross)
+		}
+	}
+	if !filtered {
+		t.Errorf("%s: no model recommends within the query's subcategory; the cross lists are untested", e.Name)
 	}
 }
 
@@ -131,4 +201,32 @@ func checkReport(t *testing.T, dirs [2]string) {
 		}
 	}
 	t.Run("browser", func(t *testing.T) { browsertest.Check(t, a, len(files)-1, 8) })
+}
+
+// TestReadRecMetricsBeforeCross: a recommend_metrics table written before
+// coverage_cross and gini_cross (recommend 1.0.0) reads with those NaN and
+// the other claims intact.
+func TestReadRecMetricsBeforeCross(t *testing.T) {
+	type v1 struct { // recommend_metrics as recommend 1.0.0 wrote it
+		Model                 []string  `col:"model,dict"`
+		Queries               []int32   `col:"queries"`
+		K                     []int32   `col:"k"`
+		Candidates            []int32   `col:"candidates"`
+		SameSubcategory       []float64 `col:"same_subcategory"`
+		DistinctSubcategories []float64 `col:"distinct_subcategories"`
+		Coverage              []float64 `col:"coverage"`
+		Gini                  []float64 `col:"gini"`
+		TestQueries           []int32   `col:"test_queries"`
+		HitRate               []float64 `col:"hit_rate"`
+		Recall                []float64 `col:"recall"`
+	}
+	p := filepath.Join(t.TempDir(), "recommend_metrics.parquet")
+	must(schema.Write(p, v1{Model: []string{"lmt"}, Queries: []int32{300}, K: []int32{10}, Candidates: []int32{900},
+		SameSubcategory: []float64{0.4}, DistinctSubcategories: []float64{3}, Coverage: []float64{0.8}, Gini: []float64{0.5},
+		TestQueries: []int32{80}, HitRate: []float64{0.1}, Recall: []float64{0.05}}))(t)
+	rm := must(readRecMetrics(p))(t)
+	v := rm["lmt"]
+	if v.coverage != 0.8 || v.gini != 0.5 || v.testQueries != 80 || !math.IsNaN(v.coverageCross) || !math.IsNaN(v.giniCross) {
+		t.Fatalf("read %+v", v)
+	}
 }

@@ -187,7 +187,7 @@ type jobMetricCols struct {
 	errs, auc, ll, lambda, paper                []float64
 	pairs                                       []int64
 	k, n, iters                                 []int32
-	recCols                                     [6][]float64
+	recCols                                     [8][]float64
 }
 
 // table is the job metrics table; recCols are in recMetrics.values' order.
@@ -197,7 +197,7 @@ func (c *jobMetricCols) table() schema.JobMetricsCols {
 		Pairs: c.pairs, Lambda: c.lambda, K: c.k, N: c.n, Iterations: c.iters,
 		Dataset: c.dataset, Graph: c.graph, Features: c.features, PaperError: c.paper,
 		SameSubcategory: c.recCols[0], DistinctSubcategories: c.recCols[1], Coverage: c.recCols[2],
-		Gini: c.recCols[3], HitRate: c.recCols[4], Recall: c.recCols[5],
+		Gini: c.recCols[3], CoverageCross: c.recCols[4], GiniCross: c.recCols[5], HitRate: c.recCols[6], Recall: c.recCols[7],
 	}
 }
 

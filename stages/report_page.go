@@ -132,7 +132,8 @@ func reportModels(e *report.Experiment, er *expReport, path string) error {
 			}
 			if rm, ok := er.rec[m]; ok {
 				mr.Claims = &report.Claims{Same: rm.same, Distinct: rm.distinct, Coverage: rm.coverage, Gini: rm.gini,
-					HitRate: rm.hit, Recall: rm.recall, Queries: rm.queries, TestQueries: rm.testQueries}
+					CoverageCross: rm.coverageCross, GiniCross: rm.giniCross, HitRate: rm.hit, Recall: rm.recall,
+					Queries: rm.queries, TestQueries: rm.testQueries}
 			}
 			e.Models = append(e.Models, mr)
 		}
