@@ -522,9 +522,10 @@ const maxSpan = rowBlock + rowBlock/4
 // span is a block's rows in place: the global rows items[0]..items[last]
 // of the matrix, gap rows included, as one contiguous segment or as a few
 // where they cross boundaries of the matrix's storage (record batches of
-// the mapped file). Multiplying the segments costs what one costs;
-// copying the block's rows out instead cost a quarter of its products
-// (BENCHMARKS.md: at Women's size one block in eight crossed a batch).
+// the mapped file). At Women's size one block in seven crossed a batch and
+// was copied out; multiplying its segments in place instead leaves no block
+// copied and no 8 MB copy on the heap, though the evaluation's CPU did not
+// change measurably on AMD Zen 4 (BENCHMARKS.md).
 type span[T Float] struct {
 	seg  [maxSegments][]T
 	rows int // rows of all segments
