@@ -18,6 +18,9 @@ type Dense interface {
 // DenseBlock is a Dense that can give consecutive rows lo..hi-1 as one
 // contiguous slice (a memory-mapped matrix), or nil where they are not
 // contiguous. The kernels then multiply on it instead of copying the rows.
+// Where Block(lo, hi) is nil, Block(lo, h) is nil for every h > hi too
+// (storage in consecutive pieces, such as record batches): the kernels
+// search for where a range of rows stops being contiguous.
 type DenseBlock interface {
 	Dense
 	Block(lo, hi int) []float32

@@ -522,7 +522,7 @@ const maxSpan = rowBlock + rowBlock/4
 // span is a block's rows in place: the global rows items[0]..items[last]
 // of the matrix, gap rows included, as one contiguous segment or as a few
 // where they cross boundaries of the matrix's storage (record batches of
-// the mapped file). At Women's size one block in seven crossed a batch and
+// the mapped file). At Women's size one block in eight crossed a batch and
 // was copied out; multiplying its segments in place instead leaves no block
 // copied and no 8 MB copy on the heap, though the evaluation's CPU did not
 // change measurably on AMD Zen 4 (BENCHMARKS.md).
@@ -532,8 +532,8 @@ type span[T Float] struct {
 }
 
 // maxSegments bounds the storage segments of a span multiplied in place:
-// a mapped feature file's record batches (4096 rows) are longer than
-// maxSpan, so a span crosses at most one.
+// 2 suffice for a mapped feature file, whose record batches (4096 rows)
+// are longer than maxSpan; 4 also take shorter batches (the tests' 300).
 const maxSegments = 4
 
 // mul computes out = X·W over the span's rows (out is rows×C).
@@ -562,7 +562,7 @@ func (s span[T]) acc(g, acc []T, f, c int) {
 // and they span at most maxSpan global rows in at most maxSegments storage
 // segments; ok is false otherwise (float64 kernels always copy).
 func (e *projEval[T]) direct(items []int32) (s span[T], ok bool) {
-	if e.src.block == nil {
+	if _, f32 := any(e.w).([]float32); !f32 || e.src.block == nil {
 		return s, false
 	}
 	lo, hi := int(items[0]), int(items[len(items)-1])+1

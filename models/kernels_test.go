@@ -481,8 +481,8 @@ func (m batchedDense) Block(lo, hi int) []float32 {
 // TestDirectBlocks: multiplying on the mapped rows (whole spans, gap rows
 // included) gives what copying the rows gives, for blocks without gaps,
 // with a few gaps and with too many (copied), forward and backward; and
-// where the rows are stored in batches, a block that crosses a batch is
-// multiplied in place in two segments, not copied.
+// where the rows are stored in batches, a block that crosses batches is
+// multiplied in place in segments, not copied.
 func TestDirectBlocks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	const rows, dim = 4000, 64

@@ -449,7 +449,8 @@ func readRecMetrics(path string) (map[string]recMetrics, error) {
 			return err
 		}
 		for i, m := range model {
-			out[m] = recMetrics{int(q[i]), int(tq[i]), same[i], dist[i], cov[i], gini[i], hit[i], rec[i], covX[i], giniX[i]}
+			out[m] = recMetrics{queries: int(q[i]), testQueries: int(tq[i]), same: same[i], distinct: dist[i],
+				coverage: cov[i], gini: gini[i], hit: hit[i], recall: rec[i], coverageCross: covX[i], giniCross: giniX[i]}
 		}
 		return nil
 	})

@@ -132,7 +132,7 @@ func blasWarning(info models.BLASInfo) string {
 func slowdown(level int, halves bool) string {
 	switch {
 	case level == levelAVX2 && halves:
-		return "sgemm measured as fast as with AVX-512 on this CPU, which runs 512-bit instructions as two 256-bit halves, but rounds otherwise"
+		return "sgemm measured as fast as with AVX-512 on AMD Zen 4, which runs 512-bit instructions as two 256-bit halves, but rounds otherwise"
 	case level == levelAVX2:
 		return "sgemm is about 1.6x slower"
 	case level == levelAVX:
@@ -147,12 +147,16 @@ func slowdown(level int, halves bool) string {
 // kernel measured as fast as its AVX-512 ones (BENCHMARKS.md). Zen 5
 // (family 26) runs them at full width. Empty text (not Linux) is false.
 func halvesAVX512(cpuinfo string) bool {
-	var amd, fam25, avx512 bool
+	var amd, fam25, avx512, seen bool
 	for _, l := range strings.Split(cpuinfo, "\n") {
 		k, v, ok := strings.Cut(l, ":")
 		if !ok {
+			if strings.TrimSpace(l) == "" && seen {
+				break // the first processor's block is enough
+			}
 			continue
 		}
+		seen = true
 		switch v = strings.TrimSpace(v); strings.TrimSpace(k) {
 		case "vendor_id":
 			amd = v == "AuthenticAMD"
@@ -160,9 +164,6 @@ func halvesAVX512(cpuinfo string) bool {
 			fam25 = v == "25"
 		case "flags":
 			avx512 = slices.Contains(strings.Fields(v), "avx512f")
-		}
-		if strings.TrimSpace(l) == "" && (amd || fam25) {
-			break // the first processor's block is enough
 		}
 	}
 	return amd && fam25 && avx512
