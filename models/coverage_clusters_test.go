@@ -209,17 +209,7 @@ func newClusterWorld(t *testing.T, seed uint64, beta float64) *clusterWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, _ := graph.SplitPairs(pos, neg, rng(8), 0)
-	for _, p := range all {
-		switch p.Split {
-		case graph.Train:
-			cw.train = append(cw.train, p)
-		case graph.Valid:
-			cw.valid = append(cw.valid, p)
-		default:
-			cw.test = append(cw.test, p)
-		}
-	}
+	cw.train, cw.valid, cw.test = splitParts(pos, neg, rng(8))
 	return cw
 }
 

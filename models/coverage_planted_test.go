@@ -55,18 +55,25 @@ func newSpreadWorld(t *testing.T) *spreadWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, _ := graph.SplitPairs(pos, neg, rand.New(rand.NewPCG(3, 5)), 0)
+	w.train, w.valid, w.test = splitParts(pos, neg, rand.New(rand.NewPCG(3, 5)))
+	return w
+}
+
+// splitParts splits positives and their negatives as the pipeline does
+// (graph.SplitPairs) and returns the three parts.
+func splitParts(pos, neg []graph.Edge, rng *rand.Rand) (train, valid, test []graph.Pair) {
+	all, _ := graph.SplitPairs(pos, neg, rng, 0)
 	for _, p := range all {
 		switch p.Split {
 		case graph.Train:
-			w.train = append(w.train, p)
+			train = append(train, p)
 		case graph.Valid:
-			w.valid = append(w.valid, p)
+			valid = append(valid, p)
 		default:
-			w.test = append(w.test, p)
+			test = append(test, p)
 		}
 	}
-	return w
+	return train, valid, test
 }
 
 // plant gives every item deg edges, each to the item nearest its target
