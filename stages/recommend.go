@@ -337,13 +337,16 @@ type RecommendAnswer struct {
 	ASIN        string            `json:"asin"`
 	Title       string            `json:"title"`
 	Subcategory string            `json:"subcategory"`
+	Cross       bool              `json:"cross"` // the query's own subcategory left out
 	Items       []RecommendedItem `json:"items"`
 }
 
 // RecommendOne answers one query from a finished run: the k items model
-// recommends for asin among every item of experiment with features. Missing
-// run outputs wrap pipeline.ErrUsage; an unknown model or ASIN too.
-func RecommendOne(runDir, experiment, model, asin string, k int) (*RecommendAnswer, error) {
+// recommends for asin among every item of experiment with features, or with
+// cross among those outside asin's subcategory (the paper's cross-category
+// lists, the taxonomy filter LMT needs). Missing run outputs wrap
+// pipeline.ErrUsage; an unknown model or ASIN too.
+func RecommendOne(runDir, experiment, model, asin string, k int, cross bool) (*RecommendAnswer, error) {
 	if k <= 0 {
 		return nil, fmt.Errorf("%w: --k %d must be positive", pipeline.ErrUsage, k)
 	}
@@ -387,7 +390,11 @@ func RecommendOne(runDir, experiment, model, asin string, k int) (*RecommendAnsw
 	if err != nil {
 		return nil, err
 	}
-	lists, err := ret.TopK([]int32{int32(q)}, k, 0)
+	var skip func(x, y int32) bool
+	if cross {
+		skip = func(x, y int32) bool { return e.it.sub[x] == e.it.sub[y] }
+	}
+	lists, err := ret.TopKExcept([]int32{int32(q)}, k, 0, skip)
 	if err != nil {
 		return nil, err
 	}
@@ -395,7 +402,7 @@ func RecommendOne(runDir, experiment, model, asin string, k int) (*RecommendAnsw
 	if err != nil {
 		return nil, err
 	}
-	ans := &RecommendAnswer{Experiment: experiment, Model: model, ASIN: asin, Title: titles[q], Subcategory: e.it.subName[e.it.sub[q]]}
+	ans := &RecommendAnswer{Experiment: experiment, Model: model, ASIN: asin, Title: titles[q], Subcategory: e.it.subName[e.it.sub[q]], Cross: cross}
 	for i, h := range lists[0] {
 		ans.Items = append(ans.Items, RecommendedItem{Rank: i + 1, ASIN: e.it.asin[h.Item], Title: titles[h.Item],
 			Subcategory: e.it.subName[e.it.sub[h.Item]], Probability: h.Prob, Distance: h.Dist, Space: h.Space})

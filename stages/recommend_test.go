@@ -62,9 +62,32 @@ func checkRecommend(t *testing.T, job *job.Job, dir string) {
 			t.Fatalf("%s: %d rows, want %d queries × %d × %d models", e.Name, len(model), len(queries), k, len(retr))
 		}
 		// The command gives the same list as the stage.
-		ans, err := RecommendOne(dir, e.Name, "monomer", query[0], k)
+		ans, err := RecommendOne(dir, e.Name, "monomer", query[0], k, false)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// --cross: k items, none of the query's subcategory, starting with
+		// the unfiltered list's items from other subcategories, in order.
+		cross, err := RecommendOne(dir, e.Name, "monomer", query[0], k, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var others []string
+		for _, h := range ans.Items {
+			if h.Subcategory != ans.Subcategory {
+				others = append(others, h.ASIN)
+			}
+		}
+		if len(cross.Items) != k || !cross.Cross {
+			t.Errorf("%s: --cross gave %d items (cross %v), want %d", e.Name, len(cross.Items), cross.Cross, k)
+		}
+		for i, h := range cross.Items {
+			if h.Subcategory == cross.Subcategory {
+				t.Errorf("%s: --cross rank %d is %s of the query's subcategory %s", e.Name, h.Rank, h.ASIN, h.Subcategory)
+			}
+			if i < len(others) && h.ASIN != others[i] {
+				t.Errorf("%s: --cross rank %d is %s, want %s (the unfiltered list's next item from another subcategory)", e.Name, h.Rank, h.ASIN, others[i])
+			}
 		}
 		var want []string
 		for r := range model {
@@ -100,10 +123,10 @@ func checkRecommend(t *testing.T, job *job.Job, dir string) {
 		}
 		checkCrossLists(t, e, dir, rm, model, qidx, iidx)
 	}
-	if _, err := RecommendOne(dir, job.Experiments[0].Name, "ct", "x", 10); err == nil {
+	if _, err := RecommendOne(dir, job.Experiments[0].Name, "ct", "x", 10, false); err == nil {
 		t.Error("recommend with ct accepted")
 	}
-	if _, err := RecommendOne(dir, job.Experiments[0].Name, "monomer", "no-such-asin", 10); err == nil {
+	if _, err := RecommendOne(dir, job.Experiments[0].Name, "monomer", "no-such-asin", 10, false); err == nil {
 		t.Error("recommend for an unknown asin accepted")
 	}
 }
