@@ -267,12 +267,24 @@ func (r *Retriever) TopK(queries []int32, k, workers int) ([][]Hit, error) {
 }
 
 // TopKExcept is TopK with the candidates y for which skip(x, y) is true left
-// out of query x's list as well (x and y are indices into the features), so
-// a list is still exact and k long when enough candidates remain: e.g.
-// skip = same subcategory gives the cross-category lists of the paper's
-// section V, the taxonomy filter LMT needs at test time. skip is called
-// from several goroutines at once; nil leaves nothing more out.
+// out of query x's list as well (see TopKLists).
 func (r *Retriever) TopKExcept(queries []int32, k, workers int, skip func(x, y int32) bool) ([][]Hit, error) {
+	lists, err := r.TopKLists(queries, k, workers, skip)
+	if err != nil {
+		return nil, err
+	}
+	return lists[0], nil
+}
+
+// TopKLists returns one set of TopK lists per filter, from one scoring pass:
+// lists[f][qi] leaves out of query x's list the candidates y for which
+// skips[f](x, y) is true (x and y are indices into the features; a nil
+// filter leaves out nothing more), so each list is still exact and k long
+// when enough candidates remain. E.g. skip = same subcategory gives the
+// cross-category lists of the paper's section V, the taxonomy filter LMT
+// needs at test time. The filters are called from several goroutines at
+// once.
+func (r *Retriever) TopKLists(queries []int32, k, workers int, skips ...func(x, y int32) bool) ([][][]Hit, error) {
 	if k <= 0 {
 		return nil, fmt.Errorf("models: top-k: k=%d must be positive: %w", k, ErrSpec)
 	}
@@ -322,9 +334,10 @@ func (r *Retriever) TopKExcept(queries []int32, k, workers int, skip func(x, y i
 	bs := r.retrieveBlock()
 	blocks := (len(r.cand) + bs - 1) / bs
 	workers = max(1, min(workers, blocks))
-	// Each worker keeps its own heaps; the top k under a total order is
-	// unique, so merging them in any order gives the same lists.
-	heaps := make([][]hitHeap, workers)
+	// Each worker keeps its own heaps, one per filter and query; the top k
+	// under a total order is unique, so merging them in any order gives the
+	// same lists.
+	heaps := make([][][]hitHeap, workers)
 	var wg sync.WaitGroup
 	next := make(chan int, blocks)
 	for b := range blocks {
@@ -332,7 +345,10 @@ func (r *Retriever) TopKExcept(queries []int32, k, workers int, skip func(x, y i
 	}
 	close(next)
 	for w := range workers {
-		heaps[w] = make([]hitHeap, nq)
+		heaps[w] = make([][]hitHeap, len(skips))
+		for f := range skips {
+			heaps[w][f] = make([]hitHeap, nq)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -344,48 +360,60 @@ func (r *Retriever) TopKExcept(queries []int32, k, workers int, skip func(x, y i
 				s := sbuf[:nq*(hi-lo)]
 				blas64.Implementation().Dgemm(blas.NoTrans, blas.Trans, nq, hi-lo, d, 1,
 					qv, d, v, d, 0, s, hi-lo)
-				for qi := range nq {
-					h := &heaps[w][qi]
+				for qi, q := range queries {
 					row := s[qi*(hi-lo) : (qi+1)*(hi-lo)]
 					for c, sc := range row {
 						it := r.cand[lo+c]
-						if it == queries[qi] || skip != nil && skip(queries[qi], it) {
+						if it == q {
 							continue
 						}
-						h.offer(scored{score: sc, item: it, cand: int32(lo + c)}, k)
+						for f, skip := range skips {
+							if skip == nil || !skip(q, it) {
+								heaps[w][f][qi].offer(scored{score: sc, item: it, cand: int32(lo + c)}, k)
+							}
+						}
 					}
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	out := make([][]Hit, nq)
-	for qi := range nq {
-		var all []scored
-		for w := range workers {
-			all = append(all, heaps[w][qi]...)
+	out := make([][][]Hit, len(skips))
+	for f := range skips {
+		out[f] = make([][]Hit, nq)
+		for qi := range nq {
+			var all []scored
+			for w := range workers {
+				all = append(all, heaps[w][f][qi]...)
+			}
+			out[f][qi] = r.hits(all, k, cx[qi], qp, qi)
 		}
-		slices.SortFunc(all, func(a, b scored) int {
-			if better(a, b) {
-				return -1
-			}
-			if better(b, a) {
-				return 1
-			}
-			return 0
-		})
-		all = all[:min(k, len(all))]
-		hits := make([]Hit, len(all))
-		for j, s := range all {
-			dist := cx[qi] - s.score
-			hits[j] = Hit{Item: s.item, Dist: dist, Prob: sigmoidStable(r.fit.C - dist)}
-			if r.fit.Model == ModelMonomer {
-				hits[j].Space = r.bestSpace(qp, qi, int(s.cand))
-			}
-		}
-		out[qi] = hits
 	}
 	return out, nil
+}
+
+// hits is the k best of all as Hits, nearest first, for query qi with
+// ‖a‖² (or WNN's constant) cx.
+func (r *Retriever) hits(all []scored, k int, cx float64, qp *Projection, qi int) []Hit {
+	slices.SortFunc(all, func(a, b scored) int {
+		if better(a, b) {
+			return -1
+		}
+		if better(b, a) {
+			return 1
+		}
+		return 0
+	})
+	all = all[:min(k, len(all))]
+	hits := make([]Hit, len(all))
+	for j, s := range all {
+		dist := cx - s.score
+		hits[j] = Hit{Item: s.item, Dist: dist, Prob: sigmoidStable(r.fit.C - dist)}
+		if r.fit.Model == ModelMonomer {
+			hits[j].Space = r.bestSpace(qp, qi, int(s.cand))
+		}
+	}
+	return hits
 }
 
 // bestSpace is the k maximising p_k(2a·e_k(y) − ‖e_k(y)‖²), 1-based; the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -125,17 +126,21 @@ func TestTopKMatchesBruteForce(t *testing.T) {
 					queries = append(queries, int32(rng.IntN(items)))
 				}
 				// Plain lists, and lists leaving out the query's group (as
-				// the query's subcategory is for cross-category lists).
+				// the query's subcategory is for cross-category lists), from
+				// one pass; each the same as from a pass of its own.
 				group := func(i int32) int32 { return i % 7 }
 				sameGroup := func(x, y int32) bool { return group(x) == group(y) }
-				for _, tc := range []struct {
+				lists, err := r.TopKLists(queries, topK, 3, nil, sameGroup)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for ti, tc := range []struct {
 					name string
 					skip func(x, y int32) bool
 				}{{"all", nil}, {"other groups", sameGroup}} {
-					skip := tc.skip
-					got, err := r.TopKExcept(queries, topK, 3, skip)
-					if err != nil {
-						t.Fatal(err)
+					skip, got := tc.skip, lists[ti]
+					if alone, err := r.TopKExcept(queries, topK, 1, skip); err != nil || !reflect.DeepEqual(alone, got) {
+						t.Fatalf("%s: lists from a pass of their own differ from the shared pass (err %v)", tc.name, err)
 					}
 					for qi, q := range queries {
 						type cd struct {

@@ -183,17 +183,14 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 		if err != nil {
 			return nil, fmt.Errorf("stages: recommend %s: %w", model, err)
 		}
-		lists, err := r.TopK(queries, k, 0)
+		// One scoring pass gives both the plain lists and the paper's
+		// cross-category lists (section V): LMT needs the taxonomy filter
+		// at test time, so its "limited coverage" is about the latter.
+		both, err := r.TopKLists(queries, k, 0, nil, func(x, y int32) bool { return e.it.sub[x] == e.it.sub[y] })
 		if err != nil {
 			return nil, fmt.Errorf("stages: recommend %s: %w", model, err)
 		}
-		// The paper's cross-category lists (section V): LMT needs the
-		// taxonomy filter at test time, so its "limited coverage" is
-		// about these.
-		cross, err := r.TopKExcept(queries, k, 0, func(x, y int32) bool { return e.it.sub[x] == e.it.sub[y] })
-		if err != nil {
-			return nil, fmt.Errorf("stages: recommend %s: %w", model, err)
-		}
+		lists, cross := both[0], both[1]
 		var same, distinct float64
 		var entries int
 		for qi, q := range queries {
