@@ -184,89 +184,17 @@ func newClusterWorld(t *testing.T, seed uint64, beta float64) *clusterWorld {
 
 	// Edges, negatives, split.
 	r = rng(6)
-	var pos []graph.Edge
-	for x := range n {
+	draw := func(x int) (int32, bool) {
 		p := pool[sub[x]]
-		var taken []int32
-		for range clusterDeg {
-			best, bestD := int32(-1), math.Inf(1)
-			for range clusterCand {
-				y := p[r.IntN(len(p))]
-				if slices.Contains(taken, y) {
-					continue
-				}
-				if dd := sqDist(cw.target[x], cw.z[y]); dd < bestD {
-					best, bestD = y, dd
-				}
-			}
-			if best >= 0 {
-				taken = append(taken, best)
-				pos = append(pos, graph.Edge{Src: int32(x), Dst: best})
-			}
-		}
+		return p[r.IntN(len(p))], true
 	}
+	pos := plantNearest(n, clusterDeg, clusterCand, draw, func(x int, y int32) float64 { return sqDist(cw.target[x], cw.z[y]) })
 	neg, _, err := graph.Rewire(context.Background(), pos, sub, rng(7), graph.RewireOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cw.train, cw.valid, cw.test = splitParts(pos, neg, rng(8))
 	return cw
-}
-
-// listStats are the section V statistics of top-k lists.
-type listStats struct {
-	coverage float64 // share of items in anyone's list
-	gini     float64 // models.Gini of how often each item is listed
-	cross    float64 // share of listed items outside the query's subcategory
-}
-
-func statsOf(sub []int32, queries []int32, lists [][]models.Hit) listStats {
-	count := make([]float64, len(sub))
-	var cross, total int
-	for qi, q := range queries {
-		for _, h := range lists[qi] {
-			count[h.Item]++
-			if sub[h.Item] != sub[q] {
-				cross++
-			}
-			total++
-		}
-	}
-	covered := 0
-	for _, c := range count {
-		if c > 0 {
-			covered++
-		}
-	}
-	return listStats{coverage: float64(covered) / float64(len(sub)), gini: models.Gini(count), cross: float64(cross) / float64(total)}
-}
-
-// rankedLists are each query's k items with the smallest dist among those
-// keep allows (the query itself left out), ties to the lower item.
-func rankedLists(n int, queries []int32, k int, keep func(x, y int32) bool, dist func(x, y int32) float64) [][]models.Hit {
-	out := make([][]models.Hit, len(queries))
-	for qi, q := range queries {
-		l := make([]models.Hit, 0, k+1)
-		for y := range int32(n) {
-			if y == q || !keep(q, y) {
-				continue
-			}
-			d := dist(q, y)
-			if len(l) == k && d >= l[k-1].Dist {
-				continue
-			}
-			i := len(l) // after every item at least as near
-			for i > 0 && l[i-1].Dist > d {
-				i--
-			}
-			l = slices.Insert(l, i, models.Hit{Item: y, Dist: d})
-			if len(l) > k {
-				l = l[:k]
-			}
-		}
-		out[qi] = l
-	}
-	return out
 }
 
 // TestPlantedCoverageClusters is the paper's "limited coverage" claim

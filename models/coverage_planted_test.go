@@ -77,21 +77,32 @@ func splitParts(pos, neg []graph.Edge, rng *rand.Rand) (train, valid, test []gra
 }
 
 // plant gives every item deg edges, each to the item nearest its target
-// among cand random items of other subcategories, as synth plants its
-// graphs (without the edge noise).
+// among cand random items of other subcategories (plantNearest).
 func (w *spreadWorld) plant(deg, cand int, rng *rand.Rand) []graph.Edge {
 	n := len(w.z)
+	draw := func(x int) (int32, bool) {
+		y := int32(rng.IntN(n))
+		return y, int(y) != x && w.s.sub[y] != w.s.sub[x]
+	}
+	return plantNearest(n, deg, cand, draw, func(x int, y int32) float64 { return sqDist(w.target[x], w.z[y]) })
+}
+
+// plantNearest gives every item x of n deg edges, each to the candidate
+// nearest x's target (dist) among cand draws of draw(x), which also says
+// whether the candidate may be linked to x; no candidate twice. This is how
+// synth plants its graphs, without the edge noise.
+func plantNearest(n, deg, cand int, draw func(x int) (int32, bool), dist func(x int, y int32) float64) []graph.Edge {
 	var out []graph.Edge
 	for x := range n {
 		var taken []int32
 		for range deg {
 			best, bestD := int32(-1), math.Inf(1)
 			for range cand {
-				y := int32(rng.IntN(n))
-				if int(y) == x || w.s.sub[y] == w.s.sub[x] || slices.Contains(taken, y) {
+				y, ok := draw(x)
+				if !ok || slices.Contains(taken, y) {
 					continue
 				}
-				if d := sqDist(w.target[x], w.z[y]); d < bestD {
+				if d := dist(x, y); d < bestD {
 					best, bestD = y, d
 				}
 			}

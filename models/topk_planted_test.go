@@ -1,7 +1,6 @@
 package models_test
 
 import (
-	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -11,28 +10,12 @@ import (
 	"monomer/synth"
 )
 
-// recStats are the claims of the paper's section V on one model's lists.
-type recStats struct {
-	cross    float64 // share of recommended items outside the query's subcategory
-	coverage float64 // share of items in anyone's list
-}
-
-func recommendStats(t *testing.T, s *synthTop, f *models.Fit, queries []int32, k int) (recStats, [][]models.Hit) {
+// recommendStats are the section V statistics of f's top-k lists over
+// every item of s, with the lists.
+func recommendStats(t *testing.T, s *synthTop, f *models.Fit, queries []int32, k int) (listStats, [][]models.Hit) {
 	t.Helper()
-	n := s.feat.Rows()
 	lists := topKLists(t, s, f, queries, k, nil)
-	seen := map[int32]bool{}
-	var cross, total int
-	for qi, q := range queries {
-		for _, h := range lists[qi] {
-			seen[h.Item] = true
-			if s.sub[h.Item] != s.sub[q] {
-				cross++
-			}
-			total++
-		}
-	}
-	return recStats{cross: float64(cross) / float64(total), coverage: float64(len(seen)) / float64(n)}, lists
+	return statsOf(s.sub, queries, lists), lists
 }
 
 // topKLists are f's top-k lists over every item of s, without the items
@@ -54,54 +37,83 @@ func topKLists(t *testing.T, s *synthTop, f *models.Fit, queries []int32, k int,
 	return lists
 }
 
-// plantedStats are the statistics of the top-k lists the planted relation
-// of graph g itself gives: each query's items ranked by the latent distance
-// ‖z_y − target(x)‖² (synth eqs. 6 and 7) over every other item of the top,
-// without the candidate sampling and edge noise of the planted edges.
-func plantedStats(s *synthTop, g string, queries []int32, k int) recStats {
-	local := localToWorld(s)
-	return relationStats(s, func(x int, dst []float64) []float64 { return s.w.Target(g, local[x], dst) }, queries, k)
+// listStats are the section V statistics of top-k lists.
+type listStats struct {
+	coverage float64 // share of items in anyone's list
+	gini     float64 // models.Gini of how often each item is listed
+	cross    float64 // share of listed items outside the query's subcategory
 }
 
-// relationStats are the statistics of the top-k lists of the relation
-// "y near target(x)" in the latent space: each query's items ranked by
-// ‖z_y − target(x)‖² over every other item of s (target takes and the
-// ranking uses s's item numbers).
-func relationStats(s *synthTop, target func(x int, dst []float64) []float64, queries []int32, k int) recStats {
-	n := s.feat.Rows()
-	local := localToWorld(s)
-	type scored struct {
-		item int32
-		d    float64
-	}
-	seen := map[int32]bool{}
+// statsOf are the statistics of lists, one per query, over the items of sub
+// (each item's subcategory).
+func statsOf(sub []int32, queries []int32, lists [][]models.Hit) listStats {
+	count := make([]float64, len(sub))
 	var cross, total int
-	var tg []float64
-	all := make([]scored, 0, n)
-	for _, q := range queries {
-		tg = target(int(q), tg)
-		all = all[:0]
-		for y := range n {
-			if int32(y) == q {
-				continue
-			}
-			var d float64
-			for j, v := range s.w.Latent(local[y]) {
-				e := float64(v) - tg[j]
-				d += e * e
-			}
-			all = append(all, scored{int32(y), d})
-		}
-		slices.SortFunc(all, func(a, b scored) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.item, b.item)) })
-		for _, h := range all[:k] {
-			seen[h.item] = true
-			if s.sub[h.item] != s.sub[q] {
+	for qi, q := range queries {
+		for _, h := range lists[qi] {
+			count[h.Item]++
+			if sub[h.Item] != sub[q] {
 				cross++
 			}
 			total++
 		}
 	}
-	return recStats{cross: float64(cross) / float64(total), coverage: float64(len(seen)) / float64(n)}
+	covered := 0
+	for _, c := range count {
+		if c > 0 {
+			covered++
+		}
+	}
+	return listStats{coverage: float64(covered) / float64(len(sub)), gini: models.Gini(count), cross: float64(cross) / float64(total)}
+}
+
+// rankedLists are each query's k items with the smallest dist among those
+// keep allows (the query itself left out), ties to the lower item.
+func rankedLists(n int, queries []int32, k int, keep func(x, y int32) bool, dist func(x, y int32) float64) [][]models.Hit {
+	out := make([][]models.Hit, len(queries))
+	for qi, q := range queries {
+		l := make([]models.Hit, 0, k+1)
+		for y := range int32(n) {
+			if y == q || !keep(q, y) {
+				continue
+			}
+			d := dist(q, y)
+			if len(l) == k && d >= l[k-1].Dist {
+				continue
+			}
+			i := len(l) // after every item at least as near
+			for i > 0 && l[i-1].Dist > d {
+				i--
+			}
+			l = slices.Insert(l, i, models.Hit{Item: y, Dist: d})
+			if len(l) > k {
+				l = l[:k]
+			}
+		}
+		out[qi] = l
+	}
+	return out
+}
+
+// plantedStats are the statistics of the top-k lists the planted relation
+// of graph g itself gives: each query's items ranked by the latent distance
+// ‖z_y − target(x)‖² (synth eqs. 6 and 7) over every other item of the top,
+// without the candidate sampling and edge noise of the planted edges.
+func plantedStats(s *synthTop, g string, queries []int32, k int) listStats {
+	local := localToWorld(s)
+	z := make([][]float64, len(local))
+	for i, wi := range local {
+		for _, v := range s.w.Latent(wi) {
+			z[i] = append(z[i], float64(v))
+		}
+	}
+	target := make(map[int32][]float64, len(queries))
+	for _, q := range queries {
+		target[q] = s.w.Target(g, local[q], nil)
+	}
+	all := func(x, y int32) bool { return true }
+	dist := func(x, y int32) float64 { return sqDist(target[x], z[y]) }
+	return statsOf(s.sub, queries, rankedLists(len(local), queries, k, all, dist))
 }
 
 // TestPlantedRecommendations is the paper's qualitative claim (section V,
