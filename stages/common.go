@@ -57,6 +57,10 @@ type items struct {
 	subName []string // subcategory names, by id (sorted)
 }
 
+// sameSub reports whether items x and y share a subcategory: the filter of
+// the paper's cross-category lists (models.Retriever.TopKLists).
+func (it *items) sameSub(x, y int32) bool { return it.sub[x] == it.sub[y] }
+
 // rows maps each ASIN to its item index.
 func (it *items) rows() map[string]int32 {
 	m := make(map[string]int32, len(it.asin))

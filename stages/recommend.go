@@ -186,7 +186,7 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 		// One scoring pass gives both the plain lists and the paper's
 		// cross-category lists (section V): LMT needs the taxonomy filter
 		// at test time, so its "limited coverage" is about the latter.
-		both, err := r.TopKLists(queries, k, 0, nil, func(x, y int32) bool { return e.it.sub[x] == e.it.sub[y] })
+		both, err := r.TopKLists(queries, k, 0, nil, e.it.sameSub)
 		if err != nil {
 			return nil, fmt.Errorf("stages: recommend %s: %w", model, err)
 		}
@@ -389,7 +389,7 @@ func RecommendOne(runDir, experiment, model, asin string, k int, cross bool) (*R
 	}
 	var skip func(x, y int32) bool
 	if cross {
-		skip = func(x, y int32) bool { return e.it.sub[x] == e.it.sub[y] }
+		skip = e.it.sameSub
 	}
 	lists, err := ret.TopKExcept([]int32{int32(q)}, k, 0, skip)
 	if err != nil {
