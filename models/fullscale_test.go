@@ -85,7 +85,7 @@ func BenchmarkObjectiveFullScale(b *testing.B) {
 			b.ReportMetric(raw/best, "sgemm-ratio-best")
 			b.ReportMetric(float64(len(ps.items)), "items")
 			b.ReportMetric(split, "split-blocks")
-			b.ReportMetric(copiedBlocks(obj, ps.items), "copied-blocks")
+			b.ReportMetric(copiedBlocks(obj), "copied-blocks")
 		})
 	}
 }

@@ -451,13 +451,14 @@ type projEval[T Float] struct {
 
 	axpy    func(alpha T, x, y []T)
 	tiny    T
-	w, p, g []T   // W (F×C), P and G (items×C)
-	is      []T   // per item state (items×kern.itemLen())
-	acc     [][]T // per item group F×C
-	scratch [][]T // per worker rowBlock×F dense rows
-	spanBuf [][]T // per worker maxSpan×C rows of P or G over a direct span
-	st      []T   // per pair state, in x order (see pairSet)
-	dg      []T   // per pair ∂f/∂d, in x order
+	w, p, g []T            // W (F×C), P and G (items×C)
+	is      []T            // per item state (items×kern.itemLen())
+	acc     [][]T          // per item group F×C
+	scratch [][]T          // per worker rowBlock×F dense rows
+	spanBuf [][]T          // per worker maxSpan×C rows of P or G over a direct span
+	spans   []blockSpan[T] // per rowBlock of items (item groups are whole blocks)
+	st      []T            // per pair state, in x order (see pairSet)
+	dg      []T            // per pair ∂f/∂d, in x order
 }
 
 func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, workers int) *projEval[T] {
@@ -465,7 +466,7 @@ func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, worker
 		workers = runtime.GOMAXPROCS(0)
 	}
 	c, n := kern.cols(), len(ps.items)
-	return &projEval[T]{
+	e := &projEval[T]{
 		kern: kern, src: src, ps: ps, workers: workers,
 		f: src.dim, c: c, groups: itemGroups(n), axpy: axpyFunc[T](), tiny: tinyFor[T](),
 		w:       make([]T, src.dim*c),
@@ -476,6 +477,15 @@ func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, worker
 		st:      make([]T, len(ps.x)*kern.stateLen()),
 		dg:      make([]T, len(ps.x)),
 	}
+	// Where each block's rows lie depends on the items only: found once,
+	// read by every forward and backward pass.
+	if src.dense != nil {
+		e.spans = make([]blockSpan[T], (n+rowBlock-1)/rowBlock)
+		for b := range e.spans {
+			e.spans[b].span, e.spans[b].ok = e.direct(ps.items[b*rowBlock : min((b+1)*rowBlock, n)])
+		}
+	}
+	return e
 }
 
 func (e *projEval[T]) eval(theta []float64, loss func(p int, d float64) float64, grad []float64) {
@@ -529,6 +539,12 @@ const maxSpan = rowBlock + rowBlock/4
 type span[T Float] struct {
 	seg  [maxSegments][]T
 	rows int // rows of all segments
+}
+
+// blockSpan is a block's span, ok false where its rows are copied instead.
+type blockSpan[T Float] struct {
+	span[T]
+	ok bool
 }
 
 // maxSegments bounds the storage segments of a span multiplied in place:
@@ -632,9 +648,9 @@ func (e *projEval[T]) project() {
 		for lo := grp.lo; lo < grp.hi; lo += rowBlock {
 			hi := min(lo+rowBlock, grp.hi)
 			items := e.ps.items[lo:hi]
-			sp, ok := e.direct(items)
+			sp := e.spans[lo/rowBlock]
 			switch {
-			case !ok:
+			case !sp.ok:
 				buf := e.denseScratch(w)
 				denseRows(e.src.dense, items, f, buf)
 				gemm(false, hi-lo, c, f, buf[:(hi-lo)*f], e.w, e.p[lo*c:hi*c])
@@ -741,9 +757,9 @@ func (e *projEval[T]) backward() {
 		for lo := grp.lo; lo < grp.hi; lo += rowBlock {
 			hi := min(lo+rowBlock, grp.hi)
 			items := ps.items[lo:hi]
-			sp, ok := e.direct(items)
+			sp := e.spans[lo/rowBlock]
 			switch {
-			case !ok:
+			case !sp.ok:
 				buf := e.denseScratch(w)
 				denseRows(e.src.dense, items, f, buf)
 				gemm(true, f, c, hi-lo, buf[:(hi-lo)*f], e.g[lo*c:hi*c], acc)

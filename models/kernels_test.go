@@ -359,7 +359,7 @@ func BenchmarkObjective(b *testing.B) {
 					b.ReportMetric(rawCPU/best, "sgemm-ratio-best")
 				}
 				if sz.gaps {
-					b.ReportMetric(copiedBlocks(obj, ps.items), "copied-blocks")
+					b.ReportMetric(copiedBlocks(obj), "copied-blocks")
 				}
 			})
 		}
@@ -384,23 +384,20 @@ func startObjective(tb testing.TB, feat Features, dim int, pairs []graph.Pair, s
 
 // copiedBlocks is the share of the evaluation's row blocks whose rows it
 // copies out of the matrix rather than multiplying in place, by the
-// evaluator's own rule (projEval.direct); NaN for an evaluator without
-// blocks (WNN).
-func copiedBlocks(obj *objective, items []int32) float64 {
+// evaluator's own spans (projEval.spans); NaN for an evaluator without
+// dense blocks (WNN, sparse features).
+func copiedBlocks(obj *objective) float64 {
 	e, ok := obj.ev.(*projEval[float32])
-	if !ok {
+	if !ok || len(e.spans) == 0 {
 		return math.NaN()
 	}
-	copied, blocks := 0, 0
-	for _, g := range itemGroups(len(items)) {
-		for lo := g.lo; lo < g.hi; lo += rowBlock {
-			blocks++
-			if _, ok := e.direct(items[lo:min(lo+rowBlock, g.hi)]); !ok {
-				copied++
-			}
+	copied := 0
+	for _, b := range e.spans {
+		if !b.ok {
+			copied++
 		}
 	}
-	return float64(copied) / float64(blocks)
+	return float64(copied) / float64(len(e.spans))
 }
 
 // rawSgemmCPU is the CPU-seconds of the evaluation's two products alone,
@@ -503,9 +500,9 @@ func TestDirectBlocks(t *testing.T) {
 		t.Run(model, func(t *testing.T) {
 			spec, _ := Spec{Model: model, K: 6, N: 3}.resolve()
 			eval := func(f Features) (float64, []float64, float64) {
-				obj, ps, theta := startObjective(t, f, dim, pairs, spec, rand.New(rand.NewPCG(9, 9)))
+				obj, _, theta := startObjective(t, f, dim, pairs, spec, rand.New(rand.NewPCG(9, 9)))
 				grad := make([]float64, len(theta))
-				return obj.eval(theta, grad), grad, copiedBlocks(obj, ps.items)
+				return obj.eval(theta, grad), grad, copiedBlocks(obj)
 			}
 			fc, gc, _ := eval(plainDense{feat})
 			fd, gd, cd := eval(feat)
