@@ -127,3 +127,46 @@ func TestOpenBLASTrainDeterministic(t *testing.T) {
 		})
 	}
 }
+
+// TestSparseRowsSameUnderOpenBLAS: features multiplied as sparse rows take
+// no BLAS, so a whole fit of each model gives the same bits with OpenBLAS
+// (whatever its kernel) as with pure-Go gonum: the README's promise that
+// such experiments train identically in either build and under any kernel.
+func TestSparseRowsSameUnderOpenBLAS(t *testing.T) {
+	const items, dim = 600, 128
+	rng := rand.New(rand.NewPCG(12, 12))
+	feat := reluDense(rng, items, dim, 0.14)
+	train, valid := randPairs(rng, items, 3000), randPairs(rng, items, 600)
+	for _, spec := range []Spec{
+		{Model: ModelLMT, K: 10, Lambdas: []float64{1e-4}, MaxIter: 15},
+		{Model: ModelMonomer, K: 4, N: 3, Lambdas: []float64{1e-4}, MaxIter: 15},
+		{Model: ModelWNN, Lambdas: []float64{1e-4}, MaxIter: 15},
+	} {
+		fit := func() *Fit {
+			f, err := Train(t.Context(), feat, train, valid, spec, rand.New(rand.NewPCG(1, 1)), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f
+		}
+		ob := fit()
+		var pg *Fit
+		withPureGo(func() { pg = fit() })
+		if ob.SparseDensity == 0 {
+			t.Fatalf("%s: trained on dense rows", spec.Model)
+		}
+		if ob.Iterations == 0 {
+			t.Fatalf("%s: no iteration ran", spec.Model)
+		}
+		if math.Float64bits(ob.C) != math.Float64bits(pg.C) || ob.ValidError != pg.ValidError || ob.Iterations != pg.Iterations {
+			t.Errorf("%s: c %v, error %v, %d iterations with OpenBLAS; %v, %v, %d pure Go", spec.Model, ob.C, ob.ValidError, ob.Iterations, pg.C, pg.ValidError, pg.Iterations)
+		}
+		for i, p := range ob.Params {
+			for j, v := range p.Data {
+				if math.Float64bits(v) != math.Float64bits(pg.Params[i].Data[j]) {
+					t.Fatalf("%s: %s[%d] is %v with OpenBLAS, %v pure Go", spec.Model, p.Name, j, v, pg.Params[i].Data[j])
+				}
+			}
+		}
+	}
+}

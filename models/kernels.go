@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"monomer/graph"
+	"monomer/internal/csrkern"
 	"monomer/internal/prefetch"
 
 	"gonum.org/v1/gonum/blas"
@@ -239,7 +240,37 @@ func pairLogLik(z float64, related bool) (ll, dz float64) {
 	return -sp, -sg
 }
 
-// rowSource reads item feature rows, dense or sparse.
+// sparseMul sets out = Σ_j val_j·W[idx_j], W's rows len(out) wide: the
+// float32 kernels of package csrkern, which hold the sums in registers,
+// or one axpy a non-zero (the same bits for float32).
+func sparseMul[T Float](out []T, idx []int32, val []float32, w []T, axpy func(T, []T, []T)) {
+	c := len(out)
+	if o, ok := any(out).([]float32); ok {
+		csrkern.RowMul(o, idx, val, any(w).([]float32), c)
+		return
+	}
+	clear(out)
+	for j, col := range idx {
+		axpy(T(val[j]), w[int(col)*c:int(col+1)*c], out)
+	}
+}
+
+// sparseAcc adds val_j·g to row idx_j of acc (rows len(g) wide) for every
+// j: one row's share of Xᵀ·G, as sparseMul.
+func sparseAcc[T Float](acc []T, idx []int32, val []float32, g []T, axpy func(T, []T, []T)) {
+	c := len(g)
+	if a, ok := any(acc).([]float32); ok {
+		csrkern.RowAcc(a, idx, val, any(g).([]float32), c)
+		return
+	}
+	for j, col := range idx {
+		axpy(T(val[j]), g, acc[int(col)*c:int(col+1)*c])
+	}
+}
+
+// rowSource reads item feature rows, dense or sparse. Where both are set
+// (dense features packed as sparse rows, see prepare), the kernels take
+// the sparse rows.
 type rowSource struct {
 	dense  Dense
 	block  DenseBlock // dense, when it gives contiguous row ranges
@@ -276,7 +307,7 @@ func newRowSource(feat Features) (rowSource, error) {
 func (s rowSource) check(items []int32) error {
 	for _, it := range items {
 		i := int(it)
-		if s.dense != nil {
+		if s.sparse == nil {
 			if n := len(s.dense.Row(i)); n < s.dim {
 				return fmt.Errorf("models: feature row %d has %d values, want %d: %w", i, n, s.dim, ErrInput)
 			}
@@ -296,6 +327,20 @@ func (s rowSource) check(items []int32) error {
 		}
 	}
 	return nil
+}
+
+// density is the share of non-zero values in the rows of items where they
+// are sparse, 0 where they are dense.
+func (s rowSource) density(items []int32) float64 {
+	if s.sparse == nil || len(items) == 0 {
+		return 0
+	}
+	nnz := 0
+	for _, it := range items {
+		idx, _ := s.sparse.SparseRow(int(it))
+		nnz += len(idx)
+	}
+	return float64(nnz) / (float64(len(items)) * float64(s.dim))
 }
 
 // sqNorm is ‖f_i‖².
@@ -479,7 +524,7 @@ func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, worker
 	}
 	// Where each block's rows lie depends on the items only: found once,
 	// read by every forward and backward pass.
-	if src.dense != nil {
+	if src.sparse == nil {
 		e.spans = make([]blockSpan[T], (n+rowBlock-1)/rowBlock)
 		for b := range e.spans {
 			e.spans[b].span, e.spans[b].ok = e.direct(ps.items[b*rowBlock : min((b+1)*rowBlock, n)])
@@ -635,12 +680,8 @@ func (e *projEval[T]) project() {
 		grp := e.groups[gi]
 		if e.src.sparse != nil {
 			for i := grp.lo; i < grp.hi; i++ {
-				row := e.p[i*c : (i+1)*c]
-				clear(row)
 				idx, val := e.src.sparse.SparseRow(int(e.ps.items[i]))
-				for j, col := range idx {
-					e.axpy(T(val[j]), e.w[int(col)*c:int(col+1)*c], row)
-				}
+				sparseMul(e.p[i*c:(i+1)*c], idx, val, e.w, e.axpy)
 				itemState(i, i+1)
 			}
 			return
@@ -746,11 +787,8 @@ func (e *projEval[T]) backward() {
 		clear(acc)
 		if e.src.sparse != nil {
 			for i := grp.lo; i < grp.hi; i++ {
-				gr := e.g[i*c : (i+1)*c]
 				idx, val := e.src.sparse.SparseRow(int(ps.items[i]))
-				for j, col := range idx {
-					e.axpy(T(val[j]), gr, acc[int(col)*c:int(col+1)*c])
-				}
+				sparseAcc(acc, idx, val, e.g[i*c:(i+1)*c], e.axpy)
 			}
 			return
 		}

@@ -400,6 +400,36 @@ func copiedBlocks(obj *objective) float64 {
 	return float64(copied) / float64(len(e.spans))
 }
 
+// sparseDensity is the share of non-zero values in the rows the
+// evaluation multiplies as sparse rows, NaN where it multiplies dense ones.
+func sparseDensity(obj *objective) float64 {
+	var d float64
+	switch e := obj.ev.(type) {
+	case *projEval[float32]:
+		d = e.src.density(e.ps.items)
+	case *wnnEval[float32]:
+		d = e.src.density(e.ps.items)
+	}
+	if d == 0 {
+		return math.NaN()
+	}
+	return d
+}
+
+// productsPerPair is the mean count of a WNN evaluator's pair products on
+// sparse rows (wnnEval.z), NaN for other evaluators.
+func productsPerPair(obj *objective) float64 {
+	e, ok := obj.ev.(*wnnEval[float32])
+	if !ok || e.z == nil {
+		return math.NaN()
+	}
+	total := 0
+	for _, z := range e.z {
+		total += len(z.idx)
+	}
+	return float64(total) / float64(len(e.ps.x))
+}
+
 // rawSgemmCPU is the CPU-seconds of the evaluation's two products alone,
 // P = X·W and Xᵀ·G, as raw sgemm on the same 512-row blocks (rows copied
 // once, outside the timing) over GOMAXPROCS workers: the best the evaluation

@@ -281,6 +281,11 @@ type Fit struct {
 	// Params are already multiplied back, so Score uses the raw features.
 	// 0 in a Fit made by NewFit.
 	FeatureScale float64
+	// SparseDensity is the share of non-zero values in the train items'
+	// rows where training multiplied them as sparse rows (bag of words, or
+	// dense features at most 25 % non-zero such as ReLU image features),
+	// and 0 where it multiplied dense rows.
+	SparseDensity float64
 
 	// Training record, zero in a Fit made by NewFit.
 	Lambda        float64     // the chosen λ
@@ -449,7 +454,16 @@ func prepare(feat Features, dim int, pairs []graph.Pair, what string) (rowSource
 	if err != nil {
 		return src, nil, err
 	}
-	return src, ps, src.check(ps.items)
+	if err := src.check(ps.items); err != nil {
+		return src, nil, err
+	}
+	if src.dense != nil {
+		// The dense rows stay at hand for WNN (see wnnEval.eval).
+		if sp := packSparse(src.dense, ps.items, src.dim); sp != nil {
+			src.sparse = sp
+		}
+	}
+	return src, ps, nil
 }
 
 // model is one family's parameter layout and kernels. Its parameter vector θ

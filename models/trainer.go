@@ -76,17 +76,19 @@ func Train(ctx context.Context, feat Features, train, valid []graph.Pair, spec S
 	t.train = newObjective(m.evaluator(src, trainSet, spec.Float64, spec.Workers), trainSet.labels)
 	t.train.scale, t.train.penalty = scale, penalty
 	if len(valid) > 0 {
-		_, validSet, err := prepare(feat, src.dim, valid, "valid")
+		// Its own rows: packed sparse rows hold only their pair set's items.
+		vsrc, validSet, err := prepare(feat, src.dim, valid, "valid")
 		if err != nil {
 			return nil, err
 		}
-		t.valid = newObjective(m.evaluator(src, validSet, spec.Float64, spec.Workers), validSet.labels)
+		t.valid = newObjective(m.evaluator(vsrc, validSet, spec.Float64, spec.Workers), validSet.labels)
 		t.valid.scale = scale
 	}
 	theta0 := t.init(src, trainSet, rng)
 
 	var best *fitResult
-	fit := &Fit{Model: spec.Model, Dim: src.dim, K: spec.K, N: spec.N, Float64: spec.Float64, FeatureScale: scale}
+	fit := &Fit{Model: spec.Model, Dim: src.dim, K: spec.K, N: spec.N, Float64: spec.Float64, FeatureScale: scale,
+		SparseDensity: src.density(trainSet.items)}
 	results := make([]*fitResult, len(spec.Lambdas))
 	start := theta0
 	for _, gi := range GridOrder(spec.Lambdas, spec.WarmStart) {

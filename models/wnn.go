@@ -1,8 +1,11 @@
 package models
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
+	"sync/atomic"
 
 	"monomer/internal/wnnkern"
 )
@@ -61,8 +64,17 @@ type wnnEval[T Float] struct {
 	tiny    T
 	w2      []T   // w²
 	acc     [][]T // per chunk Σ_p g_p q_p
-	idx     [][]int32
-	q       [][]T // per worker q of the current pair (float64 or sparse)
+	q       [][]T // per worker q of the current pair (float64 dense rows)
+	// Sparse rows (sparseEval): w² and per chunk sums in float64, and per
+	// worker the current x's row spread out.
+	w2s   []float64
+	sq    []float64 // per local item Σ_f w²_f f²
+	dg64  []float64 // per pair ∂f/∂d, in x order
+	acc64 [][]float64
+	z     []pairProducts // per chunk, built at the first evaluation
+	// viaDense: the products would exceed their budget, so the pairs run
+	// on the dense rows.
+	viaDense bool
 }
 
 func newWNNEval[T Float](src rowSource, ps *pairSet, workers int) *wnnEval[T] {
@@ -71,13 +83,29 @@ func newWNNEval[T Float](src rowSource, ps *pairSet, workers int) *wnnEval[T] {
 	}
 	return &wnnEval[T]{
 		src: src, ps: ps, workers: workers, axpy: axpyFunc[T](), dot: dotFunc[T](), tiny: tinyFor[T](),
-		w2:  make([]T, src.dim),
-		idx: make([][]int32, workers),
-		q:   make([][]T, workers),
+		w2: make([]T, src.dim),
+		q:  make([][]T, workers),
 	}
 }
 
 func (e *wnnEval[T]) eval(theta []float64, loss func(p int, d float64) float64, grad []float64) {
+	if e.src.sparse != nil && !e.viaDense {
+		if e.z == nil {
+			// Beyond their budget (maxProductsShare) the products would
+			// take more memory than their speed is worth: dense rows,
+			// where the features have them, run the pairs instead.
+			budget := math.MaxInt
+			if e.src.dense != nil {
+				budget = len(e.ps.x) * max(e.src.dim/maxProductsShare, 1)
+			}
+			e.z = e.productsOf(budget)
+			e.viaDense = e.z == nil
+		}
+		if !e.viaDense {
+			e.sparseEval(theta, loss, grad)
+			return
+		}
+	}
 	for i, w := range theta {
 		e.w2[i] = T(w * w)
 	}
@@ -108,30 +136,16 @@ func (e *wnnEval[T]) eval(theta []float64, loss func(p int, d float64) float64, 
 			return
 		}
 		if e.q[w] == nil {
-			e.q[w], e.idx[w] = make([]T, 2*f), make([]int32, 2*f)
+			e.q[w] = make([]T, f)
 		}
 		for k := lo; k < hi; k++ {
 			x, y := int(ps.items[ps.xEnd[k]]), int(ps.items[ps.yEnd[k]])
-			idx, q := e.diff(x, y, e.idx[w], e.q[w])
-			var d T
-			if idx == nil {
-				d = e.dot(e.w2, q)
-			} else {
-				for j, v := range q {
-					d += e.w2[idx[j]] * v
-				}
-			}
-			g := T(loss(int(ps.byX[k]), float64(d)))
+			q := e.diff(x, y, e.q[w])
+			g := T(loss(int(ps.byX[k]), float64(e.dot(e.w2, q))))
 			if acc == nil || (g < e.tiny && g > -e.tiny) {
 				continue
 			}
-			if idx == nil {
-				e.axpy(g, q, acc)
-			} else {
-				for j, v := range q {
-					acc[idx[j]] += g * v
-				}
-			}
+			e.axpy(g, q, acc)
 		}
 	})
 	if grad == nil {
@@ -178,39 +192,231 @@ func (e *wnnEval[T]) denseChunk(w2, acc []float32, lo, hi int, loss func(p int, 
 	}
 }
 
-// diff returns q = (f_x − f_y)² over all F columns (idx nil) for dense
-// features, or over the union of the two sparse supports with its column
-// indices.
-func (e *wnnEval[T]) diff(x, y int, idxBuf []int32, qBuf []T) ([]int32, []T) {
-	if e.src.dense != nil {
-		fx, fy := e.src.dense.Row(x)[:e.src.dim], e.src.dense.Row(y)[:e.src.dim]
-		q := qBuf[:len(fx)]
-		squaredDiff(q, fx, fy)
-		return nil, q
+// diff returns q = (f_x − f_y)² over all F columns of dense rows.
+func (e *wnnEval[T]) diff(x, y int, qBuf []T) []T {
+	fx, fy := e.src.dense.Row(x)[:e.src.dim], e.src.dense.Row(y)[:e.src.dim]
+	q := qBuf[:len(fx)]
+	squaredDiff(q, fx, fy)
+	return q
+}
+
+// sparseEval is eval on sparse rows. With s_i = Σ_f w²_f f²_i,f an item
+// and the pair's products z = f_x ∘ f_y on supp x ∩ supp y,
+//
+//	d = s_x + s_y − 2 Σ_f w²_f z_f
+//	Σ_p g_p (f_x − f_y)² = Σ_i h_i f_i² − 2 Σ_p g_p z_p
+//
+// with h_i = Σ_p g_p over item i's pairs. The z do not depend on w: built
+// once (productsOf), they make an evaluation three sequential passes, over
+// the items, the products and the items again, instead of fetching two
+// scattered rows a pair. For ReLU features, 14 % non-zero at Women's size,
+// a pair has a few dozen products where its rows have a thousand values.
+// The sums cancel where y is close to x: z is exact in float64 and summed
+// in float64, so d's error stays near 1e-16 of s_x + s_y (z in float32
+// would save a third of its 4.3 GB at Women's size, 180 products a pair,
+// but put that error at 1e-7, and Score and the Retriever's float64
+// distances would differ in the eighth digit). d is clamped at 0.
+func (e *wnnEval[T]) sparseEval(theta []float64, loss func(p int, d float64) float64, grad []float64) {
+	ps, f := e.ps, e.src.dim
+	n := len(ps.x)
+	groups := itemGroups(len(ps.items))
+	chunks := (n + wnnChunk - 1) / wnnChunk
+	if e.w2s == nil {
+		e.w2s = make([]float64, f)
+		e.sq = make([]float64, len(ps.items))
+		e.dg64 = make([]float64, n)
 	}
-	ix, vx := e.src.sparse.SparseRow(x)
-	iy, vy := e.src.sparse.SparseRow(y)
-	n := 0
-	put := func(j int32, t T) {
-		idxBuf[n], qBuf[n] = j, t*t
-		n++
+	for i, w := range theta {
+		e.w2s[i] = w * w
 	}
-	a, b := 0, 0
-	for a < len(ix) || b < len(iy) {
-		switch {
-		case b == len(iy) || (a < len(ix) && ix[a] < iy[b]):
-			put(ix[a], T(vx[a]))
-			a++
-		case a == len(ix) || iy[b] < ix[a]:
-			put(iy[b], -T(vy[b]))
-			b++
-		default:
-			put(ix[a], T(vx[a])-T(vy[b]))
-			a++
-			b++
+	w2 := e.w2s
+	row := func(i int) ([]int32, []float32) { return e.src.sparse.SparseRow(int(ps.items[i])) }
+	runChunks(len(groups), e.workers, func(_, gi int) {
+		for i := groups[gi].lo; i < groups[gi].hi; i++ {
+			idx, val := row(i)
+			e.sq[i] = weightedSq(w2, idx, val)
+		}
+	})
+	if grad != nil && len(e.acc64) != chunks+len(groups) {
+		e.acc64 = make([][]float64, chunks+len(groups))
+		for i := range e.acc64 {
+			e.acc64[i] = make([]float64, f)
 		}
 	}
-	return idxBuf[:n], qBuf[:n]
+	runChunks(chunks, e.workers, func(_, ch int) {
+		var acc []float64
+		if grad != nil {
+			acc = e.acc64[ch]
+			clear(acc)
+		}
+		z := &e.z[ch]
+		lo, hi := ch*wnnChunk, min((ch+1)*wnnChunk, n)
+		for k := lo; k < hi; k++ {
+			a, b := z.off[k-lo], z.off[k-lo+1]
+			idx, val := z.idx[a:b], z.val[a:b]
+			cross := weightedDot(w2, idx, val)
+			g := loss(int(ps.byX[k]), max(e.sq[ps.xEnd[k]]+e.sq[ps.yEnd[k]]-2*cross, 0))
+			if acc == nil || (g < float64(e.tiny) && g > -float64(e.tiny)) {
+				e.dg64[k] = 0
+				continue
+			}
+			e.dg64[k] = g
+			for j, c := range idx {
+				acc[c] -= 2 * g * val[j]
+			}
+		}
+	})
+	if grad == nil {
+		return
+	}
+	// Σ_i h_i f_i², one accumulator per item group.
+	runChunks(len(groups), e.workers, func(_, gi int) {
+		acc := e.acc64[chunks+gi]
+		clear(acc)
+		for i := groups[gi].lo; i < groups[gi].hi; i++ {
+			var h float64
+			for k := ps.xOff[i]; k < ps.xOff[i+1]; k++ {
+				h += e.dg64[k]
+			}
+			for j := ps.yOff[i]; j < ps.yOff[i+1]; j++ {
+				h += e.dg64[ps.yPos[j]]
+			}
+			if h == 0 {
+				continue
+			}
+			idx, val := row(i)
+			for j, c := range idx {
+				v := float64(val[j])
+				acc[c] += h * v * v
+			}
+		}
+	})
+	clear(grad)
+	for _, a := range e.acc64 {
+		for j, v := range a {
+			grad[j] += v
+		}
+	}
+	for j, w := range theta {
+		grad[j] *= 2 * w
+	}
+}
+
+// pairProducts holds, for the pairs of one chunk (x-order positions lo..),
+// z = f_x ∘ f_y on supp x ∩ supp y: pair lo+k's columns are
+// idx[off[k]:off[k+1]], ascending, its products val likewise.
+type pairProducts struct {
+	off []int
+	idx []int32
+	val []float64
+}
+
+// maxProductsShare bounds the pair products WNN keeps: at most F /
+// maxProductsShare a pair on average (256 at F = 4096, 3 KB, against the
+// 32 KB of a pair's two dense rows). Women's size has 180.
+const maxProductsShare = 16
+
+// productsOf computes every chunk's pair products, or returns nil once
+// more than budget of them are counted (a chunk adds its count when
+// done; the sum only grows, so the outcome does not depend on timing).
+// x's row is spread into a dense buffer once for its run of pairs; each y
+// row is read once.
+func (e *wnnEval[T]) productsOf(budget int) []pairProducts {
+	ps, n, f := e.ps, len(e.ps.x), e.src.dim
+	chunks := (n + wnnChunk - 1) / wnnChunk
+	out := make([]pairProducts, chunks)
+	xbs := make([][]float64, e.workers)
+	// Per worker growing lists, copied out exactly sized at each chunk's
+	// end: appending into each chunk's own lists left up to half of 4.3 GB
+	// as garbage at Women's size, which the collector let the heap keep.
+	type lists struct {
+		idx []int32
+		val []float64
+	}
+	scratch := make([]lists, e.workers)
+	var total atomic.Int64
+	runChunks(chunks, e.workers, func(w, ch int) {
+		if total.Load() > int64(budget) {
+			return
+		}
+		if xbs[w] == nil {
+			xbs[w] = make([]float64, f)
+		}
+		xb := xbs[w]
+		lo, hi := ch*wnnChunk, min((ch+1)*wnnChunk, n)
+		z := pairProducts{off: make([]int, 1, hi-lo+1)}
+		zl := &scratch[w]
+		zl.idx, zl.val = zl.idx[:0], zl.val[:0]
+		var ix []int32
+		last := int32(-1)
+		for k := lo; k < hi; k++ {
+			if x := ps.xEnd[k]; x != last {
+				for _, c := range ix {
+					xb[c] = 0
+				}
+				var vx []float32
+				ix, vx = e.src.sparse.SparseRow(int(ps.items[x]))
+				for j, c := range ix {
+					xb[c] = float64(vx[j])
+				}
+				last = x
+			}
+			iy, vy := e.src.sparse.SparseRow(int(ps.items[ps.yEnd[k]]))
+			for j, c := range iy {
+				if xb[c] != 0 {
+					zl.idx = append(zl.idx, c)
+					zl.val = append(zl.val, xb[c]*float64(vy[j]))
+				}
+			}
+			z.off = append(z.off, len(zl.idx))
+		}
+		for _, c := range ix {
+			xb[c] = 0
+		}
+		z.idx, z.val = slices.Clone(zl.idx), slices.Clone(zl.val)
+		out[ch] = z
+		total.Add(int64(len(z.idx)))
+	})
+	if total.Load() > int64(budget) {
+		return nil
+	}
+	return out
+}
+
+// weightedDot is Σ_j w2[idx_j] val_j, in four interleaved sums (one sum
+// would wait on each addition's latency).
+func weightedDot(w2 []float64, idx []int32, val []float64) float64 {
+	var s [4]float64
+	j := 0
+	for ; j+4 <= len(idx); j += 4 {
+		ii, vv := idx[j:j+4:j+4], val[j:j+4:j+4]
+		for l := range 4 {
+			s[l] += w2[ii[l]] * vv[l]
+		}
+	}
+	for ; j < len(idx); j++ {
+		s[0] += w2[idx[j]] * val[j]
+	}
+	return (s[0] + s[1]) + (s[2] + s[3])
+}
+
+// weightedSq is Σ_j w2[idx_j] val_j², in four interleaved sums: one sum
+// would wait on each addition's latency.
+func weightedSq(w2 []float64, idx []int32, val []float32) float64 {
+	var s [4]float64
+	j := 0
+	for ; j+4 <= len(idx); j += 4 {
+		ii, vv := idx[j:j+4:j+4], val[j:j+4:j+4]
+		for l := range 4 {
+			v := float64(vv[l])
+			s[l] += w2[ii[l]] * v * v
+		}
+	}
+	for ; j < len(idx); j++ {
+		v := float64(val[j])
+		s[0] += w2[idx[j]] * v * v
+	}
+	return (s[0] + s[1]) + (s[2] + s[3])
 }
 
 // squaredDiff sets q = (a − b)² elementwise, four at a time: the iterations

@@ -316,7 +316,8 @@ func trainModel(ctx context.Context, env *pipeline.Env, model string) (*pipeline
 		params.add(model, p.Name, p.Rows, p.Cols, p.Data)
 	}
 	stats[model] = map[string]any{"lambda": fit.Lambda, "valid_error": fit.ValidError,
-		"iterations": fit.Iterations, "params": fit.NumParams(), "feature_scale": fit.FeatureScale}
+		"iterations": fit.Iterations, "params": fit.NumParams(), "feature_scale": fit.FeatureScale,
+		"sparse_density": fit.SparseDensity}
 	warnings := degenerateWarnings(model, fit)
 	rows["fits"], err = schema.Write(filepath.Join(env.OutDir, "fits.parquet"), schema.FitsCols{
 		Model: fits.model, Lambda: fits.lambda, ValidError: fits.verr, ValidLogLikelihood: fits.vll,

@@ -1,0 +1,258 @@
+package models
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"monomer/graph"
+)
+
+// reluDense draws a dense matrix with about density of its values
+// non-zero and positive, like ReLU image features.
+func reluDense(rng *rand.Rand, rows, dim int, density float64) *denseFeat {
+	m := &denseFeat{rows: rows, dim: dim, data: make([]float32, rows*dim)}
+	for i := range m.data {
+		if rng.Float64() < density {
+			m.data[i] = float32(rng.ExpFloat64())
+		}
+	}
+	return m
+}
+
+// TestPackSparse: rows of the items come out with exactly their non-zeros
+// (NaN and infinities kept, zeros of both signs dropped), and asking for
+// another row panics; above maxSparseDensity nothing is packed.
+func TestPackSparse(t *testing.T) {
+	m := &denseFeat{rows: 5, dim: 5, data: []float32{
+		0, 1, 0, 0, 2,
+		9, 9, 9, 9, 9,
+		float32(math.Copysign(0, -1)), float32(math.NaN()), 0, float32(math.Inf(-1)), 0,
+		0, 0, 0, 0, 0,
+		0, 0, 0, 0, 0,
+	}}
+	p := packSparse(m, []int32{0, 2, 3, 4}, 5)
+	if p == nil {
+		t.Fatal("rows 0, 2-4 are 4/20 non-zero: not packed")
+	}
+	want := []struct {
+		idx []int32
+		val []float32
+	}{{[]int32{1, 4}, []float32{1, 2}}, {}, {[]int32{1, 3}, []float32{float32(math.NaN()), float32(math.Inf(-1))}}, {}, {}}
+	if p.Rows() != 5 || p.Dim() != 5 {
+		t.Fatalf("packed %d×%d, want 5×5", p.Rows(), p.Dim())
+	}
+	for i, w := range want {
+		if i == 1 {
+			continue // not packed
+		}
+		idx, val := p.SparseRow(i)
+		if len(idx) != len(w.idx) || len(val) != len(w.idx) {
+			t.Fatalf("row %d: %v %v, want %v %v", i, idx, val, w.idx, w.val)
+		}
+		for j := range idx {
+			if idx[j] != w.idx[j] || math.Float32bits(val[j]) != math.Float32bits(w.val[j]) {
+				t.Fatalf("row %d: %v %v, want %v %v", i, idx, val, w.idx, w.val)
+			}
+		}
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("row 1, not packed, read as a row")
+			}
+		}()
+		p.SparseRow(1)
+	}()
+	if p := packSparse(m, []int32{0, 1}, 5); p != nil {
+		t.Fatalf("rows 0 and 1 are 7/10 non-zero: packed anyway")
+	}
+}
+
+// TestPrepareLayout: prepare multiplies features at most maxSparseDensity
+// non-zero as sparse rows, denser ones as dense, and sparse input as given.
+func TestPrepareLayout(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	pairs := randPairs(rng, 40, 100)
+	for _, tc := range []struct {
+		name   string
+		feat   Features
+		sparse bool
+	}{
+		{"relu 0.14", reluDense(rng, 40, 64, 0.14), true},
+		{"relu 0.5", reluDense(rng, 40, 64, 0.5), false},
+		{"gaussian", randDense(rng, 40, 64), false},
+		{"bag of words", randSparse(rng, 40, 64, 5), true},
+	} {
+		src, _, err := prepare(tc.feat, 64, pairs, "train")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (src.sparse != nil) != tc.sparse {
+			t.Errorf("%s: sparse %v, want %v", tc.name, src.sparse != nil, tc.sparse)
+		}
+	}
+}
+
+// TestSparseMatchesDense: on ReLU-like features, the evaluation through
+// the packed sparse rows (what prepare picks) and through the dense rows
+// agree in value and gradient, for every model, float32 and float64, to
+// within the rounding of the different summation orders.
+func TestSparseMatchesDense(t *testing.T) {
+	const items, dim = 700, 96
+	rng := rand.New(rand.NewPCG(4, 4))
+	feat := reluDense(rng, items, dim, 0.14)
+	pairs := randPairs(rng, items, 3000)
+	for _, tc := range []struct {
+		spec Spec
+		f64  bool
+		tol  float64
+	}{
+		{Spec{Model: ModelLMT, K: 20}, false, 2e-6},
+		{Spec{Model: ModelMonomer, K: 5, N: 4}, false, 2e-6},
+		{Spec{Model: ModelWNN}, false, 2e-6},
+		{Spec{Model: ModelLMT, K: 20}, true, 1e-12},
+		{Spec{Model: ModelMonomer, K: 5, N: 4}, true, 1e-12},
+		{Spec{Model: ModelWNN}, true, 1e-12},
+	} {
+		name := tc.spec.Model + map[bool]string{false: "/float32", true: "/float64"}[tc.f64]
+		t.Run(name, func(t *testing.T) {
+			spec, err := tc.spec.resolve()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sp, ps, err := prepare(feat, dim, pairs, "train")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sp.sparse == nil {
+				t.Fatal("prepare kept ReLU features at density 0.14 dense")
+			}
+			dense, err := newRowSource(feat)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := newModel(spec.Model, dim, spec.K, spec.N)
+			if err != nil {
+				t.Fatal(err)
+			}
+			theta := (&trainer{model: m, train: newObjective(m.evaluator(dense, ps, true, 0), ps.labels)}).init(dense, ps, rand.New(rand.NewPCG(3, 3)))
+			eval := func(src rowSource) (float64, []float64) {
+				obj := newObjective(m.evaluator(src, ps, tc.f64, 0), ps.labels)
+				obj.lambda = 1e-4
+				grad := make([]float64, len(theta))
+				return obj.eval(theta, grad), grad
+			}
+			fs, gs := eval(sp)
+			fd, gd := eval(dense)
+			if e := math.Abs(fs-fd) / math.Abs(fd); e > tc.tol || math.IsNaN(e) {
+				t.Errorf("objective: sparse %.15g, dense %.15g (relative error %.3g > %g)", fs, fd, e, tc.tol)
+			}
+			if e := relErr(gs, gd); e > tc.tol || math.IsNaN(e) {
+				t.Errorf("gradient: relative error %.3g > %g", e, tc.tol)
+			}
+		})
+	}
+}
+
+// TestWNNProductsBudget: where the pairs' rows overlap so much that their
+// products would pass F/maxProductsShare a pair, WNN runs the pairs on the
+// dense rows instead (with the same value and gradient as far as rounding
+// goes); below it, on the products.
+func TestWNNProductsBudget(t *testing.T) {
+	const items, dim = 300, 128
+	rng := rand.New(rand.NewPCG(8, 8))
+	for _, tc := range []struct {
+		name     string
+		shared   bool // every row non-zero on the same columns
+		viaDense bool
+	}{{"independent supports", false, false}, {"one shared support", true, true}} {
+		feat := reluDense(rng, items, dim, 0.2)
+		if tc.shared {
+			for i := range feat.data {
+				if i%dim < dim/5 {
+					feat.data[i] = 1 + float32(rng.Float64())
+				} else {
+					feat.data[i] = 0
+				}
+			}
+		}
+		pairs := randPairs(rng, items, 2000)
+		sp, ps, err := prepare(feat, dim, pairs, "train")
+		if err != nil || sp.sparse == nil {
+			t.Fatalf("%s: prepare: sparse %v, %v", tc.name, sp.sparse != nil, err)
+		}
+		dense := sp
+		dense.sparse = nil
+		theta := make([]float64, dim)
+		for i := range theta {
+			theta[i] = 0.1 + rng.Float64()
+		}
+		eval := func(src rowSource) (*wnnEval[float32], float64, []float64) {
+			e := newWNNEval[float32](src, ps, 0)
+			grad := make([]float64, dim)
+			var f float64
+			e.eval(theta, func(p int, d float64) float64 { f += d * float64(p%7); return float64(p % 7) }, grad)
+			return e, f, grad
+		}
+		e, fs, gs := eval(sp)
+		_, fd, gd := eval(dense)
+		if e.viaDense != tc.viaDense {
+			t.Errorf("%s: via dense rows %v, want %v", tc.name, e.viaDense, tc.viaDense)
+		}
+		if math.Abs(fs-fd) > 1e-5*math.Abs(fd) || relErr(gs, gd) > 1e-5 {
+			t.Errorf("%s: value %g against dense %g, gradient error %g", tc.name, fs, fd, relErr(gs, gd))
+		}
+	}
+}
+
+// TestValidErrorIsScores: on ReLU features packed as sparse rows, with
+// validation pairs whose items the training pairs never touch, the fit's
+// validation error is the error Score gives the kept parameters on those
+// pairs (each pair set multiplies its own rows; one pair of slack for a
+// probability at 0.5 that the scaled and raw parameters round apart).
+func TestValidErrorIsScores(t *testing.T) {
+	const items, dim = 400, 64
+	rng := rand.New(rand.NewPCG(9, 9))
+	feat := reluDense(rng, items, dim, 0.14)
+	// Related pairs are items close in index: a signal the models can learn.
+	draw := func(lo, hi, n int) []graph.Pair {
+		ps := make([]graph.Pair, n)
+		for i := range ps {
+			x := lo + rng.IntN(hi-lo-1)
+			y, related := lo+rng.IntN(hi-lo), rng.IntN(2) == 0
+			if related {
+				y = x + 1
+			}
+			if y == x {
+				y = lo + (x-lo+1)%(hi-lo)
+			}
+			ps[i] = graph.Pair{X: int32(x), Y: int32(y), Label: related}
+		}
+		return ps
+	}
+	train, valid := draw(0, 300, 2000), draw(300, items, 600)
+	for _, model := range []string{ModelLMT, ModelMonomer, ModelWNN} {
+		spec := Spec{Model: model, K: 5, N: 2, Lambdas: []float64{1e-4}, MaxIter: 20}
+		fit, err := Train(t.Context(), feat, train, valid, spec, rand.New(rand.NewPCG(1, 1)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fit.SparseDensity == 0 {
+			t.Fatalf("%s: trained on dense rows", model)
+		}
+		_, prob, err := fit.Score(feat, valid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wrong := 0
+		for i, p := range valid {
+			if (prob[i] > 0.5) != p.Label {
+				wrong++
+			}
+		}
+		if e := float64(wrong) / float64(len(valid)); math.Abs(e-fit.ValidError) > 1.0/float64(len(valid)) {
+			t.Errorf("%s: validation error %v, Score's error on the same pairs %v", model, fit.ValidError, e)
+		}
+	}
+}
