@@ -17,7 +17,7 @@ BLAS_INSTALL = DEBIAN_FRONTEND=noninteractive; export DEBIAN_FRONTEND; \
 	  { timeout 300 apt-get update -qq && timeout 300 apt-get install -y -qq libopenblas-dev; }; } >/dev/null 2>&1
 BLAS_DETECT = if $(BLAS_PROBE); then echo openblas; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && ($(BLAS_INSTALL)) && $(BLAS_PROBE); then echo openblas; \
-	else echo "make: no libopenblas: building pure Go (about 10x slower training)" >&2; echo go; fi
+	else echo "make: no libopenblas: building pure Go (dense features train about 10x slower)" >&2; echo go; fi
 ifeq ($(origin BLAS),undefined)
 ifneq ($(filter build run test bench testdata,$(or $(MAKECMDGOALS),build)),)
 BLAS := $(shell $(BLAS_DETECT))

@@ -113,8 +113,9 @@ func applyBLASKernel(g *globalOptions, jobChoice string) {
 // path runs: the pure-Go build, or an OpenBLAS kernel narrower than the CPU's.
 func blasWarning(info models.BLASInfo) string {
 	if info.Impl != "openblas" {
-		return "built without OpenBLAS: matrix products run in pure Go, about 10x slower per training evaluation " +
-			"than OpenBLAS on this kind of machine (BENCHMARKS.md); install libopenblas-dev and rebuild with `make build`"
+		return "built without OpenBLAS: dense matrix products run in pure Go, about 10x slower per training evaluation " +
+			"than OpenBLAS on this kind of machine (features multiplied as sparse rows, such as most image features, " +
+			"run as fast; BENCHMARKS.md); install libopenblas-dev and rebuild with `make build`"
 	}
 	best, level := cpuKernel()
 	if have := kernelLevel(info.Kernel); best != "" && have > 0 && have < level {
