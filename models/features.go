@@ -37,7 +37,7 @@ type Sparse interface {
 // maxSparseDensity is the share of non-zero values up to which dense
 // features are multiplied as sparse rows. ReLU image features (FC7) are
 // mostly zeros: at Women's size (density 0.14) the sparse rows took LMT's
-// evaluation from 15.3 to about 7 CPU-s and WNN's pass from 5.5 to 2.1 on
+// evaluation from 15.3 to about 7 CPU-s and WNN's pass from 5.5 to 2.1-2.6 on
 // AMD Zen 4 (BENCHMARKS.md, "Sparse rows"). There a non-zero cost LMT's
 // two products about 16 ns against 4.8 ns a dense entry in OpenBLAS's
 // sgemm, so dense rows win above a density of about 0.3 (0.23 with the
@@ -70,8 +70,8 @@ func (p *packedRows) SparseRow(i int) ([]int32, []float32) {
 
 // packSparse returns the rows of items (ascending) as packed sparse rows
 // when at most maxSparseDensity of their values are non-zero, or nil.
-// Zeros of either sign are left out, which changes no product: NaN and
-// infinite values are kept. It reads the rows twice, counting first so the
+// Zeros of either sign are left out, which changes no sum (at most the
+// sign of a zero one); NaN and infinite values are kept. It reads the rows twice, counting first so the
 // copy is allocated once.
 func packSparse(d Dense, items []int32, dim int) *packedRows {
 	budget := int64(maxSparseDensity * float64(len(items)) * float64(dim))
