@@ -9,30 +9,29 @@ import (
 // hasAVX2 selects the assembly kernels; the Go ones give the same bits.
 var hasAVX2 = cpu.X86.HasAVX2
 
-// The assembly runs one tile of columns over all of a row's non-zeros,
-// keeping the tile's sums (RowMul) or g's tile (RowAcc) in registers: 96
-// columns in twelve 8-lane registers, then 32, 8, 4 and single columns.
+// kernel is one assembly tile kernel: dst and src are the tile's first
+// element in the output (or accumulator) and in w (or g).
+type kernel func(dst *float32, idx *int32, val *float32, n int, src *float32, sb int)
+
+// tiles lists the assembly's tile widths, widest first, with their
+// kernels: each runs its columns over all of a row's non-zeros, keeping the
+// tile's sums (RowMul) or g's tile (RowAcc) in registers, 96 columns in
+// twelve 8-lane registers down to single columns.
+var tiles = [...]struct {
+	width    int
+	mul, acc kernel
+}{{96, mul96, acc96}, {32, mul32, acc32}, {8, mul8, acc8}, {4, mul4, acc4}, {1, mul1, acc1}}
+
 func rowMul(out []float32, idx []int32, val []float32, w []float32, stride int) {
 	if !hasAVX2 || len(idx) == 0 {
 		rowMulGo(out, idx, val, w, stride)
 		return
 	}
-	ip, vp, n, sb := unsafe.SliceData(idx), unsafe.SliceData(val), len(idx), stride*4
 	k := 0
-	for ; k+96 <= len(out); k += 96 {
-		mul96(&out[k], ip, vp, n, &w[k], sb)
-	}
-	for ; k+32 <= len(out); k += 32 {
-		mul32(&out[k], ip, vp, n, &w[k], sb)
-	}
-	for ; k+8 <= len(out); k += 8 {
-		mul8(&out[k], ip, vp, n, &w[k], sb)
-	}
-	for ; k+4 <= len(out); k += 4 {
-		mul4(&out[k], ip, vp, n, &w[k], sb)
-	}
-	for ; k < len(out); k++ {
-		mul1(&out[k], ip, vp, n, &w[k], sb)
+	for _, t := range tiles {
+		for ; k+t.width <= len(out); k += t.width {
+			t.mul(&out[k], unsafe.SliceData(idx), unsafe.SliceData(val), len(idx), &w[k], stride*4)
+		}
 	}
 }
 
@@ -41,22 +40,11 @@ func rowAcc(acc []float32, idx []int32, val []float32, g []float32, stride int) 
 		rowAccGo(acc, idx, val, g, stride)
 		return
 	}
-	ip, vp, n, sb := unsafe.SliceData(idx), unsafe.SliceData(val), len(idx), stride*4
 	k := 0
-	for ; k+96 <= len(g); k += 96 {
-		acc96(&acc[k], ip, vp, n, &g[k], sb)
-	}
-	for ; k+32 <= len(g); k += 32 {
-		acc32(&acc[k], ip, vp, n, &g[k], sb)
-	}
-	for ; k+8 <= len(g); k += 8 {
-		acc8(&acc[k], ip, vp, n, &g[k], sb)
-	}
-	for ; k+4 <= len(g); k += 4 {
-		acc4(&acc[k], ip, vp, n, &g[k], sb)
-	}
-	for ; k < len(g); k++ {
-		acc1(&acc[k], ip, vp, n, &g[k], sb)
+	for _, t := range tiles {
+		for ; k+t.width <= len(g); k += t.width {
+			t.acc(&acc[k], unsafe.SliceData(idx), unsafe.SliceData(val), len(idx), &g[k], stride*4)
+		}
 	}
 }
 

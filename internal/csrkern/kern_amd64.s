@@ -1,22 +1,49 @@
 #include "textflag.h"
 
-// Each kernel: DI the output (mul) or accumulator (acc) tile, SI idx, DX
-// val, CX n ≥ 1, R8 the w (mul) or g (acc) tile, R9 the stride in bytes;
-// AX counts non-zeros, BX is idx[j]·stride. Products are rounded before
-// they are added (VMULPS then VADDPS), as the Go loops do. The widest tile
-// holds 96 columns in Y0-Y11 (LMT's K=100 and Monomer's 104 columns then
-// take two passes over the row), with Y12-Y14 for products and Y15 the
-// broadcast value.
+// Each kernel runs one tile of columns over all n ≥ 1 non-zeros of a row:
+// DI the output (mul) or accumulator (acc) tile, SI idx, DX val, CX n, R8
+// the w (mul) or g (acc) tile, R9 the stride in bytes; AX counts non-zeros,
+// BX is idx[j]·stride. Products are rounded before they are added (VMULPS
+// then VADDPS), as the Go loops do. The widest tile holds 96 columns in
+// Y0-Y11 (LMT's K=100 and Monomer's 104 columns take two passes over the
+// row), Y12-Y14 hold products, and the broadcast value is in Y15.
+
+// ARGS loads the arguments and clears the count.
+#define ARGS(dst, src) \
+	MOVQ dst+0(FP), DI \
+	MOVQ idx+8(FP), SI \
+	MOVQ val+16(FP), DX \
+	MOVQ n+24(FP), CX \
+	MOVQ src+32(FP), R8 \
+	MOVQ sb+40(FP), R9 \
+	XORQ AX, AX
+
+// ROW sets BX to the offset of non-zero AX's row and broadcasts its value.
+#define ROW(bcast) \
+	MOVLQSX      (SI)(AX*4), BX \
+	IMULQ        R9, BX \
+	VBROADCASTSS (DX)(AX*4), bcast
+
+// MULADD adds value · w[row][off bytes on] to the sums in r.
+#define MULADD(op, add, off, r, tmp, bcast) \
+	op  off(R8)(BX*1), bcast, tmp \
+	add tmp, r, r
+
+// ACCADD adds value · g (in r) to the accumulator's row at BX + off.
+#define ACCADD(op, add, mov, off, r, tmp, bcast) \
+	op  r, bcast, tmp \
+	add off(BX), tmp, tmp \
+	mov tmp, off(BX)
+
+// NEXT loops back while non-zeros are left.
+#define NEXT(label) \
+	INCQ AX \
+	CMPQ AX, CX \
+	JLT  label
 
 // func mul96(out *float32, idx *int32, val *float32, n int, w *float32, sb int)
 TEXT ·mul96(SB), NOSPLIT, $0-48
-	MOVQ out+0(FP), DI
-	MOVQ idx+8(FP), SI
-	MOVQ val+16(FP), DX
-	MOVQ n+24(FP), CX
-	MOVQ w+32(FP), R8
-	MOVQ sb+40(FP), R9
-	XORQ AX, AX
+	ARGS(out, w)
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -29,38 +56,23 @@ TEXT ·mul96(SB), NOSPLIT, $0-48
 	VXORPS Y9, Y9, Y9
 	VXORPS Y10, Y10, Y10
 	VXORPS Y11, Y11, Y11
+
 mul96loop:
-	MOVLQSX (SI)(AX*4), BX
-	IMULQ R9, BX
-	VBROADCASTSS (DX)(AX*4), Y15
-	VMULPS (R8)(BX*1), Y15, Y12
-	VADDPS Y12, Y0, Y0
-	VMULPS 32(R8)(BX*1), Y15, Y13
-	VADDPS Y13, Y1, Y1
-	VMULPS 64(R8)(BX*1), Y15, Y14
-	VADDPS Y14, Y2, Y2
-	VMULPS 96(R8)(BX*1), Y15, Y12
-	VADDPS Y12, Y3, Y3
-	VMULPS 128(R8)(BX*1), Y15, Y13
-	VADDPS Y13, Y4, Y4
-	VMULPS 160(R8)(BX*1), Y15, Y14
-	VADDPS Y14, Y5, Y5
-	VMULPS 192(R8)(BX*1), Y15, Y12
-	VADDPS Y12, Y6, Y6
-	VMULPS 224(R8)(BX*1), Y15, Y13
-	VADDPS Y13, Y7, Y7
-	VMULPS 256(R8)(BX*1), Y15, Y14
-	VADDPS Y14, Y8, Y8
-	VMULPS 288(R8)(BX*1), Y15, Y12
-	VADDPS Y12, Y9, Y9
-	VMULPS 320(R8)(BX*1), Y15, Y13
-	VADDPS Y13, Y10, Y10
-	VMULPS 352(R8)(BX*1), Y15, Y14
-	VADDPS Y14, Y11, Y11
-	INCQ AX
-	CMPQ AX, CX
-	JLT  mul96loop
-	VMOVUPS Y0, (DI)
+	ROW(Y15)
+	MULADD(VMULPS, VADDPS, 0, Y0, Y12, Y15)
+	MULADD(VMULPS, VADDPS, 32, Y1, Y13, Y15)
+	MULADD(VMULPS, VADDPS, 64, Y2, Y14, Y15)
+	MULADD(VMULPS, VADDPS, 96, Y3, Y12, Y15)
+	MULADD(VMULPS, VADDPS, 128, Y4, Y13, Y15)
+	MULADD(VMULPS, VADDPS, 160, Y5, Y14, Y15)
+	MULADD(VMULPS, VADDPS, 192, Y6, Y12, Y15)
+	MULADD(VMULPS, VADDPS, 224, Y7, Y13, Y15)
+	MULADD(VMULPS, VADDPS, 256, Y8, Y14, Y15)
+	MULADD(VMULPS, VADDPS, 288, Y9, Y12, Y15)
+	MULADD(VMULPS, VADDPS, 320, Y10, Y13, Y15)
+	MULADD(VMULPS, VADDPS, 352, Y11, Y14, Y15)
+	NEXT(mul96loop)
+	VMOVUPS Y0, 0(DI)
 	VMOVUPS Y1, 32(DI)
 	VMOVUPS Y2, 64(DI)
 	VMOVUPS Y3, 96(DI)
@@ -77,14 +89,8 @@ mul96loop:
 
 // func acc96(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int)
 TEXT ·acc96(SB), NOSPLIT, $0-48
-	MOVQ acc+0(FP), DI
-	MOVQ idx+8(FP), SI
-	MOVQ val+16(FP), DX
-	MOVQ n+24(FP), CX
-	MOVQ gr+32(FP), R8
-	MOVQ sb+40(FP), R9
-	XORQ AX, AX
-	VMOVUPS (R8), Y0
+	ARGS(acc, gr)
+	VMOVUPS 0(R8), Y0
 	VMOVUPS 32(R8), Y1
 	VMOVUPS 64(R8), Y2
 	VMOVUPS 96(R8), Y3
@@ -96,82 +102,42 @@ TEXT ·acc96(SB), NOSPLIT, $0-48
 	VMOVUPS 288(R8), Y9
 	VMOVUPS 320(R8), Y10
 	VMOVUPS 352(R8), Y11
+
 acc96loop:
-	MOVLQSX (SI)(AX*4), BX
-	IMULQ R9, BX
+	ROW(Y15)
 	ADDQ DI, BX
-	VBROADCASTSS (DX)(AX*4), Y15
-	VMULPS Y0, Y15, Y12
-	VADDPS (BX), Y12, Y12
-	VMOVUPS Y12, (BX)
-	VMULPS Y1, Y15, Y13
-	VADDPS 32(BX), Y13, Y13
-	VMOVUPS Y13, 32(BX)
-	VMULPS Y2, Y15, Y14
-	VADDPS 64(BX), Y14, Y14
-	VMOVUPS Y14, 64(BX)
-	VMULPS Y3, Y15, Y12
-	VADDPS 96(BX), Y12, Y12
-	VMOVUPS Y12, 96(BX)
-	VMULPS Y4, Y15, Y13
-	VADDPS 128(BX), Y13, Y13
-	VMOVUPS Y13, 128(BX)
-	VMULPS Y5, Y15, Y14
-	VADDPS 160(BX), Y14, Y14
-	VMOVUPS Y14, 160(BX)
-	VMULPS Y6, Y15, Y12
-	VADDPS 192(BX), Y12, Y12
-	VMOVUPS Y12, 192(BX)
-	VMULPS Y7, Y15, Y13
-	VADDPS 224(BX), Y13, Y13
-	VMOVUPS Y13, 224(BX)
-	VMULPS Y8, Y15, Y14
-	VADDPS 256(BX), Y14, Y14
-	VMOVUPS Y14, 256(BX)
-	VMULPS Y9, Y15, Y12
-	VADDPS 288(BX), Y12, Y12
-	VMOVUPS Y12, 288(BX)
-	VMULPS Y10, Y15, Y13
-	VADDPS 320(BX), Y13, Y13
-	VMOVUPS Y13, 320(BX)
-	VMULPS Y11, Y15, Y14
-	VADDPS 352(BX), Y14, Y14
-	VMOVUPS Y14, 352(BX)
-	INCQ AX
-	CMPQ AX, CX
-	JLT  acc96loop
+	ACCADD(VMULPS, VADDPS, VMOVUPS, 0, Y0, Y12, Y15)
+	ACCADD(VMULPS, VADDPS, VMOVUPS, 32, Y1, Y13, Y15)
+	ACCADD(VMULPS, VADDPS, VMOVUPS, 64, Y2, Y14, Y15)
+	ACCADD(VMULPS, VADDPS, VMOVUPS, 96, Y3, Y12, Y15)
+	ACCADD(VMULPS, VADDPS, VMOVUPS, 128, Y4, Y13, Y15)
+	ACCADD(VMULPS, VADDPS, VMOVUPS, 160, Y5, Y14, Y15)
+	ACCADD(VMULPS, VADDPS, VMOVUPS, 192, Y6, Y12, Y15)
+	ACCADD(VMULPS, VADDPS, VMOVUPS, 224, Y7, Y13, Y15)
+	ACCADD(VMULPS, VADDPS, VMOVUPS, 256, Y8, Y14, Y15)
+	ACCADD(VMULPS, VADDPS, VMOVUPS, 288, Y9, Y12, Y15)
+	ACCADD(VMULPS, VADDPS, VMOVUPS, 320, Y10, Y13, Y15)
+	ACCADD(VMULPS, VADDPS, VMOVUPS, 352, Y11, Y14, Y15)
+	NEXT(acc96loop)
 	VZEROUPPER
 	RET
 
 // func mul32(out *float32, idx *int32, val *float32, n int, w *float32, sb int)
 TEXT ·mul32(SB), NOSPLIT, $0-48
-	MOVQ out+0(FP), DI
-	MOVQ idx+8(FP), SI
-	MOVQ val+16(FP), DX
-	MOVQ n+24(FP), CX
-	MOVQ w+32(FP), R8
-	MOVQ sb+40(FP), R9
-	XORQ AX, AX
+	ARGS(out, w)
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+
 mul32loop:
-	MOVLQSX (SI)(AX*4), BX
-	IMULQ R9, BX
-	VBROADCASTSS (DX)(AX*4), Y8
-	VMULPS (R8)(BX*1), Y8, Y4
-	VMULPS 32(R8)(BX*1), Y8, Y5
-	VMULPS 64(R8)(BX*1), Y8, Y6
-	VMULPS 96(R8)(BX*1), Y8, Y7
-	VADDPS Y4, Y0, Y0
-	VADDPS Y5, Y1, Y1
-	VADDPS Y6, Y2, Y2
-	VADDPS Y7, Y3, Y3
-	INCQ AX
-	CMPQ AX, CX
-	JLT  mul32loop
-	VMOVUPS Y0, (DI)
+	ROW(Y15)
+	MULADD(VMULPS, VADDPS, 0, Y0, Y12, Y15)
+	MULADD(VMULPS, VADDPS, 32, Y1, Y13, Y15)
+	MULADD(VMULPS, VADDPS, 64, Y2, Y14, Y15)
+	MULADD(VMULPS, VADDPS, 96, Y3, Y12, Y15)
+	NEXT(mul32loop)
+	VMOVUPS Y0, 0(DI)
 	VMOVUPS Y1, 32(DI)
 	VMOVUPS Y2, 64(DI)
 	VMOVUPS Y3, 96(DI)
@@ -180,177 +146,101 @@ mul32loop:
 
 // func acc32(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int)
 TEXT ·acc32(SB), NOSPLIT, $0-48
-	MOVQ acc+0(FP), DI
-	MOVQ idx+8(FP), SI
-	MOVQ val+16(FP), DX
-	MOVQ n+24(FP), CX
-	MOVQ gr+32(FP), R8
-	MOVQ sb+40(FP), R9
-	XORQ AX, AX
-	VMOVUPS (R8), Y0
+	ARGS(acc, gr)
+	VMOVUPS 0(R8), Y0
 	VMOVUPS 32(R8), Y1
 	VMOVUPS 64(R8), Y2
 	VMOVUPS 96(R8), Y3
+
 acc32loop:
-	MOVLQSX (SI)(AX*4), BX
-	IMULQ R9, BX
+	ROW(Y15)
 	ADDQ DI, BX
-	VBROADCASTSS (DX)(AX*4), Y8
-	VMULPS Y0, Y8, Y4
-	VMULPS Y1, Y8, Y5
-	VMULPS Y2, Y8, Y6
-	VMULPS Y3, Y8, Y7
-	VADDPS (BX), Y4, Y4
-	VADDPS 32(BX), Y5, Y5
-	VADDPS 64(BX), Y6, Y6
-	VADDPS 96(BX), Y7, Y7
-	VMOVUPS Y4, (BX)
-	VMOVUPS Y5, 32(BX)
-	VMOVUPS Y6, 64(BX)
-	VMOVUPS Y7, 96(BX)
-	INCQ AX
-	CMPQ AX, CX
-	JLT  acc32loop
+	ACCADD(VMULPS, VADDPS, VMOVUPS, 0, Y0, Y12, Y15)
+	ACCADD(VMULPS, VADDPS, VMOVUPS, 32, Y1, Y13, Y15)
+	ACCADD(VMULPS, VADDPS, VMOVUPS, 64, Y2, Y14, Y15)
+	ACCADD(VMULPS, VADDPS, VMOVUPS, 96, Y3, Y12, Y15)
+	NEXT(acc32loop)
 	VZEROUPPER
 	RET
 
 // func mul8(out *float32, idx *int32, val *float32, n int, w *float32, sb int)
 TEXT ·mul8(SB), NOSPLIT, $0-48
-	MOVQ out+0(FP), DI
-	MOVQ idx+8(FP), SI
-	MOVQ val+16(FP), DX
-	MOVQ n+24(FP), CX
-	MOVQ w+32(FP), R8
-	MOVQ sb+40(FP), R9
-	XORQ AX, AX
+	ARGS(out, w)
 	VXORPS Y0, Y0, Y0
+
 mul8loop:
-	MOVLQSX (SI)(AX*4), BX
-	IMULQ R9, BX
-	VBROADCASTSS (DX)(AX*4), Y8
-	VMULPS (R8)(BX*1), Y8, Y4
-	VADDPS Y4, Y0, Y0
-	INCQ AX
-	CMPQ AX, CX
-	JLT  mul8loop
-	VMOVUPS Y0, (DI)
+	ROW(Y15)
+	MULADD(VMULPS, VADDPS, 0, Y0, Y12, Y15)
+	NEXT(mul8loop)
+	VMOVUPS Y0, 0(DI)
 	VZEROUPPER
 	RET
 
 // func acc8(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int)
 TEXT ·acc8(SB), NOSPLIT, $0-48
-	MOVQ acc+0(FP), DI
-	MOVQ idx+8(FP), SI
-	MOVQ val+16(FP), DX
-	MOVQ n+24(FP), CX
-	MOVQ gr+32(FP), R8
-	MOVQ sb+40(FP), R9
-	XORQ AX, AX
-	VMOVUPS (R8), Y0
+	ARGS(acc, gr)
+	VMOVUPS 0(R8), Y0
+
 acc8loop:
-	MOVLQSX (SI)(AX*4), BX
-	IMULQ R9, BX
+	ROW(Y15)
 	ADDQ DI, BX
-	VBROADCASTSS (DX)(AX*4), Y8
-	VMULPS Y0, Y8, Y4
-	VADDPS (BX), Y4, Y4
-	VMOVUPS Y4, (BX)
-	INCQ AX
-	CMPQ AX, CX
-	JLT  acc8loop
+	ACCADD(VMULPS, VADDPS, VMOVUPS, 0, Y0, Y12, Y15)
+	NEXT(acc8loop)
 	VZEROUPPER
 	RET
 
 // func mul4(out *float32, idx *int32, val *float32, n int, w *float32, sb int)
 TEXT ·mul4(SB), NOSPLIT, $0-48
-	MOVQ out+0(FP), DI
-	MOVQ idx+8(FP), SI
-	MOVQ val+16(FP), DX
-	MOVQ n+24(FP), CX
-	MOVQ w+32(FP), R8
-	MOVQ sb+40(FP), R9
-	XORQ AX, AX
+	ARGS(out, w)
 	VXORPS X0, X0, X0
+
 mul4loop:
-	MOVLQSX (SI)(AX*4), BX
-	IMULQ R9, BX
-	VBROADCASTSS (DX)(AX*4), X8
-	VMULPS (R8)(BX*1), X8, X4
-	VADDPS X4, X0, X0
-	INCQ AX
-	CMPQ AX, CX
-	JLT  mul4loop
-	VMOVUPS X0, (DI)
+	ROW(X15)
+	MULADD(VMULPS, VADDPS, 0, X0, X12, X15)
+	NEXT(mul4loop)
+	VMOVUPS X0, 0(DI)
 	VZEROUPPER
 	RET
 
 // func acc4(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int)
 TEXT ·acc4(SB), NOSPLIT, $0-48
-	MOVQ acc+0(FP), DI
-	MOVQ idx+8(FP), SI
-	MOVQ val+16(FP), DX
-	MOVQ n+24(FP), CX
-	MOVQ gr+32(FP), R8
-	MOVQ sb+40(FP), R9
-	XORQ AX, AX
-	VMOVUPS (R8), X0
+	ARGS(acc, gr)
+	VMOVUPS 0(R8), X0
+
 acc4loop:
-	MOVLQSX (SI)(AX*4), BX
-	IMULQ R9, BX
+	ROW(X15)
 	ADDQ DI, BX
-	VBROADCASTSS (DX)(AX*4), X8
-	VMULPS X0, X8, X4
-	VADDPS (BX), X4, X4
-	VMOVUPS X4, (BX)
-	INCQ AX
-	CMPQ AX, CX
-	JLT  acc4loop
+	ACCADD(VMULPS, VADDPS, VMOVUPS, 0, X0, X12, X15)
+	NEXT(acc4loop)
 	VZEROUPPER
 	RET
 
 // func mul1(out *float32, idx *int32, val *float32, n int, w *float32, sb int)
 TEXT ·mul1(SB), NOSPLIT, $0-48
-	MOVQ out+0(FP), DI
-	MOVQ idx+8(FP), SI
-	MOVQ val+16(FP), DX
-	MOVQ n+24(FP), CX
-	MOVQ w+32(FP), R8
-	MOVQ sb+40(FP), R9
-	XORQ AX, AX
+	ARGS(out, w)
 	VXORPS X0, X0, X0
+
 mul1loop:
 	MOVLQSX (SI)(AX*4), BX
-	IMULQ R9, BX
-	VMOVSS (DX)(AX*4), X8
-	VMULSS (R8)(BX*1), X8, X4
-	VADDSS X4, X0, X0
-	INCQ AX
-	CMPQ AX, CX
-	JLT  mul1loop
-	VMOVSS X0, (DI)
+	IMULQ   R9, BX
+	VMOVSS  (DX)(AX*4), X15
+	MULADD(VMULSS, VADDSS, 0, X0, X12, X15)
+	NEXT(mul1loop)
+	VMOVSS X0, 0(DI)
 	VZEROUPPER
 	RET
 
 // func acc1(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int)
 TEXT ·acc1(SB), NOSPLIT, $0-48
-	MOVQ acc+0(FP), DI
-	MOVQ idx+8(FP), SI
-	MOVQ val+16(FP), DX
-	MOVQ n+24(FP), CX
-	MOVQ gr+32(FP), R8
-	MOVQ sb+40(FP), R9
-	XORQ AX, AX
-	VMOVSS (R8), X0
+	ARGS(acc, gr)
+	VMOVSS 0(R8), X0
+
 acc1loop:
 	MOVLQSX (SI)(AX*4), BX
-	IMULQ R9, BX
+	IMULQ   R9, BX
+	VMOVSS  (DX)(AX*4), X15
 	ADDQ DI, BX
-	VMOVSS (DX)(AX*4), X8
-	VMULSS X0, X8, X4
-	VADDSS (BX), X4, X4
-	VMOVSS X4, (BX)
-	INCQ AX
-	CMPQ AX, CX
-	JLT  acc1loop
+	ACCADD(VMULSS, VADDSS, VMOVSS, 0, X0, X12, X15)
+	NEXT(acc1loop)
 	VZEROUPPER
 	RET
