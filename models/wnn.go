@@ -235,7 +235,7 @@ func (e *wnnEval[T]) sparseEval(theta []float64, loss func(p int, d float64) flo
 	runChunks(len(groups), e.workers, func(_, gi int) {
 		for i := groups[gi].lo; i < groups[gi].hi; i++ {
 			idx, val := row(i)
-			e.sq[i] = weightedSq(w2, idx, val)
+			e.sq[i] = weightedSum(w2, idx, val, true)
 		}
 	})
 	if grad != nil && len(e.acc64) != chunks+len(groups) {
@@ -255,7 +255,7 @@ func (e *wnnEval[T]) sparseEval(theta []float64, loss func(p int, d float64) flo
 		for k := lo; k < hi; k++ {
 			a, b := z.off[k-lo], z.off[k-lo+1]
 			idx, val := z.idx[a:b], z.val[a:b]
-			cross := weightedDot(w2, idx, val)
+			cross := weightedSum(w2, idx, val, false)
 			g := loss(int(ps.byX[k]), max(e.sq[ps.xEnd[k]]+e.sq[ps.yEnd[k]]-2*cross, 0))
 			if acc == nil || (g < float64(e.tiny) && g > -float64(e.tiny)) {
 				e.dg64[k] = 0
@@ -384,38 +384,28 @@ func (e *wnnEval[T]) productsOf(budget int) []pairProducts {
 	return out
 }
 
-// weightedDot is Σ_j w2[idx_j] val_j, in four interleaved sums (one sum
-// would wait on each addition's latency).
-func weightedDot(w2 []float64, idx []int32, val []float64) float64 {
+// weightedSum is Σ_j w2[idx_j] val_j, or with square Σ_j w2[idx_j] val_j²
+// (as (w2·v)·v), in four interleaved sums: one sum would wait on each
+// addition's latency.
+func weightedSum[V float32 | float64](w2 []float64, idx []int32, val []V, square bool) float64 {
+	term := func(c int32, x V) float64 {
+		v := float64(x)
+		t := w2[c] * v
+		if square {
+			t *= v
+		}
+		return t
+	}
 	var s [4]float64
 	j := 0
 	for ; j+4 <= len(idx); j += 4 {
 		ii, vv := idx[j:j+4:j+4], val[j:j+4:j+4]
 		for l := range 4 {
-			s[l] += w2[ii[l]] * vv[l]
+			s[l] += term(ii[l], vv[l])
 		}
 	}
 	for ; j < len(idx); j++ {
-		s[0] += w2[idx[j]] * val[j]
-	}
-	return (s[0] + s[1]) + (s[2] + s[3])
-}
-
-// weightedSq is Σ_j w2[idx_j] val_j², in four interleaved sums: one sum
-// would wait on each addition's latency.
-func weightedSq(w2 []float64, idx []int32, val []float32) float64 {
-	var s [4]float64
-	j := 0
-	for ; j+4 <= len(idx); j += 4 {
-		ii, vv := idx[j:j+4:j+4], val[j:j+4:j+4]
-		for l := range 4 {
-			v := float64(vv[l])
-			s[l] += w2[ii[l]] * v * v
-		}
-	}
-	for ; j < len(idx); j++ {
-		v := float64(val[j])
-		s[0] += w2[idx[j]] * v * v
+		s[0] += term(idx[j], val[j])
 	}
 	return (s[0] + s[1]) + (s[2] + s[3])
 }
