@@ -39,11 +39,12 @@ type Sparse interface {
 // mostly zeros: at Women's size (density 0.14) the sparse rows took LMT's
 // evaluation from 15.3 to about 7 CPU-s and WNN's pass from 5.5 to 2.1-2.6 on
 // AMD Zen 4 (BENCHMARKS.md, "Sparse rows"). There a non-zero cost LMT's
-// two products about 16 ns against 4.8 ns a dense entry in OpenBLAS's
-// sgemm, so dense rows win above a density of about 0.3 (0.23 with the
-// faster sgemm of Emerald Rapids). The pure-Go build's gemm is ten times
-// slower, so sparse rows would win there at any density; one threshold
-// for both builds keeps their choice, and so their results, the same.
+// two products about 16 ns against 4.8-5.0 ns a dense entry in OpenBLAS's
+// sgemm, so dense rows win above a density of about 0.3; Intel, whose
+// sgemm is faster, is not measured. The pure-Go build's dense products
+// are three times slower than OpenBLAS's here (16.8 ns a value), so
+// sparse rows cost no more there at any density; one threshold for both
+// builds keeps their choice, and so their results, the same.
 const maxSparseDensity = 0.25
 
 // packedRows holds the non-zeros of some rows of a dense matrix, as sparse

@@ -215,8 +215,9 @@ func (e *wnnEval[T]) diff(x, y int, qBuf []T) []T {
 // The sums cancel where y is close to x: z is exact in float64 and summed
 // in float64, so d's error stays near 1e-16 of s_x + s_y (z in float32
 // would save a third of its 4.3 GB at Women's size, 180 products a pair,
-// but put that error at 1e-7, and Score and the Retriever's float64
-// distances would differ in the eighth digit). d is clamped at 0.
+// but put that error at 1e-7: Score's probabilities and the Retriever's
+// float64 ones then differed by up to 3e-9, past TestTopKMatchesBruteForce's
+// 1e-9). d is clamped at 0.
 func (e *wnnEval[T]) sparseEval(theta []float64, loss func(p int, d float64) float64, grad []float64) {
 	ps, f := e.ps, e.src.dim
 	n := len(ps.x)
