@@ -10,6 +10,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -29,8 +30,8 @@ type DiffOptions struct {
 type DiffResult struct {
 	// Identical: no difference beyond the tolerance.
 	Identical bool
-	// First describes the first difference (tables in path order, then
-	// manifests): the table's path relative to the run directories, the
+	// First describes the first difference (stage directories upstream
+	// first, see Diff): the table's path relative to the run directories, the
 	// row (0-based, -1 when the difference is not a cell), the column and
 	// both values.
 	Table, Column string
@@ -69,11 +70,17 @@ func (r *DiffResult) String() string {
 
 // Diff compares two run directories: every *.parquet table under either,
 // matched by relative path (a table on one side only is a difference),
-// cell by cell; then every manifest.json on its outputs' hashes (tables
+// cell by cell, and every manifest.json on its outputs' hashes (tables
 // excepted, they were compared by content; times and keys are ignored).
-// Hidden entries (.lock, temporary directories) are ignored. Without a
-// tolerance it stops at the first difference; with one it reads every table
-// to report the largest difference.
+// Stage directories are compared in DAG order, upstream first (read from
+// their manifests' inputs), each's tables in path order, then its manifest;
+// tables outside any stage directory come last. So the first difference
+// named is the upstream cause (train.monomer/params.parquet), not what it
+// changed downstream (evaluate/metrics.parquet). Hidden entries (.lock,
+// temporary directories) are ignored. A directory holding no stage
+// directory is not a run directory, an ErrUsage: two wrong paths are not
+// "identical". Without a tolerance Diff stops at the first difference;
+// with one it reads every table to report the largest difference.
 func Diff(a, b string, opts DiffOptions) (*DiffResult, error) {
 	if opts.Tolerance < 0 || math.IsNaN(opts.Tolerance) {
 		return nil, fmt.Errorf("%w: tolerance %g must be non-negative", ErrUsage, opts.Tolerance)
@@ -83,11 +90,11 @@ func Diff(a, b string, opts DiffOptions) (*DiffResult, error) {
 			return nil, fmt.Errorf("%w: %s is not a directory", ErrUsage, d)
 		}
 	}
-	ta, ma, err := listRun(a)
+	ra, err := listRun(a)
 	if err != nil {
 		return nil, err
 	}
-	tb, mb, err := listRun(b)
+	rb, err := listRun(b)
 	if err != nil {
 		return nil, err
 	}
@@ -99,58 +106,74 @@ func Diff(a, b string, opts DiffOptions) (*DiffResult, error) {
 			res.Table, res.Detail = table, detail
 		}
 	}
-	for _, rel := range unionKeys(ta, tb) {
-		if found && opts.Tolerance == 0 {
-			break
-		}
-		switch {
-		case !ta[rel]:
-			note(rel, "only in "+b)
-			continue
-		case !tb[rel]:
-			note(rel, "only in "+a)
-			continue
-		}
-		res.Tables++
-		pa, pb := filepath.Join(a, rel), filepath.Join(b, rel)
-		same, err := sameBytes(pa, pb)
-		if err != nil {
-			return nil, err
-		}
-		if same {
-			continue
-		}
-		if err := diffTable(pa, pb, rel, opts.Tolerance, res, &found); err != nil {
-			return nil, err
-		}
+	stages := dagOrder(ra.stages, rb.stages)
+	byStage := map[string][]string{} // stage directory ("" none) -> its tables
+	for _, rel := range unionKeys(ra.tables, rb.tables) {
+		s := stageOf(rel, ra.stages, rb.stages)
+		byStage[s] = append(byStage[s], rel)
 	}
-	for _, rel := range unionKeys(ma, mb) {
-		if found {
-			break
+	for _, s := range append(stages, "") {
+		for _, rel := range byStage[s] {
+			if found && opts.Tolerance == 0 {
+				break
+			}
+			switch {
+			case !ra.tables[rel]:
+				note(rel, "only in "+b)
+				continue
+			case !rb.tables[rel]:
+				note(rel, "only in "+a)
+				continue
+			}
+			res.Tables++
+			pa, pb := filepath.Join(a, rel), filepath.Join(b, rel)
+			same, err := sameBytes(pa, pb)
+			if err != nil {
+				return nil, err
+			}
+			if same {
+				continue
+			}
+			if err := diffTable(pa, pb, rel, opts.Tolerance, res, &found); err != nil {
+				return nil, err
+			}
 		}
+		if s == "" || found {
+			continue
+		}
+		rel := path.Join(s, ManifestName)
+		ma, mb := ra.stages[s], rb.stages[s]
 		switch {
-		case !ma[rel]:
+		case ma == nil:
 			note(rel, "only in "+b)
-			continue
-		case !mb[rel]:
+		case mb == nil:
 			note(rel, "only in "+a)
-			continue
-		}
-		res.Manifests++
-		if d, err := diffManifest(filepath.Join(a, rel), filepath.Join(b, rel)); err != nil {
-			return nil, err
-		} else if d != "" {
-			note(rel, d)
+		default:
+			res.Manifests++
+			if d := diffManifest(ma, mb); d != "" {
+				note(rel, d)
+			}
 		}
 	}
 	res.Identical = !found
 	return res, nil
 }
 
-// listRun returns the relative paths of the tables and manifests under dir.
-func listRun(dir string) (tables, manifests map[string]bool, err error) {
-	tables, manifests = map[string]bool{}, map[string]bool{}
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+// runListing is what Diff reads of a run directory: its tables and its
+// stage directories' manifests, by '/'-separated relative path.
+type runListing struct {
+	tables map[string]bool
+	stages map[string]*Manifest
+}
+
+// listRun lists the tables and stage directories under dir. A stage
+// directory is one whose manifest places it where the runner would:
+// <experiment>/<node> or, for a job-level stage, <node>. Anything else
+// (a manifest deeper down, as under the parent of run directories) does
+// not make dir a run directory.
+func listRun(dir string) (*runListing, error) {
+	l := &runListing{tables: map[string]bool{}, stages: map[string]*Manifest{}}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -167,16 +190,71 @@ func listRun(dir string) (tables, manifests map[string]bool, err error) {
 		rel = filepath.ToSlash(rel)
 		switch {
 		case strings.HasSuffix(rel, ".parquet"):
-			tables[rel] = true
+			l.tables[rel] = true
 		case d.Name() == ManifestName:
-			manifests[rel] = true
+			m, err := ReadManifest(filepath.Dir(p))
+			if err != nil {
+				return fmt.Errorf("%w manifest: %w", ErrUnreadable, err)
+			}
+			sdir := path.Dir(rel)
+			if exp, _, ok := strings.Cut(sdir, "/"); (ok && exp == m.Inputs.Experiment && !strings.Contains(sdir[len(exp)+1:], "/")) ||
+				(!ok && m.Inputs.Experiment == "" && sdir != ".") {
+				l.stages[sdir] = m
+			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("pipeline: diff: %w run directory: %w", ErrUnreadable, err)
+		if errors.Is(err, ErrUnreadable) {
+			return nil, fmt.Errorf("pipeline: diff: %w", err)
+		}
+		return nil, fmt.Errorf("pipeline: diff: %w run directory: %w", ErrUnreadable, err)
 	}
-	return tables, manifests, nil
+	if len(l.stages) == 0 {
+		return nil, fmt.Errorf("%w: %s is not a run directory: no stage directory with a %s in it", ErrUsage, dir, ManifestName)
+	}
+	return l, nil
+}
+
+// dagOrder orders the stage directories of both runs upstream first: each
+// manifest names its upstream stages, and among the stages ready at a
+// step the first in path order goes next (a/ingest, a/features, ... before
+// b/ingest).
+func dagOrder(a, b map[string]*Manifest) []string {
+	deps := map[string][]string{}
+	for _, m := range []map[string]*Manifest{a, b} {
+		for s, man := range m {
+			for _, u := range man.Inputs.Upstream {
+				deps[s] = append(deps[s], path.Join(u.Experiment, u.Stage))
+			}
+		}
+	}
+	todo := unionKeys(a, b)
+	done := make(map[string]bool, len(todo))
+	order := make([]string, 0, len(todo))
+	for len(todo) > 0 {
+		next := 0 // a cycle cannot come from the runner; take the first then
+		for i, s := range todo {
+			if !slices.ContainsFunc(deps[s], func(d string) bool { return !done[d] && (a[d] != nil || b[d] != nil) }) {
+				next = i
+				break
+			}
+		}
+		done[todo[next]] = true
+		order = append(order, todo[next])
+		todo = slices.Delete(todo, next, next+1)
+	}
+	return order
+}
+
+// stageOf is the stage directory a table belongs to ("" when none).
+func stageOf(rel string, a, b map[string]*Manifest) string {
+	for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+		if a[d] != nil || b[d] != nil {
+			return d
+		}
+	}
+	return ""
 }
 
 // unionKeys returns the keys of a and b, sorted, each once.
@@ -237,29 +315,21 @@ func diffTable(pa, pb, rel string, tol float64, res *DiffResult, found *bool) er
 
 // diffManifest compares two manifests on their outputs: the same names, and
 // the same hashes for every output that is not a table.
-func diffManifest(pa, pb string) (string, error) {
-	ma, err := ReadManifest(filepath.Dir(pa))
-	if err != nil {
-		return "", fmt.Errorf("pipeline: diff: %w manifest: %w", ErrUnreadable, err)
-	}
-	mb, err := ReadManifest(filepath.Dir(pb))
-	if err != nil {
-		return "", fmt.Errorf("pipeline: diff: %w manifest: %w", ErrUnreadable, err)
-	}
+func diffManifest(ma, mb *Manifest) string {
 	oa, ob := ma.outputMap(), mb.outputMap()
 	for _, k := range unionKeys(oa, ob) {
 		ha, inA := oa[k]
 		hb, inB := ob[k]
 		switch {
 		case !inA:
-			return fmt.Sprintf("output %s only in the second", k), nil
+			return fmt.Sprintf("output %s only in the second", k)
 		case !inB:
-			return fmt.Sprintf("output %s only in the first", k), nil
+			return fmt.Sprintf("output %s only in the first", k)
 		case strings.HasSuffix(k, ".parquet"):
 			// compared by content above
 		case ha != hb:
-			return fmt.Sprintf("output %s differs (sha256 %s vs %s)", k, short(ha), short(hb)), nil
+			return fmt.Sprintf("output %s differs (sha256 %s vs %s)", k, short(ha), short(hb))
 		}
 	}
-	return "", nil
+	return ""
 }

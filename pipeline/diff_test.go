@@ -42,9 +42,25 @@ func writeRun(t *testing.T, dir string, tb cols, extra func(dir string)) {
 	_, err = schema.Write(filepath.Join(dir, "metrics.parquet"), diffCols{tb.asin[:1], tb.n[:1], tb.p[:1], tb.w[:1]})
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(dir, ".lock"), []byte(dir), 0o644))
+	writeStageManifest(t, dir, "e", "train", nil)
 	if extra != nil {
 		extra(dir)
 	}
+}
+
+// writeStageManifest writes the manifest of stage directory exp/stage
+// (stage alone for a job-level stage) with the given upstream stages and
+// outputs, replacing any there.
+func writeStageManifest(t *testing.T, dir, exp, stage string, upstream []string, outs ...Output) {
+	t.Helper()
+	m := &Manifest{Format: 1, Inputs: KeyInputs{Stage: stage, Experiment: exp}, Outputs: outs}
+	for _, u := range upstream {
+		m.Inputs.Upstream = append(m.Inputs.Upstream, UpstreamHash{Experiment: exp, Stage: u})
+	}
+	sdir := filepath.Join(dir, exp, stage)
+	must(t, os.MkdirAll(sdir, 0o755))
+	os.Remove(filepath.Join(sdir, ManifestName))
+	must(t, writeManifest(sdir, m))
 }
 
 func TestDiff(t *testing.T) {
@@ -56,7 +72,7 @@ func TestDiff(t *testing.T) {
 		want   string
 		same   bool
 	}{
-		{name: "identical", same: true, want: "identical (2 tables, 0 manifests)"},
+		{name: "identical", same: true, want: "identical (2 tables, 1 manifests)"},
 		{name: "string cell", change: func(tb *cols) { tb.asin[2] = "B3" },
 			want: `e/train/metrics.parquet: row 2, column asin: "A3" vs "B3"`},
 		{name: "first row wins over first column", change: func(tb *cols) { tb.asin[3] = "B4"; tb.p[1] = 0.3 },
@@ -64,7 +80,7 @@ func TestDiff(t *testing.T) {
 		{name: "list cell", change: func(tb *cols) { tb.w[3][2] = 6 },
 			want: "e/train/metrics.parquet: row 3, column w: [3,4,5] vs [3,4,6]"},
 		{name: "within tolerance", change: func(tb *cols) { tb.p[2] *= 1 + 1e-9; tb.w[0][1] = 2.000001 }, tol: 1e-6, same: true,
-			want: "identical (2 tables, 0 manifests); largest relative difference 4.77e-07 at e/train/metrics.parquet row 0, column w: [1,2] vs [1,2.000001]"},
+			want: "identical (2 tables, 1 manifests); largest relative difference 4.77e-07 at e/train/metrics.parquet row 0, column w: [1,2] vs [1,2.000001]"},
 		{name: "beyond tolerance", change: func(tb *cols) { tb.p[0] = 0.6; tb.p[3] = 7.0000001 }, tol: 1e-6,
 			want: "e/train/metrics.parquet: row 0, column p: 0.5 vs 0.6; largest relative difference 0.167 at e/train/metrics.parquet row 0, column p: 0.5 vs 0.6"},
 		{name: "exact compare", change: func(tb *cols) { tb.p[3] = 7.000000000000001 },
@@ -78,8 +94,7 @@ func TestDiff(t *testing.T) {
 			}
 		}, want: "e/train/extra.parquet: only in B"},
 		{name: "manifest output hash", extra: func(dir string) {
-			m := &Manifest{Format: 1, Outputs: []Output{{Name: "metrics.parquet", SHA256: "x"}, {Name: "plot.png", SHA256: filepath.Base(dir)}}}
-			must(t, writeManifest(filepath.Join(dir, "e", "train"), m))
+			writeStageManifest(t, dir, "e", "train", nil, Output{Name: "metrics.parquet", SHA256: "x"}, Output{Name: "plot.png", SHA256: filepath.Base(dir)})
 		}, want: "e/train/manifest.json: output plot.png differs (sha256 a vs b)"},
 	}
 	for _, tt := range tests {
@@ -102,5 +117,53 @@ func TestDiff(t *testing.T) {
 	}
 	if _, err := Diff(t.TempDir(), "/nonexistent", DiffOptions{}); !errors.Is(err, ErrUsage) {
 		t.Errorf("missing directory: %v", err)
+	}
+}
+
+// TestDiffNotRunDirectory: two directories that hold no stage directory
+// are not "identical" (a CI check with a wrong path must fail), nor is the
+// parent of run directories a run directory.
+func TestDiffNotRunDirectory(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	must(t, os.MkdirAll(filepath.Join(a, "docs"), 0o755))
+	must(t, os.MkdirAll(b, 0o755))
+	for _, pair := range [][2]string{{a, b}, {b, a}} {
+		_, err := Diff(pair[0], pair[1], DiffOptions{})
+		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), pair[0]+" is not a run directory") {
+			t.Errorf("Diff(%s, %s): %v", pair[0], pair[1], err)
+		}
+	}
+	runs := filepath.Join(root, "runs")
+	writeRun(t, filepath.Join(runs, "demo"), baseTable(), nil)
+	writeStageManifest(t, filepath.Join(runs, "demo"), "", "report", []string{"e/train"})
+	if _, err := Diff(runs, filepath.Join(runs, "demo"), DiffOptions{}); !errors.Is(err, ErrUsage) {
+		t.Errorf("the parent of a run directory: %v", err)
+	}
+}
+
+// TestDiffDAGOrder: the first difference named is the upstream stage's
+// (train.monomer), though evaluate's table comes first in path order.
+func TestDiffDAGOrder(t *testing.T) {
+	root := t.TempDir()
+	for i, dir := range []string{filepath.Join(root, "a"), filepath.Join(root, "b")} {
+		tb := baseTable()
+		tb.p[1] += float64(i)
+		for _, st := range []string{"train.monomer", "evaluate"} {
+			sdir := filepath.Join(dir, "e", st)
+			must(t, os.MkdirAll(sdir, 0o755))
+			name := map[string]string{"train.monomer": "params.parquet", "evaluate": "metrics.parquet"}[st]
+			_, err := schema.Write(filepath.Join(sdir, name), diffCols{tb.asin, tb.n, tb.p, tb.w})
+			must(t, err)
+		}
+		writeStageManifest(t, dir, "e", "train.monomer", nil)
+		writeStageManifest(t, dir, "e", "evaluate", []string{"train.monomer"})
+	}
+	res, err := Diff(filepath.Join(root, "a"), filepath.Join(root, "b"), DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "e/train.monomer/params.parquet: row 1, column p: 0.25 vs 1.25"; res.String() != want {
+		t.Errorf("got %q, want %q", res.String(), want)
 	}
 }

@@ -22,11 +22,12 @@ func newDiffCommand() *cobra.Command {
 		Use:   "diff DIR_A DIR_B [--tolerance X]",
 		Short: "Compare two run directories table by table",
 		Long: `diff compares every *.parquet table under the two run directories,
-matched by relative path, cell by cell, then every manifest.json on its
-outputs' hashes (not times). It prints "identical" and exits 0, or the first
-difference (table, row counted from 0, column, both values) and exits 1. A
-table or manifest it cannot read is not a difference: diff names it and
-exits 2.
+matched by relative path, cell by cell, and every manifest.json on its
+outputs' hashes (not times), stage by stage in DAG order (upstream first). It
+prints "identical" and exits 0, or the first difference (table, row counted
+from 0, column, both values) and exits 1. A table or manifest it cannot read
+is not a difference: diff names it and exits 2; so does a directory that is
+not a run directory (no stage directory with a manifest.json).
 With --tolerance X, floating-point cells compare within relative tolerance X
 and the largest relative difference is reported.
 

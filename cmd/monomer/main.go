@@ -33,7 +33,7 @@ const exitCodesHelp = `Exit codes:
   1    failure (diff: the run directories differ; status --check: a stage
        is stale or missing)
   2    usage error or invalid job file (diff: a table or manifest could not
-       be read)
+       be read, or a directory is not a run directory)
   3    bad input: rejects over the threshold, a corrupt or truncated file
        (gzip, .b record), a NaN or infinite feature, an empty input file or
        an experiment with nothing in scope

@@ -207,8 +207,10 @@ func TestExitCodes(t *testing.T) {
 		{name: "bad input", env: []string{"GO_MONOMER_FAIL=ingest", "MONOMER_STORE=off"}, // else restored from the store
 			args: []string{"run", "job.yaml", "--run-id", "y"}, code: 3,
 			stderr: "monomer: pipeline: a/ingest: fake: 5 of 10 lines rejected: bad input (2 stages failed)\n"},
-		{name: "diff differs", args: []string{"diff", "runs", "runs/cmdtest"}, code: 1,
-			stderr: "monomer: run directories differ\n"},
+		{name: "diff of a directory that is not a run directory", args: []string{"diff", "runs", "runs/cmdtest"}, code: 2,
+			stderr: "monomer: usage: runs is not a run directory: no stage directory with a manifest.json in it\n"},
+		{name: "diff of two directories that are not run directories", args: []string{"diff", ".", "runs"}, code: 2,
+			stderr: "monomer: usage: . is not a run directory"},
 		{name: "diff usage", args: []string{"diff", "runs/cmdtest", "nowhere"}, code: 2},
 		{name: "recommend without --asin", args: []string{"recommend", "runs/cmdtest", "--experiment", "a"}, code: 2,
 			stderr: "monomer: usage: recommend needs --asin (see --help)\n"},
