@@ -45,7 +45,8 @@ type Job struct {
 	// BLASKernel is the OpenBLAS CPU kernel the process runs: "auto" (the
 	// default: the widest kernel the CPU supports), "env" (whatever
 	// OPENBLAS_CORETYPE says, or OpenBLAS's own pick), or a kernel name
-	// such as "Haswell". The pure-Go build ignores it. See README, "BLAS".
+	// such as "Haswell" (one of models.OpenBLASKernels). The pure-Go build
+	// checks the name and ignores it. See README, "BLAS".
 	BLASKernel string `yaml:"blas_kernel"`
 
 	Experiments []Experiment `yaml:"experiments"`
@@ -342,9 +343,6 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 // same rule.
 func ValidName(name string) bool { return nameRE.MatchString(name) }
 
-// kernelRE: "auto", "env" or an OpenBLAS core name (letters and digits).
-var kernelRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]{1,31}$`)
-
 // Validate checks every field and names the first bad one by its path in the
 // file, e.g. "experiments[2].graph".
 func (j *Job) Validate() error {
@@ -354,8 +352,8 @@ func (j *Job) Validate() error {
 	if err := j.Settings.validate("settings"); err != nil {
 		return err
 	}
-	if j.BLASKernel != "" && !kernelRE.MatchString(j.BLASKernel) {
-		return fmt.Errorf("blas_kernel: %q must be auto, env or an OpenBLAS kernel name such as Haswell", j.BLASKernel)
+	if err := models.CheckKernel(j.BLASKernel); err != nil {
+		return fmt.Errorf("blas_kernel: %v", err)
 	}
 	if len(j.Experiments) == 0 {
 		return errors.New("experiments: at least one is required")

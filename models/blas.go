@@ -1,6 +1,10 @@
 package models
 
-import "strings"
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
 
 // BLASInfo names the BLAS that computes the matrix products. Its String is
 // recorded in every manifest and is part of the train and evaluate stages'
@@ -37,4 +41,38 @@ func openblasVersion(config string) string {
 		return f[1]
 	}
 	return ""
+}
+
+// OpenBLASKernels are the CPU kernel names x86-64 OpenBLAS (built with
+// DYNAMIC_ARCH, as distributions build it) accepts in OPENBLAS_CORETYPE,
+// matched without regard to case: the core-name table of its
+// driver/others/dynamic.c as of 0.3.21 (checked against Debian 12's
+// library), then SapphireRapids, which later versions add. OpenBLAS itself
+// ignores a name it does not know, silently, and detects the CPU instead.
+var OpenBLASKernels = []string{
+	"Katmai", "Coppermine", "Northwood", "Prescott", "Banias", "Atom", "Core2", "Penryn",
+	"Dunnington", "Nehalem", "Athlon", "Opteron", "Opteron_SSE3", "Barcelona", "Nano",
+	"Sandybridge", "Bobcat", "Bulldozer", "Piledriver", "Haswell", "Steamroller",
+	"Excavator", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids",
+}
+
+// CheckKernel checks a blas_kernel choice: "" or "auto", "env", or one of
+// OpenBLASKernels. Its error lists them, and in the pure-Go build says that
+// the choice does not apply there (the name is checked all the same, so a
+// job file valid in one build is valid in the other).
+func CheckKernel(choice string) error {
+	switch strings.ToLower(choice) {
+	case "", "auto", "env":
+		return nil
+	}
+	for _, k := range OpenBLASKernels {
+		if strings.EqualFold(k, choice) {
+			return nil
+		}
+	}
+	msg := fmt.Sprintf("%q is not auto, env or a kernel OpenBLAS knows (%s)", choice, strings.Join(OpenBLASKernels, ", "))
+	if BLAS().Impl != "openblas" {
+		msg += "; this build has no OpenBLAS, so no kernel choice applies to it, but the name must still be one of these"
+	}
+	return errors.New(msg)
 }

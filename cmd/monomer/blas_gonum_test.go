@@ -25,3 +25,15 @@ func TestPureGoWarns(t *testing.T) {
 		t.Errorf("warnings %q, want one about the pure-Go build", warns)
 	}
 }
+
+// TestPureGoKernelName: the pure-Go build checks a kernel name too and says
+// that no kernel choice applies to it.
+func TestPureGoKernelName(t *testing.T) {
+	r := monomer(t, t.TempDir(), "fake", nil, "blas", "--blas-kernel", "Nonsense")
+	if r.code != 2 || !strings.Contains(r.stderr, "this build has no OpenBLAS, so no kernel choice applies to it") {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r := monomer(t, t.TempDir(), "fake", nil, "blas", "--blas-kernel", "Haswell"); r.code != 0 || !strings.Contains(r.stdout, "impl: gonum\n") {
+		t.Errorf("a known name: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -112,3 +112,43 @@ func TestRunRecordsBLAS(t *testing.T) {
 		t.Errorf("manifest tools.blas = %q", m.Tools.BLAS)
 	}
 }
+
+// TestBLASKernelNotLoaded: a kernel name OpenBLAS lists but does not load
+// here (Katmai, a 32-bit kernel 64-bit builds replace with Prescott) is an
+// error, not a run on another kernel.
+func TestBLASKernelNotLoaded(t *testing.T) {
+	dir := jobDir(t)
+	for _, args := range [][]string{{"blas", "--blas-kernel", "Katmai"}, {"run", "job.yaml", "--blas-kernel", "katmai"}} {
+		r := monomer(t, dir, "fake", nil, args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "blas_kernel katmai: OpenBLAS ") && !strings.Contains(r.stderr, "blas_kernel Katmai: OpenBLAS ") ||
+			!strings.Contains(r.stderr, " loaded Prescott instead") {
+			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+	}
+}
+
+// TestBLASKernelFromEnvironment: MONOMER_BLAS_KERNEL chooses the kernel of
+// every command alike, with a job file or without, and a flag beats it.
+func TestBLASKernelFromEnvironment(t *testing.T) {
+	dir := jobDir(t)
+	env := []string{"MONOMER_BLAS_KERNEL=Haswell"}
+	for _, args := range [][]string{{"blas"}, {"blas", "job.yaml"}} {
+		r := monomer(t, dir, "fake", env, args...)
+		if r.code != 0 || !strings.Contains(r.stdout, "\nkernel: Haswell\nblas_kernel: Haswell\n") {
+			t.Errorf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	if r := monomer(t, dir, "fake", env, "blas", "--blas-kernel", "SkylakeX"); !strings.Contains(r.stdout, "\nkernel: SkylakeX\n") {
+		t.Errorf("flag over environment:\n%s%s", r.stdout, r.stderr)
+	}
+	r := monomer(t, dir, "fake", env, "run", "job.yaml")
+	var kernel any
+	for _, l := range logLines(t, r.stderr) {
+		if l["msg"] == "blas" {
+			kernel = l["kernel"]
+		}
+	}
+	if r.code != 0 || kernel != "Haswell" {
+		t.Errorf("run: exit %d, kernel %v\n%s", r.code, kernel, r.stderr)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"monomer/job"
 	"monomer/models"
+	"monomer/pipeline"
 )
 
 // OpenBLAS picks its CPU kernel when the library loads, before any Go code
@@ -64,7 +65,33 @@ func cpuKernel() (string, int) {
 	return "", levelSSE
 }
 
-// kernelChoice resolves a blas_kernel value (flag over job, "" = auto) to the
+// blasEnv is the environment variable that, like every MONOMER_<job key>,
+// overrides the job's blas_kernel, and serves commands run without a job.
+const blasEnv = job.EnvPrefix + "BLAS_KERNEL"
+
+// blasChoice is the one resolution of the kernel choice, which every
+// command uses: --blas-kernel, else the job's blas_kernel (j loaded with
+// the environment's overrides, so MONOMER_BLAS_KERNEL over the file), else,
+// with no job, MONOMER_BLAS_KERNEL, else auto. "env" leaves the kernel to
+// OPENBLAS_CORETYPE or OpenBLAS's detection. An unknown name is an error.
+func blasChoice(g *globalOptions, j *job.Job) (string, error) {
+	if g.blasKernel != "" {
+		if err := models.CheckKernel(g.blasKernel); err != nil {
+			return "", fmt.Errorf("%w: --blas-kernel: %v", pipeline.ErrUsage, err)
+		}
+		return g.blasKernel, nil
+	}
+	if j != nil {
+		return j.BLASKernel, nil // validated with the job
+	}
+	choice := os.Getenv(blasEnv)
+	if err := models.CheckKernel(choice); err != nil {
+		return "", fmt.Errorf("%w: %s: %v", job.ErrConfig, blasEnv, err)
+	}
+	return choice, nil
+}
+
+// kernelChoice resolves a blas_kernel value ("" = auto) to the
 // OPENBLAS_CORETYPE to run with; "" keeps the environment's.
 func kernelChoice(choice string) (choiceName, coretype string) {
 	switch strings.ToLower(choice) {
@@ -80,24 +107,30 @@ func kernelChoice(choice string) (choiceName, coretype string) {
 // applyBLASKernel re-executes the binary with OPENBLAS_CORETYPE set when the
 // kernel loaded is not the chosen one. It returns only if no re-execution is
 // needed (or it failed, which is reported and otherwise ignored: the run
-// goes on with the loaded kernel, which the manifests record).
-func applyBLASKernel(g *globalOptions, jobChoice string) {
+// goes on with the loaded kernel, which the manifests record). In the
+// re-executed process, a kernel named explicitly that OpenBLAS did not load
+// (a name this version does not know, a kernel this build lacks or this CPU
+// cannot run) is an error: running another one silently would be a lie.
+func applyBLASKernel(choice string) error {
 	info := models.BLAS()
-	if info.Impl != "openblas" || os.Getenv(reexecGuard) != "" {
-		return
+	if info.Impl != "openblas" {
+		return nil
 	}
-	choice := jobChoice
-	if g.blasKernel != "" {
-		choice = g.blasKernel
-	}
-	_, want := kernelChoice(choice)
+	name, want := kernelChoice(choice)
 	if want == "" || strings.EqualFold(info.Kernel, want) {
-		return
+		return nil
+	}
+	if os.Getenv(reexecGuard) != "" {
+		if name == "auto" {
+			return nil // this OpenBLAS does not know the CPU's kernel: keep its pick
+		}
+		return fmt.Errorf("%w: blas_kernel %s: OpenBLAS %s loaded %s instead: it does not know %s or cannot run it on this CPU",
+			pipeline.ErrUsage, want, info.Version, info.Kernel, want)
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "monomer: cannot re-execute with OPENBLAS_CORETYPE=%s: %v\n", want, err)
-		return
+		return nil
 	}
 	env := []string{"OPENBLAS_CORETYPE=" + want, reexecGuard + "=" + want}
 	for _, kv := range os.Environ() {
@@ -107,6 +140,7 @@ func applyBLASKernel(g *globalOptions, jobChoice string) {
 	}
 	err = syscall.Exec(exe, os.Args, env)
 	fmt.Fprintf(os.Stderr, "monomer: cannot re-execute with OPENBLAS_CORETYPE=%s: %v\n", want, err)
+	return nil
 }
 
 // blasWarning is the one WARN line about a slow BLAS, or "" when the fast
@@ -171,12 +205,9 @@ func halvesAVX512(cpuinfo string) bool {
 }
 
 // logBLAS logs the BLAS that runs, and the warning if any, once per run.
-func logBLAS(log *slog.Logger, g *globalOptions, choice string) {
+func logBLAS(log *slog.Logger, choice string) {
 	info := models.BLAS()
 	name, _ := kernelChoice(choice)
-	if g.blasKernel != "" {
-		name, _ = kernelChoice(g.blasKernel)
-	}
 	log.Info("blas", "impl", info.Impl, "version", info.Version, "kernel", info.Kernel, "blas_kernel", name)
 	if w := blasWarning(info); w != "" {
 		log.Warn(w)
@@ -187,23 +218,25 @@ func newBLASCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "blas [JOB.yaml] [--blas-kernel auto|env|NAME]",
 		Short: "Print the BLAS and CPU kernel a run would use",
-		Long: `blas applies the kernel choice exactly as run does (--blas-kernel over the
-job's blas_kernel over "auto") and prints the BLAS implementation, its
+		Long: `blas applies the kernel choice exactly as run does (--blas-kernel over
+MONOMER_BLAS_KERNEL over the job's blas_kernel over "auto") and prints the BLAS implementation, its
 version, the kernel that runs and the widest kernel the CPU supports, with
 the warning run would log, if any.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			choice := ""
+			var j *job.Job
 			if len(args) == 1 {
-				j, err := job.Load(args[0])
-				if err != nil {
+				var err error
+				if j, err = job.LoadWith(args[0], job.EnvOverrides(os.Environ())); err != nil {
 					return err
 				}
-				choice = j.BLASKernel
 			}
-			applyBLASKernel(g, choice)
-			if g.blasKernel != "" {
-				choice = g.blasKernel
+			choice, err := blasChoice(g, j)
+			if err != nil {
+				return err
+			}
+			if err := applyBLASKernel(choice); err != nil {
+				return err
 			}
 			name, _ := kernelChoice(choice)
 			info := models.BLAS()

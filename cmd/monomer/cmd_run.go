@@ -35,6 +35,8 @@ type dirFlags struct {
 	runDir, runID string
 	sets          []string
 	global        *globalOptions
+	// kernel is the BLAS kernel choice load resolved (blasChoice).
+	kernel string
 }
 
 func (d *dirFlags) register(cmd *cobra.Command, g *globalOptions) {
@@ -59,7 +61,12 @@ func (d *dirFlags) load(path string) (*job.Job, pipeline.Options, error) {
 	}
 	// Before any key is computed: the kernel is part of train's and
 	// evaluate's keys. Returns only when no re-execution is needed.
-	applyBLASKernel(d.global, j.BLASKernel)
+	if d.kernel, err = blasChoice(d.global, j); err != nil {
+		return nil, pipeline.Options{}, err
+	}
+	if err := applyBLASKernel(d.kernel); err != nil {
+		return nil, pipeline.Options{}, err
+	}
 	base := d.runDir
 	if base == "" {
 		base = os.Getenv("MONOMER_RUN_DIR")
@@ -154,7 +161,7 @@ lines on stderr unless stderr is a terminal.
 			}
 			term := pipeline.IsTerminal(os.Stderr)
 			opts.Logger = pipeline.NewLogger(os.Stderr, term)
-			logBLAS(opts.Logger, g, job.BLASKernel)
+			logBLAS(opts.Logger, flags.kernel)
 			if term {
 				opts.Tracker = pipeline.BarTracker(os.Stderr)
 			}
