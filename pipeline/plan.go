@@ -21,6 +21,10 @@ type Step struct {
 	Reasons []string `json:"reasons,omitempty"`
 	// Note qualifies an up-to-date stage whose upstream is not.
 	Note string `json:"note,omitempty"`
+	// Restored: the stage's outputs were restored from the store, not
+	// computed (its manifest says so), or, for a stage not up to date, the
+	// store holds its outputs and a run would restore them.
+	Restored bool `json:"restored,omitempty"`
 	// Selected: the options include this stage.
 	Selected bool `json:"selected"`
 	// Run: a run with the same options would execute the stage now; Why
@@ -65,6 +69,11 @@ func Plan(job *job.Job, expStages, jobStages []Stage, opts Options) ([]Step, err
 			st.Reasons = []string{err.Error()}
 		default:
 			st.State, st.Reasons = ev.state, ev.reasons
+			if st.State == UpToDate {
+				st.Restored = ev.manifest.Stats["restored_from_store"] == true
+			} else {
+				st.Restored = opts.store().has(ev.inputs.key())
+			}
 		}
 		var runs, notCurrent []string
 		for _, d := range n.Deps {
@@ -90,7 +99,7 @@ func Plan(job *job.Job, expStages, jobStages []Stage, opts Options) ([]Step, err
 			st.Run, st.Why = true, "forced"
 		case st.State != UpToDate:
 			st.Run, st.Why = true, describe(st.State, st.Reasons)
-			if ev != nil && opts.store().has(ev.inputs.key()) {
+			if st.Restored {
 				st.Why += " (restored from the store)"
 			}
 		case len(runs) > 0:

@@ -80,3 +80,37 @@ func TestStatusCheck(t *testing.T) {
 		t.Errorf("status during a run: exit %d\n%s\nwant a line starting %q", r.code, r.stdout, want)
 	}
 }
+
+// TestStatusRestored: status says which stages a run restored from the
+// store (from their manifests) and which a run would restore, as the
+// README's "The store" says.
+func TestStatusRestored(t *testing.T) {
+	dir := jobDir(t)
+	for _, id := range []string{"1", "2"} {
+		if r := monomer(t, dir, "fake", nil, "run", "job.yaml", "--run-dir", "out", "--run-id", id); r.code != 0 {
+			t.Fatal(r.stderr)
+		}
+	}
+	status := func(id string) string {
+		r := monomer(t, dir, "fake", nil, "status", "job.yaml", "--run-dir", "out", "--run-id", id)
+		if r.code != 0 {
+			t.Fatalf("status: %d %s", r.code, r.stderr)
+		}
+		return r.stdout
+	}
+	if got := status("1"); strings.Contains(got, "store") {
+		t.Errorf("the computing run:\n%s", got)
+	}
+	want := `a/ingest  up to date (restored from the store)
+a/train   up to date (restored from the store)
+b/ingest  up to date (restored from the store)
+b/train   up to date (restored from the store)
+report    up to date (restored from the store)
+`
+	if got := status("2"); got != want {
+		t.Errorf("the restored run:\n%s\nwant\n%s", got, want)
+	}
+	if got := status("3"); !strings.HasPrefix(got, "a/ingest  missing (a run restores it from the store)\n") {
+		t.Errorf("a fresh run id:\n%s", got)
+	}
+}

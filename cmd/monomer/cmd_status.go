@@ -28,7 +28,10 @@ func newStatusCommand(g *globalOptions) *cobra.Command {
 		Long: `status compares every stage's manifest with the job file (and the same
 --set and MONOMER_ overrides a run would get), the raw inputs' content and the
 upstream outputs now, and prints each stage as "up to date", "stale: <what
-changed>" or "missing". It reads only: no lock, no writes. When a run holds
+changed>" or "missing", noting "(restored from the store)" for a stage
+whose outputs a run restored from the store rather than computed, and "(a
+run restores it from the store)" for a stale or missing one whose outputs the
+store holds. It reads only: no lock, no writes. When a run holds
 the run directory now, a last line says which (pid, start time, host), since
 the stages may change under you.
 
@@ -69,8 +72,18 @@ scheduler's sensor can ask "is there work to do?".
 					if len(s.Reasons) > 0 {
 						line += ": " + strings.Join(s.Reasons, "; ")
 					}
+					var notes []string
+					switch {
+					case s.Restored && s.State == pipeline.UpToDate:
+						notes = append(notes, "restored from the store")
+					case s.Restored:
+						notes = append(notes, "a run restores it from the store")
+					}
 					if s.Note != "" {
-						line += " (" + s.Note + ")"
+						notes = append(notes, s.Note)
+					}
+					if len(notes) > 0 {
+						line += " (" + strings.Join(notes, "; ") + ")"
 					}
 					fmt.Fprintf(w, "%-*s  %s\n", width, s.ID, line)
 				}
