@@ -113,4 +113,17 @@ report    up to date (restored from the store)
 	if got := status("3"); !strings.HasPrefix(got, "a/ingest  missing (a run restores it from the store)\n") {
 		t.Errorf("a fresh run id:\n%s", got)
 	}
+	// What jobs/cron.example says of a per-day --run-id: a new one restores
+	// every stage, --force recomputes them.
+	for _, tc := range []struct {
+		args          []string
+		run, restored float64
+	}{{nil, 0, 5}, {[]string{"--force"}, 5, 0}} {
+		id := fmt.Sprintf("day%d", int(tc.run))
+		r := monomer(t, dir, "fake", nil, append([]string{"run", "job.yaml", "--run-dir", "out", "--run-id", id}, tc.args...)...)
+		l := logLines(t, r.stderr)
+		if last := l[len(l)-1]; r.code != 0 || last["run"] != tc.run || last["restored"] != tc.restored {
+			t.Errorf("run %v: exit %d, summary %v, want %v run and %v restored", tc.args, r.code, last, tc.run, tc.restored)
+		}
+	}
 }
