@@ -67,9 +67,11 @@ type Experiment struct {
 	Name string `yaml:"name"`
 	// Category is the category-path prefix, levels separated by " > ".
 	Category string `yaml:"category"`
-	// Depth is how many levels below the prefix the subcategory node sits.
-	// If Depth is 0, it is defaulted to 1.
-	Depth int `yaml:"depth"`
+	// Depth is how many levels below the prefix the subcategory node sits,
+	// at least 1 (0 would make every item's subcategory the prefix itself,
+	// leaving CT and the per-subcategory measures nothing to tell apart). If
+	// unset, it is defaulted to 1.
+	Depth Opt[int] `yaml:"depth"`
 	// Graph is also_bought, also_viewed or bought_together.
 	Graph string `yaml:"graph"`
 	// Features is image or bow.
@@ -265,8 +267,8 @@ func (j *Job) Resolve(i int) Resolved {
 	if r.Seed == 0 {
 		r.Seed = 1
 	}
-	if r.Depth == 0 {
-		r.Depth = 1
+	if !r.Depth.IsSet() {
+		r.Depth = Set(1)
 	}
 	if len(r.Models) == 0 {
 		r.Models = []string{"wnn", "ct", "lmt", "monomer"}
@@ -376,8 +378,8 @@ func (j *Job) Validate() error {
 				return fmt.Errorf("%s.category: %q has an empty level (levels are separated by \" > \")", at, e.Category)
 			}
 		}
-		if e.Depth < 0 {
-			return fmt.Errorf("%s.depth: %d must be positive", at, e.Depth)
+		if e.Depth.IsSet() && e.Depth.Get() < 1 {
+			return fmt.Errorf("%s.depth: %d must be at least 1 (the subcategory is the node that many levels below the category; omit depth for 1)", at, e.Depth.Get())
 		}
 		if !slices.Contains(Graphs, e.Graph) {
 			return fmt.Errorf("%s.graph: %q is not one of %s", at, e.Graph, strings.Join(Graphs, ", "))

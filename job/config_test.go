@@ -53,7 +53,8 @@ func TestBadJobFiles(t *testing.T) {
 		{name: "duplicate experiment", yaml: head + exp + "  - name: e" + exp, want: `j.yaml: experiments[1].name: "e" is used twice`},
 		{name: "no category", yaml: head + "\n    graph: also_bought\n    features: image\n", want: "j.yaml: experiments[0].category: required"},
 		{name: "empty level", yaml: head + "\n    category: A >  > B\n    graph: also_bought\n    features: image\n", want: `j.yaml: experiments[0].category: "A >  > B" has an empty level (levels are separated by " > ")`},
-		{name: "negative depth", yaml: head + exp + "    depth: -1\n", want: "j.yaml: experiments[0].depth: -1 must be positive"},
+		{name: "negative depth", yaml: head + exp + "    depth: -1\n", want: "j.yaml: experiments[0].depth: -1 must be at least 1 (the subcategory is the node that many levels below the category; omit depth for 1)"},
+		{name: "zero depth", yaml: head + exp + "    depth: 0\n", want: "j.yaml: experiments[0].depth: 0 must be at least 1 (the subcategory is the node that many levels below the category; omit depth for 1)"},
 		{name: "graph", yaml: head + "\n    category: A\n    graph: bought\n    features: image\n", want: `j.yaml: experiments[0].graph: "bought" is not one of also_bought, also_viewed, bought_together`},
 		{name: "features", yaml: head + "\n    category: A\n    graph: also_bought\n    features: text\n", want: `j.yaml: experiments[0].features: "text" is not one of image, bow`},
 		{name: "model", yaml: head + exp + "    models: [wnn, mnn]\n", want: `j.yaml: experiments[0].models[1]: "mnn" is not one of wnn, ct, lmt, monomer, lda`},
@@ -93,13 +94,13 @@ func TestResolve(t *testing.T) {
 	j, err := Parse("/jobs/demo.yaml", []byte(goodJob))
 	must(t, err)
 	r := j.Resolve(1)
-	if r.Depth != 2 || r.Seed != 3 || r.Settings.K != 10 || r.Settings.MonomerK != 20 || len(r.Settings.Lambdas) != 2 {
+	if r.Depth.Get() != 2 || r.Seed != 3 || r.Settings.K != 10 || r.Settings.MonomerK != 20 || len(r.Settings.Lambdas) != 2 {
 		t.Errorf("resolved %+v", r)
 	}
 	if r.Data.Meta != "/jobs/data/meta_Demo.json.gz" {
 		t.Errorf("meta %s", r.Data.Meta)
 	}
-	if m := j.Resolve(0); m.Settings.K != 50 || m.Depth != 1 || strings.Join(m.Models, ",") != "wnn,ct,lmt,monomer" {
+	if m := j.Resolve(0); m.Settings.K != 50 || m.Depth.Get() != 1 || strings.Join(m.Models, ",") != "wnn,ct,lmt,monomer" {
 		t.Errorf("resolved %+v", m)
 	}
 }
@@ -116,7 +117,7 @@ func TestOverrides(t *testing.T) {
 		{name: "job setting", sets: []string{"settings.k=70"}, check: func(j *Job) bool { return j.Resolve(0).Settings.K == 70 }},
 		{name: "list value", sets: []string{"settings.lambdas=[1e-4, 1e-3]"}, check: func(j *Job) bool { return j.Resolve(0).Settings.Lambdas[1] == 1e-3 }},
 		{name: "new section", sets: []string{"experiments.men.v2.settings.n=2"}, check: func(j *Job) bool { return j.Resolve(0).Settings.N == 2 && j.Resolve(1).Settings.N == 4 }},
-		{name: "experiment field", sets: []string{"experiments.elect.depth=3"}, check: func(j *Job) bool { return j.Resolve(1).Depth == 3 }},
+		{name: "experiment field", sets: []string{"experiments.elect.depth=3"}, check: func(j *Job) bool { return j.Resolve(1).Depth.Get() == 3 }},
 		{name: "data", sets: []string{"data_dir=/data", "data.meta=m.gz"}, check: func(j *Job) bool { return j.Resolve(0).Data.Meta == "/data/m.gz" }},
 		{name: "string with spaces", sets: []string{"experiments.elect.category=Home & Kitchen > Bath"}, check: func(j *Job) bool { return j.Experiments[1].Category == "Home & Kitchen > Bath" }},
 		{name: "flag beats env", env: []string{"MONOMER_SETTINGS__K=1", "MONOMER_SEED=5"}, sets: []string{"settings.k=2"},
@@ -132,6 +133,7 @@ func TestOverrides(t *testing.T) {
 		{name: "non-integral override", sets: []string{"settings.k=10.5"}, err: "demo.yaml: --set settings.k=10.5: settings.k: 10.5 is not an integer"},
 		{name: "empty list override", env: []string{"MONOMER_EXPERIMENTS__elect__SETTINGS__LAMBDAS=[]"}, err: "demo.yaml: MONOMER_EXPERIMENTS__elect__SETTINGS__LAMBDAS: experiments[1].settings.lambdas: an empty list is not allowed; omit the key to inherit the default"},
 		{name: "value not a section", sets: []string{"seed.x=1"}, err: "demo.yaml: --set seed.x=1: seed is a value, not a section"},
+		{name: "zero depth override", sets: []string{"experiments.elect.depth=0"}, err: "demo.yaml: experiments[1].depth: 0 must be at least 1 (the subcategory is the node that many levels below the category; omit depth for 1)"},
 		{name: "no field", sets: []string{"experiments.elect=1"}, err: "demo.yaml: --set experiments.elect=1: experiments.elect: name a field, e.g. experiments.elect.settings.k"},
 	}
 	for _, tt := range tests {

@@ -110,8 +110,8 @@ func (r *Resolved) FeatureDim() int {
 // checked before training (see Preflighter).
 func (r *Resolved) checkBounds(at string) error {
 	s := r.Settings
-	if r.Depth > maxDepth {
-		return fmt.Errorf("%s.depth: %d is above the maximum %d", at, r.Depth, maxDepth)
+	if r.Depth.Get() > maxDepth {
+		return fmt.Errorf("%s.depth: %d is above the maximum %d", at, r.Depth.Get(), maxDepth)
 	}
 	at += ".settings"
 	dim, what := r.FeatureDim(), "the image features' dimension"

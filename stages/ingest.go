@@ -47,7 +47,7 @@ func (Ingest) Key(e *job.Resolved) (any, []string) {
 	if e.Features == "image" {
 		files = append(files, e.Data.ImageFeatures)
 	}
-	return ingestParams{e.Category, e.Depth, e.Graph, e.Features, e.Settings.RejectRatio.Get()}, files
+	return ingestParams{e.Category, e.Depth.Get(), e.Graph, e.Features, e.Settings.RejectRatio.Get()}, files
 }
 
 // scopedItem is an item of the experiment while ingest collects them.
@@ -152,7 +152,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	tr := env.Track("read "+filepath.Base(e.Data.Meta), 0)
 	ms, err := amazon.ReadMeta(ctx, e.Data.Meta, func(p *amazon.Product) error {
 		tr.Add(1)
-		sub, path, matched, ok := amazon.Subcategory(p.Categories, prefix, e.Depth)
+		sub, path, matched, ok := amazon.Subcategory(p.Categories, prefix, e.Depth.Get())
 		switch {
 		case !matched:
 			outOfScope++
@@ -290,7 +290,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		// Nothing downstream can work on an empty scope: fail here, as bad
 		// input (a typo, the wrong file), not after three empty stages.
 		msg := fmt.Sprintf("experiment %s has no items in scope: category %q in %s: of %d products, %d outside the prefix, %d without a subcategory at depth %d",
-			e.Name, e.Category, filepath.Base(e.Data.Meta), ms.Records, outOfScope, noSub, e.Depth)
+			e.Name, e.Category, filepath.Base(e.Data.Meta), ms.Records, outOfScope, noSub, e.Depth.Get())
 		if noSub > 0 {
 			msg += fmt.Sprintf(" (the deepest path goes %d levels below the prefix)", deepest)
 		}
