@@ -127,3 +127,25 @@ report    up to date (restored from the store)
 		}
 	}
 }
+
+// TestDryRunExitsLikeRun: run --dry-run exits with the code run exits with
+// for the same invalid job (a scheduler's retry rule reads the code).
+func TestDryRunExitsLikeRun(t *testing.T) {
+	fakeDir := jobDir(t)
+	realDir, realArgs := demo(t)
+	tests := []struct {
+		name, dir, mode string
+		args            []string
+	}{
+		{"missing input", fakeDir, "fake", []string{"job.yaml", "--set", "data.meta=gone.txt", "--run-id", "x"}},
+		{"missing upstream", fakeDir, "fake", []string{"job.yaml", "--only", "train", "--run-id", "fresh"}},
+		{"too large to train", realDir, "real", append(realArgs, "--set", "settings.monomer_k=4096", "--set", "settings.n=1000")},
+	}
+	for _, tc := range tests {
+		dry := monomer(t, tc.dir, tc.mode, nil, append([]string{"run", "--dry-run"}, tc.args...)...)
+		run := monomer(t, tc.dir, tc.mode, nil, append([]string{"run"}, tc.args...)...)
+		if run.code == 0 || dry.code != run.code || !strings.Contains(dry.stderr, "monomer: dry run: ") {
+			t.Errorf("%s: dry run exit %d, run exit %d\ndry run: %s\nrun: %s", tc.name, dry.code, run.code, dry.stderr, run.stderr)
+		}
+	}
+}

@@ -109,7 +109,8 @@ experiments and leaves the job-level report out; --only STAGE runs one stage
 (its upstream outputs must exist); --from STAGE runs it and everything
 downstream; --force reruns the selected stages even when up to date;
 --dry-run prints each selected stage as "run: reason" or "skip: up to date"
-and touches nothing.
+and touches nothing; when a stage would fail, it exits with the code the run
+would exit with.
 
 Overrides: --set key=value, where key is a dotted path of the job file and
 value is YAML: seed=2, data_dir=/data/amazon, settings.k=50,
@@ -142,9 +143,11 @@ lines on stderr unless stderr is a terminal.
 				if err != nil {
 					return err
 				}
-				if n := printPlan(cmd.OutOrStdout(), steps); n > 0 {
-					// A pre-flight check must fail when the run would.
-					return fmt.Errorf("dry run: %d stage(s) would fail", n)
+				if n, first := printPlan(cmd.OutOrStdout(), steps); n > 0 {
+					// A pre-flight check must fail when the run would, and
+					// with the run's exit code: the cause is the run's first
+					// failure, which the error wraps.
+					return fmt.Errorf("dry run: %d stage(s) would fail; the first: %w", n, first)
 				}
 				return nil
 			}
@@ -188,8 +191,9 @@ lines on stderr unless stderr is a terminal.
 	return cmd
 }
 
-// printPlan prints the selected steps and returns how many would fail.
-func printPlan(w io.Writer, steps []pipeline.Step) (fails int) {
+// printPlan prints the selected steps and returns how many would fail and
+// why the first of them would.
+func printPlan(w io.Writer, steps []pipeline.Step) (fails int, first error) {
 	width := 0
 	for _, s := range steps {
 		width = max(width, len(s.ID))
@@ -204,9 +208,11 @@ func printPlan(w io.Writer, steps []pipeline.Step) (fails int) {
 			verb = "run"
 		case s.Fail != nil:
 			verb, why = "fail", s.Fail.Error()
-			fails++
+			if fails++; first == nil {
+				first = s.Fail
+			}
 		}
 		fmt.Fprintf(w, "%-*s  %s: %s\n", width, s.ID, verb, why)
 	}
-	return fails
+	return fails, first
 }

@@ -219,7 +219,7 @@ func TestExitCodes(t *testing.T) {
 		{name: "recommend with ct", args: []string{"recommend", "runs/cmdtest", "--experiment", "a", "--asin", "X", "--model", "ct"}, code: 2,
 			stderr: "ranks subcategories, not items"},
 		{name: "dry run that would fail", args: []string{"run", "job.yaml", "--dry-run", "--only", "train", "--run-id", "fresh"}, code: 1,
-			stderr: "monomer: dry run: 2 stage(s) would fail\n"},
+			stderr: "monomer: dry run: 2 stage(s) would fail; the first: pipeline: a/train needs the outputs of a/ingest, which has not run (run it, or use --from ingest)\n"},
 	}
 	for _, tt := range tests {
 		r := monomer(t, dir, "fake", tt.env, tt.args...)
