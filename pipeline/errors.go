@@ -2,6 +2,9 @@ package pipeline
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
+	"syscall"
 
 	"monomer/job"
 )
@@ -17,8 +20,26 @@ var (
 	// ErrUsage: a wrong command line (exit 2), like job.ErrConfig. It is
 	// job.ErrUsage, which --set parsing returns, so one errors.Is serves both.
 	ErrUsage = job.ErrUsage
+	// ErrMissingInput: a raw input file the job names does not exist
+	// (exit 5). Unlike bad input it may be there on a retry: data arriving
+	// late is the commonest reason a scheduled run starts too early.
+	ErrMissingInput = errors.New("does not exist")
 	// ErrUnreadable: diff could not read a table or manifest of a run
 	// directory (exit 2), as opposed to reading both and finding them
 	// different (exit 1).
 	ErrUnreadable = errors.New("cannot read")
 )
+
+// runDirError explains why the run directory dir cannot be created. Where a
+// retry cannot help (a path through a regular file, no permission, a
+// read-only or virtual file system such as /proc) it is an ErrUsage, so a
+// scheduler does not retry it forever; other causes (a full disk) stay
+// plain failures, which a retry may get past.
+func runDirError(dir string, err error) error {
+	for _, permanent := range []error{fs.ErrNotExist, fs.ErrExist, fs.ErrPermission, syscall.ENOTDIR, syscall.EROFS, syscall.ENAMETOOLONG} {
+		if errors.Is(err, permanent) {
+			return fmt.Errorf("%w: run directory %s cannot be created: %v", ErrUsage, dir, err)
+		}
+	}
+	return fmt.Errorf("pipeline: run directory: %w", err)
+}

@@ -123,7 +123,7 @@ func Run(ctx context.Context, job *job.Job, expStages, jobStages []Stage, opts O
 	}
 	log := opts.logger()
 	if err := os.MkdirAll(opts.RunDir, 0o755); err != nil {
-		return nil, fmt.Errorf("pipeline: run directory: %w", err)
+		return nil, runDirError(opts.RunDir, err)
 	}
 	locks, err := lockFor(g, sel, &opts, log)
 	if err != nil {
@@ -385,7 +385,7 @@ func (r *runner) inputs(n *Node) (KeyInputs, error) {
 		sum, size, err := r.cache.file(f)
 		if err != nil {
 			if notExist(err) {
-				return in, fmt.Errorf("%w: %s: input file %s does not exist (check data_dir and data in the job file)", job.ErrConfig, n.ID, f)
+				return in, fmt.Errorf("pipeline: %s: input file %s %w (check data_dir and data in the job file; a retry finds data that arrives late)", n.ID, f, ErrMissingInput)
 			}
 			return in, fmt.Errorf("pipeline: %s: input file: %w", n.ID, err)
 		}

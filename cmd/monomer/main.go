@@ -18,27 +18,34 @@ import (
 	"monomer/pipeline"
 )
 
-// Exit codes; the one place errors become codes. Listed in --help and README.
+// Exit codes; the one place errors become codes. Listed in --help and the
+// README's table (TestREADMEExitCodes checks both against these). A code
+// answers a scheduler's question "will a retry help?": 2 and 3 never (the
+// same command line, job and data fail the same way), 1, 4, 5 and 130 may.
 const (
-	exitOK          = 0
-	exitFailure     = 1
-	exitUsage       = 2
-	exitBadInput    = 3
-	exitLocked      = 4
-	exitInterrupted = 130
+	exitOK           = 0
+	exitFailure      = 1
+	exitUsage        = 2
+	exitBadInput     = 3
+	exitLocked       = 4
+	exitInputMissing = 5
+	exitInterrupted  = 130
 )
 
 const exitCodesHelp = `Exit codes:
   0    success, or everything up to date
   1    failure (diff: the run directories differ; status --check: a stage
        is stale or missing)
-  2    usage error or invalid job file (diff: a table or manifest could not
-       be read, or a directory is not a run directory)
+  2    usage error or invalid job file, or a --run-dir that cannot be created
+       (diff: a table or manifest could not be read, or a directory is not a
+       run directory)
   3    bad input: rejects over the threshold, a corrupt or truncated file
        (gzip, .b record), a NaN or infinite feature, an empty input file or
        an experiment with nothing in scope
   4    run directory locked by another run
-  130  interrupted (SIGINT or SIGTERM)`
+  5    an input data file does not exist (yet): a retry may find it
+  130  interrupted (SIGINT or SIGTERM)
+A retry may succeed after 1, 4, 5 or 130, never after 2 or 3.`
 
 // globalOptions are the root command's persistent flags.
 type globalOptions struct {
@@ -118,6 +125,8 @@ func exitCode(err error) int {
 		return exitBadInput
 	case errors.Is(err, pipeline.ErrLocked):
 		return exitLocked
+	case errors.Is(err, pipeline.ErrMissingInput):
+		return exitInputMissing
 	}
 	return exitFailure
 }

@@ -202,8 +202,12 @@ func TestExitCodes(t *testing.T) {
 		{name: "unknown stage", args: []string{"run", "job.yaml", "--only", "trian"}, code: 2,
 			stderr: `monomer: usage: no stage "trian" (stages: ingest, train, report)` + "\n"},
 		{name: "bad run id", args: []string{"run", "job.yaml", "--run-id", "../x"}, code: 2},
-		{name: "missing input", args: []string{"run", "job.yaml", "--set", "data.meta=gone.txt", "--run-id", "x"}, code: 2,
+		{name: "missing input", args: []string{"run", "job.yaml", "--set", "data.meta=gone.txt", "--run-id", "x"}, code: 5,
 			stderr: "input file " + filepath.Join(dir, "gone.txt") + " does not exist"},
+		{name: "run directory through a regular file", args: []string{"run", "job.yaml", "--run-dir", "meta.txt/runs"}, code: 2,
+			stderr: "monomer: usage: run directory meta.txt/runs cannot be created: mkdir meta.txt: not a directory\n"},
+		{name: "run directory under /proc", args: []string{"run", "job.yaml", "--run-dir", "/proc/monomer/runs"}, code: 2,
+			stderr: "monomer: usage: run directory /proc/monomer/runs cannot be created: "},
 		{name: "bad input", env: []string{"GO_MONOMER_FAIL=ingest", "MONOMER_STORE=off"}, // else restored from the store
 			args: []string{"run", "job.yaml", "--run-id", "y"}, code: 3,
 			stderr: "monomer: pipeline: a/ingest: fake: 5 of 10 lines rejected: bad input (2 stages failed)\n"},

@@ -87,7 +87,10 @@ def run_command(plan, task, binary=MONOMER, runs=RUNS):
     return " ".join(shlex.quote(a) for a in argv) + " --run-id {{ ds }}"
 
 
-# monomer's permanent failures: usage or invalid job file, bad input.
+# monomer's permanent failures, where a retry cannot help (README, "Exit
+# codes"): 2 usage, invalid job file or an uncreatable run directory; 3 bad
+# input. 1, 4 (locked), 5 (an input file not there yet: data arriving late)
+# and 130 are retried.
 PERMANENT_EXIT_CODES = (2, 3)
 
 
