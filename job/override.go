@@ -305,6 +305,13 @@ func fieldByYAML(t reflect.Type, key string) (reflect.StructField, bool) {
 // decodeJob decodes job-file bytes strictly (unknown keys are errors)
 // without validating.
 func decodeJob(base string, b []byte) (*Job, error) {
+	// The checks first: they name the field of a type error.
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err == nil {
+		if err := checkNodes(&doc, reflect.TypeFor[Job](), ""); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrConfig, base, err)
+		}
+	}
 	var j Job
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
@@ -313,12 +320,6 @@ func decodeJob(base string, b []byte) (*Job, error) {
 			return &j, nil
 		}
 		return nil, fmt.Errorf("%w: %s: %s", ErrConfig, base, yamlPlaces.Replace(err.Error()))
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err == nil {
-		if err := checkNodes(&doc, reflect.TypeFor[Job](), ""); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrConfig, base, err)
-		}
 	}
 	return &j, nil
 }

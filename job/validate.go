@@ -5,18 +5,21 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
 
 	"go.yaml.in/yaml/v3"
 
 	"monomer/imagefeat"
 )
 
-// checkNodes walks a decoded job document beside the Job type and rejects
-// what the decoder would silently accept: a non-integral number for an
-// integer field (the decoder truncates 10.5 to 10) and an explicit empty
+// checkNodes walks a job document beside the Job type, before it is
+// decoded. It names the field and the type wanted where the decoder would
+// name only Go types ("cannot unmarshal !!str `forty` into int"), and
+// rejects what the decoder would silently accept: a non-integral number for
+// an integer field (the decoder truncates 10.5 to 10) and an explicit empty
 // list (`lambdas: []` would otherwise mean "inherit", the opposite of what
-// it says). Omitting a key still inherits. at is the field's path in the
-// file ("settings.k", "experiments[1].models").
+// it says). Omitting a key (or giving it null) still inherits. at is the
+// field's path in the file ("settings.k", "experiments[1].models").
 func checkNodes(n *yaml.Node, t reflect.Type, at string) error {
 	if n == nil {
 		return nil
@@ -32,11 +35,25 @@ func checkNodes(n *yaml.Node, t reflect.Type, at string) error {
 	if n.Kind == yaml.AliasNode {
 		return checkNodes(n.Alias, t, at)
 	}
-	switch t = plainType(t); t.Kind() {
-	case reflect.Struct:
-		if n.Kind != yaml.MappingNode {
-			return nil // the decoder reports the type mismatch
+	if n.Kind == 0 || n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		return nil // an empty document or value: everything inherits
+	}
+	t = plainType(t)
+	if want := wantedType(n, t); want != "" {
+		got := strconv.Quote(n.Value)
+		switch n.Kind {
+		case yaml.MappingNode:
+			got = "a mapping"
+		case yaml.SequenceNode:
+			got = "a list"
 		}
+		if at == "" {
+			at = "the job file"
+		}
+		return fmt.Errorf("line %d: %s: want %s, got %s", n.Line, at, want, got)
+	}
+	switch t.Kind() {
+	case reflect.Struct:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key := n.Content[i].Value
 			f, ok := fieldByYAML(t, key)
@@ -48,9 +65,6 @@ func checkNodes(n *yaml.Node, t reflect.Type, at string) error {
 			}
 		}
 	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			return nil
-		}
 		if len(n.Content) == 0 {
 			return fmt.Errorf("line %d: %s: an empty list is not allowed; omit the key to inherit the default", n.Line, at)
 		}
@@ -61,7 +75,7 @@ func checkNodes(n *yaml.Node, t reflect.Type, at string) error {
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!float" {
+		if n.ShortTag() != "!!float" {
 			return nil
 		}
 		var f float64
@@ -74,6 +88,45 @@ func checkNodes(n *yaml.Node, t reflect.Type, at string) error {
 		}
 	}
 	return nil
+}
+
+// wantedType is what a value of type t is written as ("an integer"), when
+// node n (not null) is not that; "" when it is, or when the decoder alone
+// can tell (a string takes any scalar; overflow is the decoder's).
+func wantedType(n *yaml.Node, t reflect.Type) string {
+	tag := n.ShortTag()
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return "a mapping of keys"
+		}
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			return "a list"
+		}
+	case reflect.String:
+		if n.Kind != yaml.ScalarNode {
+			return "a string"
+		}
+	case reflect.Bool:
+		if tag != "!!bool" {
+			return "true or false"
+		}
+	case reflect.Float32, reflect.Float64:
+		if tag != "!!int" && tag != "!!float" {
+			return "a number"
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if tag != "!!int" && tag != "!!float" {
+			return "an integer"
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		var f float64
+		if tag != "!!int" && tag != "!!float" || n.Decode(&f) == nil && f < 0 {
+			return "an unsigned integer"
+		}
+	}
+	return ""
 }
 
 // Caps of the settings with no bound in the data. Each is far above any

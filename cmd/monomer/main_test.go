@@ -174,6 +174,7 @@ func monomerEnv(t *testing.T, dir string, env []string, args ...string) result {
 func TestExitCodes(t *testing.T) {
 	dir := jobDir(t)
 	write(t, filepath.Join(dir, "bad.yaml"), strings.Replace(cmdJob, "also_viewed", "also_liked", 1))
+	write(t, filepath.Join(dir, "typed.yaml"), strings.Replace(cmdJob, "name: cmdtest", "name: cmdtest\nsettings:\n  k: forty", 1))
 	tests := []struct {
 		name   string
 		env    []string
@@ -189,8 +190,10 @@ func TestExitCodes(t *testing.T) {
 		{name: "missing job file", args: []string{"run", "nope.yaml"}, code: 2, stderr: "monomer: invalid job: open nope.yaml: no such file or directory\n"},
 		{name: "invalid job", args: []string{"run", "bad.yaml"}, code: 2,
 			stderr: `monomer: invalid job: bad.yaml: experiments[1].graph: "also_liked" is not one of also_bought, also_viewed, bought_together` + "\n"},
+		{name: "type error", args: []string{"run", "typed.yaml"}, code: 2,
+			stderr: `monomer: invalid job: typed.yaml: line 3: settings.k: want an integer, got "forty"` + "\n"},
 		{name: "bad override", args: []string{"run", "job.yaml", "--set", "settings.k=x"}, code: 2,
-			stderr: "monomer: invalid job: job.yaml: --set settings.k=x: cannot unmarshal !!str `x` into int\n"},
+			stderr: "monomer: invalid job: job.yaml: --set settings.k=x: settings.k: want an integer, got \"x\"\n"},
 		{name: "bad env override", env: []string{"MONOMER_SETTINGS__KK=1"}, args: []string{"run", "job.yaml"}, code: 2,
 			stderr: `monomer: invalid job: job.yaml: MONOMER_SETTINGS__KK: unknown key "kk" in settings`},
 		{name: "non-integral int", args: []string{"run", "job.yaml", "--set", "settings.k=10.5"}, code: 2,
