@@ -34,8 +34,9 @@ type Job struct {
 	// never changes another's outputs. If Seed is 0, it is defaulted to 1.
 	Seed uint64 `yaml:"seed"`
 	// DataDir is the directory the data paths are relative to. Relative
-	// DataDir is itself relative to the job file. If empty, paths are
-	// relative to the job file.
+	// DataDir is itself relative to the job file (given with --set or
+	// MONOMER_DATA_DIR, to the working directory: see ResolvePaths). If
+	// empty, paths are relative to the job file.
 	DataDir string `yaml:"data_dir"`
 	// Data names the raw files shared by all experiments; an experiment may
 	// override any of them.

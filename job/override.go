@@ -82,6 +82,31 @@ func EnvOverrides(environ []string) []Override {
 	return out
 }
 
+// pathKeys are the override keys whose values are paths on this machine,
+// not names inside the data set (data.meta is relative to data_dir
+// wherever it is given).
+var pathKeys = []string{"data_dir"}
+
+// ResolvePaths makes the relative paths among overrides absolute against
+// dir, the working directory: a path given on the command line or in the
+// environment means there what it means to every other program, while a
+// path written in the job file stays relative to the job file's folder.
+func ResolvePaths(overrides []Override, dir string) []Override {
+	out := slices.Clone(overrides)
+	for i, o := range out {
+		var p string
+		if !slices.Contains(pathKeys, o.Key) || yaml.Unmarshal([]byte(o.Value), &p) != nil || p == "" || filepath.IsAbs(p) {
+			continue
+		}
+		b, err := yaml.Marshal(filepath.Join(dir, p))
+		if err != nil {
+			continue // a string always marshals
+		}
+		out[i].Value = strings.TrimSuffix(string(b), "\n")
+	}
+	return out
+}
+
 // LoadWith reads a job file, applies the overrides in order and
 // validates the result. Nothing but the job file is read.
 func LoadWith(path string, overrides []Override) (*Job, error) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -146,6 +147,39 @@ func TestDryRunExitsLikeRun(t *testing.T) {
 		run := monomer(t, tc.dir, tc.mode, nil, append([]string{"run"}, tc.args...)...)
 		if run.code == 0 || dry.code != run.code || !strings.Contains(dry.stderr, "monomer: dry run: ") {
 			t.Errorf("%s: dry run exit %d, run exit %d\ndry run: %s\nrun: %s", tc.name, dry.code, run.code, dry.stderr, run.stderr)
+		}
+	}
+}
+
+// TestCommandLinePaths: a relative data_dir given with --set or
+// MONOMER_DATA_DIR, like --run-dir, is relative to the working directory;
+// one written in the job file, to the job file's folder.
+func TestCommandLinePaths(t *testing.T) {
+	dir := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(dir, "jobs"), 0o755))
+	must(os.MkdirAll(filepath.Join(dir, "data"), 0o755))
+	write(t, filepath.Join(dir, "jobs", "job.yaml"), cmdJob)
+	write(t, filepath.Join(dir, "jobs", "in-file.yaml"), strings.Replace(cmdJob, "name: cmdtest", "name: cmdtest\ndata_dir: ../data", 1))
+	write(t, filepath.Join(dir, "data", "meta.txt"), "raw\n")
+	tests := []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"--set", nil, []string{"jobs/job.yaml", "--set", "data_dir=data", "--run-dir", "out1"}},
+		{"environment", []string{"MONOMER_DATA_DIR=data"}, []string{"jobs/job.yaml", "--run-dir", "out2"}},
+		{"job file", nil, []string{"jobs/in-file.yaml", "--run-dir", "out3"}},
+	}
+	for i, tc := range tests {
+		r := monomer(t, dir, "fake", tc.env, append([]string{"run"}, tc.args...)...)
+		if r.code != 0 || !fileExists(filepath.Join(dir, fmt.Sprintf("out%d", i+1), "a", "ingest", "manifest.json")) {
+			t.Errorf("%s: exit %d\n%s", tc.name, r.code, r.stderr)
 		}
 	}
 }

@@ -227,7 +227,7 @@ the warning run would log, if any.`,
 			var j *job.Job
 			if len(args) == 1 {
 				var err error
-				if j, err = job.LoadWith(args[0], job.EnvOverrides(os.Environ())); err != nil {
+				if j, err = loadJob(args[0], nil); err != nil {
 					return err
 				}
 			}

@@ -3,12 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"monomer/job"
 	"monomer/pipeline"
 )
 
@@ -70,11 +68,7 @@ jobs/airflow/monomer_dag.py. It reads only the job file.
 ` + exitCodesHelp,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sets, err := job.ParseSets(flags.sets)
-			if err != nil {
-				return err
-			}
-			j, err := job.LoadWith(args[0], append(job.EnvOverrides(os.Environ()), sets...))
+			j, err := loadJob(args[0], flags.sets)
 			if err != nil {
 				return err
 			}

@@ -48,14 +48,26 @@ func (d *dirFlags) register(cmd *cobra.Command, g *globalOptions) {
 
 var runIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:+-]*$`)
 
-// load reads the job file with overrides (flags over MONOMER_* over the
-// file) and returns it with the run directory and the hash-cache path.
-func (d *dirFlags) load(path string) (*job.Job, pipeline.Options, error) {
-	sets, err := job.ParseSets(d.sets)
+// loadJob reads the job file with overrides (--set values sets over
+// MONOMER_* over the file), the one way every command reads a job. Paths
+// in the overrides are relative to the working directory, as any command
+// line's are; those in the file, to the file's folder.
+func loadJob(path string, sets []string) (*job.Job, error) {
+	over, err := job.ParseSets(sets)
 	if err != nil {
-		return nil, pipeline.Options{}, err
+		return nil, err
 	}
-	j, err := job.LoadWith(path, append(job.EnvOverrides(os.Environ()), sets...))
+	over = append(job.EnvOverrides(os.Environ()), over...)
+	if wd, err := os.Getwd(); err == nil {
+		over = job.ResolvePaths(over, wd)
+	}
+	return job.LoadWith(path, over)
+}
+
+// load reads the job file (loadJob) and returns it with the run directory
+// and the hash-cache path.
+func (d *dirFlags) load(path string) (*job.Job, pipeline.Options, error) {
+	j, err := loadJob(path, d.sets)
 	if err != nil {
 		return nil, pipeline.Options{}, err
 	}
