@@ -46,14 +46,16 @@ func openblasVersion(config string) string {
 // OpenBLASKernels are the CPU kernel names x86-64 OpenBLAS (built with
 // DYNAMIC_ARCH, as distributions build it) accepts in OPENBLAS_CORETYPE,
 // matched without regard to case: the core-name table of its
-// driver/others/dynamic.c as of 0.3.21 (checked against Debian 12's
-// library), then SapphireRapids, which later versions add. OpenBLAS itself
-// ignores a name it does not know, silently, and detects the CPU instead.
+// driver/others/dynamic.c as of 0.3.21 (each checked to load under Debian
+// 12's library), then SapphireRapids, which later versions add. The table's
+// 32-bit kernels (Katmai, Coppermine, Northwood, Banias, Athlon) are left
+// out: a 64-bit process gets Prescott for them. OpenBLAS itself ignores a
+// name it does not know, silently, and detects the CPU instead.
 var OpenBLASKernels = []string{
-	"Katmai", "Coppermine", "Northwood", "Prescott", "Banias", "Atom", "Core2", "Penryn",
-	"Dunnington", "Nehalem", "Athlon", "Opteron", "Opteron_SSE3", "Barcelona", "Nano",
-	"Sandybridge", "Bobcat", "Bulldozer", "Piledriver", "Haswell", "Steamroller",
-	"Excavator", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids",
+	"Prescott", "Atom", "Core2", "Penryn", "Dunnington", "Nehalem", "Opteron",
+	"Opteron_SSE3", "Barcelona", "Nano", "Sandybridge", "Bobcat", "Bulldozer",
+	"Piledriver", "Haswell", "Steamroller", "Excavator", "Zen", "SkylakeX",
+	"Cooperlake", "SapphireRapids",
 }
 
 // CheckKernel checks a blas_kernel choice: "" or "auto", "env", or one of
