@@ -116,10 +116,8 @@ func Run(ctx context.Context, job *job.Job, expStages, jobStages []Stage, opts O
 	if err != nil {
 		return nil, err
 	}
-	for _, n := range g.Nodes {
-		if err := preflight(n, sel[n]); err != nil {
-			return nil, err
-		}
+	if err := preflightAll(g, sel); err != nil {
+		return nil, err
 	}
 	log := opts.logger()
 	if err := os.MkdirAll(opts.RunDir, 0o755); err != nil {
@@ -448,6 +446,27 @@ func (r *runner) evaluate(n *Node) (*evaluation, error) {
 	}
 	ev.state = UpToDate
 	return ev, nil
+}
+
+// Preflight runs the pre-flight checks of the stages Run would select,
+// and returns the error Run would return for them before running anything
+// (nil when all pass): a dry run fails with Run's error, so with its exit
+// code.
+func Preflight(job *job.Job, expStages, jobStages []Stage, opts Options) error {
+	g, sel, err := selectNodes(job, expStages, jobStages, &opts)
+	if err != nil {
+		return err
+	}
+	return preflightAll(g, sel)
+}
+
+func preflightAll(g *Graph, sel map[*Node]bool) error {
+	for _, n := range g.Nodes {
+		if err := preflight(n, sel[n]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // preflight runs the stage's Preflight (PreflightPart, for a part) when

@@ -141,6 +141,9 @@ func TestDryRunExitsLikeRun(t *testing.T) {
 		{"missing input", fakeDir, "fake", []string{"job.yaml", "--set", "data.meta=gone.txt", "--run-id", "x"}},
 		{"missing upstream", fakeDir, "fake", []string{"job.yaml", "--only", "train", "--run-id", "fresh"}},
 		{"too large to train", realDir, "real", append(realArgs, "--set", "settings.monomer_k=4096", "--set", "settings.n=1000")},
+		// A run checks every stage's pre-flight before running any.
+		{"too large to train and an input missing", realDir, "real", append(realArgs, "--set", "settings.monomer_k=4096", "--set", "settings.n=1000",
+			"--set", "data.meta=gone.json.gz")},
 	}
 	for _, tc := range tests {
 		dry := monomer(t, tc.dir, tc.mode, nil, append([]string{"run", "--dry-run"}, tc.args...)...)

@@ -157,8 +157,12 @@ lines on stderr unless stderr is a terminal.
 				}
 				if n, first := printPlan(cmd.OutOrStdout(), steps); n > 0 {
 					// A pre-flight check must fail when the run would, and
-					// with the run's exit code: the cause is the run's first
-					// failure, which the error wraps.
+					// with the run's exit code: the error wraps the run's
+					// first failure (a run checks every stage's pre-flight
+					// before running any).
+					if err := pipeline.Preflight(job, exp, jobSt, opts); err != nil {
+						first = err
+					}
 					return fmt.Errorf("dry run: %d stage(s) would fail; the first: %w", n, first)
 				}
 				return nil
