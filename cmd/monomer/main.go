@@ -49,7 +49,8 @@ A retry may succeed after 1, 4, 5 or 130, never after 2 or 3.`
 
 // globalOptions are the root command's persistent flags.
 type globalOptions struct {
-	// blasKernel is --blas-kernel; it overrides the job's blas_kernel.
+	// blasKernel is --blas-kernel; it overrides MONOMER_BLAS_KERNEL and the
+	// job's blas_kernel (blasChoice).
 	blasKernel string
 }
 
@@ -68,7 +69,7 @@ models and Parquet outputs, reproducing He, Packer & McAuley (ICDM 2016).
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&g.blasKernel, "blas-kernel", "",
-		`OpenBLAS CPU kernel: auto (widest the CPU supports), env (keep OPENBLAS_CORETYPE) or a name such as Haswell; overrides the job's blas_kernel`)
+		`OpenBLAS CPU kernel: auto (widest the CPU supports), env (keep OPENBLAS_CORETYPE) or a name such as Haswell; overrides MONOMER_BLAS_KERNEL and the job's blas_kernel`)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return fmt.Errorf("%w: %v", pipeline.ErrUsage, err)
 	})
