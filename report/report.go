@@ -19,6 +19,9 @@ import (
 type Page struct {
 	Job         string
 	Experiments []*Experiment
+	// Markers is the legend of the marks on degenerate fits' cells
+	// (ModelResult.Marks); empty leaves it out.
+	Markers string
 }
 
 // Experiment is one experiment's results.
@@ -54,7 +57,9 @@ type Experiment struct {
 type ModelResult struct {
 	Model, Title                              string
 	TestError, PaperError, AUC, Lambda, Valid float64
-	Claims                                    *Claims
+	// Marks flag a degenerate chosen fit (" †"; see Page.Markers).
+	Marks  string
+	Claims *Claims
 }
 
 // Claims are the paper's qualitative claims as numbers (see
@@ -155,7 +160,7 @@ var pageTemplate string
 // ctx.Err() within one t-SNE iteration.
 func Write(ctx context.Context, dir string, page *Page, opt Options) (*Written, error) {
 	w := &Written{}
-	view := &pageView{Page: page, Tables: paperTables(page)}
+	view := &pageView{Page: page, Tables: PaperTables(page.Experiments), DataSetHead: DataSetHeader, DataSets: DataSetRows(page.Experiments)}
 	for ei, e := range page.Experiments {
 		ev := &expView{Experiment: e}
 		view.Exps = append(view.Exps, ev)
@@ -254,95 +259,10 @@ func pct(v float64) string {
 
 type pageView struct {
 	*Page
-	Tables []tableView
-	Exps   []*expView
-}
-
-// tableView is one of the paper's error tables: experiments × models.
-type tableView struct {
-	Title  string
-	Models []string
-	Rows   []rowView
-}
-
-type rowView struct {
-	Name, Dataset, Graph string
-	Cells                []string
-	Impr                 string
-}
-
-// paperTables lays the test errors out like the paper's Tables 2 (image)
-// and 4 (bag of words): "ours (paper)".
-func paperTables(page *Page) []tableView {
-	order := []string{"wnn", "ct", "lda", "lmt", "monomer"}
-	var out []tableView
-	for _, kind := range []struct{ features, title string }{
-		{"image", "Image features (the paper's Table 2)"},
-		{"bow", "Bag-of-words features (the paper's Table 4)"},
-	} {
-		tv := tableView{Title: kind.title}
-		var cols []string
-		for _, m := range order {
-			for _, e := range page.Experiments {
-				if e.Features != kind.features {
-					continue
-				}
-				for _, r := range e.Models {
-					if r.Model == m && !contains(cols, m) {
-						cols = append(cols, m)
-						tv.Models = append(tv.Models, r.Title)
-					}
-				}
-			}
-		}
-		for _, e := range page.Experiments {
-			if e.Features != kind.features {
-				continue
-			}
-			row := rowView{Name: e.Name, Dataset: e.Dataset, Graph: e.Graph}
-			var l, m, pl, pm = math.NaN(), math.NaN(), math.NaN(), math.NaN()
-			for _, c := range cols {
-				cell := "—"
-				for _, r := range e.Models {
-					if r.Model != c {
-						continue
-					}
-					cell = pct(r.TestError)
-					if !math.IsNaN(r.PaperError) {
-						cell += fmt.Sprintf(" (%.2f%%)", 100*r.PaperError)
-					}
-					if c == "lmt" {
-						l, pl = r.TestError, r.PaperError
-					}
-					if c == "monomer" {
-						m, pm = r.TestError, r.PaperError
-					}
-				}
-				row.Cells = append(row.Cells, cell)
-			}
-			row.Impr = "—"
-			if !math.IsNaN(l) && !math.IsNaN(m) && l > 0 {
-				row.Impr = fmt.Sprintf("%.0f%%", 100*(l-m)/l)
-			}
-			if !math.IsNaN(pl) && !math.IsNaN(pm) && pl > 0 {
-				row.Impr += fmt.Sprintf(" (%.0f%%)", 100*(pl-pm)/pl)
-			}
-			tv.Rows = append(tv.Rows, row)
-		}
-		if len(tv.Rows) > 0 {
-			out = append(out, tv)
-		}
-	}
-	return out
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
+	Tables      []Table
+	DataSetHead []string
+	DataSets    [][]string
+	Exps        []*expView
 }
 
 type expView struct {

@@ -223,6 +223,7 @@ func checkReport(t *testing.T, dirs [2]string) {
 			t.Errorf("index.html lacks %q", want)
 		}
 	}
+	checkTablesAgree(t, dirs[0])
 	t.Run("browser", func(t *testing.T) { browsertest.Check(t, a, len(files)-1, 8) })
 }
 

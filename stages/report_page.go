@@ -2,7 +2,6 @@ package stages
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"maps"
 	"math"
@@ -32,9 +31,9 @@ const (
 	sideBySide = 4
 )
 
-// writeHTMLReport renders report/index.html and its plots into dir.
-func writeHTMLReport(ctx context.Context, env *pipeline.Env, dir string, reports []expReport) (*report.Written, error) {
-	page := &report.Page{Job: env.Job.Name}
+// reportPage gathers what report/index.html and tables.md show.
+func reportPage(env *pipeline.Env, reports []expReport) (*report.Page, error) {
+	page := &report.Page{Job: env.Job.Name, Markers: markerLegend()}
 	for i := range reports {
 		e, err := reportExperiment(env, &reports[i])
 		if err != nil {
@@ -42,15 +41,15 @@ func writeHTMLReport(ctx context.Context, env *pipeline.Env, dir string, reports
 		}
 		page.Experiments = append(page.Experiments, e)
 	}
-	return report.Write(ctx, dir, page, report.Options{Seed: env.Job.Seed})
+	return page, nil
 }
 
 func reportExperiment(env *pipeline.Env, er *expReport) (*report.Experiment, error) {
 	r := er.r
-	e := &report.Experiment{Name: r.Name, Graph: r.Graph, Features: r.Features, Dataset: "—",
+	e := &report.Experiment{Name: r.Name, Graph: r.Graph, Features: r.Features, Dataset: er.dataset(),
 		Items: er.items, Subcategories: er.subcats, Edges: er.edges, K: r.Settings.RecommendK}
 	if er.hasPaper {
-		e.Dataset, e.PaperItems, e.PaperSubcats, e.PaperEd = er.paper.dataset, er.paper.items, er.paper.subcats, er.paper.edges[r.Graph]
+		e.PaperItems, e.PaperSubcats, e.PaperEd = er.paper.items, er.paper.subcats, er.paper.edges[r.Graph]
 	}
 	in := expInputs(env, r.Name)
 	metrics, err := in.file("evaluate", "metrics.parquet")
@@ -115,7 +114,7 @@ func reportModels(e *report.Experiment, er *expReport, path string) error {
 			if !slices.Contains(model, m) {
 				continue
 			}
-			mr := report.ModelResult{Model: m, Title: modelTitle[m], TestError: math.NaN(), PaperError: math.NaN(), AUC: math.NaN(), Lambda: math.NaN(), Valid: math.NaN()}
+			mr := report.ModelResult{Model: m, Title: modelTitle[m], Marks: er.marks(m), TestError: math.NaN(), PaperError: math.NaN(), AUC: math.NaN(), Lambda: math.NaN(), Valid: math.NaN()}
 			for i := range model {
 				if model[i] != m || !sel[i] {
 					continue

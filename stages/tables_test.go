@@ -2,8 +2,11 @@ package stages
 
 import (
 	"errors"
+	"html"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -65,5 +68,63 @@ func TestStageReadsOnlyDeclaredInputs(t *testing.T) {
 	_, err := pipeline.Run(t.Context(), job, st, nil, pipeline.Options{RunDir: t.TempDir(), Experiments: []string{"men-image"}})
 	if !errors.Is(err, pipeline.ErrUndeclaredInput) || !strings.Contains(err.Error(), "men-image/split reads men-image/negatives") {
 		t.Fatalf("err = %v, want an undeclared input", err)
+	}
+}
+
+// checkTablesAgree checks that report/index.html and report/tables.md show
+// the same paper tables and data sets, cell for cell (issue 22: the
+// bag-of-words Dataset cell read "—" in one and "Women" in the other).
+func checkTablesAgree(t *testing.T, dir string) {
+	t.Helper()
+	page := string(must(os.ReadFile(filepath.Join(dir, "report", "index.html")))(t))
+	md := string(must(os.ReadFile(filepath.Join(dir, "report", "tables.md")))(t))
+	cell := regexp.MustCompile(`<td[^>]*>([^<]*)</td>`)
+	htmlRows := func(class string) [][]string {
+		var rows [][]string
+		for _, tb := range regexp.MustCompile(`(?s)<table class="`+class+`">(.*?)</table>`).FindAllStringSubmatch(page, -1) {
+			for _, tr := range strings.Split(tb[1], "<tr>") {
+				var r []string
+				for _, c := range cell.FindAllStringSubmatch(tr, -1) {
+					r = append(r, html.UnescapeString(c[1]))
+				}
+				if len(r) > 0 {
+					rows = append(rows, r)
+				}
+			}
+		}
+		return rows
+	}
+	// mdRows are the body rows of the markdown tables under headings
+	// starting with one of prefixes.
+	mdRows := func(prefixes ...string) [][]string {
+		var rows [][]string
+		in := false
+		for _, line := range strings.Split(md, "\n") {
+			if h, ok := strings.CutPrefix(line, "## "); ok {
+				in = slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(h, p) })
+				continue
+			}
+			if !in || !strings.HasPrefix(line, "| ") {
+				continue
+			}
+			r := strings.Split(strings.Trim(line, "| "), " | ")
+			if r[0] == "Experiment" {
+				continue
+			}
+			rows = append(rows, r)
+		}
+		return rows
+	}
+	for _, c := range []struct {
+		class    string
+		headings []string
+	}{
+		{"paper", []string{"Image features", "Bag-of-words features"}},
+		{"datasets", []string{"Data sets"}},
+	} {
+		h, m := htmlRows(c.class), mdRows(c.headings...)
+		if len(h) == 0 || !slices.EqualFunc(h, m, slices.Equal) {
+			t.Errorf("%s tables differ:\nindex.html %q\ntables.md  %q", c.class, h, m)
+		}
 	}
 }
