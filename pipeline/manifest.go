@@ -376,6 +376,22 @@ func toolVersions() Tools {
 	return tools
 }
 
+// Version is the running build's version in one line: the main module's
+// version, which the go command stamps from the VCS for a build in a
+// checkout (v0.0.0-<date>-<commit>[+dirty]), else the VCS commit, else
+// "(devel)"; then the Go version and platform. The run log, the manifests'
+// tools and the report carry the same build information.
+func Version() string {
+	t := toolVersions()
+	v := "(devel)"
+	if _, mv, ok := strings.Cut(t.Module, "@"); ok && mv != "" && mv != "(devel)" {
+		v = mv
+	} else if t.VCS != "" {
+		v = "commit " + t.VCS
+	}
+	return v + " " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
+}
+
 // CodeVersion returns the code part of a stage's cache key, readable
 // because status prints it when it changes: "v<Version()>", then, if the
 // stage is GoDependent, the Go version and GOARCH ("go1.26.8/amd64"), then,
