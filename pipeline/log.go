@@ -37,7 +37,13 @@ func NewLogger(w io.Writer, terminal bool) *slog.Logger {
 // prints as dotted keys (stats.lda.iterations=19), a list of plain values
 // becomes "a,b,c", null becomes "none", and a float prints with six
 // significant digits. The JSON handler keeps the values as they are.
-func flattenAttr(_ []string, a slog.Attr) slog.Attr {
+//
+// The job and run ID, which Run adds to every line for the JSON logs a
+// scheduler collects, are left out: a terminal shows one run.
+func flattenAttr(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && (a.Key == "job" || a.Key == "run_id") {
+		return slog.Attr{}
+	}
 	if a.Value.Kind() != slog.KindAny && a.Value.Kind() != slog.KindFloat64 {
 		return a
 	}
