@@ -47,8 +47,11 @@ type Manifest struct {
 	Seed     uint64    `json:"seed"`
 	// Config is the fully resolved experiment (every setting filled in), or
 	// the job for a job-level stage.
-	Config   any       `json:"config"`
-	Tools    Tools     `json:"tools"`
+	Config any   `json:"config"`
+	Tools  Tools `json:"tools"`
+	// RunID is the run that computed the outputs (Options.RunID): a stage
+	// restored from the store keeps the computing run's.
+	RunID    string    `json:"run_id,omitempty"`
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
 	Seconds  float64   `json:"seconds"`

@@ -612,7 +612,7 @@ func (r *runner) execute(ctx context.Context, n *Node, in KeyInputs) (*Manifest,
 	}
 	m := &Manifest{
 		Format: manifestFormat, Key: in.key(), Inputs: in, Outputs: outs, Stats: normalizeStats(res.Stats), Warnings: res.Warnings,
-		Seed: in.Seed, Config: config, Tools: toolVersions(),
+		Seed: in.Seed, Config: config, Tools: toolVersions(), RunID: r.opts.RunID,
 		Started: started.UTC(), Finished: finished.UTC(), Seconds: finished.Sub(started).Seconds(),
 	}
 	m.Tools.BLAS = r.opts.BLAS

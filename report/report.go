@@ -22,6 +22,29 @@ type Page struct {
 	// Markers is the legend of the marks on degenerate fits' cells
 	// (ModelResult.Marks); empty leaves it out.
 	Markers string
+	// Provenance says what the page is a report of; nil leaves it out.
+	Provenance *Provenance
+}
+
+// Provenance identifies the computation a report shows. Its fields are
+// those a rerun of the same job on the same data with the same build
+// repeats, so the page's bytes do too: the run that rendered it and when
+// (run ID, date) differ between such runs and are kept in the stage's
+// manifest.json and the run log instead.
+type Provenance struct {
+	Job string
+	// JobHash is the sha256 of the job's settings, file locations left
+	// out (the inputs' content is in every stage's key).
+	JobHash string
+	Seed    uint64
+	// Version is the build (module version or commit, Go); BLAS the BLAS
+	// and CPU kernel that computed the matrix products.
+	Version, BLAS string
+}
+
+// Line is the provenance as one line of text.
+func (p *Provenance) Line() string {
+	return fmt.Sprintf("Job %s (sha256 %s), seed %d; monomer %s; BLAS %s.", p.Job, p.JobHash, p.Seed, p.Version, p.BLAS)
 }
 
 // Experiment is one experiment's results.

@@ -224,6 +224,7 @@ func checkReport(t *testing.T, dirs [2]string) {
 		}
 	}
 	checkTablesAgree(t, dirs[0])
+	checkProvenance(t, dirs)
 	t.Run("browser", func(t *testing.T) { browsertest.Check(t, a, len(files)-1, 8) })
 }
 

@@ -2,6 +2,9 @@ package stages
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -38,18 +41,37 @@ func (Report) Deps() []string {
 
 func (Report) Key(*job.Resolved) (any, []string) { return struct{}{}, nil }
 
-// reportParams is what the report reads of the settings: the size of each
-// experiment's t-SNE maps.
+// reportParams is what the report reads of the job: the size of each
+// experiment's t-SNE maps, and the job's hash, which the report shows.
 type reportParams struct {
-	MapItems []int `json:"report_map_items"`
+	MapItems []int  `json:"report_map_items"`
+	JobHash  string `json:"job_hash"`
 }
 
 func (Report) JobKey(job *job.Job) (any, []string) {
-	var p reportParams
+	p := reportParams{JobHash: jobHash(job)}
 	for i := range job.Experiments {
 		p.MapItems = append(p.MapItems, job.Resolve(i).Settings.ReportMapItems)
 	}
 	return p, nil
+}
+
+// jobHash is the hex sha256 of the job's JSON with the file locations
+// (data_dir, data, the job file's path) left out: the same job on the same
+// data hashes alike wherever the files lie, as the cache keys do.
+func jobHash(j *job.Job) string {
+	c := *j
+	c.DataDir, c.Data, c.Path = "", job.Data{}, ""
+	c.Experiments = slices.Clone(j.Experiments)
+	for i := range c.Experiments {
+		c.Experiments[i].Data = job.Data{}
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		panic(err) // plain values and Opt, which marshals its value
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // modelOrder is the column order of the tables (the paper's letters).
@@ -173,7 +195,8 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		}
 		reports = append(reports, er)
 	}
-	rows, err := schema.Write(filepath.Join(env.OutDir, "metrics.parquet"), cols.table())
+	prov := &report.Provenance{Job: env.Job.Name, JobHash: jobHash(env.Job), Seed: env.Job.Seed, Version: pipeline.Version(), BLAS: blasEnv()}
+	rows, err := schema.Write(filepath.Join(env.OutDir, "metrics.parquet"), cols.table(prov))
 	if err != nil {
 		return nil, err
 	}
@@ -181,6 +204,7 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	if err != nil {
 		return nil, err
 	}
+	page.Provenance = prov
 	// tables.md and index.html draw their tables from the same page.
 	if err := os.WriteFile(filepath.Join(env.OutDir, "tables.md"), []byte(report.Markdown(page)), 0o644); err != nil {
 		return nil, err
@@ -190,7 +214,8 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		return nil, err
 	}
 	return &pipeline.Result{Rows: map[string]int64{"metrics": rows},
-		Stats: map[string]any{"experiments": len(reports), "report_files": len(w.Files), "report_skipped": w.Skipped}}, nil
+		Stats: map[string]any{"experiments": len(reports), "report_files": len(w.Files), "report_skipped": w.Skipped,
+			"job_hash": prov.JobHash, "version": prov.Version}}, nil
 }
 
 type jobMetricCols struct {
@@ -202,8 +227,15 @@ type jobMetricCols struct {
 }
 
 // table is the job metrics table; recCols are in recMetrics.values' order.
-func (c *jobMetricCols) table() schema.JobMetricsCols {
-	return schema.JobMetricsCols{
+// Every row names the job and its hash, so rows of many runs' tables can be
+// told apart; the build and the BLAS are left out, so that two builds (or,
+// with diff's tolerance, two kernels) can be compared on the numbers.
+func (c *jobMetricCols) table(p *report.Provenance) schema.JobMetricsCols {
+	job, hash := make([]string, len(c.exp)), make([]string, len(c.exp))
+	for i := range job {
+		job[i], hash[i] = p.Job, p.JobHash
+	}
+	return schema.JobMetricsCols{Job: job, JobHash: hash,
 		Experiment: c.exp, Model: c.model, Split: c.split, Error: c.errs, AUC: c.auc, LogLikelihood: c.ll,
 		Pairs: c.pairs, Lambda: c.lambda, K: c.k, N: c.n, Iterations: c.iters,
 		Dataset: c.dataset, Graph: c.graph, Features: c.features, PaperError: c.paper,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"monomer/models"
 	"monomer/pipeline"
 	"monomer/schema"
 )
@@ -126,5 +127,41 @@ func checkTablesAgree(t *testing.T, dir string) {
 		if len(h) == 0 || !slices.EqualFunc(h, m, slices.Equal) {
 			t.Errorf("%s tables differ:\nindex.html %q\ntables.md  %q", c.class, h, m)
 		}
+	}
+}
+
+// checkProvenance: the report says what it is a report of (job, hash,
+// seed, build, BLAS) in index.html, tables.md and metrics.parquet, and its
+// manifest names the run that rendered it; the pages of two runs with
+// different run IDs are the same bytes (checkReport compares them).
+func checkProvenance(t *testing.T, dirs [2]string) {
+	t.Helper()
+	dir := filepath.Join(dirs[0], "report")
+	page := string(must(os.ReadFile(filepath.Join(dir, "index.html")))(t))
+	md := string(must(os.ReadFile(filepath.Join(dir, "tables.md")))(t))
+	job := loadTestJob(t)
+	for _, want := range []string{"<th>Seed</th><td>7</td>", "<th>BLAS</th><td>" + models.BLAS().String() + "</td>", "<th>Job</th><td>stages-test</td>", jobHash(job), pipeline.Version()} {
+		if !strings.Contains(page, want) {
+			t.Errorf("index.html lacks %q", want)
+		}
+	}
+	for _, want := range []string{"seed 7", models.BLAS().String(), jobHash(job)} {
+		if !strings.Contains(md, want) {
+			t.Errorf("tables.md lacks %q", want)
+		}
+	}
+	for i, d := range dirs {
+		m := must(pipeline.ReadManifest(filepath.Join(d, "report")))(t)
+		if m.RunID != runID(d) || m.Stats["job_hash"] != jobHash(job) {
+			t.Errorf("run %d: report/manifest.json: run_id %q, job_hash %v", i, m.RunID, m.Stats["job_hash"])
+		}
+	}
+	if d, err := pipeline.Diff(dirs[0], dirs[1], pipeline.DiffOptions{}); err != nil || !d.Identical {
+		t.Errorf("runs %s and %s: diff says %v, %v", runID(dirs[0]), runID(dirs[1]), d, err)
+	}
+	tb := open(t, filepath.Join(dirs[0], "metrics.parquet"))
+	hashes := must(tb.Strings("job_hash"))(t)
+	if len(hashes) == 0 || hashes[0] != jobHash(job) || must(tb.Strings("job"))(t)[0] != "stages-test" {
+		t.Errorf("metrics.parquet job_hash %v", hashes)
 	}
 }
