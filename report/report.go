@@ -166,6 +166,18 @@ type Options struct {
 	Seed uint64
 	// TSNE are the maps' settings.
 	TSNE TSNEOptions
+	// Progress, if not nil, is told what Write is doing: step names the
+	// picture being made, done of total units (a t-SNE iteration, a plot)
+	// are finished. It is called from Write's goroutine.
+	Progress func(step string, done, total int64)
+}
+
+// tsneIterations is the iterations of a map under opt (TSNE's default).
+func tsneIterations(opt TSNEOptions) int64 {
+	if opt.Iterations > 0 {
+		return int64(opt.Iterations)
+	}
+	return 500
 }
 
 // Written lists the files Write produced, relative to its directory.
@@ -183,6 +195,17 @@ var pageTemplate string
 // ctx.Err() within one t-SNE iteration.
 func Write(ctx context.Context, dir string, page *Page, opt Options) (*Written, error) {
 	w := &Written{}
+	// Progress in units: every map's t-SNE iterations and one a plot.
+	var total, done int64
+	for _, e := range page.Experiments {
+		total += int64(len(e.Spaces))*tsneIterations(opt.TSNE) + 3
+	}
+	progress := func(step string, n int64) {
+		done += n
+		if opt.Progress != nil {
+			opt.Progress(step, done, total)
+		}
+	}
 	view := &pageView{Page: page, Tables: PaperTables(page.Experiments), DataSetHead: DataSetHeader, DataSets: DataSetRows(page.Experiments)}
 	for ei, e := range page.Experiments {
 		ev := &expView{Experiment: e}
@@ -199,6 +222,7 @@ func Write(ctx context.Context, dir string, page *Page, opt Options) (*Written, 
 			w.Files = append(w.Files, name)
 			return name, nil
 		}
+		progress(e.Name+": plots", 0)
 		if len(e.Fits) > 0 {
 			name := prefix + "lambda.png"
 			png, err := add(name, lambdaPlot(dir, name, e.Fits), "error against λ")
@@ -219,13 +243,20 @@ func Write(ctx context.Context, dir string, page *Page, opt Options) (*Written, 
 				}
 			}
 		}
+		progress(e.Name+": plots", 2)
 		for si, s := range e.Spaces {
 			n := len(s.Sub)
+			step := fmt.Sprintf("%s: t-SNE map of %s", e.Name, s.Title)
 			if n < 4 || s.Dim < 1 || len(s.Vectors) != n*s.Dim {
 				w.Skipped = append(w.Skipped, fmt.Sprintf("%s: map of %s: %d items", e.Name, s.Title, n))
+				progress(step, tsneIterations(opt.TSNE))
 				continue
 			}
-			res, err := TSNE(ctx, s.Vectors, n, s.Dim, opt.TSNE, rand.New(rand.NewPCG(opt.Seed, uint64(ei)<<16|uint64(si))))
+			to := opt.TSNE
+			var last int64
+			to.Progress = func(it int) { progress(step, int64(it)-last); last = int64(it) }
+			res, err := TSNE(ctx, s.Vectors, n, s.Dim, to, rand.New(rand.NewPCG(opt.Seed, uint64(ei)<<16|uint64(si))))
+			progress(step, tsneIterations(opt.TSNE)-last)
 			if err != nil {
 				return nil, fmt.Errorf("report: %s: map of %s: %w", e.Name, s.Title, err)
 			}
@@ -240,6 +271,7 @@ func Write(ctx context.Context, dir string, page *Page, opt Options) (*Written, 
 			}
 			ev.Maps = append(ev.Maps, imgView{Src: png, Alt: "t-SNE map of " + s.Title, Note: fmt.Sprintf("%d items, KL %.3f", n, kl)})
 		}
+		progress(e.Name+": gate", 0)
 		if g := e.Gate; g != nil && len(g.Subcats) > 0 && g.Spaces > 0 {
 			name := prefix + "gate.png"
 			png, err := add(name, gatePlot(dir, name, g), "gate")
@@ -248,6 +280,7 @@ func Write(ctx context.Context, dir string, page *Page, opt Options) (*Written, 
 			}
 			ev.GatePNG = png
 		}
+		progress(e.Name+": gate", 1)
 	}
 	t, err := template.New("index").Funcs(funcs).Parse(pageTemplate)
 	if err != nil {

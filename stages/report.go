@@ -209,7 +209,21 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	if err := os.WriteFile(filepath.Join(env.OutDir, "tables.md"), []byte(report.Markdown(page)), 0o644); err != nil {
 		return nil, err
 	}
-	w, err := report.Write(ctx, env.OutDir, page, report.Options{Seed: env.Job.Seed})
+	// The t-SNE maps take most of the stage's time: a bar on a terminal.
+	var bar pipeline.Tracker
+	var drawn int64
+	progress := func(step string, done, total int64) {
+		if bar == nil {
+			bar = env.Track("report", total)
+		}
+		pipeline.Describe(bar, "report "+step)
+		bar.Add(done - drawn)
+		drawn = done
+	}
+	w, err := report.Write(ctx, env.OutDir, page, report.Options{Seed: env.Job.Seed, Progress: progress})
+	if bar != nil {
+		bar.Done()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -34,12 +34,16 @@ const (
 // reportPage gathers what report/index.html and tables.md show.
 func reportPage(env *pipeline.Env, reports []expReport) (*report.Page, error) {
 	page := &report.Page{Job: env.Job.Name, Markers: markerLegend()}
+	bar := env.Track("report: projecting items", int64(len(reports)))
+	defer bar.Done()
 	for i := range reports {
+		pipeline.Describe(bar, "report: projecting the items of "+reports[i].r.Name)
 		e, err := reportExperiment(env, &reports[i])
 		if err != nil {
 			return nil, fmt.Errorf("stages: report %s: %w", reports[i].r.Name, err)
 		}
 		page.Experiments = append(page.Experiments, e)
+		bar.Add(1)
 	}
 	return page, nil
 }
