@@ -156,8 +156,9 @@ type RecList struct {
 type RecItem struct {
 	Item
 	Prob  float64
-	Space int  // Monomer's space, 0 otherwise
-	Same  bool // in the query's subcategory
+	Dist  float64 // the model's distance, which ranks the list
+	Space int     // Monomer's space, 0 otherwise
+	Same  bool    // in the query's subcategory
 }
 
 // Options steer Write.
@@ -306,6 +307,25 @@ func traceFits(tr []TracePoint) []FitPoint {
 	return out
 }
 
+// Prob formats a probability so that a list's items can be told apart:
+// three decimals, but within 0.0005 of 0 or 1, where a list of LMT's
+// (whose probabilities saturate) would read 1.000 or 0.000 throughout, two
+// significant digits of p or of 1 − p: "4.1e-07", "1 − 3.2e-05". Exactly 0
+// and 1 print as "0" and "1"; the distance ranks those.
+func Prob(p float64) string {
+	switch {
+	case math.IsNaN(p):
+		return "—"
+	case p == 0 || p == 1:
+		return fmt.Sprint(p)
+	case p < 0.0005:
+		return fmt.Sprintf("%.2g", p)
+	case p > 0.9995:
+		return fmt.Sprintf("1 − %.2g", 1-p)
+	}
+	return fmt.Sprintf("%.3f", p)
+}
+
 func pct(v float64) string {
 	if math.IsNaN(v) {
 		return "—"
@@ -330,7 +350,8 @@ type expView struct {
 type imgView struct{ Src, Alt, Note string }
 
 var funcs = template.FuncMap{
-	"pct": pct,
+	"pct":  pct,
+	"prob": Prob,
 	"num": func(v float64) string {
 		if math.IsNaN(v) {
 			return "—"

@@ -167,3 +167,20 @@ func checkPNG(t *testing.T, path string) image.Image {
 	t.Errorf("%s: one flat colour", path)
 	return img
 }
+
+// TestProb: probabilities near 0 or 1 keep the digits that rank a list
+// (issue 22: LMT's lists read 1.000 throughout).
+func TestProb(t *testing.T) {
+	for _, c := range []struct {
+		p    float64
+		want string
+	}{
+		{0.5, "0.500"}, {0.9518, "0.952"}, {0.0012, "0.001"},
+		{1 - 9.5e-06, "1 − 9.5e-06"}, {1 - 3.2e-05, "1 − 3.2e-05"}, {1.3e-05, "1.3e-05"}, {8.2e-09, "8.2e-09"},
+		{1, "1"}, {0, "0"}, {math.NaN(), "—"},
+	} {
+		if got := Prob(c.p); got != c.want {
+			t.Errorf("Prob(%g) = %q, want %q", c.p, got, c.want)
+		}
+	}
+}

@@ -333,7 +333,7 @@ func reportQueries(path string, it *items, item func(int32) report.Item) ([]repo
 	seen := map[string]bool{}
 	row := it.rows()
 	err := schema.Read(path, func(c *schema.Cols) error {
-		model, query, itm, prob := c.Strings("model"), c.Strings("query"), c.Strings("item"), c.Float64s("probability")
+		model, query, itm, prob, dist := c.Strings("model"), c.Strings("query"), c.Strings("item"), c.Float64s("probability"), c.Float64s("distance")
 		same, space := c.Bools("same_subcategory"), c.Int32s("space")
 		if c.Err() != nil {
 			return nil
@@ -347,7 +347,7 @@ func reportQueries(path string, it *items, item func(int32) report.Item) ([]repo
 				seen[query[i]] = true
 				queries = append(queries, query[i])
 			}
-			lists[k] = append(lists[k], report.RecItem{Item: item(row[itm[i]]), Prob: prob[i], Space: int(space[i]), Same: same[i]})
+			lists[k] = append(lists[k], report.RecItem{Item: item(row[itm[i]]), Prob: prob[i], Dist: dist[i], Space: int(space[i]), Same: same[i]})
 		}
 		return nil
 	})
