@@ -128,7 +128,7 @@ func markerLegend() string {
 	for _, f := range flagMarks {
 		fmt.Fprintf(&b, "%s %s. ", f.mark, f.legend)
 	}
-	b.WriteString("The train stage's WARN lines and `fits.parquet` (columns valid_spread, flags) name every λ affected.")
+	b.WriteString("The train stage's WARN lines and fits.parquet (columns valid_spread, flags) name every λ affected.")
 	return b.String()
 }
 
