@@ -190,7 +190,7 @@ func TestSIGTERMStopsCleanly(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Fatalf("exit %v\n%s", err, log)
 	}
-	if !strings.Contains(log, `"msg":"stage interrupted","experiment":"b","stage":"ingest"`) {
+	if !strings.Contains(log, `"msg":"stage interrupted","job":"fake","run_id":"`) || !strings.Contains(withoutRun(log), `"msg":"stage interrupted","experiment":"b","stage":"ingest"`) {
 		t.Errorf("log:\n%s", log)
 	}
 	if h := hidden(t, f.runDir); len(h) > 0 {

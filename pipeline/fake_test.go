@@ -264,7 +264,7 @@ func (f *fixture) run(t testing.TB, opts Options, sets ...string) (*Summary, []s
 }
 
 // files returns every visible file under dir with its content, so two run
-// directories can be compared byte for byte (manifests excepted: they
+// directories can be compared byte for byte (manifests and the run log excepted: they
 // hold times).
 func files(t testing.TB, dir string) map[string]string {
 	t.Helper()
@@ -278,7 +278,7 @@ func files(t testing.TB, dir string) map[string]string {
 			}
 			return nil
 		}
-		if fi.IsDir() || fi.Name() == ManifestName {
+		if fi.IsDir() || fi.Name() == ManifestName || rel == RunLogName {
 			return nil
 		}
 		b, err := os.ReadFile(p)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/schollz/progressbar/v3"
 )
@@ -25,11 +26,47 @@ func IsTerminal(f *os.File) bool {
 
 // NewLogger returns the run's logger: readable text on a terminal, JSON
 // lines otherwise (cron, Airflow, a file).
+//
+// A text line is cut at textLineMax characters: a stage's stats can run to
+// hundreds (the train stage's to 771), which wrap over a screen; the JSON
+// lines and the stage's manifest.json keep them whole.
 func NewLogger(w io.Writer, terminal bool) *slog.Logger {
 	if terminal {
-		return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo, ReplaceAttr: flattenAttr}))
+		return slog.New(slog.NewTextHandler(&lineCutter{w: w}, &slog.HandlerOptions{Level: slog.LevelInfo, ReplaceAttr: flattenAttr}))
 	}
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// textLineMax is the longest text log line, in characters: two lines of an
+// 80-column terminal and a half, enough for a stage end's rows, bytes,
+// seconds and tables.
+const textLineMax = 200
+
+// cutMark ends a cut line.
+const cutMark = " … (all of it in manifest.json and the JSON log)"
+
+// lineCutter cuts each line written through it to textLineMax characters.
+// The text handler writes one whole line a call.
+type lineCutter struct{ w io.Writer }
+
+func (c *lineCutter) Write(p []byte) (int, error) {
+	line := strings.TrimSuffix(string(p), "\n")
+	if utf8.RuneCountInString(line) <= textLineMax {
+		return c.w.Write(p)
+	}
+	keep := textLineMax - utf8.RuneCountInString(cutMark)
+	cut := line
+	for i := range line {
+		if keep == 0 {
+			cut = line[:i]
+			break
+		}
+		keep--
+	}
+	if _, err := io.WriteString(c.w, cut+cutMark+"\n"); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // flattenAttr makes nested values (a stage's stats: maps of maps, lists)
@@ -37,7 +74,13 @@ func NewLogger(w io.Writer, terminal bool) *slog.Logger {
 // prints as dotted keys (stats.lda.iterations=19), a list of plain values
 // becomes "a,b,c", null becomes "none", and a float prints with six
 // significant digits. The JSON handler keeps the values as they are.
-func flattenAttr(_ []string, a slog.Attr) slog.Attr {
+//
+// The job and run ID, which Run adds to every line for the JSON logs a
+// scheduler collects, are left out: a terminal shows one run.
+func flattenAttr(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && (a.Key == "job" || a.Key == "run_id") {
+		return slog.Attr{}
+	}
 	if a.Value.Kind() != slog.KindAny && a.Value.Kind() != slog.KindFloat64 {
 		return a
 	}
@@ -112,7 +155,7 @@ var progressDelay = 2 * time.Second
 // terminal). A bar appears only once its step has run for two seconds.
 func BarTracker(w io.Writer) func(label string, total int64) Tracker {
 	return func(label string, total int64) Tracker {
-		return &barTracker{w: w, label: label, total: total, start: time.Now()}
+		return &barTracker{w: w, label: label, total: total, start: time.Now(), now: time.Now}
 	}
 }
 
@@ -121,6 +164,7 @@ type barTracker struct {
 	label string
 	total int64
 	start time.Time
+	now   func() time.Time // time.Now; tests move it by hand
 
 	mu   sync.Mutex
 	n    int64
@@ -143,8 +187,27 @@ func (t *barTracker) Describe(text string) {
 	defer t.mu.Unlock()
 	t.desc = text
 	if t.bar != nil && !t.done {
-		t.bar.Describe(text)
+		t.bar.Describe(t.description())
 	}
+}
+
+// description is the text beside the bar with the step's clock,
+// "[elapsed:left]", counted from the step's start. (The library's own
+// clock starts when the bar is drawn, two seconds into the step, and its
+// rate, taken over the first Add, counts the steps done before then as
+// done at once: it read [0s:0s] for most of a fit.)
+func (t *barTracker) description() string {
+	desc := t.desc
+	if desc == "" {
+		desc = t.label
+	}
+	elapsed := t.now().Sub(t.start)
+	clock := "[" + elapsed.Truncate(time.Second).String()
+	if t.total > 0 && t.n > 0 {
+		left := time.Duration(float64(elapsed) / float64(t.n) * float64(max(t.total-t.n, 0)))
+		clock += ":" + left.Round(time.Second).String()
+	}
+	return desc + " " + clock + "]"
 }
 
 func (t *barTracker) Add(n int64) {
@@ -155,22 +218,18 @@ func (t *barTracker) Add(n int64) {
 	}
 	t.n += n
 	if t.bar == nil {
-		if time.Since(t.start) < progressDelay {
+		if t.now().Sub(t.start) < progressDelay {
 			return
 		}
 		max := t.total
 		if max <= 0 {
 			max = -1 // unknown: a spinner
 		}
-		desc := t.desc
-		if desc == "" {
-			desc = t.label
-		}
 		t.bar = progressbar.NewOptions64(max,
 			progressbar.OptionSetWriter(t.w),
-			progressbar.OptionSetDescription(desc),
+			progressbar.OptionSetDescription(t.description()),
 			progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionSetPredictTime(false),
 			progressbar.OptionThrottle(200*time.Millisecond),
 			progressbar.OptionClearOnFinish(),
 			progressbar.OptionSetWidth(barWidth),
@@ -178,7 +237,10 @@ func (t *barTracker) Add(n int64) {
 		t.bar.Set64(t.n)
 		return
 	}
+	// The description carries the clock, at most one Add behind what is
+	// drawn: the library draws at most every 200 ms, on either call.
 	t.bar.Add64(n)
+	t.bar.Describe(t.description())
 }
 
 func (t *barTracker) Done() {

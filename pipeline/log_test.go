@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // TestTextLogFlattensStats: in a terminal, nested stats print as dotted
@@ -26,7 +27,10 @@ func TestTextLogFlattensStats(t *testing.T) {
 		"method": "rewire",
 	})
 	var text bytes.Buffer
-	NewLogger(&text, true).Info("stage end", slog.String("stage", "train"), slog.Float64("seconds", 2.3651), slog.Any("stats", stats))
+	// The handler NewLogger gives a terminal, without the cut at
+	// textLineMax (TestTextLogLineCut).
+	slog.New(slog.NewTextHandler(&text, &slog.HandlerOptions{ReplaceAttr: flattenAttr})).Info("stage end",
+		slog.String("stage", "train"), slog.Float64("seconds", 2.3651), slog.Any("stats", stats))
 	line := text.String()
 	line = line[strings.Index(line, " level="):]
 	want := ` level=INFO msg="stage end" stage=train seconds=2.3651 stats.empty=none` +
@@ -69,4 +73,56 @@ func TestBarDrawsBar(t *testing.T) {
 	}
 	tr.Done()
 	Describe(nopTracker{}, "ignored") // no bar: nothing to do
+}
+
+// TestBarClock: a bar drawn two seconds into its step shows the step's
+// clock, not 0s (issue 22: it read [0s:0s] at 45 % of a fit): elapsed since
+// the step started and the time left at that pace.
+func TestBarClock(t *testing.T) {
+	var buf strings.Builder
+	start := time.Date(2026, 11, 25, 2, 0, 0, 0, time.UTC)
+	now := start
+	tr := &barTracker{w: &buf, label: "train lmt λ=0.0001", total: 100, start: start, now: func() time.Time { return now }}
+	now = start.Add(progressDelay / 2)
+	tr.Add(10) // before the delay: no bar
+	if buf.Len() != 0 {
+		t.Fatalf("bar drawn before the delay: %q", buf.String())
+	}
+	now = start.Add(9 * time.Second)
+	tr.Add(35) // 45 of 100 in 9 s: 11 s left at that pace
+	if out := buf.String(); !strings.Contains(out, "train lmt λ=0.0001 [9s:11s]") || !strings.Contains(out, "(45/100)") {
+		t.Errorf("bar at 45 %% after 9 s: %q", out)
+	}
+	if got := tr.description(); got != "train lmt λ=0.0001 [9s:11s]" {
+		t.Errorf("description %q", got)
+	}
+	tr.Done()
+}
+
+// TestTextLogLineCut: on a terminal a stage end with long stats stays
+// within textLineMax characters, its rows and seconds first; JSON keeps all.
+func TestTextLogLineCut(t *testing.T) {
+	stats := map[string]any{}
+	for _, m := range []string{"wnn", "lda", "lmt", "monomer"} {
+		stats[m] = map[string]any{"iterations": 123, "lambda": 0.0001, "sparse_density": 0.1234, "valid_error": 0.2839, "evaluations": 456}
+	}
+	var text, js bytes.Buffer
+	for _, l := range []*slog.Logger{NewLogger(&text, true), NewLogger(&js, false)} {
+		l.Info("stage end", slog.String("experiment", "men-also_bought-image"), slog.String("stage", "train.monomer"),
+			slog.Int64("rows", 4242), slog.Float64("seconds", 6.739), slog.Any("stats", normalizeStats(stats)))
+		l.Info("short", slog.String("stage", "split"))
+	}
+	lines := strings.Split(strings.TrimSuffix(text.String(), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines: %q", len(lines), text.String())
+	}
+	if n := utf8.RuneCountInString(lines[0]); n != textLineMax || !strings.HasSuffix(lines[0], cutMark) || !strings.Contains(lines[0], "rows=4242 seconds=6.739 stats.") {
+		t.Errorf("stage end on a terminal, %d characters: %s", n, lines[0])
+	}
+	if !strings.HasSuffix(lines[1], `msg=short stage=split`) {
+		t.Errorf("short line: %s", lines[1])
+	}
+	if !strings.Contains(js.String(), `"valid_error":0.2839}}}`) {
+		t.Errorf("JSON cut: %s", js.String())
+	}
 }

@@ -47,8 +47,11 @@ type Manifest struct {
 	Seed     uint64    `json:"seed"`
 	// Config is the fully resolved experiment (every setting filled in), or
 	// the job for a job-level stage.
-	Config   any       `json:"config"`
-	Tools    Tools     `json:"tools"`
+	Config any   `json:"config"`
+	Tools  Tools `json:"tools"`
+	// RunID is the run that computed the outputs (Options.RunID): a stage
+	// restored from the store keeps the computing run's.
+	RunID    string    `json:"run_id,omitempty"`
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
 	Seconds  float64   `json:"seconds"`
@@ -374,6 +377,22 @@ func toolVersions() Tools {
 		}
 	})
 	return tools
+}
+
+// Version is the running build's version in one line: the main module's
+// version, which the go command stamps from the VCS for a build in a
+// checkout (v0.0.0-<date>-<commit>[+dirty]), else the VCS commit, else
+// "(devel)"; then the Go version and platform. The run log, the manifests'
+// tools and the report carry the same build information.
+func Version() string {
+	t := toolVersions()
+	v := "(devel)"
+	if _, mv, ok := strings.Cut(t.Module, "@"); ok && mv != "" && mv != "(devel)" {
+		v = mv
+	} else if t.VCS != "" {
+		v = "commit " + t.VCS
+	}
+	return v + " " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
 }
 
 // CodeVersion returns the code part of a stage's cache key, readable

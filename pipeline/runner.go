@@ -55,6 +55,14 @@ type Options struct {
 	// BLAS names the BLAS implementation, version and kernel of this process
 	// (models.BLAS), recorded in every manifest's tools.
 	BLAS string
+	// RunID names this run in every log line (with the job's name) and in
+	// the run log (RunLogName). If empty, NewRunID.
+	RunID string
+	// Command is the command line recorded in the run log.
+	Command []string
+	// ExitCode maps Run's error to the exit code the run log records. If
+	// nil, 0 for no error and 1 for any.
+	ExitCode func(error) int
 }
 
 func (o *Options) logger() *slog.Logger {
@@ -87,6 +95,10 @@ type Summary struct {
 	// Restored counts stale stages restored from the store (not in Run).
 	Restored int
 	Seconds  float64
+	// RunID is Options.RunID, or the one generated.
+	RunID string
+	// Stages lists the stage IDs behind the counts.
+	Stages Stages
 }
 
 // testHook, when set by tests, is called at each step of running and
@@ -119,7 +131,12 @@ func Run(ctx context.Context, job *job.Job, expStages, jobStages []Stage, opts O
 	if err := preflightAll(g, sel); err != nil {
 		return nil, err
 	}
-	log := opts.logger()
+	if opts.RunID == "" {
+		opts.RunID = NewRunID(start)
+	}
+	// Every line names the job and the run; the text handler leaves both
+	// out (see flattenAttr), a terminal showing one run at a time.
+	log := opts.logger().With(slog.String("job", job.Name), slog.String("run_id", opts.RunID))
 	if err := os.MkdirAll(opts.RunDir, 0o755); err != nil {
 		return nil, runDirError(opts.RunDir, err)
 	}
@@ -133,7 +150,13 @@ func Run(ctx context.Context, job *job.Job, expStages, jobStages []Stage, opts O
 		}
 	}()
 
-	r := &runner{g: g, opts: &opts, log: log, cache: loadHashCache(opts.hashCachePath()), sum: &Summary{}}
+	r := &runner{g: g, opts: &opts, log: log, cache: loadHashCache(opts.hashCachePath()), sum: &Summary{RunID: opts.RunID,
+		Stages: Stages{Run: []string{}, Skipped: []string{}, Restored: []string{}, Failed: []string{}, Blocked: []string{}}}}
+	rec := RunRecord{Event: "start", RunID: opts.RunID, Job: job.Name, Time: start.UTC(), PID: os.Getpid(),
+		Command: opts.Command, Version: Version(), BLAS: opts.BLAS}
+	if err := appendRunLog(opts.RunDir, &rec); err != nil {
+		log.Warn("run log not written", slog.String("error", err.Error()))
+	}
 	defer r.cache.save()
 	var first error
 	failed := map[*Node]string{} // node -> ID of the failed stage that blocks it
@@ -148,12 +171,14 @@ func Run(ctx context.Context, job *job.Job, expStages, jobStages []Stage, opts O
 		if blocker := blockedBy(n, failed); blocker != "" {
 			failed[n] = blocker
 			r.sum.Skipped++
+			r.sum.Stages.Blocked = append(r.sum.Stages.Blocked, n.ID)
 			log.Warn("stage skip", attrs(n, slog.String("reason", "upstream "+blocker+" failed"))...)
 			continue
 		}
 		if err := r.step(ctx, n); err != nil {
 			failed[n] = n.ID
 			r.sum.Failed++
+			r.sum.Stages.Failed = append(r.sum.Stages.Failed, n.ID)
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 				log.Warn("stage interrupted", attrs(n)...)
 				first = err
@@ -176,10 +201,24 @@ func Run(ctx context.Context, job *job.Job, expStages, jobStages []Stage, opts O
 		}
 	}
 	r.sum.Seconds = time.Since(start).Seconds()
-	log.Info("run summary", slog.Int("run", r.sum.Run), slog.Int("skipped", r.sum.Skipped),
-		slog.Int("failed", r.sum.Failed), slog.Int("restored", r.sum.Restored), slog.Float64("seconds", round3(r.sum.Seconds)))
+	log.Info("run summary", slog.Int("stages_run", r.sum.Run), slog.Int("stages_skipped", r.sum.Skipped),
+		slog.Int("stages_failed", r.sum.Failed), slog.Int("stages_restored", r.sum.Restored), slog.Float64("seconds", round3(r.sum.Seconds)))
 	if first != nil && r.sum.Failed > 1 {
 		first = fmt.Errorf("%w (%d stages failed)", first, r.sum.Failed)
+	}
+	code := 0
+	switch {
+	case opts.ExitCode != nil:
+		code = opts.ExitCode(first)
+	case first != nil:
+		code = 1
+	}
+	rec.Event, rec.Time, rec.ExitCode, rec.Seconds, rec.Stages = "end", time.Now().UTC(), &code, round3(r.sum.Seconds), &r.sum.Stages
+	if first != nil {
+		rec.Error = first.Error()
+	}
+	if err := appendRunLog(opts.RunDir, &rec); err != nil {
+		log.Warn("run log not written", slog.String("error", err.Error()))
 	}
 	return r.sum, first
 }
@@ -495,6 +534,7 @@ func (r *runner) step(ctx context.Context, n *Node) error {
 	}
 	if ev.state == UpToDate && !r.opts.Force {
 		r.sum.Skipped++
+		r.sum.Stages.Skipped = append(r.sum.Stages.Skipped, n.ID)
 		r.log.Info("stage skip", attrs(n, slog.String("reason", "up to date"))...)
 		return r.publish(n)
 	}
@@ -510,6 +550,7 @@ func (r *runner) step(ctx context.Context, n *Node) error {
 			return err
 		} else if m != nil {
 			r.sum.Restored++
+			r.sum.Stages.Restored = append(r.sum.Stages.Restored, n.ID)
 			r.log.Info("stage restore", attrs(n, slog.String("reason", reason), slog.String("from", r.opts.store().entry(m.Key)))...)
 			return r.publish(n)
 		}
@@ -520,6 +561,7 @@ func (r *runner) step(ctx context.Context, n *Node) error {
 		return err
 	}
 	r.sum.Run++
+	r.sum.Stages.Run = append(r.sum.Stages.Run, n.ID)
 	if st := r.opts.store(); st != nil {
 		if err := st.put(n.Dir(r.opts.RunDir), m); err != nil {
 			r.log.Warn("outputs not stored", attrs(n, slog.String("error", err.Error()))...)
@@ -589,7 +631,7 @@ func (r *runner) execute(ctx context.Context, n *Node, in KeyInputs) (*Manifest,
 	}
 	m := &Manifest{
 		Format: manifestFormat, Key: in.key(), Inputs: in, Outputs: outs, Stats: normalizeStats(res.Stats), Warnings: res.Warnings,
-		Seed: in.Seed, Config: config, Tools: toolVersions(),
+		Seed: in.Seed, Config: config, Tools: toolVersions(), RunID: r.opts.RunID,
 		Started: started.UTC(), Finished: finished.UTC(), Seconds: finished.Sub(started).Seconds(),
 	}
 	m.Tools.BLAS = r.opts.BLAS

@@ -119,12 +119,26 @@ func modelsOf(fits []FitPoint) []string {
 // tracePlot draws one model's training curves: the objective (value) or
 // the validation error against iteration, one line per λ.
 func tracePlot(dir, name, model string, trace []TracePoint, validation bool) error {
+	p, err := traceFigure(model, trace, validation)
+	if err != nil {
+		return fmt.Errorf("report: %s: %w", name, err)
+	}
+	return save(p, dir, name, 4.8*vg.Inch, 3.2*vg.Inch)
+}
+
+// legendRoom is the share of a plot's x range added on the right for its
+// legend, so that no line or point runs under it.
+const legendRoom = 0.4
+
+func traceFigure(model string, trace []TracePoint, validation bool) (*plot.Plot, error) {
 	title, ylab := model+": training objective", "objective (mean log-likelihood − λ‖Θ‖²)"
 	if validation {
 		title, ylab = model+": validation error", "validation error"
 	}
 	p := newPlot(title, "iteration", ylab)
 	p.Legend.Top = validation
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	lo, hi := math.Inf(1), math.Inf(-1)
 	var lambdas []float64
 	for _, t := range trace {
 		if t.Model == model && !slices.Contains(lambdas, t.Lambda) {
@@ -148,17 +162,22 @@ func tracePlot(dir, name, model string, trace []TracePoint, validation bool) err
 		}
 		line, s, err := plotter.NewLinePoints(xys)
 		if err != nil {
-			return fmt.Errorf("report: %s: %w", name, err)
+			return nil, err
 		}
 		line.Color, s.Color, s.Radius = colorOf(li), colorOf(li), vg.Points(1.5)
 		p.Add(line, s)
 		p.Legend.Add(fmt.Sprintf("λ=%g", l), line)
+		for _, xy := range xys {
+			lo, hi = min(lo, xy.X), max(hi, xy.X)
+		}
 		drawn++
 	}
 	if drawn == 0 {
-		return errNothing
+		return nil, errNothing
 	}
-	return save(p, dir, name, 4.8*vg.Inch, 3.2*vg.Inch)
+	// The legend sits in a strip right of the last iteration.
+	p.X.Min, p.X.Max = lo, hi+legendRoom*max(hi-lo, 1)
+	return p, nil
 }
 
 // errNothing means a plot would be empty; its section is left out.
@@ -208,8 +227,16 @@ func mapPlot(dir, name, title string, y []float64, sub []int, subNames []string)
 // gatePlot draws the mean gate weight P(k|x) of each space, stacked, per
 // subcategory.
 func gatePlot(dir, name string, g *Gate) error {
+	p, err := gateFigure(g)
+	if err != nil {
+		return fmt.Errorf("report: %s: %w", name, err)
+	}
+	return save(p, dir, name, vg.Length(max(5, 0.45*float64(len(g.Subcats)+2)))*vg.Inch, 4*vg.Inch)
+}
+
+func gateFigure(g *Gate) (*plot.Plot, error) {
 	p := newPlot("Monomer's gate: mean P(k|x) by subcategory", "", "mean P(k|x)")
-	w := vg.Points(max(6, min(30, 400/float64(max(1, len(g.Subcats))))))
+	w := vg.Points(max(6, min(24, 400/float64(max(1, len(g.Subcats)+2)))))
 	var below *plotter.BarChart
 	for k := range g.Spaces {
 		vals := make(plotter.Values, len(g.Subcats))
@@ -218,7 +245,7 @@ func gatePlot(dir, name string, g *Gate) error {
 		}
 		b, err := plotter.NewBarChart(vals, w)
 		if err != nil {
-			return fmt.Errorf("report: %s: %w", name, err)
+			return nil, err
 		}
 		b.Color = colorOf(k)
 		b.LineStyle.Width = 0
@@ -231,14 +258,19 @@ func gatePlot(dir, name string, g *Gate) error {
 	}
 	p.Legend.Top = true
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
-	p.Y.Min, p.Y.Max = 0, 1+0.12*float64(g.Spaces) // room for the legend above the stacks
+	// A probability: the axis stops at 1, and the legend stands in two
+	// empty slots right of the last stack rather than above the stacks.
+	p.Y.Min, p.Y.Max = 0, 1
+	p.Y.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "0"}, {Value: 0.25, Label: "0.25"},
+		{Value: 0.5, Label: "0.5"}, {Value: 0.75, Label: "0.75"}, {Value: 1, Label: "1"}})
 	names := make([]string, len(g.Subcats))
 	for i, s := range g.Subcats {
 		names[i] = fmt.Sprintf("%s (%d)", s, g.Items[i])
 	}
 	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.5, float64(len(g.Subcats))+1.5
 	p.X.Tick.Label.Rotation = math.Pi / 4
 	p.X.Tick.Label.XAlign = draw.XRight
 	p.X.Tick.Label.YAlign = draw.YCenter
-	return save(p, dir, name, vg.Length(max(5, 0.45*float64(len(g.Subcats))))*vg.Inch, 4*vg.Inch)
+	return p, nil
 }

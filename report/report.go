@@ -19,6 +19,32 @@ import (
 type Page struct {
 	Job         string
 	Experiments []*Experiment
+	// Markers is the legend of the marks on degenerate fits' cells
+	// (ModelResult.Marks); empty leaves it out.
+	Markers string
+	// Provenance says what the page is a report of; nil leaves it out.
+	Provenance *Provenance
+}
+
+// Provenance identifies the computation a report shows. Its fields are
+// those a rerun of the same job on the same data with the same build
+// repeats, so the page's bytes do too: the run that rendered it and when
+// (run ID, date) differ between such runs and are kept in the stage's
+// manifest.json and the run log instead.
+type Provenance struct {
+	Job string
+	// JobHash is the sha256 of the job's settings, file locations left
+	// out (the inputs' content is in every stage's key).
+	JobHash string
+	Seed    uint64
+	// Version is the build (module version or commit, Go); BLAS the BLAS
+	// and CPU kernel that computed the matrix products.
+	Version, BLAS string
+}
+
+// Line is the provenance as one line of text.
+func (p *Provenance) Line() string {
+	return fmt.Sprintf("Job %s (sha256 %s), seed %d; monomer %s; BLAS %s.", p.Job, p.JobHash, p.Seed, p.Version, p.BLAS)
 }
 
 // Experiment is one experiment's results.
@@ -54,7 +80,9 @@ type Experiment struct {
 type ModelResult struct {
 	Model, Title                              string
 	TestError, PaperError, AUC, Lambda, Valid float64
-	Claims                                    *Claims
+	// Marks flag a degenerate chosen fit (" †"; see Page.Markers).
+	Marks  string
+	Claims *Claims
 }
 
 // Claims are the paper's qualitative claims as numbers (see
@@ -128,8 +156,9 @@ type RecList struct {
 type RecItem struct {
 	Item
 	Prob  float64
-	Space int  // Monomer's space, 0 otherwise
-	Same  bool // in the query's subcategory
+	Dist  float64 // the model's distance, which ranks the list
+	Space int     // Monomer's space, 0 otherwise
+	Same  bool    // in the query's subcategory
 }
 
 // Options steer Write.
@@ -138,6 +167,18 @@ type Options struct {
 	Seed uint64
 	// TSNE are the maps' settings.
 	TSNE TSNEOptions
+	// Progress, if not nil, is told what Write is doing: step names the
+	// picture being made, done of total units (a t-SNE iteration, a plot)
+	// are finished. It is called from Write's goroutine.
+	Progress func(step string, done, total int64)
+}
+
+// tsneIterations is the iterations of a map under opt (TSNE's default).
+func tsneIterations(opt TSNEOptions) int64 {
+	if opt.Iterations > 0 {
+		return int64(opt.Iterations)
+	}
+	return 500
 }
 
 // Written lists the files Write produced, relative to its directory.
@@ -155,7 +196,18 @@ var pageTemplate string
 // ctx.Err() within one t-SNE iteration.
 func Write(ctx context.Context, dir string, page *Page, opt Options) (*Written, error) {
 	w := &Written{}
-	view := &pageView{Page: page, Tables: paperTables(page)}
+	// Progress in units: every map's t-SNE iterations and one a plot.
+	var total, done int64
+	for _, e := range page.Experiments {
+		total += int64(len(e.Spaces))*tsneIterations(opt.TSNE) + 3
+	}
+	progress := func(step string, n int64) {
+		done += n
+		if opt.Progress != nil {
+			opt.Progress(step, done, total)
+		}
+	}
+	view := &pageView{Page: page, Tables: PaperTables(page.Experiments), DataSetHead: DataSetHeader, DataSets: DataSetRows(page.Experiments)}
 	for ei, e := range page.Experiments {
 		ev := &expView{Experiment: e}
 		view.Exps = append(view.Exps, ev)
@@ -171,6 +223,7 @@ func Write(ctx context.Context, dir string, page *Page, opt Options) (*Written, 
 			w.Files = append(w.Files, name)
 			return name, nil
 		}
+		progress(e.Name+": plots", 0)
 		if len(e.Fits) > 0 {
 			name := prefix + "lambda.png"
 			png, err := add(name, lambdaPlot(dir, name, e.Fits), "error against λ")
@@ -191,13 +244,20 @@ func Write(ctx context.Context, dir string, page *Page, opt Options) (*Written, 
 				}
 			}
 		}
+		progress(e.Name+": plots", 2)
 		for si, s := range e.Spaces {
 			n := len(s.Sub)
+			step := fmt.Sprintf("%s: t-SNE map of %s", e.Name, s.Title)
 			if n < 4 || s.Dim < 1 || len(s.Vectors) != n*s.Dim {
 				w.Skipped = append(w.Skipped, fmt.Sprintf("%s: map of %s: %d items", e.Name, s.Title, n))
+				progress(step, tsneIterations(opt.TSNE))
 				continue
 			}
-			res, err := TSNE(ctx, s.Vectors, n, s.Dim, opt.TSNE, rand.New(rand.NewPCG(opt.Seed, uint64(ei)<<16|uint64(si))))
+			to := opt.TSNE
+			var last int64
+			to.Progress = func(it int) { progress(step, int64(it)-last); last = int64(it) }
+			res, err := TSNE(ctx, s.Vectors, n, s.Dim, to, rand.New(rand.NewPCG(opt.Seed, uint64(ei)<<16|uint64(si))))
+			progress(step, tsneIterations(opt.TSNE)-last)
 			if err != nil {
 				return nil, fmt.Errorf("report: %s: map of %s: %w", e.Name, s.Title, err)
 			}
@@ -212,6 +272,7 @@ func Write(ctx context.Context, dir string, page *Page, opt Options) (*Written, 
 			}
 			ev.Maps = append(ev.Maps, imgView{Src: png, Alt: "t-SNE map of " + s.Title, Note: fmt.Sprintf("%d items, KL %.3f", n, kl)})
 		}
+		progress(e.Name+": gate", 0)
 		if g := e.Gate; g != nil && len(g.Subcats) > 0 && g.Spaces > 0 {
 			name := prefix + "gate.png"
 			png, err := add(name, gatePlot(dir, name, g), "gate")
@@ -220,6 +281,7 @@ func Write(ctx context.Context, dir string, page *Page, opt Options) (*Written, 
 			}
 			ev.GatePNG = png
 		}
+		progress(e.Name+": gate", 1)
 	}
 	t, err := template.New("index").Funcs(funcs).Parse(pageTemplate)
 	if err != nil {
@@ -245,6 +307,25 @@ func traceFits(tr []TracePoint) []FitPoint {
 	return out
 }
 
+// Prob formats a probability so that a list's items can be told apart:
+// three decimals, but within 0.0005 of 0 or 1, where a list of LMT's
+// (whose probabilities saturate) would read 1.000 or 0.000 throughout, two
+// significant digits of p or of 1 − p: "4.1e-07", "1 − 3.2e-05". Exactly 0
+// and 1 print as "0" and "1"; the distance ranks those.
+func Prob(p float64) string {
+	switch {
+	case math.IsNaN(p):
+		return "—"
+	case p == 0 || p == 1:
+		return fmt.Sprint(p)
+	case p < 0.0005:
+		return fmt.Sprintf("%.2g", p)
+	case p > 0.9995:
+		return fmt.Sprintf("1 − %.2g", 1-p)
+	}
+	return fmt.Sprintf("%.3f", p)
+}
+
 func pct(v float64) string {
 	if math.IsNaN(v) {
 		return "—"
@@ -254,95 +335,10 @@ func pct(v float64) string {
 
 type pageView struct {
 	*Page
-	Tables []tableView
-	Exps   []*expView
-}
-
-// tableView is one of the paper's error tables: experiments × models.
-type tableView struct {
-	Title  string
-	Models []string
-	Rows   []rowView
-}
-
-type rowView struct {
-	Name, Dataset, Graph string
-	Cells                []string
-	Impr                 string
-}
-
-// paperTables lays the test errors out like the paper's Tables 2 (image)
-// and 4 (bag of words): "ours (paper)".
-func paperTables(page *Page) []tableView {
-	order := []string{"wnn", "ct", "lda", "lmt", "monomer"}
-	var out []tableView
-	for _, kind := range []struct{ features, title string }{
-		{"image", "Image features (the paper's Table 2)"},
-		{"bow", "Bag-of-words features (the paper's Table 4)"},
-	} {
-		tv := tableView{Title: kind.title}
-		var cols []string
-		for _, m := range order {
-			for _, e := range page.Experiments {
-				if e.Features != kind.features {
-					continue
-				}
-				for _, r := range e.Models {
-					if r.Model == m && !contains(cols, m) {
-						cols = append(cols, m)
-						tv.Models = append(tv.Models, r.Title)
-					}
-				}
-			}
-		}
-		for _, e := range page.Experiments {
-			if e.Features != kind.features {
-				continue
-			}
-			row := rowView{Name: e.Name, Dataset: e.Dataset, Graph: e.Graph}
-			var l, m, pl, pm = math.NaN(), math.NaN(), math.NaN(), math.NaN()
-			for _, c := range cols {
-				cell := "—"
-				for _, r := range e.Models {
-					if r.Model != c {
-						continue
-					}
-					cell = pct(r.TestError)
-					if !math.IsNaN(r.PaperError) {
-						cell += fmt.Sprintf(" (%.2f%%)", 100*r.PaperError)
-					}
-					if c == "lmt" {
-						l, pl = r.TestError, r.PaperError
-					}
-					if c == "monomer" {
-						m, pm = r.TestError, r.PaperError
-					}
-				}
-				row.Cells = append(row.Cells, cell)
-			}
-			row.Impr = "—"
-			if !math.IsNaN(l) && !math.IsNaN(m) && l > 0 {
-				row.Impr = fmt.Sprintf("%.0f%%", 100*(l-m)/l)
-			}
-			if !math.IsNaN(pl) && !math.IsNaN(pm) && pl > 0 {
-				row.Impr += fmt.Sprintf(" (%.0f%%)", 100*(pl-pm)/pl)
-			}
-			tv.Rows = append(tv.Rows, row)
-		}
-		if len(tv.Rows) > 0 {
-			out = append(out, tv)
-		}
-	}
-	return out
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
+	Tables      []Table
+	DataSetHead []string
+	DataSets    [][]string
+	Exps        []*expView
 }
 
 type expView struct {
@@ -354,7 +350,8 @@ type expView struct {
 type imgView struct{ Src, Alt, Note string }
 
 var funcs = template.FuncMap{
-	"pct": pct,
+	"pct":  pct,
+	"prob": Prob,
 	"num": func(v float64) string {
 		if math.IsNaN(v) {
 			return "—"

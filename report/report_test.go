@@ -167,3 +167,49 @@ func checkPNG(t *testing.T, path string) image.Image {
 	t.Errorf("%s: one flat colour", path)
 	return img
 }
+
+// TestProb: probabilities near 0 or 1 keep the digits that rank a list
+// (issue 22: LMT's lists read 1.000 throughout).
+func TestProb(t *testing.T) {
+	for _, c := range []struct {
+		p    float64
+		want string
+	}{
+		{0.5, "0.500"}, {0.9518, "0.952"}, {0.0012, "0.001"},
+		{1 - 9.5e-06, "1 − 9.5e-06"}, {1 - 3.2e-05, "1 − 3.2e-05"}, {1.3e-05, "1.3e-05"}, {8.2e-09, "8.2e-09"},
+		{1, "1"}, {0, "0"}, {math.NaN(), "—"},
+	} {
+		if got := Prob(c.p); got != c.want {
+			t.Errorf("Prob(%g) = %q, want %q", c.p, got, c.want)
+		}
+	}
+}
+
+// TestPlotRoom: the gate's axis stops at 1 (a probability) and its legend
+// has empty slots right of the stacks; a training curve's legend has a
+// strip right of the last iteration, so no curve runs under it (issue 22).
+func TestPlotRoom(t *testing.T) {
+	page := testPage()
+	g := page.Experiments[0].Gate
+	p, err := gateFigure(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Y.Min != 0 || p.Y.Max != 1 {
+		t.Errorf("gate y axis %g..%g, want 0..1", p.Y.Min, p.Y.Max)
+	}
+	if last := float64(len(g.Subcats) - 1); p.X.Max < last+1.5 {
+		t.Errorf("gate x axis ends at %g: no room for the legend right of stack %g", p.X.Max, last)
+	}
+	// testPage's objective runs from iteration 1 to 30, its validation
+	// error from 10 to 30.
+	for valid, first := range map[bool]float64{false: 1, true: 10} {
+		p, err := traceFigure("WNN", page.Experiments[0].Trace, valid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.X.Min != first || p.X.Max < 30+legendRoom*(30-first) {
+			t.Errorf("trace (valid %v) x axis %g..%g: no strip for the legend after iteration 30", valid, p.X.Min, p.X.Max)
+		}
+	}
+}

@@ -31,6 +31,9 @@ type TSNEOptions struct {
 	// Workers bounds the goroutines. If 0, GOMAXPROCS. Results do not
 	// depend on it.
 	Workers int
+	// Progress, if not nil, is called after each iteration with the number
+	// done.
+	Progress func(done int)
 }
 
 // TSNEResult is a 2-D map and the KL divergence KL(P‖Q) of the final
@@ -90,6 +93,9 @@ func TSNE(ctx context.Context, x []float64, n, d int, opt TSNEOptions, rng *rand
 	}
 	res := &TSNEResult{}
 	for it := range opt.Iterations {
+		if it > 0 && opt.Progress != nil {
+			opt.Progress(it)
+		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

@@ -246,7 +246,8 @@ type ParamsCols struct {
 // then the paper's data set name, the graph, the feature kind and the
 // paper's published test error (NaN where the paper has none), then the
 // recommendation claims (RecommendMetricsCols' columns), on the test rows
-// of the models the recommend stage answered; NaN elsewhere.
+// of the models the recommend stage answered; NaN elsewhere; then the job's
+// name and hash (the same on every row).
 type JobMetricsCols struct {
 	_                     keyed
 	Experiment            []string  `col:"experiment,dict"`
@@ -272,6 +273,8 @@ type JobMetricsCols struct {
 	GiniCross             []float64 `col:"gini_cross"`
 	HitRate               []float64 `col:"hit_rate"`
 	Recall                []float64 `col:"recall"`
+	Job                   []string  `col:"job,dict"`
+	JobHash               []string  `col:"job_hash,dict"`
 }
 
 // RecommendationsCols (the recommend stage): the exact top-k of each

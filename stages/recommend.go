@@ -351,6 +351,9 @@ func RecommendOne(runDir, experiment, model, asin string, k int, cross bool) (*R
 		return nil, fmt.Errorf("%w: --model %s ranks subcategories, not items (use wnn, lda, lmt or monomer)", pipeline.ErrUsage, model)
 	}
 	expDir := filepath.Join(runDir, experiment)
+	if fi, err := os.Stat(expDir); err != nil || !fi.IsDir() || experiment == "" || strings.ContainsAny(experiment, `/\`) {
+		return nil, fmt.Errorf("%w: unknown experiment %q; the run directory %s has %s", pipeline.ErrUsage, experiment, runDir, runExperiments(runDir))
+	}
 	for _, st := range []string{"ingest", "features"} {
 		if _, err := os.Stat(filepath.Join(expDir, st, "manifest.json")); err != nil {
 			return nil, fmt.Errorf("%w: %s: stage %s has not finished (run `monomer run` first)", pipeline.ErrUsage, filepath.Join(expDir, st), st)
@@ -405,6 +408,22 @@ func RecommendOne(runDir, experiment, model, asin string, k int, cross bool) (*R
 			Subcategory: e.it.subName[e.it.sub[h.Item]], Probability: h.Prob, Distance: h.Dist, Space: h.Space})
 	}
 	return ans, nil
+}
+
+// runExperiments lists the experiments of a run directory, the
+// subdirectories with a finished ingest, as "a, b" ("no experiment" when
+// there is none).
+func runExperiments(runDir string) string {
+	done, _ := filepath.Glob(filepath.Join(runDir, "*", Ingest{}.Name(), pipeline.ManifestName))
+	var names []string
+	for _, p := range done {
+		names = append(names, filepath.Base(filepath.Dir(filepath.Dir(p))))
+	}
+	if len(names) == 0 {
+		return "no experiment (run `monomer run` first)"
+	}
+	slices.Sort(names)
+	return "experiments " + strings.Join(names, ", ")
 }
 
 // readTitles reads the items' titles, in item order.

@@ -2,6 +2,8 @@ package stages
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 
 	"monomer/internal/browsertest"
 	"monomer/job"
+	"monomer/pipeline"
 	"monomer/schema"
 )
 
@@ -129,6 +132,11 @@ func checkRecommend(t *testing.T, job *job.Job, dir string) {
 	if _, err := RecommendOne(dir, job.Experiments[0].Name, "monomer", "no-such-asin", 10, false); err == nil {
 		t.Error("recommend for an unknown asin accepted")
 	}
+	// An unknown experiment is named as such, with the ones there are.
+	_, err := RecommendOne(dir, "nope", "monomer", "x", 10, false)
+	if !errors.Is(err, pipeline.ErrUsage) || !strings.Contains(fmt.Sprint(err), `unknown experiment "nope"; the run directory `+dir+` has experiments men-image, women-bow`) {
+		t.Errorf("unknown experiment: %v", err)
+	}
 }
 
 // checkCrossLists rebuilds the cross-subcategory lists coverage_cross and
@@ -223,6 +231,8 @@ func checkReport(t *testing.T, dirs [2]string) {
 			t.Errorf("index.html lacks %q", want)
 		}
 	}
+	checkTablesAgree(t, dirs[0])
+	checkProvenance(t, dirs)
 	t.Run("browser", func(t *testing.T) { browsertest.Check(t, a, len(files)-1, 8) })
 }
 

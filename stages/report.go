@@ -2,18 +2,21 @@ package stages
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"monomer/amazon"
 	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
+	"monomer/report"
 	"monomer/schema"
 )
 
@@ -38,18 +41,37 @@ func (Report) Deps() []string {
 
 func (Report) Key(*job.Resolved) (any, []string) { return struct{}{}, nil }
 
-// reportParams is what the report reads of the settings: the size of each
-// experiment's t-SNE maps.
+// reportParams is what the report reads of the job: the size of each
+// experiment's t-SNE maps, and the job's hash, which the report shows.
 type reportParams struct {
-	MapItems []int `json:"report_map_items"`
+	MapItems []int  `json:"report_map_items"`
+	JobHash  string `json:"job_hash"`
 }
 
 func (Report) JobKey(job *job.Job) (any, []string) {
-	var p reportParams
+	p := reportParams{JobHash: jobHash(job)}
 	for i := range job.Experiments {
 		p.MapItems = append(p.MapItems, job.Resolve(i).Settings.ReportMapItems)
 	}
 	return p, nil
+}
+
+// jobHash is the hex sha256 of the job's JSON with the file locations
+// (data_dir, data, the job file's path) left out: the same job on the same
+// data hashes alike wherever the files lie, as the cache keys do.
+func jobHash(j *job.Job) string {
+	c := *j
+	c.DataDir, c.Data, c.Path = "", job.Data{}, ""
+	c.Experiments = slices.Clone(j.Experiments)
+	for i := range c.Experiments {
+		c.Experiments[i].Data = job.Data{}
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		panic(err) // plain values and Opt, which marshals its value
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // modelOrder is the column order of the tables (the paper's letters).
@@ -64,9 +86,6 @@ type expReport struct {
 	subcats  int
 	items    int
 	edges    int64
-	test     map[string]float64  // model -> test error
-	auc      map[string]float64  // model -> test AUC
-	lambda   map[string]float64  // model -> chosen λ
 	flags    map[string][]string // model -> what is degenerate about the chosen fit
 	rec      map[string]recMetrics
 }
@@ -82,7 +101,7 @@ func (er *expReport) dataset() string {
 	return levels[len(levels)-1]
 }
 
-// The markers of degenerate fits in tables.md, with their legend.
+// The markers of degenerate fits in the report's tables, with their legend.
 var flagMarks = []struct{ flag, mark, legend string }{
 	{models.FlagConstant, "†", fmt.Sprintf("constant predictor: the chosen fit's validation probabilities span less than %g, so it predicts the same for every pair", models.ConstantSpread)},
 	{models.FlagEarlyLineSearchEnd, "‡", fmt.Sprintf("L-BFGS stopped on a line-search failure in its first %d iterations", models.EarlyStopIters)},
@@ -101,6 +120,16 @@ func (er *expReport) marks(model string) string {
 		return ""
 	}
 	return " " + b.String()
+}
+
+// markerLegend is the legend of flagMarks.
+func markerLegend() string {
+	var b strings.Builder
+	for _, f := range flagMarks {
+		fmt.Fprintf(&b, "%s %s. ", f.mark, f.legend)
+	}
+	b.WriteString("The train stage's WARN lines and fits.parquet (columns valid_spread, flags) name every λ affected.")
+	return b.String()
 }
 
 // readFlags reads the flags of each model's chosen fit from fits.parquet.
@@ -126,7 +155,7 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	)
 	for i := range env.Job.Experiments {
 		r := env.Job.Resolve(i)
-		er := expReport{r: r, test: map[string]float64{}, auc: map[string]float64{}, lambda: map[string]float64{}, flags: map[string][]string{}}
+		er := expReport{r: r, flags: map[string][]string{}}
 		er.paper, er.hasPaper = paperFor(r.Category, r.Features)
 		in := expInputs(env, r.Name)
 		it, err := readItems(in)
@@ -166,20 +195,41 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		}
 		reports = append(reports, er)
 	}
-	rows, err := schema.Write(filepath.Join(env.OutDir, "metrics.parquet"), cols.table())
+	prov := &report.Provenance{Job: env.Job.Name, JobHash: jobHash(env.Job), Seed: env.Job.Seed, Version: pipeline.Version(), BLAS: blasEnv()}
+	rows, err := schema.Write(filepath.Join(env.OutDir, "metrics.parquet"), cols.table(prov))
 	if err != nil {
 		return nil, err
 	}
-	md := renderTables(env.Job.Name, reports)
-	if err := os.WriteFile(filepath.Join(env.OutDir, "tables.md"), []byte(md), 0o644); err != nil {
+	page, err := reportPage(env, reports)
+	if err != nil {
 		return nil, err
 	}
-	w, err := writeHTMLReport(ctx, env, env.OutDir, reports)
+	page.Provenance = prov
+	// tables.md and index.html draw their tables from the same page.
+	if err := os.WriteFile(filepath.Join(env.OutDir, "tables.md"), []byte(report.Markdown(page)), 0o644); err != nil {
+		return nil, err
+	}
+	// The t-SNE maps take most of the stage's time: a bar on a terminal.
+	var bar pipeline.Tracker
+	var drawn int64
+	progress := func(step string, done, total int64) {
+		if bar == nil {
+			bar = env.Track("report", total)
+		}
+		pipeline.Describe(bar, "report "+step)
+		bar.Add(done - drawn)
+		drawn = done
+	}
+	w, err := report.Write(ctx, env.OutDir, page, report.Options{Seed: env.Job.Seed, Progress: progress})
+	if bar != nil {
+		bar.Done()
+	}
 	if err != nil {
 		return nil, err
 	}
 	return &pipeline.Result{Rows: map[string]int64{"metrics": rows},
-		Stats: map[string]any{"experiments": len(reports), "report_files": len(w.Files), "report_skipped": w.Skipped}}, nil
+		Stats: map[string]any{"experiments": len(reports), "report_files": len(w.Files), "report_skipped": w.Skipped,
+			"job_hash": prov.JobHash, "version": prov.Version}}, nil
 }
 
 type jobMetricCols struct {
@@ -191,8 +241,15 @@ type jobMetricCols struct {
 }
 
 // table is the job metrics table; recCols are in recMetrics.values' order.
-func (c *jobMetricCols) table() schema.JobMetricsCols {
-	return schema.JobMetricsCols{
+// Every row names the job and its hash, so rows of many runs' tables can be
+// told apart; the build and the BLAS are left out, so that two builds (or,
+// with diff's tolerance, two kernels) can be compared on the numbers.
+func (c *jobMetricCols) table(p *report.Provenance) schema.JobMetricsCols {
+	job, hash := make([]string, len(c.exp)), make([]string, len(c.exp))
+	for i := range job {
+		job[i], hash[i] = p.Job, p.JobHash
+	}
+	return schema.JobMetricsCols{Job: job, JobHash: hash,
 		Experiment: c.exp, Model: c.model, Split: c.split, Error: c.errs, AUC: c.auc, LogLikelihood: c.ll,
 		Pairs: c.pairs, Lambda: c.lambda, K: c.k, N: c.n, Iterations: c.iters,
 		Dataset: c.dataset, Graph: c.graph, Features: c.features, PaperError: c.paper,
@@ -226,11 +283,6 @@ func (c *jobMetricCols) addRows(er *expReport, t *schema.Cols) {
 				paper = v / 100
 			}
 		}
-		if split[i] == "test" {
-			er.test[model[i]] = errs[i]
-			er.auc[model[i]] = auc[i]
-			er.lambda[model[i]] = lambda[i]
-		}
 		c.exp = append(c.exp, er.r.Name)
 		c.dataset = append(c.dataset, dataset)
 		c.graph = append(c.graph, er.r.Graph)
@@ -254,106 +306,4 @@ func (c *jobMetricCols) addRows(er *expReport, t *schema.Cols) {
 			c.recCols[j] = append(c.recCols[j], v)
 		}
 	}
-}
-
-func pct(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) }
-
-// renderTables lays the test errors out like the paper's Tables 2 and 4.
-func renderTables(job string, reports []expReport) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# %s: test error rates\n\n", job)
-	b.WriteString("Lower is better. Cells read `ours (paper)`; the paper's figures are for the real 2014 Amazon data of the same category and graph, so they are comparable only when this job ran on that data. `impr.` is Monomer's relative improvement over LMT.\n")
-	for _, kind := range []struct{ features, title string }{
-		{"image", "Image features (the paper's Table 2)"},
-		{"bow", "Bag-of-words features (the paper's Table 4)"},
-	} {
-		var rs []expReport
-		for _, r := range reports {
-			if r.r.Features == kind.features {
-				rs = append(rs, r)
-			}
-		}
-		if len(rs) == 0 {
-			continue
-		}
-		var models []string
-		for _, m := range modelOrder {
-			for _, r := range rs {
-				if slices.Contains(r.r.Models, m) {
-					models = append(models, m)
-					break
-				}
-			}
-		}
-		fmt.Fprintf(&b, "\n## %s\n\n| Experiment | Dataset | Graph |", kind.title)
-		for _, m := range models {
-			fmt.Fprintf(&b, " %s |", modelTitle[m])
-		}
-		b.WriteString(" impr. |\n|---|---|---|")
-		for range models {
-			b.WriteString("---:|")
-		}
-		b.WriteString("---:|\n")
-		for _, r := range rs {
-			fmt.Fprintf(&b, "| %s | %s | %s |", r.r.Name, r.dataset(), r.r.Graph)
-			for _, m := range models {
-				cell := "—"
-				if v, ok := r.test[m]; ok {
-					cell = pct(v) + r.marks(m)
-				}
-				if p, ok := r.paper.errorPct[r.r.Graph][m]; r.hasPaper && ok {
-					cell += fmt.Sprintf(" (%.2f%%)", p)
-				}
-				fmt.Fprintf(&b, " %s |", cell)
-			}
-			impr := "—"
-			if l, ok := r.test["lmt"]; ok && l > 0 {
-				if m, ok := r.test["monomer"]; ok {
-					impr = fmt.Sprintf("%.0f%%", 100*(l-m)/l)
-				}
-			}
-			if r.hasPaper {
-				pl, pm := r.paper.errorPct[r.r.Graph]["lmt"], r.paper.errorPct[r.r.Graph]["monomer"]
-				impr += fmt.Sprintf(" (%.0f%%)", 100*(pl-pm)/pl)
-			}
-			fmt.Fprintf(&b, " %s |\n", impr)
-		}
-	}
-	writeModelTable(&b, reports)
-	b.WriteString("\n## Data sets (the paper's Tables 1 and 3)\n\n| Experiment | Graph | Subcategories | Items | Edges |\n|---|---|---:|---:|---:|\n")
-	for _, r := range reports {
-		sc, it, ed := fmt.Sprint(r.subcats), fmt.Sprint(r.items), fmt.Sprint(r.edges)
-		if r.hasPaper {
-			sc += fmt.Sprintf(" (%d)", r.paper.subcats)
-			it += fmt.Sprintf(" (%d)", r.paper.items)
-			if e, ok := r.paper.edges[r.r.Graph]; ok {
-				ed += fmt.Sprintf(" (%d)", e)
-			}
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.r.Name, r.r.Graph, sc, it, ed)
-	}
-	return b.String()
-}
-
-// writeModelTable lists every model's chosen λ, validation-chosen test error
-// and AUC, and the legend of the degenerate-fit markers.
-func writeModelTable(b *strings.Builder, reports []expReport) {
-	b.WriteString("\n## Chosen λ and test AUC\n\n| Experiment | Dataset | Model | λ | Test error | Test AUC |\n|---|---|---|---:|---:|---:|\n")
-	for _, r := range reports {
-		for _, m := range modelOrder {
-			if _, ok := r.test[m]; !ok {
-				continue
-			}
-			lambda := "—" // CT has no λ
-			if m != "ct" {
-				lambda = strconv.FormatFloat(r.lambda[m], 'g', -1, 64)
-			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %.4f |\n", r.r.Name, r.dataset(), modelTitle[m], lambda, pct(r.test[m])+r.marks(m), r.auc[m])
-		}
-	}
-	b.WriteString("\nMarkers:")
-	for _, f := range flagMarks {
-		fmt.Fprintf(b, " %s %s.", f.mark, f.legend)
-	}
-	b.WriteString(" The train stage's WARN lines and `fits.parquet` (columns valid_spread, flags) name every λ affected.\n")
 }

@@ -2,7 +2,6 @@ package stages
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"maps"
 	"math"
@@ -32,25 +31,29 @@ const (
 	sideBySide = 4
 )
 
-// writeHTMLReport renders report/index.html and its plots into dir.
-func writeHTMLReport(ctx context.Context, env *pipeline.Env, dir string, reports []expReport) (*report.Written, error) {
-	page := &report.Page{Job: env.Job.Name}
+// reportPage gathers what report/index.html and tables.md show.
+func reportPage(env *pipeline.Env, reports []expReport) (*report.Page, error) {
+	page := &report.Page{Job: env.Job.Name, Markers: markerLegend()}
+	bar := env.Track("report: projecting items", int64(len(reports)))
+	defer bar.Done()
 	for i := range reports {
+		pipeline.Describe(bar, "report: projecting the items of "+reports[i].r.Name)
 		e, err := reportExperiment(env, &reports[i])
 		if err != nil {
 			return nil, fmt.Errorf("stages: report %s: %w", reports[i].r.Name, err)
 		}
 		page.Experiments = append(page.Experiments, e)
+		bar.Add(1)
 	}
-	return report.Write(ctx, dir, page, report.Options{Seed: env.Job.Seed})
+	return page, nil
 }
 
 func reportExperiment(env *pipeline.Env, er *expReport) (*report.Experiment, error) {
 	r := er.r
-	e := &report.Experiment{Name: r.Name, Graph: r.Graph, Features: r.Features, Dataset: "—",
+	e := &report.Experiment{Name: r.Name, Graph: r.Graph, Features: r.Features, Dataset: er.dataset(),
 		Items: er.items, Subcategories: er.subcats, Edges: er.edges, K: r.Settings.RecommendK}
 	if er.hasPaper {
-		e.Dataset, e.PaperItems, e.PaperSubcats, e.PaperEd = er.paper.dataset, er.paper.items, er.paper.subcats, er.paper.edges[r.Graph]
+		e.PaperItems, e.PaperSubcats, e.PaperEd = er.paper.items, er.paper.subcats, er.paper.edges[r.Graph]
 	}
 	in := expInputs(env, r.Name)
 	metrics, err := in.file("evaluate", "metrics.parquet")
@@ -115,7 +118,7 @@ func reportModels(e *report.Experiment, er *expReport, path string) error {
 			if !slices.Contains(model, m) {
 				continue
 			}
-			mr := report.ModelResult{Model: m, Title: modelTitle[m], TestError: math.NaN(), PaperError: math.NaN(), AUC: math.NaN(), Lambda: math.NaN(), Valid: math.NaN()}
+			mr := report.ModelResult{Model: m, Title: modelTitle[m], Marks: er.marks(m), TestError: math.NaN(), PaperError: math.NaN(), AUC: math.NaN(), Lambda: math.NaN(), Valid: math.NaN()}
 			for i := range model {
 				if model[i] != m || !sel[i] {
 					continue
@@ -330,7 +333,7 @@ func reportQueries(path string, it *items, item func(int32) report.Item) ([]repo
 	seen := map[string]bool{}
 	row := it.rows()
 	err := schema.Read(path, func(c *schema.Cols) error {
-		model, query, itm, prob := c.Strings("model"), c.Strings("query"), c.Strings("item"), c.Float64s("probability")
+		model, query, itm, prob, dist := c.Strings("model"), c.Strings("query"), c.Strings("item"), c.Float64s("probability"), c.Float64s("distance")
 		same, space := c.Bools("same_subcategory"), c.Int32s("space")
 		if c.Err() != nil {
 			return nil
@@ -344,7 +347,7 @@ func reportQueries(path string, it *items, item func(int32) report.Item) ([]repo
 				seen[query[i]] = true
 				queries = append(queries, query[i])
 			}
-			lists[k] = append(lists[k], report.RecItem{Item: item(row[itm[i]]), Prob: prob[i], Space: int(space[i]), Same: same[i]})
+			lists[k] = append(lists[k], report.RecItem{Item: item(row[itm[i]]), Prob: prob[i], Dist: dist[i], Space: int(space[i]), Same: same[i]})
 		}
 		return nil
 	})

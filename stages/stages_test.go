@@ -68,9 +68,13 @@ func loadTestJob(t *testing.T) *job.Job {
 	return j
 }
 
+// runID is the run ID runJob gives a run in dir: distinct directories
+// get distinct IDs, which must not reach any output but the manifests.
+func runID(dir string) string { return "test-" + filepath.Base(dir) }
+
 func runJob(t *testing.T, job *job.Job, dir string) {
 	t.Helper()
-	if _, err := pipeline.Run(context.Background(), job, Experiment(), Job(), pipeline.Options{RunDir: dir}); err != nil {
+	if _, err := pipeline.Run(context.Background(), job, Experiment(), Job(), pipeline.Options{RunDir: dir, RunID: runID(dir)}); err != nil {
 		t.Fatal(err)
 	}
 }

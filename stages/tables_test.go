@@ -2,14 +2,18 @@ package stages
 
 import (
 	"errors"
+	"html"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"monomer/models"
 	"monomer/pipeline"
 	"monomer/schema"
 )
@@ -65,5 +69,99 @@ func TestStageReadsOnlyDeclaredInputs(t *testing.T) {
 	_, err := pipeline.Run(t.Context(), job, st, nil, pipeline.Options{RunDir: t.TempDir(), Experiments: []string{"men-image"}})
 	if !errors.Is(err, pipeline.ErrUndeclaredInput) || !strings.Contains(err.Error(), "men-image/split reads men-image/negatives") {
 		t.Fatalf("err = %v, want an undeclared input", err)
+	}
+}
+
+// checkTablesAgree checks that report/index.html and report/tables.md show
+// the same paper tables and data sets, cell for cell (issue 22: the
+// bag-of-words Dataset cell read "—" in one and "Women" in the other).
+func checkTablesAgree(t *testing.T, dir string) {
+	t.Helper()
+	page := string(must(os.ReadFile(filepath.Join(dir, "report", "index.html")))(t))
+	md := string(must(os.ReadFile(filepath.Join(dir, "report", "tables.md")))(t))
+	cell := regexp.MustCompile(`<td[^>]*>([^<]*)</td>`)
+	htmlRows := func(class string) [][]string {
+		var rows [][]string
+		for _, tb := range regexp.MustCompile(`(?s)<table class="`+class+`">(.*?)</table>`).FindAllStringSubmatch(page, -1) {
+			for _, tr := range strings.Split(tb[1], "<tr>") {
+				var r []string
+				for _, c := range cell.FindAllStringSubmatch(tr, -1) {
+					r = append(r, html.UnescapeString(c[1]))
+				}
+				if len(r) > 0 {
+					rows = append(rows, r)
+				}
+			}
+		}
+		return rows
+	}
+	// mdRows are the body rows of the markdown tables under headings
+	// starting with one of prefixes.
+	mdRows := func(prefixes ...string) [][]string {
+		var rows [][]string
+		in := false
+		for _, line := range strings.Split(md, "\n") {
+			if h, ok := strings.CutPrefix(line, "## "); ok {
+				in = slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(h, p) })
+				continue
+			}
+			if !in || !strings.HasPrefix(line, "| ") {
+				continue
+			}
+			r := strings.Split(strings.Trim(line, "| "), " | ")
+			if r[0] == "Experiment" {
+				continue
+			}
+			rows = append(rows, r)
+		}
+		return rows
+	}
+	for _, c := range []struct {
+		class    string
+		headings []string
+	}{
+		{"paper", []string{"Image features", "Bag-of-words features"}},
+		{"datasets", []string{"Data sets"}},
+	} {
+		h, m := htmlRows(c.class), mdRows(c.headings...)
+		if len(h) == 0 || !slices.EqualFunc(h, m, slices.Equal) {
+			t.Errorf("%s tables differ:\nindex.html %q\ntables.md  %q", c.class, h, m)
+		}
+	}
+}
+
+// checkProvenance: the report says what it is a report of (job, hash,
+// seed, build, BLAS) in index.html, tables.md and metrics.parquet, and its
+// manifest names the run that rendered it; the pages of two runs with
+// different run IDs are the same bytes (checkReport compares them).
+func checkProvenance(t *testing.T, dirs [2]string) {
+	t.Helper()
+	dir := filepath.Join(dirs[0], "report")
+	page := string(must(os.ReadFile(filepath.Join(dir, "index.html")))(t))
+	md := string(must(os.ReadFile(filepath.Join(dir, "tables.md")))(t))
+	job := loadTestJob(t)
+	for _, want := range []string{"<th>Seed</th><td>7</td>", "<th>BLAS</th><td>" + models.BLAS().String() + "</td>", "<th>Job</th><td>stages-test</td>", jobHash(job), pipeline.Version()} {
+		if !strings.Contains(page, want) {
+			t.Errorf("index.html lacks %q", want)
+		}
+	}
+	for _, want := range []string{"seed 7", models.BLAS().String(), jobHash(job)} {
+		if !strings.Contains(md, want) {
+			t.Errorf("tables.md lacks %q", want)
+		}
+	}
+	for i, d := range dirs {
+		m := must(pipeline.ReadManifest(filepath.Join(d, "report")))(t)
+		if m.RunID != runID(d) || m.Stats["job_hash"] != jobHash(job) {
+			t.Errorf("run %d: report/manifest.json: run_id %q, job_hash %v", i, m.RunID, m.Stats["job_hash"])
+		}
+	}
+	if d, err := pipeline.Diff(dirs[0], dirs[1], pipeline.DiffOptions{}); err != nil || !d.Identical {
+		t.Errorf("runs %s and %s: diff says %v, %v", runID(dirs[0]), runID(dirs[1]), d, err)
+	}
+	tb := open(t, filepath.Join(dirs[0], "metrics.parquet"))
+	hashes := must(tb.Strings("job_hash"))(t)
+	if len(hashes) == 0 || hashes[0] != jobHash(job) || must(tb.Strings("job"))(t)[0] != "stages-test" {
+		t.Errorf("metrics.parquet job_hash %v", hashes)
 	}
 }

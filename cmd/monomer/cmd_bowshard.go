@@ -60,6 +60,7 @@ choose.
 			opts.Experiments = []string{r.Name}
 			opts.Only = pipeline.ShardName(stages.BowShard{}.Name(), i, n)
 			opts.Logger = pipeline.NewLogger(os.Stderr, pipeline.IsTerminal(os.Stderr))
+			opts.RunID, opts.Command, opts.ExitCode = flags.runID, os.Args, exitCode
 			exp, jobSt := stageSet()
 			_, err = pipeline.Run(cmd.Context(), j, exp, jobSt, opts)
 			return err

@@ -1,21 +1,37 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"monomer/pipeline"
+	"monomer/report"
 	"monomer/stages"
 )
+
+// oneLine puts a catalogue string on one table cell: raw titles hold tabs
+// and line breaks.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
 
 type recommendFlags struct {
 	experiment, model, asin string
 	k                       int
 	json, cross             bool
 }
+
+// recommendExample runs on the demo run (make run): 2821721900, a pair of
+// trousers, is in both of its experiments (TestDemoDeterminismAndSkips
+// runs these lines).
+const recommendExample = `  monomer recommend runs/demo --experiment men-also_bought-image --asin 2821721900
+  monomer recommend runs/demo --experiment men-also_bought-bow --model lmt --asin 2821721900 --k 5 --json
+  monomer recommend runs/demo --experiment men-also_bought-image --model lmt --asin 2821721900 --cross`
 
 func newRecommendCommand() *cobra.Command {
 	var flags recommendFlags
@@ -26,17 +42,17 @@ func newRecommendCommand() *cobra.Command {
 parameters and the experiment's features) and prints the k items with the
 highest P(related) for the item A among every item of the experiment with
 features, whatever its subcategory: exact, not approximate. Each line has the
-item's title, subcategory, probability and, for Monomer, the space (notion of
-relatedness) that put it there. With --cross the query's own subcategory is
+item's probability, distance (which ranks the list: LMT's probabilities
+often saturate near 0 or 1, printed then as "4.1e-07" or "1 − 3.2e-05"),
+for Monomer the space (notion of relatedness) that put it there, and the
+item's subcategory and title. With --cross the query's own subcategory is
 left out: the cross-category lists of the paper's section V (LMT needs that
 taxonomy filter; Monomer's lists cross subcategories without it). It reads
 only.
 
 ` + exitCodesHelp,
-		Example: `  monomer recommend runs/demo --experiment men-also_bought-image --asin B000000001
-  monomer recommend runs/demo --experiment men-also_bought-image --model lmt --asin B000000001 --k 5 --json
-  monomer recommend runs/demo --experiment men-also_bought-image --model lmt --asin B000000001 --cross`,
-		Args: exactArgs(1),
+		Example: recommendExample,
+		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o := flags
 			for _, f := range []struct{ name, v string }{{"experiment", o.experiment}, {"asin", o.asin}} {
@@ -60,9 +76,20 @@ only.
 			}
 			fmt.Fprintf(w, "%s recommends for %s %q (%s)%s:\n", ans.Model, ans.ASIN, ans.Title, ans.Subcategory, other)
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "rank\tasin\tprobability\tspace\tsubcategory\ttitle")
+			// Only Monomer has spaces. The distance ranks the list where
+			// the probabilities saturate (LMT's often do).
+			spaces := ans.Model == "monomer"
+			head := "rank\tasin\tprobability\tdistance\t"
+			if spaces {
+				head += "space\t"
+			}
+			fmt.Fprintln(tw, head+"subcategory\ttitle")
 			for _, it := range ans.Items {
-				fmt.Fprintf(tw, "%d\t%s\t%.4f\t%d\t%s\t%s\n", it.Rank, it.ASIN, it.Probability, it.Space, it.Subcategory, it.Title)
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%.4g\t", it.Rank, it.ASIN, report.Prob(it.Probability), it.Distance)
+				if spaces {
+					fmt.Fprintf(tw, "%d\t", it.Space)
+				}
+				fmt.Fprintf(tw, "%s\t%s\n", oneLine(it.Subcategory), oneLine(cmp.Or(it.Title, "(untitled)")))
 			}
 			return tw.Flush()
 		},

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime/pprof"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -180,7 +183,9 @@ lines on stderr unless stderr is a terminal.
 			}
 			term := pipeline.IsTerminal(os.Stderr)
 			opts.Logger = pipeline.NewLogger(os.Stderr, term)
-			logBLAS(opts.Logger, flags.kernel)
+			opts.RunID = cmp.Or(flags.runID, pipeline.NewRunID(time.Now()))
+			opts.Command, opts.ExitCode = os.Args, exitCode
+			logBLAS(opts.Logger.With(slog.String("job", job.Name), slog.String("run_id", opts.RunID)), flags.kernel)
 			if term {
 				opts.Tracker = pipeline.BarTracker(os.Stderr)
 			}

@@ -64,12 +64,17 @@ func newRootCommand() *cobra.Command {
 		Long: `monomer turns raw Amazon product data into trained item-compatibility
 models and Parquet outputs, reproducing He, Packer & McAuley (ICDM 2016).
 
+Version: ` + versionLine() + `
+
 ` + exitCodesHelp,
+		Version:       versionLine(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&g.blasKernel, "blas-kernel", "",
 		`OpenBLAS CPU kernel: auto (widest the CPU supports), env (keep OPENBLAS_CORETYPE) or a name such as Haswell; overrides MONOMER_BLAS_KERNEL and the job's blas_kernel`)
+	// --version prints the same line as the version command.
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return fmt.Errorf("%w: %v", pipeline.ErrUsage, err)
 	})
@@ -84,6 +89,7 @@ models and Parquet outputs, reproducing He, Packer & McAuley (ICDM 2016).
 		newRunCommand(&g),
 		newStatusCommand(&g),
 		newVerifyCommand(&g),
+		newVersionCommand(),
 	)
 	return root
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -274,6 +275,11 @@ func TestRunStatusDryRun(t *testing.T) {
 	lines := logLines(t, r.stderr)
 	var ends int
 	for _, l := range lines {
+		// Every line, the BLAS line before the run included, names the job
+		// and the run.
+		if id, _ := l["run_id"].(string); l["job"] != "cmdtest" || id == "" || id != lines[0]["run_id"] {
+			t.Errorf("line without the job and run ID: %v", l)
+		}
 		if l["msg"] == "stage end" {
 			ends++
 			for _, k := range []string{"stage", "rows", "bytes", "seconds"} {
@@ -284,8 +290,13 @@ func TestRunStatusDryRun(t *testing.T) {
 		}
 	}
 	last := lines[len(lines)-1]
-	if ends != 5 || last["msg"] != "run summary" || last["run"] != 5.0 || last["skipped"] != 0.0 || last["failed"] != 0.0 {
+	if ends != 5 || last["msg"] != "run summary" || last["stages_run"] != 5.0 || last["stages_skipped"] != 0.0 || last["stages_failed"] != 0.0 {
 		t.Errorf("%d ends, last %v", ends, last)
+	}
+	recs, _, err := pipeline.ReadRunLog(filepath.Join(dir, "runs", "cmdtest"))
+	if err != nil || len(recs) != 2 || recs[1].RunID != lines[0]["run_id"] || recs[1].ExitCode == nil || *recs[1].ExitCode != 0 ||
+		!slices.Equal(recs[0].Command[1:], []string{"run", "job.yaml"}) {
+		t.Errorf("run log: %+v %v", recs, err)
 	}
 	if !fileExists(filepath.Join(dir, "runs", "cmdtest", "b", "train", "out.parquet")) {
 		t.Error("default run directory not runs/<job name>")
@@ -318,7 +329,7 @@ report    run: upstream b/train runs first (then skipped if its outputs come out
 	}
 	// The environment sets the same, and a flag beats it.
 	r = monomer(t, dir, "fake", []string{"MONOMER_EXPERIMENTS__b__SETTINGS__K=7"}, "run", "job.yaml", "--experiment", "b")
-	if l := logLines(t, r.stderr); r.code != 0 || l[len(l)-1]["run"] != 1.0 {
+	if l := logLines(t, r.stderr); r.code != 0 || l[len(l)-1]["stages_run"] != 1.0 {
 		t.Errorf("env override: %s", r.stderr)
 	}
 	r = monomer(t, dir, "fake", []string{"MONOMER_EXPERIMENTS__b__SETTINGS__K=7"}, "status", "job.yaml", "--set", "experiments.b.settings.k=100")
@@ -441,7 +452,7 @@ func TestLockedAndInterrupted(t *testing.T) {
 	}
 	// The next run takes the lock and resumes after ingest.
 	r = monomer(t, dir, "fake", nil, "run", "job.yaml")
-	if l := logLines(t, r.stderr); r.code != 0 || l[len(l)-1]["run"] != 4.0 {
+	if l := logLines(t, r.stderr); r.code != 0 || l[len(l)-1]["stages_run"] != 4.0 {
 		t.Errorf("resumed: %s", r.stderr)
 	}
 }

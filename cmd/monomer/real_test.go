@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -122,6 +123,42 @@ func TestDemoDeterminismAndSkips(t *testing.T) {
 		if got := started(t, r.stderr); !slices.Equal(got, s.want) {
 			t.Errorf("%s: started %v, want %v", s.name, got, s.want)
 		}
+	}
+	checkRecommendCommand(t, dir, "p1")
+}
+
+// checkRecommendCommand runs recommend's --help examples on a demo run and
+// checks what a user reads (issue 22): the example's item is in the demo,
+// an LMT list has no space column, no blank title and probabilities that
+// differ, and an unknown experiment is named.
+func checkRecommendCommand(t *testing.T, dir, run string) {
+	t.Helper()
+	for _, line := range strings.Split(recommendExample, "\n") {
+		args := strings.Fields(strings.ReplaceAll(line, "runs/demo", run))[1:]
+		if r := monomer(t, dir, "real", nil, args...); r.code != 0 {
+			t.Errorf("%s: exit %d\n%s", line, r.code, r.stderr)
+		}
+	}
+	r := monomer(t, dir, "real", nil, "recommend", run, "--experiment", "men-also_bought-bow", "--model", "lmt", "--asin", "2821721900")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.code != 0 || len(lines) != 12 || strings.Join(strings.Fields(lines[1]), " ") != "rank asin probability distance subcategory title" {
+		t.Fatalf("lmt list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	probs := map[string]bool{}
+	for _, l := range lines[2:] {
+		f := regexp.MustCompile(`^\d+ +\S+ +(.+?) {2,}\S+ {2,}\S.* {2,}(\S.*)$`).FindStringSubmatch(l)
+		if f == nil {
+			t.Errorf("lmt line without a title: %q", l)
+			continue
+		}
+		probs[f[1]] = true
+	}
+	if len(probs) < 2 {
+		t.Errorf("lmt list: probabilities %v do not tell the items apart:\n%s", probs, r.stdout)
+	}
+	r = monomer(t, dir, "real", nil, "recommend", run, "--experiment", "nope", "--asin", "2821721900")
+	if r.code != 2 || !strings.Contains(r.stderr, `unknown experiment "nope"; the run directory p1 has experiments men-also_bought-bow, men-also_bought-image`) {
+		t.Errorf("unknown experiment: exit %d %s", r.code, r.stderr)
 	}
 }
 
