@@ -89,3 +89,19 @@ testdata: build
 .PHONY: golden
 golden:
 	$(GO) test -count=1 -timeout 45m ./stages -run TestStageVersions -update
+
+# Mutation testing of the libraries whose tests are fast (not in CI): each
+# package's short tests run once per mutant (gremlins, from the Go module
+# proxy), results in out/mutants-PKG.json; BENCHMARKS.md has the efficacy
+# and the survivors. CPU-heavy: about 5 CPU-s a mutant, some 1,800 mutants
+# over the five packages, so hours on 2 cores; `make mutants
+# MUTANT_PKGS=graph` runs one package. GREMLINS_WORKERS bounds parallel runs.
+MUTANT_PKGS ?= graph schema bow amazon pipeline
+GREMLINS_WORKERS ?= 1
+GREMLINS = $(GO) run github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
+.PHONY: mutants
+mutants:
+	@mkdir -p out
+	@for p in $(MUTANT_PKGS); do echo "mutants: $$p"; \
+	  GOFLAGS="$$GOFLAGS -short -count=1" $(GREMLINS) unleash --workers $(GREMLINS_WORKERS) \
+	    --timeout-coefficient 30 -o out/mutants-$$p.json ./$$p || exit 1; done
