@@ -104,4 +104,4 @@ mutants:
 	@mkdir -p out
 	@for p in $(MUTANT_PKGS); do echo "mutants: $$p"; \
 	  GOFLAGS="$$GOFLAGS -short -count=1" $(GREMLINS) unleash --workers $(GREMLINS_WORKERS) \
-	    --timeout-coefficient 30 -o out/mutants-$$p.json ./$$p || exit 1; done
+	    --timeout-coefficient 10 -o out/mutants-$$p.json ./$$p || exit 1; done
