@@ -48,6 +48,11 @@ var runIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:+-]*$`)
 
 // load reads the job file with overrides (flags over MONOMER_* over the
 // file) and returns it with the run directory and the hash-cache path.
+// runHook, when set, adjusts a run's options before it starts: the tests
+// use it to make a run kill itself at a chosen point (crash_hook_test.go).
+// nil in the binary.
+var runHook func(*pipeline.Options)
+
 func (d *dirFlags) load(path string) (*job.Job, pipeline.Options, error) {
 	sets, err := job.ParseSets(d.sets)
 	if err != nil {
@@ -157,6 +162,9 @@ lines on stderr unless stderr is a terminal.
 			logBLAS(opts.Logger, g, job.BLASKernel)
 			if term {
 				opts.Tracker = pipeline.BarTracker(os.Stderr)
+			}
+			if runHook != nil {
+				runHook(&opts)
 			}
 			if _, err = pipeline.Run(cmd.Context(), job, exp, jobSt, opts); err != nil {
 				return err
