@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -47,6 +48,12 @@ func TestRewireProperties(t *testing.T) {
 				t.Errorf("stats %+v do not add up with |R| %d, |R̄| %d", st, len(pos), len(neg))
 			case st.Attempts != st.Accepted+st.RejectedSelfLoop+st.RejectedSameSub+st.RejectedExists:
 				t.Errorf("attempts %d != accepted + rejected", st.Attempts)
+			case st.CleanupAccepted < 0 || st.CleanupAccepted > st.CleanupAttempts ||
+				(st.NeverSwitched > st.Dropped) != (st.CleanupAccepted > 0):
+				// The clean-up phase switched something iff it left fewer
+				// pairs of R than the main phase did.
+				t.Errorf("clean-up accepted %d of %d attempts; never switched %d, dropped %d",
+					st.CleanupAccepted, st.CleanupAttempts, st.NeverSwitched, st.Dropped)
 			case st.Attempts-st.CleanupAttempts != DefaultSwapsPerEdge*len(pos):
 				t.Errorf("main phase made %d attempts, want %d", st.Attempts-st.CleanupAttempts, DefaultSwapsPerEdge*len(pos))
 			case st.NeverSwitchedFraction() > tc.maxNeverSwitched:
@@ -110,6 +117,8 @@ func TestRewireImpossible(t *testing.T) {
 		{name: "star, drops allowed", pos: starPos, sub: starSub, opts: RewireOptions{MaxDropFraction: -1}, wantDropped: len(starPos)},
 		{name: "star, small budget", pos: starPos, sub: starSub, opts: RewireOptions{SwapsPerEdge: 1, ExtraAttempts: 10}, wantDropped: len(starPos), wantErr: ErrIncomplete},
 		{name: "one edge", pos: []Edge{{0, 1}}, sub: []int32{0, 1}, wantDropped: 1, wantErr: ErrIncomplete},
+		// The smallest graph that rewires: (0,1), (2,3) become (0,3), (2,1).
+		{name: "two switchable edges", pos: []Edge{{0, 1}, {2, 3}}, sub: []int32{0, 1, 2, 3}},
 		// Two edges between two items: switching gives self loops.
 		{name: "two items", pos: []Edge{{0, 1}, {1, 0}}, sub: []int32{0, 1}, wantDropped: 2, wantErr: ErrIncomplete},
 		{name: "empty", sub: []int32{0, 1}},
@@ -124,6 +133,14 @@ func TestRewireImpossible(t *testing.T) {
 				t.Errorf("dropped %d, want %d", st.Dropped, tc.wantDropped)
 			}
 			checkNegatives(t, tc.pos, neg, st.DroppedEdges, tc.sub, true)
+			if len(tc.pos) >= 2 && st.Attempts-st.CleanupAttempts != cmp.Or(tc.opts.SwapsPerEdge, DefaultSwapsPerEdge)*len(tc.pos) {
+				t.Errorf("main phase made %d attempts, want SwapsPerEdge × |R|", st.Attempts-st.CleanupAttempts)
+			}
+			if want := 100 * float64(st.Dropped) / float64(max(1, len(tc.pos))); err != nil &&
+				!strings.Contains(err.Error(), fmt.Sprintf("%d of %d pairs still in R after %d clean-up attempts (%.3g%%, limit 0.1%%)",
+					st.Dropped, len(tc.pos), st.CleanupAttempts, want)) {
+				t.Errorf("error %q does not give the drops as counted", err)
+			}
 			// "Quickly" is the documented attempt budget, counted rather
 			// than timed: a loaded machine cannot fail it, a loop can.
 			swaps := cmp.Or(tc.opts.SwapsPerEdge, DefaultSwapsPerEdge)
@@ -346,5 +363,14 @@ func TestCheckRewired(t *testing.T) {
 				t.Fatalf("err = %v, want ErrBroken naming %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestNeverSwitchedFraction(t *testing.T) {
+	if f := (RewireStats{}).NeverSwitchedFraction(); f != 0 {
+		t.Errorf("empty graph: %v, want 0", f)
+	}
+	if f := (RewireStats{Edges: 8, NeverSwitched: 2}).NeverSwitchedFraction(); f != 0.25 {
+		t.Errorf("2 of 8: %v, want 0.25", f)
 	}
 }
