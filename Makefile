@@ -89,7 +89,7 @@ testdata: build
 # under the CPU's own kernel and under each kernel .ci/run sets
 # (GOLDEN_KERNELS). Builds that write the same bits share one record. Run
 # `make testdata` first when the generator changed. Four runs of the golden
-# job: about 45 CPU-s, 4-10 min on a shared 2-core machine. It needs
+# job: about 45 CPU-s, 4-12 min on a shared 2-core machine. It needs
 # libopenblas (without it the OpenBLAS records would be lost).
 GOLDEN_KERNELS := Haswell SkylakeX
 GOLDEN_ARGS = -count=1 -timeout 45m ./stages -run TestStageVersions -update
