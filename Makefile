@@ -85,7 +85,34 @@ testdata: build
 
 # Re-records every stage's output hashes for the code-version guard
 # (stages/testdata/stage-versions.json) after a version bump or a change of
-# the fixed input; run `make testdata` first when the generator changed.
+# the fixed input, in every build the tests compare: pure Go, and OpenBLAS
+# under the CPU's own kernel and under each kernel .ci/run sets
+# (GOLDEN_KERNELS). Builds that write the same bits share one record. Run
+# `make testdata` first when the generator changed. Four runs of the golden
+# job: about 45 CPU-s, 4-12 min on a shared 2-core machine. It needs
+# libopenblas (without it the OpenBLAS records would be lost).
+GOLDEN_KERNELS := Haswell SkylakeX
+GOLDEN_ARGS = -count=1 -timeout 45m ./stages -run TestStageVersions -update
 .PHONY: golden
 golden:
-	$(GO) test -count=1 -timeout 45m ./stages -run TestStageVersions -update
+	@$(BLAS_PROBE) || { echo "make golden: needs libopenblas-dev: it records the OpenBLAS builds too" >&2; exit 1; }
+	rm -f stages/testdata/stage-versions.json
+	$(GO) test $(GOLDEN_ARGS)
+	$(OPENBLAS) $(GO) test -tags openblas $(GOLDEN_ARGS)
+	for k in $(GOLDEN_KERNELS); do OPENBLAS_CORETYPE=$$k $(OPENBLAS) $(GO) test -tags openblas $(GOLDEN_ARGS) || exit 1; done
+
+# Mutation testing of the libraries whose tests are fast (not in CI): each
+# package's short tests run once per mutant (gremlins, from the Go module
+# proxy), results in out/mutants-PKG.json; BENCHMARKS.md has the efficacy
+# and the survivors. CPU-heavy: about 5 CPU-s a mutant, some 1,800 mutants
+# over the five packages, so hours on 2 cores; `make mutants
+# MUTANT_PKGS=graph` runs one package. GREMLINS_WORKERS bounds parallel runs.
+MUTANT_PKGS ?= graph schema bow amazon pipeline
+GREMLINS_WORKERS ?= 1
+GREMLINS = $(GO) run github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
+.PHONY: mutants
+mutants:
+	@mkdir -p out
+	@for p in $(MUTANT_PKGS); do echo "mutants: $$p"; \
+	  GOFLAGS="$$GOFLAGS -short -count=1" $(GREMLINS) unleash --workers $(GREMLINS_WORKERS) \
+	    --timeout-coefficient 10 -o out/mutants-$$p.json ./$$p || exit 1; done

@@ -21,6 +21,10 @@ var (
 	ErrIncomplete = errors.New("too few negatives")
 	// ErrInvalidOptions marks an option out of its range.
 	ErrInvalidOptions = errors.New("invalid options")
+	// ErrBroken marks a result of Rewire that breaks its own guarantees
+	// (degrees kept, no pair inside a subcategory, no self loop or
+	// duplicate): a bug in this package, never bad input.
+	ErrBroken = errors.New("rewiring broke its invariants")
 )
 
 // DefaultSwapsPerEdge is the number of switch attempts per edge of R in the
@@ -132,10 +136,11 @@ func Rewire(ctx context.Context, pos []Edge, sub []int32, rng *rand.Rand, opts R
 	}
 
 	w := rewirer{
-		cur:  make([]arc, m),
-		orig: make([]bool, m),
-		set:  set,
-		st:   &st,
+		cur:   make([]arc, m),
+		orig:  make([]bool, m),
+		set:   set,
+		st:    &st,
+		limit: 2 * m,
 	}
 	for i, e := range pos {
 		w.cur[i] = arc{e.Src, e.Dst, sub[e.Src], sub[e.Dst]}
@@ -248,6 +253,12 @@ func Rewire(ctx context.Context, pos []Edge, sub []int32, rng *rand.Rand, opts R
 	st.Dropped = len(st.DroppedEdges)
 	slices.SortFunc(st.DroppedEdges, compareEdges)
 	neg := edgesOfSortedKeys(keys)
+	if w.err != nil {
+		return nil, st, w.err
+	}
+	if err := checkRewired(pos, neg, st.DroppedEdges, sub); err != nil {
+		return nil, st, err
+	}
 	if maxDrop >= 0 && float64(st.Dropped) > maxDrop*float64(m) {
 		return neg, st, fmt.Errorf("graph: rewire: %d of %d pairs still in R after %d clean-up attempts (%.3g%%, limit %.3g%%): %w",
 			st.Dropped, m, st.CleanupAttempts, 100*float64(st.Dropped)/float64(m), 100*maxDrop, ErrIncomplete)
@@ -266,6 +277,12 @@ type rewirer struct {
 	orig []bool   // orig[i]: cur[i] is still pos[i], a pair of R
 	set  *edgeSet // R and every current pair: the pairs a switch may not create
 	st   *RewireStats
+	// limit is the most keys set can hold when switches are right (R plus
+	// as many negatives); past it err is set and try does nothing more, so
+	// a broken switch ends the run with an error within the attempt budget
+	// instead of filling the set until its probing never ends.
+	limit int
+	err   error
 }
 
 // arc is a current pair with the subcategories of its ends, which travel
@@ -297,6 +314,9 @@ func (w *rewirer) warmKeys(ij [2]int) {
 // try switches cur[i] = (a,b) and cur[j] = (c,d) to (a,d), (c,b) if that is
 // allowed, and reports whether it did.
 func (w *rewirer) try(i, j int) bool {
+	if w.err != nil {
+		return false
+	}
 	w.st.Attempts++
 	x, y := w.cur[i], w.cur[j]
 	a, b, c, d := x.src, x.dst, y.src, y.dst
@@ -331,7 +351,49 @@ func (w *rewirer) try(i, j int) bool {
 	w.cur[i] = arc{a, d, x.srcSub, y.dstSub}
 	w.cur[j] = arc{c, b, y.srcSub, x.dstSub}
 	w.st.Accepted++
+	if w.set.len() > w.limit {
+		w.err = fmt.Errorf("graph: rewire: %d pairs in the set after switch %d, more than |R| + |R̄| = %d: a switch left a pair behind: %w",
+			w.set.len(), w.st.Attempts, w.limit, ErrBroken)
+	}
 	return true
+}
+
+// checkRewired checks Rewire's result against its contract: every item keeps
+// its out- and in-degree between R and R̄ plus the dropped pairs, and no
+// negative is a self loop, lies inside one subcategory or comes twice. It
+// costs one pass over the pairs, a small part of the rewiring.
+func checkRewired(pos, neg, dropped []Edge, sub []int32) error {
+	for i, e := range neg {
+		switch {
+		case e.Src == e.Dst:
+			return fmt.Errorf("graph: rewire: negative %d→%d is a self loop: %w", e.Src, e.Dst, ErrBroken)
+		case sub[e.Src] == sub[e.Dst]:
+			return fmt.Errorf("graph: rewire: negative %d→%d lies inside subcategory %d: %w", e.Src, e.Dst, sub[e.Src], ErrBroken)
+		case i > 0 && compareEdges(neg[i-1], e) >= 0:
+			return fmt.Errorf("graph: rewire: negative %d→%d comes twice or out of order: %w", e.Src, e.Dst, ErrBroken)
+		}
+	}
+	// deg[2v] and deg[2v+1] count v's out- and in-degree in R minus R̄ and
+	// the dropped pairs: all zero when degrees are kept.
+	deg := make([]int32, 2*len(sub))
+	for _, e := range pos {
+		deg[2*e.Src]++
+		deg[2*e.Dst+1]++
+	}
+	for _, es := range [][]Edge{neg, dropped} {
+		for _, e := range es {
+			deg[2*e.Src]--
+			deg[2*e.Dst+1]--
+		}
+	}
+	for i, d := range deg {
+		if d != 0 {
+			dir := [2]string{"out", "in"}[i%2]
+			return fmt.Errorf("graph: rewire: item %d has %s-degree %d more in R than in R̄ and the dropped pairs: degrees not preserved: %w",
+				i/2, dir, d, ErrBroken)
+		}
+	}
+	return nil
 }
 
 // loadPositives checks pos against sub and returns a set of its keys with

@@ -2,6 +2,7 @@ package models_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -106,21 +107,61 @@ func qualityWorld(t *testing.T, seed uint64) (s *synthTop, kept []int) {
 }
 
 // TestQualityOrdering is the quality regression test of issue 11, fast
-// enough for -short (about 13 CPU-seconds): on qualityWorld's planted world,
-// also_bought with rewired negatives, one seed, the paper's ordering of
-// test errors holds,
+// enough for -short (about 8 CPU-seconds): on qualityWorld's planted world,
+// also_bought with rewired negatives, the paper's ordering of test errors
+// holds at seed 1,
 //
 //	CT ≈ 50 % > WNN > LMT > Monomer,
 //
 // and LDA+WNN on the same items' review words is clearly below 50 %.
-// Measured at seed 1: CT 0.489, WNN 0.404, LMT 0.309, Monomer 0.236,
-// LDA+WNN 0.383 (1,893 items, 8,264 train pairs). At world seed 2 Monomer's
-// lead over LMT was 0.026 (0.261 against 0.287): the margins asked, 0.03
-// a step, hold at seed 1 only with room to spare.
+//
+// Seeds 1-6 (world, split and training; BENCHMARKS.md, "Quality
+// thresholds") give CT 0.438-0.492, LDA+WNN 0.382-0.426 and the steps
+//
+//	CT − WNN        0.088 0.071 0.089 0.040 0.075 −0.013
+//	WNN − LMT       0.095 0.125 0.082 0.094 0.086  0.116
+//	LMT − Monomer   0.068 0.022 0.048 0.064 0.059  0.097
+//
+// so the ordering is a property of most worlds, not all (at seed 6 WNN is
+// no better than CT). Each step asked of seed 1 is its value there less
+// two standard deviations of the six, rounded down: 0.01, 0.06 and 0.01;
+// CT stays in 0.42-0.58 and LDA+WNN below 0.45 (worst 0.426 plus about one
+// standard deviation). Re-measure with
+// `go test ./models -run 'TestQualityOrdering$' -quality-seeds 6 -v`.
 func TestQualityOrdering(t *testing.T) {
-	s, kept := qualityWorld(t, 1)
+	if *qualitySeeds > 0 {
+		for seed := range uint64(*qualitySeeds) {
+			errs := qualityErrors(t, seed+1)
+			t.Logf("seed %d: ct %.4f wnn %.4f lmt %.4f monomer %.4f lda %.4f", seed+1, errs["ct"], errs["wnn"], errs["lmt"], errs["monomer"], errs["lda"])
+		}
+		return
+	}
+	errs := qualityErrors(t, 1)
+	if e := errs["ct"]; e < 0.42 || e > 0.58 {
+		t.Errorf("CT test error %.3f, want 0.42-0.58 (rewired negatives keep degrees)", e)
+	}
+	for _, step := range []struct {
+		a, b string
+		by   float64
+	}{{"ct", "wnn", 0.01}, {"wnn", "lmt", 0.06}, {"lmt", "monomer", 0.01}} {
+		if !(errs[step.b] < errs[step.a]-step.by) {
+			t.Errorf("%s test error %.3f not below %s's %.3f by %.2f", step.b, errs[step.b], step.a, errs[step.a], step.by)
+		}
+	}
+	if e := errs["lda"]; e > 0.45 {
+		t.Errorf("LDA+WNN test error %.3f, want below 0.45", e)
+	}
+}
+
+var qualitySeeds = flag.Int("quality-seeds", 0, "TestQualityOrdering: log the test errors of world seeds 1..N instead of checking seed 1 (the measurement behind its margins)")
+
+// qualityErrors trains TestQualityOrdering's models on the world of seed
+// and returns their test errors by name.
+func qualityErrors(t *testing.T, seed uint64) map[string]float64 {
+	t.Helper()
+	s, kept := qualityWorld(t, seed)
 	w := s.w
-	train, valid, test := s.pairs(t, synth.AlsoBought, rand.New(rand.NewPCG(1, 1)))
+	train, valid, test := s.pairs(t, synth.AlsoBought, rand.New(rand.NewPCG(seed, 1)))
 	labels := pairLabels(test)
 	t.Logf("%d items, %d/%d/%d pairs", len(kept), len(train), len(valid), len(test))
 
@@ -132,7 +173,7 @@ func TestQualityOrdering(t *testing.T) {
 	_, prob := ct.Score(test)
 	errs["ct"] = models.ErrorRate(labels, prob)
 
-	lda, st, err := models.FitLDA(context.Background(), countReviews(w, kept), models.LDAOptions{Topics: 10, MinUpdates: models.LDAMinUpdates}, rand.New(rand.NewPCG(1, 3)))
+	lda, st, err := models.FitLDA(context.Background(), countReviews(w, kept), models.LDAOptions{Topics: 10, MinUpdates: models.LDAMinUpdates}, rand.New(rand.NewPCG(seed, 3)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +190,7 @@ func TestQualityOrdering(t *testing.T) {
 		{"lda", topics, models.Spec{Model: models.ModelWNN}},
 	} {
 		tc.spec.Lambdas, tc.spec.MaxIter = lambdas, 100
-		f, err := models.Train(t.Context(), tc.feat, train, valid, tc.spec, rand.New(rand.NewPCG(1, 2)), nil)
+		f, err := models.Train(t.Context(), tc.feat, train, valid, tc.spec, rand.New(rand.NewPCG(seed, 2)), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,19 +202,7 @@ func TestQualityOrdering(t *testing.T) {
 		t.Logf("%s: test error %.3f (λ %g, validation %.3f, %d iterations)", tc.name, errs[tc.name], f.Lambda, f.ValidError, f.Iterations)
 	}
 	t.Logf("LDA: %d passes, %d updates; test errors %v", st.Passes, st.Updates, errs)
-	if e := errs["ct"]; e < 0.42 || e > 0.58 {
-		t.Errorf("CT test error %.3f, want 0.42-0.58 (rewired negatives keep degrees)", e)
-	}
-	order := []string{"ct", "wnn", "lmt", "monomer"}
-	for i := 1; i < len(order); i++ {
-		a, b := order[i-1], order[i]
-		if !(errs[b] < errs[a]-0.03) {
-			t.Errorf("%s test error %.3f not below %s's %.3f by 0.03", b, errs[b], a, errs[a])
-		}
-	}
-	if e := errs["lda"]; e > 0.45 {
-		t.Errorf("LDA+WNN test error %.3f, want below 0.45", e)
-	}
+	return errs
 }
 
 // bowRows is a Sparse of sum-to-one word weights, as the features stage

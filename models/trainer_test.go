@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -166,26 +167,50 @@ func testError(t *testing.T, f *Fit, feat Features, pairs []graph.Pair) float64 
 	return float64(wrong) / float64(len(pairs))
 }
 
+var plantedSeeds = flag.Int("planted-seeds", 0, "TestPlanted: log the test errors of seeds 1..N instead of checking seed 1 (the measurement behind its bounds)")
+
 // TestPlanted trains every model on the planted heterogeneous relation:
 // all learn it far better than chance, and Monomer beats LMT at the same
 // embedding budget (LMT K = (N+1)·K_Monomer), as in the paper's Table 2.
+//
+// Each bound is the worst test error of seeds 1-8 (world and training;
+// BENCHMARKS.md, "Quality thresholds") plus about one standard deviation
+// of the eight: WNN 0.345 + 0.035, LMT 0.145 + 0.02, Monomer 0.073 +
+// 0.007. Seed 1 (0.334, 0.108, 0.052) is checked, so a change that costs
+// WNN 0.05, LMT 0.06 or Monomer 0.03 there fails. Monomer/LMT was at most
+// 0.62 over the seeds; 0.8 is asked. Re-measure with
+// `go test ./models -run 'TestPlanted$' -planted-seeds 8 -v` (40 CPU-s).
 func TestPlanted(t *testing.T) {
+	if *plantedSeeds > 0 {
+		for seed := range uint64(*plantedSeeds) {
+			errs := plantedErrors(t, seed+1, nil)
+			t.Logf("seed %d: wnn %.4f lmt %.4f monomer %.4f", seed+1, errs[ModelWNN], errs[ModelLMT], errs[ModelMonomer])
+		}
+		return
+	}
+	errs := plantedErrors(t, 1, map[string]float64{ModelWNN: 0.38, ModelLMT: 0.165, ModelMonomer: 0.08})
+	if errs[ModelMonomer] > 0.8*errs[ModelLMT] {
+		t.Errorf("Monomer test error %.3f not clearly below LMT's %.3f", errs[ModelMonomer], errs[ModelLMT])
+	}
+}
+
+// plantedErrors trains TestPlanted's models on the planted world of seed
+// and returns their test errors, failing a model above maxError[model]
+// (none checked when maxError is nil).
+func plantedErrors(t *testing.T, seed uint64, maxError map[string]float64) map[string]float64 {
+	t.Helper()
 	cfg := plantedConfig{items: 2500, shared: 1, styled: 4, dim: 64, outDegree: 2, noise: 0.05}
-	w := newPlanted(cfg, rand.New(rand.NewPCG(1, 1)))
+	w := newPlanted(cfg, rand.New(rand.NewPCG(seed, 1)))
 	const km, n = 4, 4
-	tests := []struct {
-		spec     Spec
-		maxError float64
-	}{
-		{Spec{Model: ModelWNN}, 0.40},
-		{Spec{Model: ModelLMT, K: (n + 1) * km}, 0.20},
-		{Spec{Model: ModelMonomer, K: km, N: n}, 0.15},
+	specs := []Spec{
+		{Model: ModelWNN},
+		{Model: ModelLMT, K: (n + 1) * km},
+		{Model: ModelMonomer, K: km, N: n},
 	}
 	errs := map[string]float64{}
-	for _, tc := range tests {
-		spec := tc.spec
+	for _, spec := range specs {
 		spec.Lambdas = []float64{0, 1e-4, 1e-2}
-		f, err := Train(t.Context(), w.feat, w.train, w.valid, spec, rand.New(rand.NewPCG(1, 1)), nil)
+		f, err := Train(t.Context(), w.feat, w.train, w.valid, spec, rand.New(rand.NewPCG(seed, 1)), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,8 +218,8 @@ func TestPlanted(t *testing.T) {
 		errs[spec.Model] = e
 		t.Logf("%s: test error %.3f (λ %g, validation error %.3f, %d iterations, kept %d, %d parameters)",
 			spec.Model, e, f.Lambda, f.ValidError, f.Iterations, f.BestIteration, f.NumParams())
-		if e > tc.maxError {
-			t.Errorf("%s: test error %.3f, want <= %.2f", spec.Model, e, tc.maxError)
+		if m, ok := maxError[spec.Model]; ok && e > m {
+			t.Errorf("%s: test error %.3f, want <= %.2f", spec.Model, e, m)
 		}
 		if len(f.Grid) != len(spec.Lambdas) {
 			t.Errorf("%s: %d grid points", spec.Model, len(f.Grid))
@@ -211,9 +236,7 @@ func TestPlanted(t *testing.T) {
 			t.Errorf("%s: rebuilt fit scores differently", spec.Model)
 		}
 	}
-	if errs[ModelMonomer] > 0.8*errs[ModelLMT] {
-		t.Errorf("Monomer test error %.3f not clearly below LMT's %.3f", errs[ModelMonomer], errs[ModelLMT])
-	}
+	return errs
 }
 
 // Train fits Monomer on the planted relation and chooses λ on validation.

@@ -25,10 +25,14 @@ import (
 type StageRecord struct {
 	Stage   string `json:"stage"`
 	Version string `json:"version"`
-	// Env is the stage's NumericEnv string; records are kept per Env, so
-	// outputs that depend on the BLAS kernel are compared only with those
-	// of the same kernel.
+	// Env is, in a record of a run (RecordStages), the stage's NumericEnv
+	// string: the build and BLAS kernel its numbers came from.
 	Env string `json:"env,omitempty"`
+	// Envs is, in a golden record of a NumericEnv stage, every environment
+	// that wrote these outputs: one record when all recorded builds and
+	// kernels agree bit for bit, one per group of environments where they
+	// differ.
+	Envs []string `json:"envs,omitempty"`
 	// Inputs is the sha256 of everything the stage's keys hold but the
 	// code: parameters, seed, raw-file content and upstream output hashes.
 	Inputs string `json:"inputs"`
@@ -106,12 +110,15 @@ func RecordStages(job *job.Job, expStages, jobStages []Stage, runDir string) ([]
 }
 
 // CheckStages compares the records of a run now with the golden ones and
-// returns the problems, each naming a stage and what to do, and notes on
-// stages it could not judge. A stage whose version and inputs are unchanged
-// must have written the same outputs. A stage whose inputs changed because
-// an upstream stage changed is only noted: the upstream stage is the one
-// at fault. Records of another numeric environment are not compared.
-// stages gives each stage's Deps.
+// returns the problems, each naming a stage and saying first that the
+// change may be a bug and then how to record a deliberate one, and notes
+// on stages it could not judge. A stage whose version and inputs are
+// unchanged must have written the same outputs. A stage whose inputs
+// changed because an upstream stage changed is only noted: the upstream
+// stage is the one at fault. A NumericEnv stage is compared with the
+// golden record of its environment; in an environment never recorded it is
+// compared with the outputs every recorded environment agreed on, and only
+// noted when they did not agree. stages gives each stage's Deps.
 func CheckStages(golden, now []StageRecord, stages []Stage) (problems, notes []string) {
 	deps := map[string][]string{}
 	for _, s := range stages {
@@ -126,44 +133,55 @@ func CheckStages(golden, now []StageRecord, stages []Stage) (problems, notes []s
 		}
 		return ""
 	}
+	const record = "if the change is deliberate, bump the stage's version (stages/versions.go) and re-record every build with `make golden`"
 	seen := map[string]bool{}
 	for _, r := range now {
 		seen[r.Stage] = true
-		var g *StageRecord
-		var envs []string
+		var mine []*StageRecord // the stage's golden records
+		var g *StageRecord      // the one to compare with
 		for i := range golden {
-			if golden[i].Stage != r.Stage {
-				continue
-			}
-			envs = append(envs, fmt.Sprintf("%q", golden[i].Env))
-			if golden[i].Env == r.Env {
-				g = &golden[i]
+			if golden[i].Stage == r.Stage {
+				mine = append(mine, &golden[i])
+				if r.Env == "" || slices.Contains(golden[i].Envs, r.Env) {
+					g = &golden[i]
+				}
 			}
 		}
+		unrecordedEnv := false
+		if g == nil && len(mine) == 1 {
+			g, unrecordedEnv = mine[0], true // every recorded build agreed
+		}
 		switch {
-		case len(envs) == 0:
-			problems = append(problems, fmt.Sprintf("stage %s has no golden record: record it with -update", r.Stage))
+		case len(mine) == 0:
+			problems = append(problems, fmt.Sprintf("stage %s has no golden record: record it with `make golden`", r.Stage))
 			changed[r.Stage] = "new"
 		case g == nil:
-			notes = append(notes, fmt.Sprintf("stage %s: golden outputs exist for environments %s, not for %q: not compared (-update adds them)",
-				r.Stage, strings.Join(envs, ", "), r.Env))
+			notes = append(notes, fmt.Sprintf("stage %s: golden outputs differ between the recorded environments and none is %q: not compared (`make golden` records it)",
+				r.Stage, r.Env))
 			changed[r.Stage] = "other environment"
 		case g.Version != r.Version:
-			problems = append(problems, fmt.Sprintf("stage %s: version %s, the golden file has %s: record its outputs with -update",
+			problems = append(problems, fmt.Sprintf("stage %s: version %s, the golden file has %s: record its outputs with `make golden`",
 				r.Stage, r.Version, g.Version))
 			changed[r.Stage] = "new version"
 		case g.Inputs != r.Inputs:
 			if up := upstreamChanged(r.Stage); up != "" {
 				notes = append(notes, fmt.Sprintf("stage %s: not compared, its input from %s changed", r.Stage, up))
 			} else {
-				problems = append(problems, fmt.Sprintf("stage %s: its parameters or raw inputs changed (the test's job or data): record with -update",
+				problems = append(problems, fmt.Sprintf("stage %s: its parameters or raw inputs changed (the test's job or data): record with `make golden`",
 					r.Stage))
 			}
 			changed[r.Stage] = "inputs"
 		default:
-			if diff := changedNames(g.Outputs, r.Outputs); diff != "" {
-				problems = append(problems, fmt.Sprintf("stage %s: outputs changed under unchanged version %s (%s): bump the stage's version, then record with -update",
-					r.Stage, r.Version, diff))
+			diff := changedNames(g.Outputs, r.Outputs)
+			switch {
+			case diff != "" && unrecordedEnv:
+				problems = append(problems, fmt.Sprintf("stage %s: outputs (%s) differ under %q from those every recorded environment (%s) wrote: "+
+					"a build or kernel that changes results may be a bug; if this environment is new and rounds differently, record it with `make golden`",
+					r.Stage, diff, r.Env, strings.Join(g.Envs, ", ")))
+				changed[r.Stage] = "outputs"
+			case diff != "":
+				problems = append(problems, fmt.Sprintf("stage %s: outputs changed under unchanged version %s (%s): this may be a BUG (the code now computes other results); %s",
+					r.Stage, r.Version, diff, record))
 				changed[r.Stage] = "outputs"
 			}
 		}
@@ -172,35 +190,52 @@ func CheckStages(golden, now []StageRecord, stages []Stage) (problems, notes []s
 	for _, g := range golden {
 		if !seen[g.Stage] && !slices.Contains(gone, g.Stage) {
 			gone = append(gone, g.Stage)
-			problems = append(problems, fmt.Sprintf("stage %s is in the golden file but not in the DAG: remove it with -update", g.Stage))
+			problems = append(problems, fmt.Sprintf("stage %s is in the golden file but not in the DAG: remove it with `make golden`", g.Stage))
 		}
 	}
 	return problems, notes
 }
 
-// UpdateRecords returns the golden file's new content: the records now,
-// plus the golden records of other numeric environments that still hold
-// (same stage, version and inputs), ordered as now and then by Env.
+// UpdateRecords returns the golden file's new content from its old one and
+// the records of a run now, made in one environment. A stage's golden
+// records of another version are dropped. A NumericEnv stage keeps its
+// records of the other environments (their version unchanged), and this
+// environment joins the record with the same inputs and outputs, or gets
+// one of its own; so after recording every build, a stage that every build
+// computes to the same bits has one record listing them all. Records come
+// in the order of now, then by their first environment.
 func UpdateRecords(golden, now []StageRecord) []StageRecord {
-	out := slices.Clone(now)
-	for _, g := range golden {
-		for _, r := range now {
-			if g.Stage == r.Stage && g.Env != r.Env && g.Version == r.Version && g.Inputs == r.Inputs {
+	var out []StageRecord
+	for _, r := range now {
+		if r.Env == "" {
+			r.Envs = nil
+			out = append(out, r)
+			continue
+		}
+		var mine []StageRecord
+		for _, g := range golden {
+			if g.Stage != r.Stage || g.Version != r.Version {
+				continue
+			}
+			g.Envs = slices.DeleteFunc(slices.Clone(g.Envs), func(e string) bool { return e == r.Env })
+			if len(g.Envs) > 0 {
 				g.Outputs = maps.Clone(g.Outputs)
-				out = append(out, g)
-				break
+				mine = append(mine, g)
 			}
 		}
-	}
-	pos := map[string]int{}
-	for i, r := range now {
-		pos[r.Stage] = i
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if pos[out[i].Stage] != pos[out[j].Stage] {
-			return pos[out[i].Stage] < pos[out[j].Stage]
+		joined := false
+		for i, g := range mine {
+			if g.Inputs == r.Inputs && changedNames(g.Outputs, r.Outputs) == "" {
+				mine[i].Envs = append(mine[i].Envs, r.Env)
+				slices.Sort(mine[i].Envs)
+				joined = true
+			}
 		}
-		return out[i].Env < out[j].Env
-	})
+		if !joined {
+			mine = append(mine, StageRecord{Stage: r.Stage, Version: r.Version, Envs: []string{r.Env}, Inputs: r.Inputs, Outputs: r.Outputs})
+		}
+		sort.SliceStable(mine, func(i, j int) bool { return mine[i].Envs[0] < mine[j].Envs[0] })
+		out = append(out, mine...)
+	}
 	return out
 }

@@ -104,6 +104,12 @@ func layout(t reflect.Type) ([]int, *arrow.Schema, error) {
 // struct (see Of), every field a column of the same length. Rows are cut
 // into row groups of RowGroupRows. A table with no rows is still valid.
 func Write[T any](path string, cols T) (int64, error) {
+	return write(path, cols, RowGroupRows)
+}
+
+// write is Write with row groups of group rows; tests use small groups to
+// cross many group boundaries in a few rows.
+func write[T any](path string, cols T, group int) (int64, error) {
 	idx, s, err := layout(reflect.TypeFor[T]())
 	if err != nil {
 		return 0, err
@@ -117,7 +123,7 @@ func Write[T any](path string, cols T) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := w.append(cs); err != nil {
+	if err := w.append(cs, group); err != nil {
 		w.fw.Close()
 		w.f.Close()
 		return 0, err
@@ -151,8 +157,9 @@ func create(path string, s *arrow.Schema) (*writer, error) {
 }
 
 // append writes rows given as one Go slice per schema field, in field
-// order; the slices' types match the fields' (layout derived both).
-func (w *writer) append(cols []any) error {
+// order, in row groups of group rows; the slices' types match the fields'
+// (layout derived both).
+func (w *writer) append(cols []any, group int) error {
 	n := -1
 	for i, c := range cols {
 		l := reflect.ValueOf(c).Len()
@@ -161,8 +168,8 @@ func (w *writer) append(cols []any) error {
 		}
 		n = l
 	}
-	for lo := 0; lo < n; lo += RowGroupRows {
-		hi := min(lo+RowGroupRows, n)
+	for lo := 0; lo < n; lo += group {
+		hi := min(lo+group, n)
 		rec, err := w.batch(cols, lo, hi)
 		if err != nil {
 			return err

@@ -91,7 +91,7 @@ func (w *Writer[T]) flush() error {
 	for k, i := range w.idx {
 		cs[k] = w.buf.Field(i).Interface()
 	}
-	if err := w.w.append(cs); err != nil {
+	if err := w.w.append(cs, w.group); err != nil {
 		return err
 	}
 	for _, i := range w.idx {

@@ -282,6 +282,14 @@ func heldOut(r *models.Retriever, queries []int32, test, known map[int32][]int32
 	if err != nil {
 		return 0, 0, err
 	}
+	hit, recall = scoreHeldOut(lists, queries, test, known, k)
+	return hit, recall, nil
+}
+
+// scoreHeldOut is heldOut's hit rate and mean recall@k of lists, query
+// qi's list ranked nearest first: the first k items not in known[q] are
+// its top k, a hit when one is in test[q].
+func scoreHeldOut(lists [][]models.Hit, queries []int32, test, known map[int32][]int32, k int) (hit, recall float64) {
 	var hits, rsum float64
 	for qi, q := range queries {
 		found, n := 0, 0
@@ -305,7 +313,7 @@ func heldOut(r *models.Retriever, queries []int32, test, known map[int32][]int32
 		rsum += float64(found) / float64(len(slices.Compact(pos)))
 	}
 	n := float64(len(queries))
-	return hits / n, rsum / n, nil
+	return hits / n, rsum / n
 }
 
 func ratio(a, b float64) float64 {

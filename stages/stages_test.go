@@ -321,6 +321,7 @@ func checkEvaluate(t *testing.T, job *job.Job, dir string) {
 				t.Errorf("%s: %d selected metric rows for %s, want 3 (train, valid, test)", e.Name, got[model], model)
 			}
 		}
+		checkMetricsOfPredictions(t, e.Name, pr, m)
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "report", "tables.md"))
 	if err != nil {
@@ -329,6 +330,56 @@ func checkEvaluate(t *testing.T, job *job.Job, dir string) {
 	for _, want := range []string{"| men-image | Men | also_bought |", "| women-bow | Women | also_viewed |", "## Chosen λ and test AUC", "| men-image | Men | LMT | 0.0001 |", "(56)"} {
 		if !bytes.Contains(md, []byte(want)) {
 			t.Errorf("tables.md lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// checkMetricsOfPredictions recomputes each selected valid and test
+// metric row's error rate and AUC from the predictions table by counting
+// its mistakes and comparing every related pair with every unrelated one
+// (closer wins, equal distances half), independently of models.AUC.
+func checkMetricsOfPredictions(t *testing.T, exp string, pr, m *schema.Table) {
+	t.Helper()
+	pModel, pSplit := must(pr.Strings("model"))(t), must(pr.Strings("split"))(t)
+	label, pred := must(pr.Int8s("label"))(t), must(pr.Int8s("predicted"))(t)
+	dist := must(pr.Float64s("distance"))(t)
+	mModel, mSplit, sel := must(m.Strings("model"))(t), must(m.Strings("split"))(t), must(m.Bools("selected"))(t)
+	errs, auc := must(m.Float64s("error"))(t), must(m.Float64s("auc"))(t)
+	for r := range mModel {
+		if !sel[r] || mSplit[r] == "train" {
+			continue
+		}
+		var pos, neg []float64
+		wrong := 0
+		for k := range pModel {
+			if pModel[k] != mModel[r] || pSplit[k] != mSplit[r] {
+				continue
+			}
+			if pred[k] != label[k] {
+				wrong++
+			}
+			if label[k] == 1 {
+				pos = append(pos, dist[k])
+			} else {
+				neg = append(neg, dist[k])
+			}
+		}
+		var won float64
+		for _, p := range pos {
+			for _, q := range neg {
+				switch {
+				case p < q:
+					won++
+				case p == q:
+					won += 0.5
+				}
+			}
+		}
+		n := float64(len(pos) + len(neg))
+		wantErr, wantAUC := float64(wrong)/n, won/float64(len(pos)*len(neg))
+		if math.Abs(errs[r]-wantErr) > 1e-12 || math.Abs(auc[r]-wantAUC) > 1e-12 {
+			t.Errorf("%s %s %s: metrics say error %v AUC %v, its %d predictions give %v %v",
+				exp, mModel[r], mSplit[r], errs[r], auc[r], int(n), wantErr, wantAUC)
 		}
 	}
 }

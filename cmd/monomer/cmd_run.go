@@ -51,6 +51,11 @@ func (d *dirFlags) register(cmd *cobra.Command, g *globalOptions) {
 
 var runIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:+-]*$`)
 
+// runHook, when set, adjusts a run's options before it starts: the tests
+// use it to make a run kill itself at a chosen point (crash_hook_test.go).
+// nil in the binary.
+var runHook func(*pipeline.Options)
+
 // loadJob reads the job file with overrides (--set values sets over
 // MONOMER_* over the file), the one way every command reads a job. Paths
 // in the overrides are relative to the working directory, as any command
@@ -188,6 +193,9 @@ lines on stderr unless stderr is a terminal.
 			logBLAS(opts.Logger.With(slog.String("job", job.Name), slog.String("run_id", opts.RunID)), flags.kernel)
 			if term {
 				opts.Tracker = pipeline.BarTracker(os.Stderr)
+			}
+			if runHook != nil {
+				runHook(&opts)
 			}
 			if _, err = pipeline.Run(cmd.Context(), job, exp, jobSt, opts); err != nil {
 				return err

@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 	case "fake":
 		stageSet = fakeStages
 	}
+	if at := os.Getenv("GO_MONOMER_KILL_AT"); at != "" {
+		runHook = killAt(at)
+	}
 	main()
 }
 

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"compress/gzip"
 	"encoding/json"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -191,63 +189,66 @@ func regzip(t *testing.T, p string) {
 	}
 }
 
-// TestDemoCrash kills a real run with SIGKILL during several stages,
-// resumes it, and compares the outputs with an uninterrupted run's.
+// TestDemoCrash kills a real run with SIGKILL at several points (the run
+// kills itself there: GO_MONOMER_KILL_AT, crash_hook_test.go), resumes it,
+// and checks that the resumed run starts exactly the stages the killed one
+// had not finished and that the outputs are an uninterrupted run's.
 func TestDemoCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("several runs of the demo job")
 	}
 	dir, args := demo(t)
-	realRun(t, dir, nil, append(args, "--run-dir", "ref")...)
-	points := []struct {
-		stage string // "experiment/stage" whose start triggers the kill
-		// delay only moves where in the stage the kill lands; no check
-		// below depends on where that is (it is not a wait for an event).
-		delay time.Duration
-	}{
-		{"men-also_bought-image/features", 0},
-		{"men-also_bought-image/train.monomer", 300 * time.Millisecond},
-		{"men-also_bought-bow/ingest", 20 * time.Millisecond},
-		{"men-also_bought-bow/features", 200 * time.Millisecond},
-		{"report", 0},
-	}
-	for _, p := range points {
-		run := "crash-" + strings.ReplaceAll(p.stage, "/", "-")
-		cmd := exec.Command(os.Args[0], append([]string{"run"}, append(args, "--run-dir", run)...)...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GO_MONOMER_MAIN=real")
-		stderr, _ := cmd.StderrPipe()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
+	ref := realRun(t, dir, nil, append(args, "--run-dir", "ref")...)
+	order := startOrder(t, ref.stderr)
+	for _, at := range []string{
+		"men-also_bought-image/features:start",
+		"men-also_bought-image/train.monomer:progress=3", // inside training, outputs not written
+		"men-also_bought-bow/ingest:end",                 // outputs and manifest written
+		"men-also_bought-bow/features:start",
+		"report:start",
+	} {
+		id, when, _ := strings.Cut(at, ":")
+		i := slices.Index(order, id)
+		if i < 0 {
+			t.Fatalf("%s: no such stage in the run's order %v", at, order)
 		}
-		exp, stage, ok := strings.Cut(p.stage, "/")
-		if !ok {
-			exp, stage = "", p.stage
+		// Killed at or inside a stage, it and the rest rerun; killed at its
+		// end, only the rest.
+		want := slices.Clone(order[i:])
+		if when == "end" {
+			want = want[1:]
 		}
-		sc := bufio.NewScanner(stderr)
-		killed := false
-		for sc.Scan() {
-			l := sc.Text()
-			if !killed && strings.Contains(l, `"msg":"stage start"`) && strings.Contains(l, `"stage":"`+stage+`"`) &&
-				(exp == "" || strings.Contains(l, `"experiment":"`+exp+`"`)) {
-				time.Sleep(p.delay)
-				cmd.Process.Kill()
-				killed = true
-			}
-		}
-		cmd.Wait()
-		if !killed {
-			t.Fatalf("%s: the run never reached it", p.stage)
+		slices.Sort(want)
+		run := "crash-" + strings.NewReplacer("/", "-", ":", "-", "=", "").Replace(at)
+		killed := monomer(t, dir, "real", []string{"GO_MONOMER_KILL_AT=" + at}, append([]string{"run"}, append(args, "--run-dir", run)...)...)
+		if killed.code != -1 {
+			t.Fatalf("%s: the run was not killed (exit %d)\n%s", at, killed.code, killed.stderr)
 		}
 		r := realRun(t, dir, nil, append(args, "--run-dir", run)...)
-		if s := started(t, r.stderr); len(s) == 13 { // none is fine: the kill may come after the last commit
-			t.Errorf("%s: resumed with %v", p.stage, s)
+		if got := started(t, r.stderr); !slices.Equal(got, want) {
+			t.Errorf("%s: resumed run started %v, want %v", at, got, want)
 		}
 		d := monomer(t, dir, "real", nil, "diff", "ref", run)
 		if d.code != 0 {
-			t.Errorf("%s: %s%s", p.stage, d.stdout, d.stderr)
+			t.Errorf("%s: %s%s", at, d.stdout, d.stderr)
 		}
 	}
+}
+
+// startOrder lists "experiment/stage" of every stage a run's log says
+// started, in the order they started.
+func startOrder(t *testing.T, stderr string) []string {
+	var out []string
+	for _, l := range logLines(t, stderr) {
+		if l["msg"] == "stage start" {
+			id, _ := l["stage"].(string)
+			if e, ok := l["experiment"].(string); ok {
+				id = e + "/" + id
+			}
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // With vocab_shards, the plan holds the bow-shard nodes between ingest and
