@@ -205,6 +205,9 @@ type GridPoint struct {
 	// σ(c − d) over the validation pairs (the train pairs without
 	// validation) at the kept parameters.
 	ValidSpread float64
+	// Gate is how many spaces Monomer's gate uses at the kept parameters,
+	// over the train pairs' queries (see GateUse); NaN for WNN and LMT.
+	Gate GateUse
 	// Evaluations counts the objective evaluations of the fit (each one
 	// forward pass over the train pairs); GradEvaluations those of them that
 	// also computed the gradient (a backward pass).

@@ -93,12 +93,15 @@ type Space struct {
 	Sub     []int
 }
 
-// Gate is Monomer's mean P(k|x) per subcategory.
+// Gate is Monomer's mean P(k|x) per subcategory, and how many spaces it
+// uses over the train pairs (fits.parquet's gate_spaces and gate_routes at
+// the chosen λ; see models.GateUse).
 type Gate struct {
-	Spaces  int
-	Subcats []string
-	Items   []int       // items per subcategory
-	Mean    [][]float64 // [subcategory][space]
+	Spaces             int
+	UsedSpaces, Routes float64
+	Subcats            []string
+	Items              []int       // items per subcategory
+	Mean               [][]float64 // [subcategory][space]
 }
 
 // DimTops are the items maximising each dimension of one space.

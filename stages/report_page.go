@@ -235,6 +235,7 @@ func reportSpaces(env *pipeline.Env, in inputs, e *report.Experiment, fits map[s
 				blocks = append(blocks, fmt.Sprintf("E%d", k))
 			}
 			e.Gate = gateBySubcategory(p, it, fit.N)
+			e.Gate.UsedSpaces, e.Gate.Routes = f.gate.Spaces, f.gate.Routes
 		}
 		for bi, b := range blocks {
 			s := report.Space{Title: modelTitle[m], Dim: fit.K, Sub: subOf(sample)}
