@@ -64,9 +64,16 @@ type Config struct {
 	FeatureStep float64
 	// TopicSharpness scales the topic logits A z. If 0, 4.
 	TopicSharpness float64
-	// ReviewsMean is the mean number of reviews per item (negative
-	// binomial, shape 1/2, so many items have none). If 0, 8.
+	// ReviewsMean is the mean number of reviews per item, drawn from a
+	// log-normal law (floored). If 0, 12.
 	ReviewsMean float64
+	// ReviewsSpread is the log-normal's standard deviation of the log of
+	// reviews per item. If 0, 1.
+	ReviewsSpread float64
+	// PairedShare is the share of review sentences about what the item is
+	// bought with: their words are drawn at its also_bought target
+	// (package doc, eq. 5b). If 0, 0.2; negative means none.
+	PairedShare float64
 
 	// NoImageFrac adds this fraction of each top's Items as items that have
 	// a subcategory but no image record. If 0, 0.03.
@@ -173,7 +180,9 @@ func (c Config) resolved() Config {
 	def(&c.FeatureNoise, 0.5)
 	def(&c.FeatureStep, -1)
 	def(&c.TopicSharpness, 4)
-	def(&c.ReviewsMean, 8)
+	def(&c.ReviewsMean, 12)
+	def(&c.ReviewsSpread, 1)
+	def(&c.PairedShare, 0.2)
 	def(&c.NoImageFrac, 0.03)
 	def(&c.NoSubcatFrac, 0.005)
 	def(&c.ForeignFrac, 0.01)

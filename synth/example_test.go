@@ -35,5 +35,5 @@ func ExampleNewWorld() {
 	// Output:
 	// 1987 items in 14 subcategories
 	// B0ABLRU4W9 (Watches) also bought B0B0P0J6QC (Shirts), notion 2
-	// 8 of 32 feature values non-zero; 12 reviews
+	// 8 of 32 feature values non-zero; 24 reviews
 }
