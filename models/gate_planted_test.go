@@ -2,7 +2,10 @@ package models_test
 
 import (
 	"flag"
+	"fmt"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 
 	"monomer/graph"
@@ -102,6 +105,98 @@ func TestGateMeasure(t *testing.T) {
 				t.Logf("notions %d seed %d %s: %d items %d train pairs: test error %.3f, gate spaces %.2f routes %.2f (iters %d kept %d)",
 					notions, seed, fs.name, len(kept), len(train), o.testErr, o.point.Gate.Spaces, o.point.Gate.Routes, o.point.Iterations, o.point.BestIteration)
 			}
+		}
+	}
+}
+
+var (
+	curve      = flag.Bool("curve", false, "TestLearningCurve: measure LMT's and Monomer's test error against the number of training pairs")
+	curveFeat  = flag.String("curve.features", "image", "TestLearningCurve: image, bow or image,bow")
+	curveSizes = flag.String("curve.sizes", "500,1000,2000,4000,8000,0", "TestLearningCurve: training pairs (0: all)")
+	curveSeeds = flag.Int("curve.seeds", 3, "TestLearningCurve: seeds 1..n")
+	curveLmb   = flag.String("curve.lambdas", "1e-5,1e-4,1e-3", "TestLearningCurve: the λ grid of both models")
+)
+
+// TestLearningCurve is issue 28's learning curve, a measurement rather
+// than a check (run with -curve; BENCHMARKS.md, "Learning curve"): on the
+// planted world of plantedWorld (6,000 items, four notions, also_bought,
+// rewired negatives, the 80/10/10 split) it trains LMT (K 40) and Monomer
+// (K 8, N 4) on the first n training pairs of a seeded shuffle (nested
+// subsets), validates and tests on the whole validation and test splits,
+// with the pipeline's budget (λ from {1e-5, 1e-4, 1e-3} on validation, 200
+// iterations, patience 6), and logs one table row per size: the mean test
+// errors over the seeds, then each seed's. -curve.lambdas, -gate.penalty
+// and -gate.init change the grid and Monomer's gate settings. A test rather than a
+// subcommand: it needs the generator's world in memory, not files, and
+// stays beside the planted tests it shares its worlds with.
+func TestLearningCurve(t *testing.T) {
+	if !*curve {
+		t.Skip("a measurement: -curve")
+	}
+	var sizes []int
+	for _, f := range strings.Split(*curveSizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, n)
+	}
+	var lambdas []float64
+	for _, f := range strings.Split(*curveLmb, ",") {
+		l, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lambdas = append(lambdas, l)
+	}
+	specs := []models.Spec{{Model: models.ModelLMT, K: 40}, {Model: models.ModelMonomer, K: 8, N: 4, GatePenalty: *gatePen, GateInit: *gateInit}}
+	for _, fname := range strings.Split(*curveFeat, ",") {
+		type cell struct{ lmt, mono []float64 }
+		rows := make([]cell, len(sizes))
+		used := make([]int, len(sizes))
+		for seed := uint64(1); seed <= uint64(*curveSeeds); seed++ {
+			s, kept := plantedWorld(t, seed, 0, 4)
+			train, valid, test := s.pairs(t, synth.AlsoBought, rand.New(rand.NewPCG(seed, 1)))
+			var feat models.Features = s.feat
+			if fname == "bow" {
+				feat = newBowRows(countReviews(s.w, kept))
+			}
+			rand.New(rand.NewPCG(seed, 3)).Shuffle(len(train), func(i, j int) { train[i], train[j] = train[j], train[i] })
+			for si, n := range sizes {
+				if n == 0 || n > len(train) {
+					n = len(train)
+				}
+				used[si] = n
+				for _, spec := range specs {
+					spec.Lambdas, spec.MaxIter, spec.Patience = lambdas, 200, 6
+					o := trainOutcome(t, feat, train[:n], valid, test, spec, seed)
+					t.Logf("%s seed %d, %d train pairs: %s test error %.3f (λ %g, validation %.3f, %d iterations)",
+						fname, seed, n, spec.Model, o.testErr, o.fit.Lambda, o.fit.ValidError, o.fit.Iterations)
+					if spec.Model == models.ModelLMT {
+						rows[si].lmt = append(rows[si].lmt, o.testErr)
+					} else {
+						rows[si].mono = append(rows[si].mono, o.testErr)
+					}
+				}
+			}
+		}
+		mean := func(v []float64) float64 {
+			var s float64
+			for _, x := range v {
+				s += x
+			}
+			return s / float64(len(v))
+		}
+		list := func(v []float64) string {
+			var out []string
+			for _, x := range v {
+				out = append(out, fmt.Sprintf("%.3f", x))
+			}
+			return strings.Join(out, ", ")
+		}
+		t.Logf("%s: | train pairs | LMT | Monomer | Monomer − LMT | LMT by seed | Monomer by seed |", fname)
+		for si, r := range rows {
+			t.Logf("%s: | %d | %.3f | %.3f | %+.3f | %s | %s |", fname, used[si], mean(r.lmt), mean(r.mono), mean(r.mono)-mean(r.lmt), list(r.lmt), list(r.mono))
 		}
 	}
 }

@@ -48,6 +48,9 @@ type Experiment struct {
 	Queries []QueryLists
 	// K is the length of the lists the claims are measured on.
 	K int
+	// Warnings are shown under the experiment's heading (e.g. a training
+	// set too small for Monomer to beat LMT).
+	Warnings []string
 }
 
 // ModelResult is one model's row of the tables. NaN means none.

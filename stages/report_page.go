@@ -49,6 +49,9 @@ func reportExperiment(env *pipeline.Env, er *expReport) (*report.Experiment, err
 	r := er.r
 	e := &report.Experiment{Name: r.Name, Graph: r.Graph, Features: r.Features, Dataset: "—",
 		Items: er.items, Subcategories: er.subcats, Edges: er.edges, K: r.Settings.RecommendK}
+	if w := er.smallDataWarning(); w != "" {
+		e.Warnings = append(e.Warnings, w)
+	}
 	if er.hasPaper {
 		e.Dataset, e.PaperItems, e.PaperSubcats, e.PaperEd = er.paper.dataset, er.paper.items, er.paper.subcats, er.paper.edges[r.Graph]
 	}
