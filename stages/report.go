@@ -210,7 +210,7 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		}
 	}
 	return &pipeline.Result{Rows: map[string]int64{"metrics": rows},
-		Stats: map[string]any{"experiments": len(reports), "report_files": len(w.Files), "report_skipped": w.Skipped},
+		Stats:    map[string]any{"experiments": len(reports), "report_files": len(w.Files), "report_skipped": w.Skipped},
 		Warnings: warnings}, nil
 }
 
