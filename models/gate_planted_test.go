@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -81,17 +82,29 @@ func trainOutcome(t testing.TB, feat models.Features, train, valid, test []graph
 	return o
 }
 
+// TestGateMeasure logs Monomer's test error and gate use (GridPoint.Gate)
+// on plantedWorld's worlds with one and four notions, seeds 1-3, image and
+// bag of words, at the pipeline's budget (λ 1e-4, 200 iterations, patience
+// 6): the measurement behind BENCHMARKS.md's "How many spaces the gate
+// uses". Run with -gate; -gate.penalty and -gate.init set Spec.GatePenalty
+// and Spec.GateInit.
 var (
 	gateMeasure = flag.Bool("gate", false, "TestGateMeasure: log Monomer's gate use on planted worlds")
 	gatePen     = flag.Float64("gate.penalty", 0, "TestGateMeasure: Spec.GatePenalty")
 	gateInit    = flag.Float64("gate.init", 0, "TestGateMeasure: Spec.GateInit")
+	gateFeat    = flag.String("gate.features", "image,bow", "TestGateMeasure: image, bow or image,bow")
+	gateNotions = flag.String("gate.notions", "1,4", "TestGateMeasure: the worlds' numbers of notions")
 )
 
 func TestGateMeasure(t *testing.T) {
 	if !*gateMeasure {
 		t.Skip("a measurement: -gate")
 	}
-	for _, notions := range []int{1, 4} {
+	for _, nf := range strings.Split(*gateNotions, ",") {
+		notions, err := strconv.Atoi(nf)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for seed := uint64(1); seed <= 3; seed++ {
 			s, kept := plantedWorld(t, seed, 0, notions)
 			train, valid, test := s.pairs(t, synth.AlsoBought, rand.New(rand.NewPCG(seed, 1)))
@@ -99,6 +112,9 @@ func TestGateMeasure(t *testing.T) {
 				name string
 				feat models.Features
 			}{{"image", s.feat}, {"bow", newBowRows(countReviews(s.w, kept))}} {
+				if !slices.Contains(strings.Split(*gateFeat, ","), fs.name) {
+					continue
+				}
 				spec := models.Spec{Model: models.ModelMonomer, K: 8, N: 4, Lambdas: []float64{1e-4}, MaxIter: 200, Patience: 6,
 					GatePenalty: *gatePen, GateInit: *gateInit}
 				o := trainOutcome(t, fs.feat, train, valid, test, spec, seed)
