@@ -115,10 +115,11 @@ func TestGolden(t *testing.T) {
 		}
 	}
 	total := len(committed[0]) + len(committed[1]) + len(committed[2])
-	// A few MB: 1,200 Men items make the demo's Monomer-LMT gap steady
-	// across seeds (issue 11).
-	if total > 5<<20 {
-		t.Errorf("committed data is %d bytes, above 5 MiB", total)
+	// A few MB: 1,200 Men items make the demo's image Monomer-LMT gap
+	// steady across seeds (issue 11), as many again without images its
+	// bag-of-words gap (issue 28; 7.7 MB).
+	if total > 8<<20 {
+		t.Errorf("committed data is %d bytes, above 8 MiB", total)
 	}
 }
 
@@ -585,7 +586,8 @@ func TestScales(t *testing.T) {
 	}
 	tiny, _ := synth.Scale("tiny")
 	w := tinyWorld(t, 1)
-	if n := len(w.Items); n < 1900 || n > 2200 {
+	// 1,900 image items, as many without an image, and a few others.
+	if n := len(w.Items); n < 3800 || n > 4100 {
 		t.Errorf("tiny has %d items", n)
 	}
 	if len(w.Subcats) != tiny.Tops[0].Subcats+tiny.Tops[1].Subcats {

@@ -196,12 +196,12 @@ type sentenceWriter struct {
 func (s *sentenceWriter) word(kind byte) string {
 	switch kind {
 	case 'A':
-		if chance(s.r, 0.75) {
+		if chance(s.r, 0.85) {
 			return wordLists[adjWords][drawCum(s.r, s.cur[adjWords])]
 		}
 		return pick(s.r, fillerAdjs)
 	case 'N':
-		if chance(s.r, 0.75) {
+		if chance(s.r, 0.85) {
 			return wordLists[nounWords][drawCum(s.r, s.cur[nounWords])]
 		}
 		return pick(s.r, fillerNouns)
@@ -250,7 +250,7 @@ func (s *sentenceWriter) fill(b *strings.Builder, tmpl string) {
 // HTML entity that real review text carries.
 func (s *sentenceWriter) reviewText() string {
 	var b strings.Builder
-	n := 1 + min(poisson(s.r, 4), 11)
+	n := 1 + min(poisson(s.r, 6), 15)
 	for j := range n {
 		if j > 0 {
 			b.WriteByte(' ')
