@@ -80,8 +80,8 @@ type expReport struct {
 // Monomer K 8, N 4, λ from {1e-5, 1e-4, 1e-3}, seeds 1-3; BENCHMARKS.md,
 // "Learning curve"): the smallest size measured from which on Monomer's
 // mean test error is below LMT's at every larger size. Image: 1,000
-// (−0.008; +0.005 at 500); bag of words: 8,000 (−0.019; +0.005 at 4,000,
-// +0.040 at 2,000).
+// (−0.008; +0.005 at 500); bag of words: 8,000 (−0.017; +0.006 at 4,000,
+// +0.033 at 2,000).
 var monomerCrossover = map[string]int64{"image": 1000, "bow": 8000}
 
 // smallDataWarning says when the experiment trains Monomer and LMT on fewer
