@@ -47,8 +47,9 @@ const (
 	// P(k|x) and U costs almost nothing in λ‖U‖² until the data pull it
 	// away (O(1) logits start U's penalty at ≈ F·N·λ·GatePenalty).
 	// GatePenalty 0.1 with GateInit 1 lets the gate follow planted notions
-	// on some image worlds but not on text, where it costs test error at
-	// small sizes, so it is not the default (BENCHMARKS.md,
+	// on some image worlds, but on the planted tests' bag of words it
+	// neither routes nor helps and costs test error at small sizes, so it
+	// is not the default (BENCHMARKS.md,
 	// "Recommendations and the visual report", "How many spaces the gate
 	// uses").
 	DefaultGateInit = 0.01
