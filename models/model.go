@@ -47,8 +47,11 @@ const (
 	// P(k|x) and U costs almost nothing in λ‖U‖² until the data pull it
 	// away (O(1) logits start U's penalty at ≈ F·N·λ·GatePenalty).
 	// GatePenalty 0.1 with GateInit 1 lets the gate follow planted notions
-	// on some worlds but is not the default (BENCHMARKS.md,
-	// "Recommendations and the visual report").
+	// on some image worlds, but on the planted tests' bag of words it
+	// neither routes nor helps and costs test error at small sizes, so it
+	// is not the default (BENCHMARKS.md,
+	// "Recommendations and the visual report", "How many spaces the gate
+	// uses").
 	DefaultGateInit = 0.01
 )
 
@@ -205,6 +208,9 @@ type GridPoint struct {
 	// σ(c − d) over the validation pairs (the train pairs without
 	// validation) at the kept parameters.
 	ValidSpread float64
+	// Gate is how many spaces Monomer's gate uses at the kept parameters,
+	// over the train pairs' queries (see GateUse); NaN for WNN and LMT.
+	Gate GateUse
 	// Evaluations counts the objective evaluations of the fit (each one
 	// forward pass over the train pairs); GradEvaluations those of them that
 	// also computed the gradient (a backward pass).

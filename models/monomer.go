@@ -210,3 +210,101 @@ func (m monomerKernel[T]) itemGrad(e *projEval[T], i int, pr, gr []T) {
 		axpyGo(sb, pr[(j+1)*k:(j+2)*k], gb)
 	}
 }
+
+// GateUse says how many of Monomer's N spaces its gate uses over a set of
+// queries x, each weighted by its number of pairs (so a space's share is
+// the share of the pairs' distance weight it carries). With p̄ the weighted
+// mean gate and H the entropy (natural log):
+//
+//	Spaces = exp H(p̄)                     in [1, N]
+//	Routes = exp(H(p̄) − mean_x H(P(·|x))) in [1, Spaces]
+//
+// Spaces is the effective number of spaces the distances are spread over:
+// 1 when every query puts its weight on the same space, N when the weight
+// is even. Routes, exp of the mutual information between query and space,
+// is the effective number of spaces the gate chooses among: 1 both when it
+// collapses onto one space and when it spreads every query evenly (a
+// uniform mixture makes no choice), N when each query uses one space and
+// the N spaces serve equal shares of the queries.
+type GateUse struct {
+	Spaces, Routes float64
+}
+
+// gateAcc accumulates GateUse query by query.
+type gateAcc struct {
+	mean     []float64 // Σ w·P(·|x)
+	ent, sum float64   // Σ w·H(P(·|x)), Σ w
+}
+
+func (a *gateAcc) add(p []float64, w float64) {
+	if a.mean == nil {
+		a.mean = make([]float64, len(p))
+	}
+	for k, v := range p {
+		a.mean[k] += w * v
+	}
+	a.ent += w * entropy(p)
+	a.sum += w
+}
+
+func (a *gateAcc) use() GateUse {
+	if a.sum == 0 {
+		return GateUse{Spaces: math.NaN(), Routes: math.NaN()}
+	}
+	mean := make([]float64, len(a.mean))
+	for k, v := range a.mean {
+		mean[k] = v / a.sum
+	}
+	h := entropy(mean)
+	// Max: rounding must not take the mutual information below 0.
+	return GateUse{Spaces: math.Exp(h), Routes: math.Exp(max(h-a.ent/a.sum, 0))}
+}
+
+// entropy is −Σ p log p in nats (0 log 0 = 0).
+func entropy(p []float64) float64 {
+	var h float64
+	for _, v := range p {
+		if v > 0 {
+			h -= v * math.Log(v)
+		}
+	}
+	return h
+}
+
+// gateUse is the GateUse of the raw parameters w (F×C, the kernels' s·Θ)
+// over the queries of ps: P(·|x) = softmax(Uᵀf_x) in float64 from the
+// feature rows, each x weighted by its pairs in ps. Serial, in item order,
+// so the result does not depend on the workers.
+func (m monomer) gateUse(src rowSource, ps *pairSet, w []float64) GateUse {
+	c, e := m.cols(), (m.n+1)*m.k
+	z, p := make([]float64, m.n), make([]float64, m.n)
+	var acc gateAcc
+	for i, it := range ps.items {
+		q := ps.xOff[i+1] - ps.xOff[i]
+		if q == 0 {
+			continue
+		}
+		clear(z)
+		if src.sparse != nil {
+			idx, val := src.sparse.SparseRow(int(it))
+			for j, col := range idx {
+				u := w[int(col)*c+e : int(col)*c+e+m.n]
+				for k := range z {
+					z[k] += float64(val[j]) * u[k]
+				}
+			}
+		} else {
+			for col, v := range src.dense.Row(int(it))[:m.f] {
+				if v == 0 {
+					continue
+				}
+				u := w[col*c+e : col*c+e+m.n]
+				for k := range z {
+					z[k] += float64(v) * u[k]
+				}
+			}
+		}
+		acc.add(softmax(z, p), float64(q))
+	}
+	return acc.use()
+}

@@ -71,7 +71,7 @@ func Train(ctx context.Context, feat Features, train, valid []graph.Pair, spec S
 			penalty = mm.penalty(spec.GatePenalty)
 		}
 	}
-	t := &trainer{spec: spec, model: m, progress: progress}
+	t := &trainer{spec: spec, model: m, progress: progress, src: src, trainSet: trainSet}
 	scale := featureScale(src, trainSet.items)
 	t.train = newObjective(m.evaluator(src, trainSet, spec.Float64, spec.Workers), trainSet.labels)
 	t.train.scale, t.train.penalty = scale, penalty
@@ -96,6 +96,7 @@ func Train(ctx context.Context, feat Features, train, valid []graph.Pair, spec S
 		if err != nil {
 			return nil, err
 		}
+		r.point.Gate = t.gateUse(r.theta)
 		results[gi] = r
 		fit.Trace = append(fit.Trace, r.trace...)
 		if spec.WarmStart {
@@ -123,6 +124,18 @@ type trainer struct {
 	model        model
 	train, valid *objective
 	progress     func(Progress)
+	src          rowSource // the train pairs' rows
+	trainSet     *pairSet
+}
+
+// gateUse is GridPoint.Gate at θ = [c, Θ]: Monomer's over the train pairs'
+// queries, NaN for the other models.
+func (t *trainer) gateUse(theta []float64) GateUse {
+	mm, ok := t.model.(monomer)
+	if !ok {
+		return GateUse{Spaces: math.NaN(), Routes: math.NaN()}
+	}
+	return mm.gateUse(t.src, t.trainSet, t.train.toRaw(theta[1:]))
 }
 
 // init draws the shared starting point θ₀ = [c, Θ]. Θ acts on the features

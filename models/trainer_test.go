@@ -27,6 +27,7 @@ type plantedConfig struct {
 	dim       int // feature dimension F
 	outDegree int // related pairs per item
 	noise     float64
+	notions   int // transforms T_t; if 0, 4
 }
 
 // newPlanted builds items with latent factors z = [s, v], features
@@ -44,11 +45,16 @@ func newPlanted(cfg plantedConfig, rng *rand.Rand) planted {
 			z[i][j] = rng.NormFloat64()
 		}
 	}
-	// Gate: the transform is the argmax of 4 random directions of z.
-	gate := make([][]float64, 4)
-	perm := make([][]int, 4)
-	sign := make([][]float64, 4)
-	for t := range 4 {
+	// Gate: the transform is the argmax of random directions of z, one per
+	// notion.
+	notions := cfg.notions
+	if notions == 0 {
+		notions = 4
+	}
+	gate := make([][]float64, notions)
+	perm := make([][]int, notions)
+	sign := make([][]float64, notions)
+	for t := range notions {
 		gate[t] = make([]float64, l)
 		for j := range gate[t] {
 			gate[t][j] = rng.NormFloat64()
@@ -69,7 +75,7 @@ func newPlanted(cfg plantedConfig, rng *rand.Rand) planted {
 	cands := make([]cand, 0, cfg.items)
 	for x := range cfg.items {
 		best, bt := math.Inf(-1), 0
-		for t := range 4 {
+		for t := range notions {
 			var s float64
 			for j, g := range gate[t] {
 				s += g * z[x][j]

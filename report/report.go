@@ -74,6 +74,9 @@ type Experiment struct {
 	Queries []QueryLists
 	// K is the length of the lists the claims are measured on.
 	K int
+	// Warnings are shown under the experiment's heading (e.g. a training
+	// set too small for Monomer to beat LMT).
+	Warnings []string
 }
 
 // ModelResult is one model's row of the tables. NaN means none.
@@ -121,12 +124,15 @@ type Space struct {
 	Sub     []int
 }
 
-// Gate is Monomer's mean P(k|x) per subcategory.
+// Gate is Monomer's mean P(k|x) per subcategory, and how many spaces it
+// uses over the train pairs (fits.parquet's gate_spaces and gate_routes at
+// the chosen λ; see models.GateUse).
 type Gate struct {
-	Spaces  int
-	Subcats []string
-	Items   []int       // items per subcategory
-	Mean    [][]float64 // [subcategory][space]
+	Spaces             int
+	UsedSpaces, Routes float64
+	Subcats            []string
+	Items              []int       // items per subcategory
+	Mean               [][]float64 // [subcategory][space]
 }
 
 // DimTops are the items maximising each dimension of one space.

@@ -62,7 +62,8 @@ func testPage() *Page {
 		}
 		full.Spaces = append(full.Spaces, sp)
 	}
-	full.Gate = &Gate{Spaces: 3, Subcats: subs, Items: []int{30, 30, 30, 30},
+	full.Warnings = []string{"e1: 700 training pairs <below>"}
+	full.Gate = &Gate{Spaces: 3, UsedSpaces: 1.37, Routes: 1.04, Subcats: subs, Items: []int{30, 30, 30, 30},
 		Mean: [][]float64{{0.2, 0.3, 0.5}, {0.6, 0.2, 0.2}, {0.1, 0.1, 0.8}, {0.3, 0.4, 0.3}}}
 	it := func(t, s string) Item { return Item{ASIN: "B0" + t, Title: t, Subcategory: s} }
 	full.DimTops = &DimTops{Space: "Monomer space 1", Dims: [][]Item{{it("Slim Pant", "Pants"), it("Knit Pant", "Pants")}, {it("Watch <b>", "Watches")}}}
@@ -120,7 +121,8 @@ func TestReportFiles(t *testing.T) {
 	}
 	page := string(html)
 	for _, want := range []string{`class="paper"`, `class="datasets"`, `class="models"`, `class="claims"`, `class="dims"`, `class="reclist"`,
-		"9.20%", "(306215)", "Coverage, cross-subcategory lists", "43.21%", "0.568", "Watch &lt;b&gt;", "Training curves", "<h3>Monomer's gate"} {
+		"9.20%", "(306215)", "Coverage, cross-subcategory lists", "43.21%", "0.568", "Watch &lt;b&gt;", "Training curves", "<h3>Monomer's gate", "<b>1.37</b> of its 3 spaces", "<b>1.04</b>",
+		`<p class="warn">e1: 700 training pairs &lt;below&gt;</p>`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
@@ -133,7 +135,7 @@ func TestReportFiles(t *testing.T) {
 	// The degraded experiment: after its heading, no maps, gate, curves,
 	// claims or lists.
 	deg := page[strings.Index(page, `id="women-bow"`):]
-	for _, absent := range []string{"e1-map", "e1-gate", "e1-trace", `class="claims"`, `class="reclist"`, "broken"} {
+	for _, absent := range []string{"e1-map", "e1-gate", "e1-trace", `class="warn"`, `class="claims"`, `class="reclist"`, "broken"} {
 		if strings.Contains(deg, absent) {
 			t.Errorf("degraded experiment shows %q", absent)
 		}

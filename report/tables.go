@@ -135,6 +135,15 @@ func Markdown(page *Page) string {
 			row(slices.Concat([]string{r.Name, r.Dataset, r.Graph}, r.Cells, []string{r.Impr})...)
 		}
 	}
+	var small []string
+	for _, e := range page.Experiments {
+		for _, w := range e.Warnings {
+			small = append(small, "- "+w+".\n")
+		}
+	}
+	if len(small) > 0 {
+		b.WriteString("\nWarnings:\n\n" + strings.Join(small, ""))
+	}
 	b.WriteString("\n## Chosen λ and test AUC\n\n| Experiment | Dataset | Model | λ | Test error | Test AUC |\n|---|---|---|---:|---:|---:|\n")
 	for _, e := range page.Experiments {
 		for _, m := range modelOrder {

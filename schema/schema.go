@@ -170,7 +170,16 @@ type MetricsCols struct {
 // passes), grad_evaluations those that also computed the gradient.
 // train_objective is the objective at the kept (best-validation) iterate,
 // final_objective at the last one: together they show how far training
-// went past the kept one.
+// went past the kept one. gate_spaces and gate_routes say how many of
+// Monomer's N spaces its gate uses at the kept parameters (NaN for other
+// models), over the queries x of the train pairs, each weighted by its
+// number of pairs: with p̄ the mean P(k|x) and H the entropy in nats,
+// gate_spaces = exp H(p̄), the effective number of spaces the distances
+// are spread over (1: all weight on one space, N: even), and
+// gate_routes = exp(H(p̄) − mean H(P(·|x))), exp of the mutual
+// information of query and space, the effective number of spaces the gate
+// chooses among (1 when it collapses or gives every query the same mix;
+// models.GateUse).
 type FitsCols struct {
 	_                  keyed
 	Model              []string  `col:"model,dict"`
@@ -190,6 +199,8 @@ type FitsCols struct {
 	Evaluations        []int32   `col:"evaluations"`
 	GradEvaluations    []int32   `col:"grad_evaluations"`
 	FinalObjective     []float64 `col:"final_objective"`
+	GateSpaces         []float64 `col:"gate_spaces"`
+	GateRoutes         []float64 `col:"gate_routes"`
 }
 
 // TraceCols: one row per L-BFGS iteration of every grid point of every

@@ -64,6 +64,8 @@ type savedFit struct {
 	lambda float64
 	k, n   int
 	iters  int
+	// gate is Monomer's models.GateUse at the chosen λ (NaN for others).
+	gate models.GateUse
 }
 
 // readTrainedFits reads the fits of the learned models among ms from their
@@ -96,6 +98,12 @@ func readFits(dir string) (map[string]*savedFit, error) {
 	err := schema.Read(filepath.Join(dir, "fits.parquet"), func(c *schema.Cols) error {
 		model, lambda, verr, iters := c.Strings("model"), c.Float64s("lambda"), c.Float64s("valid_error"), c.Int32s("iterations")
 		sel, k, n, off := c.Bools("selected"), c.Int32s("k"), c.Int32s("n"), c.Float64s("c")
+		// Fits written before Train 2.8 have no gate columns: NaN, so an
+		// old run directory still serves recommendations.
+		var gs, gr []float64
+		if c.Has("gate_spaces") {
+			gs, gr = c.Float64s("gate_spaces"), c.Float64s("gate_routes")
+		}
 		if c.Err() != nil {
 			return nil
 		}
@@ -108,6 +116,10 @@ func readFits(dir string) (map[string]*savedFit, error) {
 			s.grid = append(s.grid, models.GridPoint{Lambda: lambda[i], ValidError: verr[i], Iterations: int(iters[i])})
 			if sel[i] {
 				s.c, s.lambda, s.k, s.n, s.iters = off[i], lambda[i], int(k[i]), int(n[i]), int(iters[i])
+				s.gate = models.GateUse{Spaces: math.NaN(), Routes: math.NaN()}
+				if gs != nil {
+					s.gate = models.GateUse{Spaces: gs[i], Routes: gr[i]}
+				}
 			}
 		}
 		return nil

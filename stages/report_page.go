@@ -52,6 +52,9 @@ func reportExperiment(env *pipeline.Env, er *expReport) (*report.Experiment, err
 	r := er.r
 	e := &report.Experiment{Name: r.Name, Graph: r.Graph, Features: r.Features, Dataset: er.dataset(),
 		Items: er.items, Subcategories: er.subcats, Edges: er.edges, K: r.Settings.RecommendK}
+	if w := er.smallDataWarning(); w != "" {
+		e.Warnings = append(e.Warnings, w)
+	}
 	if er.hasPaper {
 		e.PaperItems, e.PaperSubcats, e.PaperEd = er.paper.items, er.paper.subcats, er.paper.edges[r.Graph]
 	}
@@ -238,6 +241,7 @@ func reportSpaces(env *pipeline.Env, in inputs, e *report.Experiment, fits map[s
 				blocks = append(blocks, fmt.Sprintf("E%d", k))
 			}
 			e.Gate = gateBySubcategory(p, it, fit.N)
+			e.Gate.UsedSpaces, e.Gate.Routes = f.gate.Spaces, f.gate.Routes
 		}
 		for bi, b := range blocks {
 			s := report.Space{Title: modelTitle[m], Dim: fit.K, Sub: subOf(sample)}

@@ -130,6 +130,7 @@ type fitsTable struct {
 	selected                           []bool
 	evals, grads                       []int32
 	fobj                               []float64
+	gateSpaces, gateRoutes             []float64
 }
 
 func (t *fitsTable) add(model string, f *models.Fit) {
@@ -156,6 +157,8 @@ func (t *fitsTable) add(model string, f *models.Fit) {
 		t.evals = append(t.evals, int32(g.Evaluations))
 		t.grads = append(t.grads, int32(g.GradEvaluations))
 		t.fobj = append(t.fobj, g.FinalObjective)
+		t.gateSpaces = append(t.gateSpaces, g.Gate.Spaces)
+		t.gateRoutes = append(t.gateRoutes, g.Gate.Routes)
 	}
 }
 
@@ -315,15 +318,24 @@ func trainModel(ctx context.Context, env *pipeline.Env, model string) (*pipeline
 	for _, p := range fit.Params {
 		params.add(model, p.Name, p.Rows, p.Cols, p.Data)
 	}
-	stats[model] = map[string]any{"lambda": fit.Lambda, "valid_error": fit.ValidError,
+	st := map[string]any{"lambda": fit.Lambda, "valid_error": fit.ValidError,
 		"iterations": fit.Iterations, "params": fit.NumParams(), "feature_scale": fit.FeatureScale,
 		"sparse_density": fit.SparseDensity}
+	if model == models.ModelMonomer {
+		for _, g := range fit.Grid {
+			if g.Lambda == fit.Lambda {
+				st["gate_spaces"], st["gate_routes"] = g.Gate.Spaces, g.Gate.Routes
+			}
+		}
+	}
+	stats[model] = st
 	warnings := degenerateWarnings(model, fit)
 	rows["fits"], err = schema.Write(filepath.Join(env.OutDir, "fits.parquet"), schema.FitsCols{
 		Model: fits.model, Lambda: fits.lambda, ValidError: fits.verr, ValidLogLikelihood: fits.vll,
 		TrainObjective: fits.tobj, Iterations: fits.iters, BestIteration: fits.best, Status: fits.status,
 		Selected: fits.selected, K: fits.k, N: fits.n, C: fits.c, ValidSpread: fits.spread, Flags: fits.flags,
-		Evaluations: fits.evals, GradEvaluations: fits.grads, FinalObjective: fits.fobj})
+		Evaluations: fits.evals, GradEvaluations: fits.grads, FinalObjective: fits.fobj,
+		GateSpaces: fits.gateSpaces, GateRoutes: fits.gateRoutes})
 	if err != nil {
 		return nil, err
 	}

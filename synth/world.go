@@ -107,10 +107,10 @@ type World struct {
 	featScale float64
 	featNoise float64
 
-	gate   []float64   // G, N x D
-	trans  [][]float64 // T_k, D x D orthogonal
-	offset [][]float64 // c_k
-	topicA []float32   // A, T x D
+	gate   []float64    // G, N x D
+	trans  [][]float64  // T_k, D x D orthogonal
+	offset [][]float64  // c_k
+	wordA  [2][]float32 // a_w per noun / adjective, words x D (eq. 5)
 
 	codec     asinCodec
 	reviewers int
@@ -177,7 +177,7 @@ func NewWorld(cfg Config, seed uint64) (*World, error) {
 			}
 		}
 		it.Notion = w.notion(z)
-		it.Reviews = heavyCount(s.reset(seed, purposeCounts, i).Rand, c.ReviewsMean, 400)
+		it.Reviews = logNormalCount(s.reset(seed, purposeCounts, i).Rand, c.ReviewsMean, c.ReviewsSpread, 2000)
 		reviews += it.Reviews
 	}
 	w.reviewers = max(20, reviews/3)
@@ -404,10 +404,13 @@ func (w *World) model(g *rand.Rand) {
 		}
 		w.offset = append(w.offset, off)
 	}
-	// Eq. (5): topic logits A z.
-	w.topicA = make([]float32, len(topics)*d)
-	for k := range w.topicA {
-		w.topicA[k] = float32(c.TopicSharpness * g.NormFloat64() / (sz * math.Sqrt(float64(d))))
+	// Eq. (5): word logits a_w·z, of standard deviation TopicSharpness
+	// over items.
+	for k := range w.wordA {
+		w.wordA[k] = make([]float32, len(wordLists[k])*d)
+		for j := range w.wordA[k] {
+			w.wordA[k][j] = float32(c.TopicSharpness * g.NormFloat64() / (sz * math.Sqrt(float64(d))))
+		}
 	}
 }
 
