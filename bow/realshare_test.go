@@ -143,3 +143,21 @@ func TestRealShared(t *testing.T) {
 		})
 	}
 }
+
+// TestShared: the histogram intersection on hand-made rows, symmetric, 1
+// for a row with itself and 0 against an empty row.
+func TestShared(t *testing.T) {
+	m := &Matrix{rows: 3, dim: 4,
+		ptr: []int64{0, 3, 5, 5},
+		idx: []int32{0, 1, 3, 1, 2},
+		val: []float32{0.5, 0.25, 0.25, 0.75, 0.25},
+	}
+	for _, c := range []struct {
+		a, b int
+		want float64
+	}{{0, 1, 0.25}, {1, 0, 0.25}, {0, 0, 1}, {1, 1, 1}, {0, 2, 0}, {2, 2, 0}} {
+		if got := m.Shared(c.a, c.b); math.Abs(got-c.want) > 1e-7 {
+			t.Errorf("Shared(%d, %d) = %g, want %g", c.a, c.b, got, c.want)
+		}
+	}
+}

@@ -62,7 +62,8 @@ type Config struct {
 	// FeatureStep rounds feature values to multiples of it (so gzip can
 	// compress them). If 0, no rounding.
 	FeatureStep float64
-	// TopicSharpness scales the topic logits A z. If 0, 4.
+	// TopicSharpness is the standard deviation over items of a review
+	// word's logit a_w·z (package doc, eq. 5). If 0, 4.
 	TopicSharpness float64
 	// ReviewsMean is the mean number of reviews per item, drawn from a
 	// log-normal law (floored). If 0, 12.

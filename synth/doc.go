@@ -43,31 +43,37 @@
 // so values stay below 60 (FC7's maximum is 58.4). FeatureStep rounds the
 // values (tiny uses 1/16 so the committed file compresses).
 //
-// Reviews: T = 20 topics, each a list of real nouns and adjectives. An
-// item's topic weights are
+// Reviews. The review words are the nouns and adjectives of T = 20 topic
+// lists (clothing flavoured, about 130 nouns and 100 adjectives). Every such
+// word w has its own logit weights a_w ~ N(0, (TopicSharpness/σ)²/D · I)
+// (TopicSharpness 4), and a noun slot of item x draws from
 //
-//	θ_x = softmax(A z_x + h_x),  A_td ~ N(0, (TopicSharpness/σ)²/D)      (5)
+//	p_N(w | x) = softmax_w(a_w·z_x + h_w)                                 (5)
 //
-// with TopicSharpness 4 and h_x a boost of 1.5 to the topic of x's
-// subcategory noun. Half of an item's sentences are about what it is bought
-// with: their topic is drawn instead from
+// over the nouns (adjective slots likewise over the adjectives), h_w a boost
+// of 1.5 for the words of the topic of x's subcategory noun. So every
+// topical word of a review is a noisy reading of the item's latent
+// position, as every image dimension is (eq. 4), and a bag of words carries
+// the planted relation as far as an item has words: the same latents, the
+// same notions, the same edges as the images. A share PairedShare (0.2) of
+// an item's sentences is about what it is bought with; their words are
+// drawn at its also_bought target instead,
 //
-//	θ'_x = softmax(A (T_k(x) z_x + c_k(x)))                               (5b)
+//	p'_N(w | x) = softmax_w(a_w·(T_k(x) z_x + c_k(x)))                    (5b)
 //
-// the topics at x's also_bought target (eq. 6), near which its also_bought
-// items lie. So related items share words as real reviews do (a bag of
-// words sees the planted relation only through the words two items share):
-// on tiny's Men also_bought the shared share of word mass is 0.178 for
-// related pairs against 0.148 for rewired negatives (0.134 against 0.133
-// without eq. 5b; real Men reviews: 0.518 against 0.393, mostly common
-// words).
+// as real reviews mention what an item goes with. Related items share
+// words through the style coordinates and 5b; BENCHMARKS.md ("Text that
+// carries the planted relation") compares the share with real reviews'.
 //
-// Each review is 1-8 sentences from templates a POS tagger reads correctly
-// ("The soft leather jacket fits well."); each sentence draws a topic from
-// θ_x or θ'_x and fills its adjective and noun slots from it (or, a quarter
-// of the time, from common filler words), and the product slot from the
-// item's subcategory noun. Review counts are negative binomial with mean
-// ReviewsMean (8) and shape 1/2 (a quarter of items get none).
+// Each review is 1-16 sentences (1 + Poisson(6)) from templates a POS
+// tagger reads correctly ("The soft leather jacket fits well."); a
+// template's adjective and noun slots take a word of the model above, or,
+// 15 % of the time, a common filler word ("good", "product"), and the
+// product slot the item's subcategory noun; 15 % of the sentences are
+// fixed filler ("Shipping was fast."). Reviews per item follow a long
+// tail: floor(exp(μ + s ε)) with s = ReviewsSpread (1) and μ set for a
+// mean of ReviewsMean (12), so the median is 7, the 90th percentile about
+// 3.6 times the median (as on real samples) and 2-3 % of items get none.
 //
 // Planted relations. Out-degrees are negative binomial (shape 1/2, capped at
 // 100) with the top's AlsoBought / AlsoViewed mean (paper Table 1). Each edge

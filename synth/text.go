@@ -246,8 +246,8 @@ func (s *sentenceWriter) fill(b *strings.Builder, tmpl string) {
 	b.Write(out)
 }
 
-// reviewText writes a review: one to eight sentences, with the occasional
-// HTML entity that real review text carries.
+// reviewText writes a review of 1 + Poisson(6) sentences (at most 16),
+// with the occasional HTML entity that real review text carries.
 func (s *sentenceWriter) reviewText() string {
 	var b strings.Builder
 	n := 1 + min(poisson(s.r, 6), 15)

@@ -214,8 +214,9 @@ var titleStyles = []string{
 }
 
 // Topics of the review text (T = len(topics)): real nouns and adjectives,
-// clothing flavoured. An item's words come from the topics its latent
-// favours (package doc, eq. 5).
+// clothing flavoured. Each word has its own weights on the latent and an
+// item's words are drawn by them (package doc, eq. 5); the topics group
+// the words for the subcategory's home boost.
 type topic struct {
 	nouns []string
 	adjs  []string
