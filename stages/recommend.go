@@ -358,6 +358,9 @@ func RecommendOne(runDir, experiment, model, asin string, k int, cross bool) (*R
 	if !retrievable(model) {
 		return nil, fmt.Errorf("%w: --model %s ranks subcategories, not items (use wnn, lda, lmt or monomer)", pipeline.ErrUsage, model)
 	}
+	if fi, err := os.Stat(runDir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%w: %s is not a run directory (run `monomer run` first)", pipeline.ErrUsage, runDir)
+	}
 	expDir := filepath.Join(runDir, experiment)
 	if fi, err := os.Stat(expDir); err != nil || !fi.IsDir() || experiment == "" || strings.ContainsAny(experiment, `/\`) {
 		return nil, fmt.Errorf("%w: unknown experiment %q; the run directory %s has %s", pipeline.ErrUsage, experiment, runDir, runExperiments(runDir))

@@ -45,7 +45,7 @@ type dirFlags struct {
 func (d *dirFlags) register(cmd *cobra.Command, g *globalOptions) {
 	d.global = g
 	cmd.Flags().StringVar(&d.runDir, "run-dir", "", "run directory (default $MONOMER_RUN_DIR, else runs/<job name>)")
-	cmd.Flags().StringVar(&d.runID, "run-id", "", "a subdirectory of the run directory per scheduled run, e.g. Airflow's {{ ds }}")
+	cmd.Flags().StringVar(&d.runID, "run-id", "", "a subdirectory of the run directory per scheduled run, e.g. Airflow's {{ ds }}; also the run ID of the log lines and runlog.jsonl (default: start time and process ID)")
 	cmd.Flags().StringArrayVar(&d.sets, "set", nil, "override a job setting, key=value (repeatable; see 'monomer run --help')")
 }
 
