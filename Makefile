@@ -36,18 +36,20 @@ run: build
 # Tests the build `make build` makes: with OpenBLAS this includes the
 # openblas-tagged tests (OpenBLAS against pure Go, kernel choice).
 test: build
+	@[ -x $(AIRFLOW_VENV)/bin/python ] || echo "make test: SKIPPING the Airflow tests (jobs/airflow): no $(AIRFLOW_VENV); make test-airflow creates it"
 	$(BLAS_ENV) $(GO) test $(BLAS_TAGS) -count=1 -timeout 30m ./...
 
-# The Airflow tests (jobs/airflow, pytest) against the binary `make build`
-# made, in a virtual environment pinned by jobs/airflow/requirements.txt
-# (.venv-airflow, rebuilt only when that file changes). `make test` runs
-# them too when the environment exists, and says it skipped them otherwise.
+# The Airflow tests (jobs/airflow: pytest under Apache Airflow 3, driven by
+# TestAirflowDAG) against the binary `make build` made, in a virtual
+# environment pinned by jobs/airflow/requirements.txt (.venv-airflow, rebuilt
+# only when that file changes). `make test` runs them too when the
+# environment exists and says it skipped them otherwise; here a skip fails.
 AIRFLOW_VENV := .venv-airflow
 airflow-venv:
 	jobs/airflow/venv.sh $(AIRFLOW_VENV)
 
 test-airflow: build airflow-venv
-	MONOMER_DAG_BIN=$(abspath $(BIN)) $(AIRFLOW_VENV)/bin/python -m pytest -p no:cacheprovider -q jobs/airflow
+	MONOMER_AIRFLOW_REQUIRED=1 MONOMER_DAG_BIN=$(abspath $(BIN)) $(BLAS_ENV) $(GO) test $(BLAS_TAGS) -count=1 -timeout 30m -v -run '^TestAirflowDAG$$' ./cmd/monomer
 
 # The models package as the pure-Go build runs it.
 test-purego:
