@@ -8,8 +8,8 @@ drift from the binary. Two DAGs are defined:
 * monomer_<job>: BashOperator tasks on the worker, one per (experiment,
   node), grouped by experiment, then the job-level report. A node is a
   stage, one model's training (train.lmt) or one bag-of-words shard
-  (bow-shard-1-of-4), so an experiment's models train on several workers
-  at once. Each task runs
+  (bow-shard-1-of-4); experiments run on several workers at once, the
+  nodes of one experiment one after another (see below). Each task runs
   `monomer run JOB --run-dir RUNS --run-id {{ ds }} --experiment E --only NODE`.
 * monomer_<job>_k8s: one KubernetesPodOperator per experiment, fanned out
   with dynamic task mapping (.expand), each running the experiment's whole
