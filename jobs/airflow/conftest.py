@@ -64,7 +64,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def monomer(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run([os.environ["MONOMER_DAG_BIN"], *args], capture_output=True, text=True, check=check)
+    out = subprocess.run([os.environ["MONOMER_DAG_BIN"], *args], capture_output=True, text=True)
+    if check and out.returncode != 0:
+        raise AssertionError("monomer %s: exit %d\n%s" % (" ".join(args), out.returncode, out.stderr[-2000:]))
+    return out
 
 
 @pytest.fixture(scope="session")

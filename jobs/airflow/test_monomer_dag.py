@@ -181,12 +181,14 @@ def api_ready() -> bool | None:
 
 
 def finished_run(dag_id: str):
+    """The scheduler's (not dag.test's) run of dag_id once it has finished."""
     from airflow.models.dagrun import DagRun
     from airflow.utils.session import create_session
     from airflow.utils.state import DagRunState
+    from airflow.utils.types import DagRunType
 
     with create_session() as session:
-        runs = session.query(DagRun).filter(DagRun.dag_id == dag_id).all()
+        runs = session.query(DagRun).filter(DagRun.dag_id == dag_id, DagRun.run_type == DagRunType.SCHEDULED).all()
         done = [r for r in runs if r.state in (DagRunState.SUCCESS, DagRunState.FAILED)]
         if not done:
             return None
