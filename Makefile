@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/monomer
 
-.PHONY: build build-openblas run test test-purego bench lint testdata test-openblas bench-openblas
+.PHONY: build build-openblas run test test-purego bench lint testdata test-openblas bench-openblas test-airflow airflow-venv
 
 # Fast by default: build with OpenBLAS (cgo, -tags openblas) when
 # -lopenblas links. When it does not and we are root with apt-get, Debian's
@@ -19,7 +19,7 @@ BLAS_DETECT = if $(BLAS_PROBE); then echo openblas; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && ($(BLAS_INSTALL)) && $(BLAS_PROBE); then echo openblas; \
 	else echo "make: no libopenblas: building pure Go (dense features train about 10x slower)" >&2; echo go; fi
 ifeq ($(origin BLAS),undefined)
-ifneq ($(filter build run test bench testdata,$(or $(MAKECMDGOALS),build)),)
+ifneq ($(filter build run test test-airflow bench testdata,$(or $(MAKECMDGOALS),build)),)
 BLAS := $(shell $(BLAS_DETECT))
 endif
 endif
@@ -36,7 +36,20 @@ run: build
 # Tests the build `make build` makes: with OpenBLAS this includes the
 # openblas-tagged tests (OpenBLAS against pure Go, kernel choice).
 test: build
+	@[ -x $(AIRFLOW_VENV)/bin/python ] || echo "make test: SKIPPING the Airflow tests (jobs/airflow): no $(AIRFLOW_VENV); make test-airflow creates it"
 	$(BLAS_ENV) $(GO) test $(BLAS_TAGS) -count=1 -timeout 30m ./...
+
+# The Airflow tests (jobs/airflow: pytest under Apache Airflow 3, driven by
+# TestAirflowDAG) against the binary `make build` made, in a virtual
+# environment pinned by jobs/airflow/requirements.txt (.venv-airflow, rebuilt
+# only when that file changes). `make test` runs them too when the
+# environment exists and says it skipped them otherwise; here a skip fails.
+AIRFLOW_VENV := .venv-airflow
+airflow-venv:
+	jobs/airflow/venv.sh $(AIRFLOW_VENV)
+
+test-airflow: build airflow-venv
+	MONOMER_AIRFLOW_REQUIRED=1 MONOMER_DAG_BIN=$(abspath $(BIN)) $(BLAS_ENV) $(GO) test $(BLAS_TAGS) -count=1 -timeout 30m -v -run '^TestAirflowDAG$$' ./cmd/monomer
 
 # The models package as the pure-Go build runs it.
 test-purego:

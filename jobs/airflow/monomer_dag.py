@@ -8,8 +8,8 @@ drift from the binary. Two DAGs are defined:
 * monomer_<job>: BashOperator tasks on the worker, one per (experiment,
   node), grouped by experiment, then the job-level report. A node is a
   stage, one model's training (train.lmt) or one bag-of-words shard
-  (bow-shard-1-of-4), so an experiment's models train on several workers
-  at once. Each task runs
+  (bow-shard-1-of-4); experiments run on several workers at once, the
+  nodes of one experiment one after another (see below). Each task runs
   `monomer run JOB --run-dir RUNS --run-id {{ ds }} --experiment E --only NODE`.
 * monomer_<job>_k8s: one KubernetesPodOperator per experiment, fanned out
   with dynamic task mapping (.expand), each running the experiment's whole
@@ -18,18 +18,21 @@ drift from the binary. Two DAGs are defined:
 Retries are safe: a stage writes into a temporary directory renamed into
 place only when complete, a rerun of a finished stage is a no-op (its
 manifest matches), and a run killed at any point is resumed by the next.
-Experiments of one run directory may run at the same time (each holds its
-own lock); the report takes the whole directory. Exit codes 2 (bad job
-file or flags) and 3 (bad input over the reject threshold) would fail again
-on retry, so those tasks fail at once without retrying (the operators'
-skip_on_exit_code turned into AirflowFailException); 1, 4 (directory
-locked) and 130 (interrupted) are retried.
+Experiments of one run directory run at the same time (each --experiment
+run holds its own experiment's lock); the tasks of one experiment take
+turns through the experiment's pool of one slot (pool_name), since two of
+them at once would find the experiment locked (exit 4); the report takes
+the whole directory. The exit codes in PERMANENT_EXIT_CODES would fail
+again on retry, so those tasks fail at once without retrying (the
+operators' skip_on_exit_code turned into AirflowFailException); any other
+failure (1, 4 directory locked, 130 interrupted) is retried.
 
 The file runs `monomer plan` once per parse (the scheduler parses it every
-few minutes): both DAGs are built from that one plan.
-
-jobs/airflow/test_monomer_dag.py checks it against stand-in airflow
-modules (go test ./cmd/monomer -run TestAirflowDAG runs it).
+few minutes): both DAGs are built from that one plan. It needs Airflow 3
+(airflow.sdk) with the standard provider; the Kubernetes DAG also needs the
+cncf.kubernetes provider. `python monomer_dag.py` prints the `airflow pools
+set` commands that create the pools. jobs/airflow/test_monomer_dag.py runs
+both DAGs under real Airflow (make test-airflow).
 
 Configuration (environment of the scheduler, read at parse time):
   MONOMER_DAG_BIN    the monomer binary            (default: monomer on PATH)
@@ -41,6 +44,7 @@ Configuration (environment of the scheduler, read at parse time):
   MONOMER_DAG_POD_JOB   the job file inside the image
                         (default: /opt/monomer/jobs/<basename of the job>)
   MONOMER_DAG_POD_DATA  data_dir inside the pod (default: /data/amazon)
+  MONOMER_DAG_POOL_PREFIX  prefix of the per-experiment pools (default: monomer)
 """
 
 import json
@@ -49,17 +53,9 @@ import shlex
 import subprocess
 from datetime import datetime, timedelta
 
-from airflow import DAG
-from airflow.exceptions import AirflowFailException, AirflowSkipException
-
-try:  # Airflow 3
-    from airflow.providers.standard.operators.bash import BashOperator
-except ImportError:  # Airflow 2
-    from airflow.operators.bash import BashOperator
-try:
-    from airflow.sdk import TaskGroup
-except ImportError:
-    from airflow.utils.task_group import TaskGroup
+from airflow.providers.standard.operators.bash import BashOperator
+from airflow.sdk import DAG, TaskGroup
+from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
 MONOMER = os.environ.get("MONOMER_DAG_BIN", "monomer")
 JOB = os.environ.get("MONOMER_DAG_JOB", "jobs/demo.yaml")
@@ -68,9 +64,10 @@ IMAGE = os.environ.get("MONOMER_DAG_IMAGE", "monomer:latest")
 PVC = os.environ.get("MONOMER_DAG_PVC", "monomer-data")
 POD_JOB = os.environ.get("MONOMER_DAG_POD_JOB", "/opt/monomer/jobs/" + os.path.basename(JOB))
 POD_DATA = os.environ.get("MONOMER_DAG_POD_DATA", "/data/amazon")
+POOL_PREFIX = os.environ.get("MONOMER_DAG_POOL_PREFIX", "monomer")
 
 
-def load_plan(binary=MONOMER, job=JOB):
+def load_plan(binary: str = MONOMER, job: str = JOB) -> dict:
     """Returns the job's DAG as `monomer plan --json` prints it."""
     out = subprocess.run(
         [binary, "plan", "--json", job],
@@ -79,7 +76,7 @@ def load_plan(binary=MONOMER, job=JOB):
     return json.loads(out.stdout)
 
 
-def run_command(plan, task, binary=MONOMER, runs=RUNS):
+def run_command(plan: dict, task: dict, binary: str = MONOMER, runs: str = RUNS) -> str:
     """The shell command that runs exactly one task of the plan."""
     argv = [binary, task.get("command", "run"), plan["job_file"], "--run-dir", os.path.join(runs, plan["job"])]
     argv += task["args"]
@@ -91,10 +88,16 @@ def run_command(plan, task, binary=MONOMER, runs=RUNS):
 # codes"): 2 usage, invalid job file or an uncreatable run directory; 3 bad
 # input. 1, 4 (locked), 5 (an input file not there yet: data arriving late)
 # and 130 are retried.
+# The one place the DAGs read them from.
 PERMANENT_EXIT_CODES = (2, 3)
 
 
-def fail_permanently(operator_class):
+def pool_name(job: str, experiment: str) -> str:
+    """The pool of one slot through which an experiment's tasks take turns."""
+    return "%s_%s_%s" % (POOL_PREFIX, job, experiment)
+
+
+def fail_permanently(operator_class: type) -> type:
     """A subclass of operator_class that fails without retries on the
     permanent exit codes.
 
@@ -113,7 +116,8 @@ def fail_permanently(operator_class):
                 return super().execute(context)
             except AirflowSkipException as e:
                 raise AirflowFailException(
-                    "monomer failed permanently (exit 2: usage or invalid job; 3: bad input); not retried: %s" % e
+                    "monomer failed permanently (exit codes %s are not retried): %s"
+                    % (", ".join(map(str, PERMANENT_EXIT_CODES)), e)
                 ) from e
 
     Permanent.__name__ = "Monomer" + operator_class.__name__
@@ -131,7 +135,7 @@ DEFAULT_ARGS = {
 }
 
 
-def bash_dag(plan):
+def bash_dag(plan: dict) -> DAG:
     """One BashOperator per (experiment, stage), wired as the plan says."""
     dag = DAG(
         dag_id="monomer_" + plan["job"],
@@ -157,6 +161,7 @@ def bash_dag(plan):
                 task_id=task_id,
                 task_group=groups.get(exp),
                 bash_command=run_command(plan, t),
+                pool=pool_name(plan["job"], exp) if exp else "default_pool",
                 # Each stage is one process; its own logs are JSON lines.
                 append_env=True,
             )
@@ -166,7 +171,7 @@ def bash_dag(plan):
     return dag
 
 
-def k8s_dag(plan):
+def k8s_dag(plan: dict) -> DAG:
     """Experiments fanned out as mapped KubernetesPodOperator tasks.
 
     Each pod runs one experiment whole, so text is counted in-process there
@@ -233,6 +238,13 @@ def k8s_dag(plan):
             prev = t
     return dag
 
+
+if __name__ == "__main__":
+    # The pools the Bash DAG's tasks need, as commands to paste.
+    plan = load_plan()
+    for e in plan["experiments"]:
+        print("airflow pools set %s 1 %s" % (pool_name(plan["job"], e), shlex.quote("monomer experiment " + e)))
+    raise SystemExit(0)
 
 PLAN = load_plan()
 bash = bash_dag(PLAN)
