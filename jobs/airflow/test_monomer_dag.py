@@ -32,6 +32,7 @@ EXIT_CODES = {
     2: "fail",  # usage error or invalid job file
     3: "fail",  # bad input
     4: "retry",  # run directory locked
+    5: "retry",  # an input file not there yet (data arriving late)
     130: "retry",  # interrupted
 }
 
