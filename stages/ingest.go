@@ -121,13 +121,23 @@ func (r *rejectSink) check(env *pipeline.Env, lines int64, ratio float64) error 
 		return nil
 	}
 	j := r.rows[0]
-	err := fmt.Errorf("%w: %d of %d lines rejected (over %g); first: %s line %d (byte %d): %s",
-		pipeline.ErrBadInput, len(r.rows), lines, ratio, j.File, j.Line, j.Offset, j.Err)
+	err := fmt.Errorf("%w: %d of %d lines rejected (over %g); first: %s line %d (byte %d): %s%s",
+		pipeline.ErrBadInput, len(r.rows), lines, ratio, j.File, j.Line, j.Offset, j.Err, formatHint(j))
 	path := env.FailurePath("rejects.parquet")
 	if werr := writeAtomic(path, func(tmp string) error { _, err := r.write(tmp); return err }); werr != nil {
 		return fmt.Errorf("%w (and the rejects table could not be kept: %v)", err, werr)
 	}
 	return fmt.Errorf("%w; all rejects in %s", err, path)
+}
+
+// formatHint names the setting a user most likely forgot when a reject
+// looks like a 2023 metadata line read as 2014 or 2018: its flat
+// "categories" list where 2014 has a list of paths, or no asin at all.
+func formatHint(j amazon.Reject) string {
+	if j.Err == "missing asin" || strings.HasPrefix(j.Err, "field categories: expected a list, found a string") {
+		return ` (a file of the 2023 release? set data.format: "2023")`
+	}
+	return ""
 }
 
 // pathSet collects the distinct category paths cut to a depth, bounded so
@@ -204,7 +214,12 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		return nil, err
 	}
 	if ms.Records == 0 {
-		return nil, fmt.Errorf("%w: %s holds no product records (%d lines)", pipeline.ErrBadInput, e.Data.Meta, ms.Lines)
+		msg := fmt.Sprintf("%s holds no product records (%d lines)", e.Data.Meta, ms.Lines)
+		if len(rej.rows) > 0 {
+			j := rej.rows[0]
+			msg += fmt.Sprintf("; first reject: line %d: %s%s", j.Line, j.Err, formatHint(j))
+		}
+		return nil, fmt.Errorf("%w: %s", pipeline.ErrBadInput, msg)
 	}
 	lines += ms.Lines
 	stats["meta_lines"] = ms.Lines

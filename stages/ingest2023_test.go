@@ -145,3 +145,95 @@ func TestIngest2023CoReview(t *testing.T) {
 		t.Errorf("%d reviews kept for bow, want the 22 of items", n)
 	}
 }
+
+// TestCoReviewDownstream runs co_review on the demo's 2014-format reviews
+// (reviewerID, unixReviewTime) through negatives and split: they take it
+// as any other graph, every edge a positive pair, none a negative.
+func TestCoReviewDownstream(t *testing.T) {
+	data, err := filepath.Abs(testData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := strings.ReplaceAll(`
+name: co-review-demo
+seed: 3
+data_dir: DATA
+data:
+  meta: meta_Demo.json.gz
+  reviews: reviews_Demo.json.gz
+  image_features: image_features_Demo.b
+settings:
+  co_review_window: 365
+  co_review_min_users: 1
+  negatives: auto
+experiments:
+  - name: men-co_review
+    category: "Clothing, Shoes & Jewelry > Men"
+    graph: co_review
+    features: image
+    models: [wnn]
+`, "DATA", data)
+	j, err := job.Parse(filepath.Join(t.TempDir(), "job.yaml"), []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	stageSet := []pipeline.Stage{Ingest{}, BowShard{}, Features{}, Negatives{}, Split{}}
+	if _, err := pipeline.Run(context.Background(), j, stageSet, nil, pipeline.Options{RunDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	exp := filepath.Join(dir, "men-co_review")
+	edges := open(t, filepath.Join(exp, "ingest", "edges.parquet"))
+	subs := must(open(t, filepath.Join(exp, "ingest", "items.parquet")).Strings("subcategory"))(t)
+	si, di := must(edges.Int32s("src_idx"))(t), must(edges.Int32s("dst_idx"))(t)
+	if len(si) < 50 {
+		t.Fatalf("%d co_review edges on the demo; want enough to split", len(si))
+	}
+	for k := range si {
+		if subs[si[k]] == subs[di[k]] {
+			t.Fatalf("edge %d joins two items of %s", k, subs[si[k]])
+		}
+	}
+	pos := open(t, filepath.Join(exp, "negatives", "positives.parquet"))
+	if g := must(pos.Strings("graph"))(t); len(g) == 0 || g[0] != "co_review" {
+		t.Errorf("positives' graph %q, want co_review", g[:min(1, len(g))])
+	}
+	isEdge := map[[2]int32]bool{}
+	for k := range si {
+		isEdge[[2]int32{si[k], di[k]}] = true
+	}
+	pairs := open(t, filepath.Join(exp, "split", "pairs.parquet"))
+	x, y, label := must(pairs.Int32s("x_idx"))(t), must(pairs.Int32s("y_idx"))(t), must(pairs.Int8s("label"))(t)
+	var npos int
+	for k := range x {
+		if (label[k] == 1) != isEdge[[2]int32{x[k], y[k]}] {
+			t.Fatalf("pair %d (%d, %d): label %d, but edge %v", k, x[k], y[k], label[k], isEdge[[2]int32{x[k], y[k]}])
+		}
+		if label[k] == 1 {
+			npos++
+		}
+	}
+	if npos != len(si) {
+		t.Errorf("%d positive pairs, want the %d edges", npos, len(si))
+	}
+}
+
+// TestIngest2023WithoutFormat: 2023 files named without data.format are
+// refused, and the error says which setting is missing.
+func TestIngest2023WithoutFormat(t *testing.T) {
+	dir := t.TempDir()
+	meta := filepath.Join(dir, "meta_Men.jsonl")
+	if err := os.WriteFile(meta, []byte(strings.Join(meta2023Lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := strings.NewReplacer("META", meta, "REVIEWS", meta, `  format: "2023"`+"\n", "", "graph: co_review", "graph: bought_together").Replace(job2023)
+	j, err := job.Parse(filepath.Join(dir, "job.yaml"), []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = pipeline.Run(context.Background(), j, []pipeline.Stage{Ingest{}}, nil, pipeline.Options{RunDir: filepath.Join(dir, "run"), Only: "ingest"})
+	const want = `meta_Men.jsonl holds no product records (8 lines); first reject: line 1: field categories: expected a list, found a string at byte 167 (a file of the 2023 release? set data.format: "2023")`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want an error containing %q", err, want)
+	}
+}
