@@ -85,9 +85,17 @@ func CoReview(ctx context.Context, reviews []Review, cfg CoReviewConfig) ([]Edge
 	})
 	var (
 		votes []uint64 // src<<32 | dst, one per user and ordered pair
-		seen  = map[int32]bool{}
-		mine  []Review
+		// seenBy[item] is 1 + the last user who reviewed it: a repeat
+		// within one user's reviews is one whose stamp is that user's.
+		seenBy []int32
+		mine   []Review
+		user   int32
 	)
+	for _, r := range reviews {
+		if int(r.Item) >= len(seenBy) {
+			seenBy = append(seenBy, make([]int32, int(r.Item)+1-len(seenBy))...)
+		}
+	}
 	for lo := 0; lo < len(reviews); {
 		if st.Users%ctxEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -99,14 +107,14 @@ func CoReview(ctx context.Context, reviews []Review, cfg CoReviewConfig) ([]Edge
 			hi++
 		}
 		st.Users++
-		clear(seen)
+		user++
 		mine = mine[:0]
 		for _, r := range reviews[lo:hi] {
-			if seen[r.Item] {
+			if seenBy[r.Item] == user {
 				st.RepeatReviews++
 				continue
 			}
-			seen[r.Item] = true
+			seenBy[r.Item] = user
 			mine = append(mine, r)
 		}
 		lo = hi

@@ -39,6 +39,7 @@ func TestCoReviewRealData(t *testing.T) {
 		index := map[string]int32{}
 		var asins []string
 		var buy, view [][]string
+		var subs []string // the level below the root: ingest's subcategory at depth 1
 		if _, err := amazon.ReadMeta(context.Background(), meta, func(p *amazon.Product) error {
 			if !reviewed[p.ASIN] {
 				return nil
@@ -46,6 +47,11 @@ func TestCoReviewRealData(t *testing.T) {
 			index[p.ASIN] = int32(len(asins))
 			asins = append(asins, p.ASIN)
 			buy, view = append(buy, slices.Clone(p.AlsoBought)), append(view, slices.Clone(p.AlsoViewed))
+			sub := ""
+			if len(p.Categories) > 0 && len(p.Categories[0]) > 1 {
+				sub = p.Categories[0][1]
+			}
+			subs = append(subs, sub)
 			return nil
 		}, nil); err != nil {
 			t.Fatal(err)
@@ -109,6 +115,19 @@ func TestCoReviewRealData(t *testing.T) {
 					}
 				}
 				prev = set
+				if minUsers == graph.DefaultCoReviewMinUsers && days == graph.DefaultCoReviewWindowDays {
+					cross := func(m map[graph.Edge]bool) map[graph.Edge]bool {
+						out := map[graph.Edge]bool{}
+						for e := range m {
+							if subs[e.Src] != subs[e.Dst] {
+								out[e] = true
+							}
+						}
+						return out
+					}
+					t.Logf("%s, defaults, cross-subcategory pairs only (ingest at depth 1): %d co_review edges, %d also_buy, %d also_view; P / R also_buy %s, also_view %s, either (undir.) %s",
+						cat, len(cross(set)), len(cross(ab)), len(cross(av)), pr(cross(set), cross(ab), false), pr(cross(set), cross(av), false), pr(cross(set), cross(either), true))
+				}
 				t.Logf("%-8s %-5d %7d  %-22s %-22s %-22s", fmt.Sprintf("%dd", days), minUsers, len(got),
 					pr(set, ab, false), pr(set, av, false), pr(set, either, true))
 			}
