@@ -115,6 +115,8 @@ func TestCoReviewRealData(t *testing.T) {
 					}
 				}
 				prev = set
+				t.Logf("%-8s %-5d %7d  %-22s %-22s %-22s", fmt.Sprintf("%dd", days), minUsers, len(got),
+					pr(set, ab, false), pr(set, av, false), pr(set, either, true))
 				if minUsers == graph.DefaultCoReviewMinUsers && days == graph.DefaultCoReviewWindowDays {
 					cross := func(m map[graph.Edge]bool) map[graph.Edge]bool {
 						out := map[graph.Edge]bool{}
@@ -128,8 +130,6 @@ func TestCoReviewRealData(t *testing.T) {
 					t.Logf("%s, defaults, cross-subcategory pairs only (ingest at depth 1): %d co_review edges, %d also_buy, %d also_view; P / R also_buy %s, also_view %s, either (undir.) %s",
 						cat, len(cross(set)), len(cross(ab)), len(cross(av)), pr(cross(set), cross(ab), false), pr(cross(set), cross(av), false), pr(cross(set), cross(either), true))
 				}
-				t.Logf("%-8s %-5d %7d  %-22s %-22s %-22s", fmt.Sprintf("%dd", days), minUsers, len(got),
-					pr(set, ab, false), pr(set, av, false), pr(set, either, true))
 			}
 		}
 	}
