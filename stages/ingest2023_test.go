@@ -3,6 +3,7 @@ package stages
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -235,5 +236,30 @@ func TestIngest2023WithoutFormat(t *testing.T) {
 	const want = `meta_Men.jsonl holds no product records (8 lines); first reject: line 1: field categories: expected a list, found a string at byte 167 (a file of the 2023 release? set data.format: "2023")`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v, want an error containing %q", err, want)
+	}
+}
+
+// TestIngestKey: an experiment on a list graph of the 2014/2018 files keys
+// ingest exactly as before data.format and co_review existed (so its cached
+// outputs stay valid); a co_review experiment keys its settings, and a 2023
+// one its format.
+func TestIngestKey(t *testing.T) {
+	j := loadTestJob(t)
+	r := j.Resolve(0)
+	key := func(r *job.Resolved) string {
+		params, _ := Ingest{}.Key(r)
+		b, err := json.Marshal(params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if got, want := key(&r), `{"category":"Clothing, Shoes \u0026 Jewelry \u003e Men","depth":1,"graph":"also_bought","features":"image","reject_ratio":0.001}`; got != want {
+		t.Errorf("list graph: key %s, want %s", got, want)
+	}
+	r.Graph = "co_review"
+	r.Data.Format = "2023"
+	if got, want := key(&r), `{"category":"Clothing, Shoes \u0026 Jewelry \u003e Men","depth":1,"graph":"co_review","features":"image","reject_ratio":0.001,"format":"2023","co_review":{"window_days":30,"min_users":2,"max_user_items":1000}}`; got != want {
+		t.Errorf("co_review: key %s, want %s", got, want)
 	}
 }
