@@ -130,12 +130,16 @@ func (r *rejectSink) check(env *pipeline.Env, lines int64, ratio float64) error 
 	return fmt.Errorf("%w; all rejects in %s", err, path)
 }
 
-// formatHint names the setting a user most likely forgot when a reject
-// looks like a 2023 metadata line read as 2014 or 2018: its flat
-// "categories" list where 2014 has a list of paths, or no asin at all.
+// formatHint names the setting a user most likely got wrong when a reject
+// looks like a 2023 metadata line read as 2014 or 2018 (its flat
+// "categories" list where 2014 has a list of paths, or no asin at all), or
+// the other way round (no parent_asin, or 2014's list of paths).
 func formatHint(j amazon.Reject) string {
 	if j.Err == "missing asin" || strings.HasPrefix(j.Err, "field categories: expected a list, found a string") {
 		return ` (a file of the 2023 release? set data.format: "2023")`
+	}
+	if j.Err == "missing parent_asin" || strings.HasPrefix(j.Err, "field categories: expected a string, found a list") {
+		return " (a file of the 2014 or 2018 release? leave data.format unset)"
 	}
 	return ""
 }

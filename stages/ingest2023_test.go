@@ -237,6 +237,17 @@ func TestIngest2023WithoutFormat(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v, want an error containing %q", err, want)
 	}
+
+	// And the demo's 2014 files read as 2023.
+	j = loadTestJob(t)
+	j.Experiments = j.Experiments[1:] // women-bow
+	j.Experiments[0].Data.Format = "2023"
+	j.Experiments[0].Graph = "co_review"
+	_, err = pipeline.Run(context.Background(), j, []pipeline.Stage{Ingest{}}, nil, pipeline.Options{RunDir: filepath.Join(dir, "run2"), Only: "ingest"})
+	const want2 = `meta_Demo.json.gz holds no product records (1987 lines); first reject: line 1: field categories: expected a string, found a list at byte 188 (a file of the 2014 or 2018 release? leave data.format unset)`
+	if err == nil || !strings.Contains(err.Error(), want2) {
+		t.Fatalf("got %v, want an error containing %q", err, want2)
+	}
 }
 
 // TestIngestKey: an experiment on a list graph of the 2014/2018 files keys
