@@ -244,7 +244,7 @@ func TestIngest2023WithoutFormat(t *testing.T) {
 	j.Experiments[0].Data.Format = "2023"
 	j.Experiments[0].Graph = "co_review"
 	_, err = pipeline.Run(context.Background(), j, []pipeline.Stage{Ingest{}}, nil, pipeline.Options{RunDir: filepath.Join(dir, "run2"), Only: "ingest"})
-	XX: field categories: expected a string, found a list at byte 188 (a file of the 2014 or 2018 release? leave data.format unset)`
+	const want2 = "lines); first reject: line 1: field categories: expected a string, found a list at byte 188 (a file of the 2014 or 2018 release? leave data.format unset)"
 	if err == nil || !strings.Contains(err.Error(), want2) {
 		t.Fatalf("got %v, want an error containing %q", err, want2)
 	}
