@@ -238,13 +238,17 @@ func TestIngest2023WithoutFormat(t *testing.T) {
 		t.Fatalf("got %v, want an error containing %q", err, want)
 	}
 
-	// And the demo's 2014 files read as 2023.
-	j = loadTestJob(t)
-	j.Experiments = j.Experiments[1:] // women-bow
-	j.Experiments[0].Data.Format = "2023"
-	j.Experiments[0].Graph = "co_review"
+	// And a 2014 file read as 2023.
+	old := filepath.Join(dir, "meta_Old.json")
+	if err := os.WriteFile(old, []byte("{'asin': 'A1', 'categories': [['Clothing, Shoes & Jewelry', 'Men', 'Shoes']]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src = strings.NewReplacer("META", old, "REVIEWS", old).Replace(job2023)
+	if j, err = job.Parse(filepath.Join(dir, "job.yaml"), []byte(src)); err != nil {
+		t.Fatal(err)
+	}
 	_, err = pipeline.Run(context.Background(), j, []pipeline.Stage{Ingest{}}, nil, pipeline.Options{RunDir: filepath.Join(dir, "run2"), Only: "ingest"})
-	const want2 = "lines); first reject: line 1: field categories: expected a string, found a list at byte 188 (a file of the 2014 or 2018 release? leave data.format unset)"
+	const want2 = "meta_Old.json holds no product records (1 lines); first reject: line 1: field categories: expected a string, found a list at byte 30 (a file of the 2014 or 2018 release? leave data.format unset)"
 	if err == nil || !strings.Contains(err.Error(), want2) {
 		t.Fatalf("got %v, want an error containing %q", err, want2)
 	}
