@@ -69,7 +69,7 @@ type Data struct {
 	// parent_asin; it has no also_bought or also_viewed). Named rather
 	// than guessed, so that a wrong guess cannot turn into a run of
 	// rejects (see amazon.Formats).
-	Format string `yaml:"format"`
+	Format string `yaml:"format" json:",omitempty"` // omitted: see Settings.CoReviewWindow
 }
 
 // Experiment is one (data set, category, graph, feature type) combination.
@@ -175,21 +175,23 @@ type Settings struct {
 	// If unset, false.
 	WarmStart Opt[bool] `yaml:"warm_start"`
 
-	// The co_review graph (graph.CoReview).
+	// The co_review graph (graph.CoReview). Left out of the JSON when
+	// unset, so that the hash of a job that does not use them (which the
+	// report shows and keys) is what it was before they existed.
 
 	// CoReviewWindow is the longest time, in days, between one user's
 	// reviews of two items for that user to relate them; 0 relates only
 	// reviews at the same time (the same day in the 2014 and 2018 files,
 	// whose times are whole days). If unset,
 	// graph.DefaultCoReviewWindowDays.
-	CoReviewWindow Opt[int] `yaml:"co_review_window"`
+	CoReviewWindow Opt[int] `yaml:"co_review_window" json:",omitzero"`
 	// CoReviewMinUsers is how many distinct users must relate two items
 	// for an edge. If 0, graph.DefaultCoReviewMinUsers.
-	CoReviewMinUsers int `yaml:"co_review_min_users"`
+	CoReviewMinUsers int `yaml:"co_review_min_users" json:",omitzero"`
 	// CoReviewMaxUserItems leaves out the reviews of users who reviewed
 	// more distinct items of the experiment's scope than this (their pairs
 	// grow as the square). If 0, graph.DefaultCoReviewMaxUserItems.
-	CoReviewMaxUserItems int `yaml:"co_review_max_user_items"`
+	CoReviewMaxUserItems int `yaml:"co_review_max_user_items" json:",omitzero"`
 
 	// Recommendations (the recommend stage and the report).
 

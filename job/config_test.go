@@ -282,3 +282,26 @@ experiments:
 		}
 	}
 }
+
+// TestSettingsJSONWithoutCoReview: the co_review settings and data.format
+// stay out of a job's JSON unless set, so adding them left every other job's hash as it
+// was; set, even to 0, they are in it.
+func TestSettingsJSONWithoutCoReview(t *testing.T) {
+	b, err := json.Marshal(Settings{K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "CoReview") {
+		t.Errorf("unset co_review settings in the JSON: %s", b)
+	}
+	if b, _ := json.Marshal(Data{}); string(b) != `{"Meta":"","Reviews":"","ImageFeatures":""}` {
+		t.Errorf("unset data.format in the JSON: %s", b)
+	}
+	b, err = json.Marshal(Settings{CoReviewWindow: Set(0), CoReviewMinUsers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"CoReviewWindow":0`) || !strings.Contains(string(b), `"CoReviewMinUsers":2`) {
+		t.Errorf("set co_review settings missing from the JSON: %s", b)
+	}
+}
