@@ -1,6 +1,8 @@
 // Package amazon reads the raw files of the Amazon product data set: the 2014
 // metadata (one Python dict literal per line), the 2018 metadata (strict JSON
-// per line) and the review files of both releases. Every reader streams, holds
+// per line), the review files of both releases, and the 2023 release's
+// metadata and reviews (release2023.go: other field names, items keyed by
+// parent_asin). Every reader streams, holds
 // bounded memory whatever the file size, and detects gzip from the content.
 // Reviews is an iterator (range over it; breaking out closes the file), so
 // consumers that want the reviews one by one, like bow, take it as it is.

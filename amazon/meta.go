@@ -457,8 +457,20 @@ type firstSeen struct {
 // Once ctx is done ReadMeta returns ctx.Err() within ctxLines records.
 func ReadMeta(ctx context.Context, path string, fn func(*Product) error, reject func(Reject)) (Stats, error) {
 	var (
-		sc   scanner
-		rec  metaRec
+		sc  scanner
+		rec metaRec
+	)
+	return readMetaWith(ctx, path, "asin", fn, reject, func(line []byte, p *Product) error {
+		return sc.parseMeta(line, &rec, p)
+	})
+}
+
+// readMetaWith is ReadMeta with parse as the line parser and key the name
+// of the field Product.ASIN comes from, for messages: the
+// deduplication by ASIN and the context checks are the same for every
+// release.
+func readMetaWith(ctx context.Context, path, key string, fn func(*Product) error, reject func(Reject), parse func([]byte, *Product) error) (Stats, error) {
+	var (
 		p    Product
 		seen = map[string]firstSeen{}
 	)
@@ -468,7 +480,7 @@ func ReadMeta(ctx context.Context, path string, fn func(*Product) error, reject 
 				return "", err
 			}
 		}
-		if err := sc.parseMeta(line, &rec, &p); err != nil {
+		if err := parse(line, &p); err != nil {
 			return err.Error(), nil
 		}
 		sum := sumLine(line)
@@ -477,7 +489,7 @@ func ReadMeta(ctx context.Context, path string, fn func(*Product) error, reject 
 				st.Duplicates++
 				return "", nil
 			}
-			return fmt.Sprintf("duplicate asin %q first seen at line %d", p.ASIN, first.line), nil
+			return fmt.Sprintf("duplicate %s %q first seen at line %d", key, p.ASIN, first.line), nil
 		}
 		seen[p.ASIN] = firstSeen{sum, lineNo}
 		st.Records++

@@ -67,7 +67,13 @@ func (s *scanner) parseReview(line []byte, r *reviewRec, v *Review) error {
 	if r.asin.off == r.asin.end {
 		return errEmptyASIN
 	}
-	a := s.arena
+	r.fillReview(s.arena, v)
+	v.UnixReviewTime = r.time
+	return nil
+}
+
+// fillReview sets v's strings and rating from the spans.
+func (r *reviewRec) fillReview(a []byte, v *Review) {
 	v.ASIN = string(a[r.asin.off:r.asin.end])
 	v.ReviewerID = string(a[r.reviewer.off:r.reviewer.end])
 	// One conversion covers both texts; only they (and perhaps an id) lie
@@ -93,8 +99,6 @@ func (s *scanner) parseReview(line []byte, r *reviewRec, v *Review) error {
 	}
 	v.ReviewText, v.Summary = sub(r.text), sub(r.summary)
 	v.Overall = r.overall
-	v.UnixReviewTime = r.time
-	return nil
 }
 
 // errStop ends readLines when the loop over Reviews breaks.
@@ -119,23 +123,9 @@ func Reviews(path string, reject func(Reject), st *Stats) iter.Seq2[Review, erro
 		var (
 			sc  scanner
 			rec reviewRec
-			v   Review
 		)
-		s, err := readLines(path, reject, func(line []byte, _ int64, st *Stats) (string, error) {
-			if err := sc.parseReview(line, &rec, &v); err != nil {
-				return err.Error(), nil
-			}
-			st.Records++
-			if !yield(v, nil) {
-				return "", errStop
-			}
-			return "", nil
+		reviewLoop(path, reject, st, yield, func(line []byte, v *Review) error {
+			return sc.parseReview(line, &rec, v)
 		})
-		if st != nil {
-			*st = s
-		}
-		if err != nil && err != errStop {
-			yield(Review{}, err)
-		}
 	}
 }

@@ -124,3 +124,37 @@ func BenchmarkEdgeSet(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCoReview: reviews by users whose review counts follow a heavy
+// tail (most review a few items, a few review hundreds), times over ten
+// years in whole days as in the 2014/2018 files, the default window.
+// Reports user-pairs/s, the quantity the cost grows with.
+func BenchmarkCoReview(b *testing.B) {
+	for _, n := range []int{1e5, 1e6} {
+		b.Run(fmt.Sprintf("reviews=%d", n), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(3, 3))
+			items := int32(n / 10)
+			var rs []Review
+			for u := int32(0); len(rs) < n; u++ {
+				k := int(5 / (rng.Float64() + 0.01)) // 4 to 500, median about 10
+				for range k {
+					rs = append(rs, Review{User: u, Item: rng.Int32N(items), Time: int64(rng.IntN(3650)) * 86400})
+				}
+			}
+			cfg := CoReviewConfig{Window: DefaultCoReviewWindowDays * 86400, MinUsers: DefaultCoReviewMinUsers, MaxUserItems: DefaultCoReviewMaxUserItems}
+			work := make([]Review, len(rs))
+			var st CoReviewStats
+			b.ResetTimer()
+			for range b.N {
+				copy(work, rs)
+				var err error
+				if _, st, err = CoReview(context.Background(), work, cfg); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(st.UserPairs)*float64(b.N)/b.Elapsed().Seconds(), "user-pairs/s")
+			b.ReportMetric(float64(st.UserPairs), "user-pairs")
+			b.ReportMetric(float64(st.UsersSkipped), "users-skipped")
+		})
+	}
+}

@@ -42,3 +42,27 @@ func outDegrees(es []graph.Edge, n int) []int {
 	}
 	return d
 }
+
+func ExampleCoReview() {
+	const day = 86400
+	// Users 0 and 1 both reviewed item 0 and then, within a week, item 1;
+	// user 2 reviewed items 1 and 2 on the same day.
+	reviews := []graph.Review{
+		{User: 0, Item: 0, Time: 0}, {User: 0, Item: 1, Time: 3 * day},
+		{User: 1, Item: 0, Time: 100 * day}, {User: 1, Item: 1, Time: 106 * day},
+		{User: 2, Item: 1, Time: 50 * day}, {User: 2, Item: 2, Time: 50 * day},
+	}
+	for _, minUsers := range []int{2, 1} {
+		edges, st, err := graph.CoReview(context.Background(), reviews, graph.CoReviewConfig{
+			Window: 7 * day, MinUsers: minUsers, MaxUserItems: graph.DefaultCoReviewMaxUserItems,
+		})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("min %d users: %v of %d pairs\n", minUsers, edges, st.Pairs)
+	}
+	// Output:
+	// min 2 users: [{0 1}] of 3 pairs
+	// min 1 users: [{0 1} {1 2} {2 1}] of 3 pairs
+}

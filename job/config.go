@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"monomer/amazon"
 	"monomer/bow"
 	"monomer/graph"
 	"monomer/imagefeat"
@@ -61,6 +63,13 @@ type Data struct {
 	Meta          string `yaml:"meta"`
 	Reviews       string `yaml:"reviews"`
 	ImageFeatures string `yaml:"image_features"`
+	// Format is the release the meta and reviews files come from: empty
+	// for 2014 or 2018 (told apart line by line), "2023" for the 2023
+	// release (meta_<Category>.jsonl and <Category>.jsonl, items keyed by
+	// parent_asin; it has no also_bought or also_viewed). Named rather
+	// than guessed, so that a wrong guess cannot turn into a run of
+	// rejects (see amazon.Formats).
+	Format string `yaml:"format" json:",omitempty"` // omitted: see Settings.CoReviewWindow
 }
 
 // Experiment is one (data set, category, graph, feature type) combination.
@@ -73,7 +82,9 @@ type Experiment struct {
 	// leaving CT and the per-subcategory measures nothing to tell apart). If
 	// unset, it is defaulted to 1.
 	Depth Opt[int] `yaml:"depth"`
-	// Graph is also_bought, also_viewed or bought_together.
+	// Graph is also_bought, also_viewed, bought_together (lists of the
+	// metadata) or co_review (derived from the reviews file; see
+	// graph.CoReview and the co_review settings).
 	Graph string `yaml:"graph"`
 	// Features is image or bow.
 	Features string `yaml:"features"`
@@ -164,6 +175,24 @@ type Settings struct {
 	// If unset, false.
 	WarmStart Opt[bool] `yaml:"warm_start"`
 
+	// The co_review graph (graph.CoReview). Left out of the JSON when
+	// unset, so that the hash of a job that does not use them (which the
+	// report shows and keys) is what it was before they existed.
+
+	// CoReviewWindow is the longest time, in days, between one user's
+	// reviews of two items for that user to relate them; 0 relates only
+	// reviews at the same time (the same day in the 2014 and 2018 files,
+	// whose times are whole days). If unset,
+	// graph.DefaultCoReviewWindowDays.
+	CoReviewWindow Opt[int] `yaml:"co_review_window" json:",omitzero"`
+	// CoReviewMinUsers is how many distinct users must relate two items
+	// for an edge. If 0, graph.DefaultCoReviewMinUsers.
+	CoReviewMinUsers int `yaml:"co_review_min_users" json:",omitzero"`
+	// CoReviewMaxUserItems leaves out the reviews of users who reviewed
+	// more distinct items of the experiment's scope than this (their pairs
+	// grow as the square). If 0, graph.DefaultCoReviewMaxUserItems.
+	CoReviewMaxUserItems int `yaml:"co_review_max_user_items" json:",omitzero"`
+
 	// Recommendations (the recommend stage and the report).
 
 	// RecommendQueries is the size of the deterministic sample of query
@@ -205,6 +234,10 @@ func Defaults() Settings {
 		CTTop:             models.DefaultCTTop,
 		Patience:          6,
 
+		CoReviewWindow:       Set(graph.DefaultCoReviewWindowDays),
+		CoReviewMinUsers:     graph.DefaultCoReviewMinUsers,
+		CoReviewMaxUserItems: graph.DefaultCoReviewMaxUserItems,
+
 		RecommendQueries: 300,
 		RecommendK:       10,
 		ReportMapItems:   1000,
@@ -237,6 +270,9 @@ func (s Settings) over(o Settings) Settings {
 	inherit(&s.CTTop, o.CTTop)
 	inherit(&s.Patience, o.Patience)
 	inherit(&s.WarmStart, o.WarmStart)
+	inherit(&s.CoReviewWindow, o.CoReviewWindow)
+	inherit(&s.CoReviewMinUsers, o.CoReviewMinUsers)
+	inherit(&s.CoReviewMaxUserItems, o.CoReviewMaxUserItems)
 	inherit(&s.RecommendQueries, o.RecommendQueries)
 	inherit(&s.RecommendK, o.RecommendK)
 	inherit(&s.ReportMapItems, o.ReportMapItems)
@@ -295,6 +331,7 @@ func (j *Job) Resolve(i int) Resolved {
 		Meta:          pick(e.Data.Meta, j.Data.Meta),
 		Reviews:       pick(e.Data.Reviews, j.Data.Reviews),
 		ImageFeatures: pick(e.Data.ImageFeatures, j.Data.ImageFeatures),
+		Format:        cmp.Or(e.Data.Format, j.Data.Format),
 	}
 	return r
 }
@@ -415,13 +452,22 @@ func (j *Job) Validate() error {
 		if r.Features == "bow" && r.Data.Reviews == "" {
 			return fmt.Errorf("%s.data.reviews: required for features: bow", at)
 		}
+		if r.Graph == "co_review" && r.Data.Reviews == "" {
+			return fmt.Errorf("%s.data.reviews: required for graph: co_review (the graph is derived from the reviews)", at)
+		}
+		if !slices.Contains(amazon.Formats, r.Data.Format) {
+			return fmt.Errorf("%s.data.format: %q is not one of %s (empty: 2014 or 2018)", at, r.Data.Format, strings.Join(amazon.Formats[1:], ", "))
+		}
+		if r.Data.Format == amazon.Format2023 && (r.Graph == "also_bought" || r.Graph == "also_viewed") {
+			return fmt.Errorf("%s.graph: %s does not exist in the 2023 release (data.format: 2023); use co_review", at, r.Graph)
+		}
 	}
 	return nil
 }
 
 // The accepted values of the enumerated fields.
 var (
-	Graphs       = []string{"also_bought", "also_viewed", "bought_together"}
+	Graphs       = []string{"also_bought", "also_viewed", "bought_together", "co_review"}
 	FeatureKinds = []string{"image", "bow"}
 	Models       = []string{"wnn", "ct", "lmt", "monomer", "lda"}
 	// NegativeMethods are the values of settings.negatives.
@@ -479,6 +525,12 @@ func (s Settings) validate(at string) error {
 		return fmt.Errorf("%s.recommend_queries: %d must be positive", at, s.RecommendQueries)
 	case s.RecommendK < 0:
 		return fmt.Errorf("%s.recommend_k: %d must be positive", at, s.RecommendK)
+	case s.CoReviewWindow.Get() < 0:
+		return fmt.Errorf("%s.co_review_window: %d must be positive", at, s.CoReviewWindow.Get())
+	case s.CoReviewMinUsers < 0:
+		return fmt.Errorf("%s.co_review_min_users: %d must be positive", at, s.CoReviewMinUsers)
+	case s.CoReviewMaxUserItems < 0 || s.CoReviewMaxUserItems == 1:
+		return fmt.Errorf("%s.co_review_max_user_items: %d must be at least 2 (one item makes no pair)", at, s.CoReviewMaxUserItems)
 	case s.ReportMapItems < 0:
 		return fmt.Errorf("%s.report_map_items: %d must be positive", at, s.ReportMapItems)
 	}

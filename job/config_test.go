@@ -62,7 +62,7 @@ func TestBadJobFiles(t *testing.T) {
 		{name: "empty level", yaml: head + "\n    category: A >  > B\n    graph: also_bought\n    features: image\n", want: `j.yaml: experiments[0].category: "A >  > B" has an empty level (levels are separated by " > ")`},
 		{name: "negative depth", yaml: head + exp + "    depth: -1\n", want: "j.yaml: experiments[0].depth: -1 must be at least 1 (the subcategory is the node that many levels below the category; omit depth for 1)"},
 		{name: "zero depth", yaml: head + exp + "    depth: 0\n", want: "j.yaml: experiments[0].depth: 0 must be at least 1 (the subcategory is the node that many levels below the category; omit depth for 1)"},
-		{name: "graph", yaml: head + "\n    category: A\n    graph: bought\n    features: image\n", want: `j.yaml: experiments[0].graph: "bought" is not one of also_bought, also_viewed, bought_together`},
+		{name: "graph", yaml: head + "\n    category: A\n    graph: bought\n    features: image\n", want: `j.yaml: experiments[0].graph: "bought" is not one of also_bought, also_viewed, bought_together, co_review`},
 		{name: "features", yaml: head + "\n    category: A\n    graph: also_bought\n    features: text\n", want: `j.yaml: experiments[0].features: "text" is not one of image, bow`},
 		{name: "model", yaml: head + exp + "    models: [wnn, mnn]\n", want: `j.yaml: experiments[0].models[1]: "mnn" is not one of wnn, ct, lmt, monomer, lda`},
 		{name: "lda on images", yaml: head + exp + "    models: [lda]\n", want: "j.yaml: experiments[0].models[0]: lda needs features: bow"},
@@ -84,6 +84,13 @@ func TestBadJobFiles(t *testing.T) {
 		{name: "no meta", yaml: "name: j\nexperiments:\n  - name: e" + exp, want: "j.yaml: experiments[0].data.meta: no metadata file (set data.meta on the job or the experiment)"},
 		{name: "no image file", yaml: "name: j\ndata: {meta: m}\nexperiments:\n  - name: e" + exp, want: "j.yaml: experiments[0].data.image_features: required for features: image"},
 		{name: "no reviews", yaml: "name: j\ndata: {meta: m}\nexperiments:\n  - name: e\n    category: A\n    graph: also_bought\n    features: bow\n", want: "j.yaml: experiments[0].data.reviews: required for features: bow"},
+		{name: "co_review without reviews", yaml: "name: j\ndata: {meta: m, image_features: f}\nexperiments:\n  - name: e\n    category: A\n    graph: co_review\n    features: image\n", want: "j.yaml: experiments[0].data.reviews: required for graph: co_review (the graph is derived from the reviews)"},
+		{name: "unknown format", yaml: "name: j\ndata: {meta: m, reviews: r, format: '2018'}\nexperiments:\n  - name: e\n    category: A\n    graph: co_review\n    features: bow\n", want: `j.yaml: experiments[0].data.format: "2018" is not one of 2023 (empty: 2014 or 2018)`},
+		{name: "also_bought in 2023", yaml: "name: j\ndata: {meta: m, reviews: r, format: '2023'}\nexperiments:\n  - name: e\n    category: A\n    graph: also_bought\n    features: bow\n", want: "j.yaml: experiments[0].graph: also_bought does not exist in the 2023 release (data.format: 2023); use co_review"},
+		{name: "experiment's format wins", yaml: "name: j\ndata: {meta: m, reviews: r}\nexperiments:\n  - name: e\n    category: A\n    graph: also_viewed\n    features: bow\n    data: {format: '2023'}\n", want: "j.yaml: experiments[0].graph: also_viewed does not exist in the 2023 release (data.format: 2023); use co_review"},
+		{name: "negative window", yaml: head + exp + "settings: {co_review_window: -1}\n", want: "j.yaml: settings.co_review_window: -1 must be positive"},
+		{name: "max user items 1", yaml: head + exp + "settings: {co_review_max_user_items: 1}\n", want: "j.yaml: settings.co_review_max_user_items: 1 must be at least 2 (one item makes no pair)"},
+		{name: "huge window", yaml: head + exp + "settings: {co_review_window: 2000000}\n", want: "j.yaml: experiments[0].settings.co_review_window: 2000000 is above the maximum 1000000"},
 	}
 	for _, tt := range tests {
 		_, err := Parse("/jobs/j.yaml", []byte(tt.yaml))
@@ -131,12 +138,12 @@ func TestOverrides(t *testing.T) {
 			check: func(j *Job) bool { return j.Settings.K == 2 && j.Seed == 5 }},
 		{name: "env experiment", env: []string{"MONOMER_EXPERIMENTS__elect__SETTINGS__MONOMER_K=7", "MONOMER_DATA_DIR=/d", "MONOMER_RUN_DIR=/ignored"},
 			check: func(j *Job) bool { return j.Resolve(1).Settings.MonomerK == 7 && j.DataDir == "/d" }},
-		{name: "unknown key", sets: []string{"settings.kk=1"}, err: `demo.yaml: --set settings.kk=1: unknown key "kk" in settings (keys: reject_ratio, image_scale, vocab_size, use_summary, vocab_sample_tokens, vocab_shards, negatives, swaps_per_edge, train_cap, k, monomer_k, n, gate_penalty, gate_init, topics, lda_passes, lambdas, max_iter, valid_every, ct_top, patience, warm_start, recommend_queries, recommend_k, report_map_items)`},
+		{name: "unknown key", sets: []string{"settings.kk=1"}, err: `demo.yaml: --set settings.kk=1: unknown key "kk" in settings (keys: reject_ratio, image_scale, vocab_size, use_summary, vocab_sample_tokens, vocab_shards, negatives, swaps_per_edge, train_cap, k, monomer_k, n, gate_penalty, gate_init, topics, lda_passes, lambdas, max_iter, valid_every, ct_top, patience, warm_start, co_review_window, co_review_min_users, co_review_max_user_items, recommend_queries, recommend_k, report_map_items)`},
 		{name: "unknown top key", sets: []string{"sed=1"}, err: `demo.yaml: --set sed=1: unknown key "sed" in the job (keys: name, seed, data_dir, data, settings, blas_kernel, experiments)`},
 		{name: "unknown experiment", sets: []string{"experiments.women.settings.k=1"}, err: `demo.yaml: --set experiments.women.settings.k=1: no experiment named "women"`},
 		{name: "type", sets: []string{"settings.k=many"}, err: `demo.yaml: --set settings.k=many: settings.k: want an integer, got "many"`},
 		{name: "env type", env: []string{"MONOMER_SEED=-1"}, err: `demo.yaml: MONOMER_SEED: seed: want an unsigned integer, got "-1"`},
-		{name: "validated like the file", sets: []string{"experiments.elect.graph=bought"}, err: `demo.yaml: experiments[1].graph: "bought" is not one of also_bought, also_viewed, bought_together`},
+		{name: "validated like the file", sets: []string{"experiments.elect.graph=bought"}, err: `demo.yaml: experiments[1].graph: "bought" is not one of also_bought, also_viewed, bought_together, co_review`},
 		{name: "non-integral override", sets: []string{"settings.k=10.5"}, err: "demo.yaml: --set settings.k=10.5: settings.k: 10.5 is not an integer"},
 		{name: "empty list override", env: []string{"MONOMER_EXPERIMENTS__elect__SETTINGS__LAMBDAS=[]"}, err: "demo.yaml: MONOMER_EXPERIMENTS__elect__SETTINGS__LAMBDAS: experiments[1].settings.lambdas: an empty list is not allowed; omit the key to inherit the default"},
 		{name: "value not a section", sets: []string{"seed.x=1"}, err: "demo.yaml: --set seed.x=1: seed is a value, not a section"},
@@ -273,5 +280,28 @@ experiments:
 		if _, err := ParseWith("/jobs/j.yaml", []byte(src), sets); err == nil || err.Error() != tt.want {
 			t.Errorf("%s:\n got %v\nwant %s", tt.set, err, tt.want)
 		}
+	}
+}
+
+// TestSettingsJSONWithoutCoReview: the co_review settings and data.format
+// stay out of a job's JSON unless set, so adding them left every other job's hash as it
+// was; set, even to 0, they are in it.
+func TestSettingsJSONWithoutCoReview(t *testing.T) {
+	b, err := json.Marshal(Settings{K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "CoReview") {
+		t.Errorf("unset co_review settings in the JSON: %s", b)
+	}
+	if b, _ := json.Marshal(Data{}); string(b) != `{"Meta":"","Reviews":"","ImageFeatures":""}` {
+		t.Errorf("unset data.format in the JSON: %s", b)
+	}
+	b, err = json.Marshal(Settings{CoReviewWindow: Set(0), CoReviewMinUsers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"CoReviewWindow":0`) || !strings.Contains(string(b), `"CoReviewMinUsers":2`) {
+		t.Errorf("set co_review settings missing from the JSON: %s", b)
 	}
 }

@@ -144,6 +144,8 @@ const (
 	maxSize         = maxVocabSize    // k, monomer_k, n, topics before the data bound applies
 	maxImageScale   = math.MaxFloat32 // features are float32
 	maxMapItems     = 10_000          // t-SNE holds up to four n×n float64 matrices: 3.2 GB at 10,000
+	maxWindowDays   = 1_000_000       // days of co_review_window: far beyond any review history, and ×86400 fits int64
+	maxUserItems    = 1_000_000       // co_review_max_user_items: 5·10¹¹ pairs from one user is already hopeless
 )
 
 // FeatureDim is the feature dimension of an experiment: imagefeat.Dim for image
@@ -204,6 +206,9 @@ func (r *Resolved) checkBounds(at string) error {
 		{"valid_every", int64(s.ValidEvery), maxIter},
 		{"lambdas (count)", int64(len(s.Lambdas)), maxLambdas},
 		{"report_map_items", int64(s.ReportMapItems), maxMapItems},
+		{"co_review_window", int64(s.CoReviewWindow.Get()), maxWindowDays},
+		{"co_review_min_users", int64(s.CoReviewMinUsers), math.MaxInt32},
+		{"co_review_max_user_items", int64(s.CoReviewMaxUserItems), maxUserItems},
 	} {
 		if c.v > c.max {
 			return fmt.Errorf("%s.%s: %d is above the maximum %d", at, c.name, c.v, c.max)

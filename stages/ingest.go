@@ -24,6 +24,8 @@ import (
 // the edges of the experiment's graph between two such items of different
 // subcategories (SPEC section 2). For a bag-of-words experiment it also
 // keeps the reviews of those items, the only read of the raw reviews file.
+// The co_review graph is derived here from that same read (graph.CoReview)
+// and then filtered like the lists of the metadata.
 type Ingest struct{}
 
 var _ pipeline.Stage = Ingest{}
@@ -37,7 +39,31 @@ type ingestParams struct {
 	Graph       string  `json:"graph"`
 	Features    string  `json:"features"`
 	RejectRatio float64 `json:"reject_ratio"`
+	// Omitted when empty, so the keys of the 2014 and 2018 experiments
+	// with a list graph are what they were before these fields existed.
+	Format   string          `json:"format,omitempty"`
+	CoReview *coReviewParams `json:"co_review,omitempty"`
 }
+
+// coReviewParams are the co_review settings, keyed only by experiments
+// whose graph is co_review.
+type coReviewParams struct {
+	WindowDays   int `json:"window_days"`
+	MinUsers     int `json:"min_users"`
+	MaxUserItems int `json:"max_user_items"`
+}
+
+func coReviewOf(e *job.Resolved) *coReviewParams {
+	if e.Graph != coReviewGraph {
+		return nil
+	}
+	s := e.Settings
+	return &coReviewParams{s.CoReviewWindow.Get(), s.CoReviewMinUsers, s.CoReviewMaxUserItems}
+}
+
+// coReviewGraph is the graph derived from the reviews rather than read
+// from the metadata's lists.
+const coReviewGraph = "co_review"
 
 func (Ingest) Key(e *job.Resolved) (any, []string) {
 	files := []string{e.Data.Meta}
@@ -47,7 +73,7 @@ func (Ingest) Key(e *job.Resolved) (any, []string) {
 	if e.Features == "image" {
 		files = append(files, e.Data.ImageFeatures)
 	}
-	return ingestParams{e.Category, e.Depth.Get(), e.Graph, e.Features, e.Settings.RejectRatio.Get()}, files
+	return ingestParams{e.Category, e.Depth.Get(), e.Graph, e.Features, e.Settings.RejectRatio.Get(), e.Data.Format, coReviewOf(e)}, files
 }
 
 // scopedItem is an item of the experiment while ingest collects them.
@@ -56,6 +82,7 @@ type scopedItem struct {
 	related                       []string
 	nReviews                      int32
 	hasImage                      bool
+	id                            int32 // order of appearance in the metadata: co_review's item index
 }
 
 func related(p *amazon.Product, graph string) []string {
@@ -94,13 +121,27 @@ func (r *rejectSink) check(env *pipeline.Env, lines int64, ratio float64) error 
 		return nil
 	}
 	j := r.rows[0]
-	err := fmt.Errorf("%w: %d of %d lines rejected (over %g); first: %s line %d (byte %d): %s",
-		pipeline.ErrBadInput, len(r.rows), lines, ratio, j.File, j.Line, j.Offset, j.Err)
+	err := fmt.Errorf("%w: %d of %d lines rejected (over %g); first: %s line %d (byte %d): %s%s",
+		pipeline.ErrBadInput, len(r.rows), lines, ratio, j.File, j.Line, j.Offset, j.Err, formatHint(j))
 	path := env.FailurePath("rejects.parquet")
 	if werr := writeAtomic(path, func(tmp string) error { _, err := r.write(tmp); return err }); werr != nil {
 		return fmt.Errorf("%w (and the rejects table could not be kept: %v)", err, werr)
 	}
 	return fmt.Errorf("%w; all rejects in %s", err, path)
+}
+
+// formatHint names the setting a user most likely got wrong when a reject
+// looks like a 2023 metadata line read as 2014 or 2018 (its flat
+// "categories" list where 2014 has a list of paths, or no asin at all), or
+// the other way round (no parent_asin, or 2014's list of paths).
+func formatHint(j amazon.Reject) string {
+	if j.Err == "missing asin" || strings.HasPrefix(j.Err, "field categories: expected a list, found a string") {
+		return ` (a file of the 2023 release? set data.format: "2023")`
+	}
+	if j.Err == "missing parent_asin" || strings.HasPrefix(j.Err, "field categories: expected a string, found a list") {
+		return " (a file of the 2014 or 2018 release? leave data.format unset)"
+	}
+	return ""
 }
 
 // pathSet collects the distinct category paths cut to a depth, bounded so
@@ -146,11 +187,12 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 
 	// Metadata: scope the items.
 	scoped := map[string]*scopedItem{}
+	var inOrder []*scopedItem // scoped by id
 	var outOfScope, noSub int64
 	others := newPathSet(len(prefix)) // for "did you mean" when nothing matches
 	deepest := 0                      // levels below the prefix, over its items
 	tr := env.Track("read "+filepath.Base(e.Data.Meta), 0)
-	ms, err := amazon.ReadMeta(ctx, e.Data.Meta, func(p *amazon.Product) error {
+	ms, err := amazon.ReadMetaFormat(ctx, e.Data.Format, e.Data.Meta, func(p *amazon.Product) error {
 		tr.Add(1)
 		sub, path, matched, ok := amazon.Subcategory(p.Categories, prefix, e.Depth.Get())
 		switch {
@@ -163,10 +205,12 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 			deepest = max(deepest, strings.Count(path, " > ")+1-len(prefix))
 			return nil
 		}
-		scoped[p.ASIN] = &scopedItem{
+		it := &scopedItem{
 			asin: p.ASIN, title: p.Title, brand: p.Brand, sub: sub, path: path,
-			related: slices.Clone(related(p, e.Graph)),
+			related: slices.Clone(related(p, e.Graph)), id: int32(len(inOrder)),
 		}
+		scoped[p.ASIN] = it
+		inOrder = append(inOrder, it)
 		return nil
 	}, rej.add)
 	tr.Done()
@@ -174,7 +218,12 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		return nil, err
 	}
 	if ms.Records == 0 {
-		return nil, fmt.Errorf("%w: %s holds no product records (%d lines)", pipeline.ErrBadInput, e.Data.Meta, ms.Lines)
+		msg := fmt.Sprintf("%s holds no product records (%d lines)", e.Data.Meta, ms.Lines)
+		if len(rej.rows) > 0 {
+			j := rej.rows[0]
+			msg += fmt.Sprintf("; first reject: line %d: %s%s", j.Line, j.Err, formatHint(j))
+		}
+		return nil, fmt.Errorf("%w: %s", pipeline.ErrBadInput, msg)
 	}
 	lines += ms.Lines
 	stats["meta_lines"] = ms.Lines
@@ -187,6 +236,10 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	// not read the raw file again: each of them is an item of the
 	// experiment, having a review.
 	var nKept int64
+	var co *coReviews
+	if p := coReviewOf(e); p != nil {
+		co = &coReviews{params: *p, users: map[string]int32{}}
+	}
 	if e.Data.Reviews != "" {
 		var kept *reviewSink
 		if e.Features == "bow" {
@@ -200,7 +253,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		tr := env.Track("read "+filepath.Base(e.Data.Reviews), 0)
 		var rs amazon.Stats
 		var n int64
-		for r, err := range reviewsOf(e.Data.Reviews, rej.add, &rs) {
+		for r, err := range reviewsOf(e.Data.Format, e.Data.Reviews, rej.add, &rs) {
 			if err == nil && n%4096 == 0 {
 				err = ctx.Err()
 			}
@@ -208,6 +261,9 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 				it.nReviews++
 				if kept != nil {
 					err = kept.add(&r)
+				}
+				if co != nil {
+					co.add(it.id, &r)
 				}
 			}
 			if err != nil {
@@ -235,6 +291,11 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if co != nil {
+		if err := co.derive(ctx, inOrder, stats); err != nil {
+			return nil, err
+		}
 	}
 
 	// Image records: only their presence matters here. A repeated ASIN is a
@@ -377,9 +438,56 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	return &pipeline.Result{Rows: rows, Stats: stats}, nil
 }
 
-// reviewsOf is amazon.Reviews, the one door to the reviews file; a test
-// counts the reads through it.
-var reviewsOf = amazon.Reviews
+// reviewsOf is amazon.ReviewsFormat, the one door to the reviews file; a
+// test counts the reads through it.
+var reviewsOf = amazon.ReviewsFormat
+
+// coReviews collects the review events of in-scope items for the co_review
+// graph: 16 bytes a review, plus each distinct reviewer's id once.
+type coReviews struct {
+	params coReviewParams
+	users  map[string]int32
+	events []graph.Review
+}
+
+func (c *coReviews) add(item int32, r *amazon.Review) {
+	if r.ReviewerID == "" {
+		return // nobody to relate the item through
+	}
+	u, ok := c.users[r.ReviewerID]
+	if !ok {
+		u = int32(len(c.users))
+		c.users[r.ReviewerID] = u
+	}
+	c.events = append(c.events, graph.Review{User: u, Item: item, Time: r.UnixReviewTime})
+}
+
+// derive sets each scoped item's related list to its co-review targets;
+// the filter every graph goes through then keeps the edges between items
+// of the experiment in different subcategories.
+func (c *coReviews) derive(ctx context.Context, items []*scopedItem, stats map[string]any) error {
+	const day = 24 * 60 * 60
+	n := len(c.events)
+	edges, st, err := graph.CoReview(ctx, c.events, graph.CoReviewConfig{
+		Window: int64(c.params.WindowDays) * day, MinUsers: c.params.MinUsers, MaxUserItems: c.params.MaxUserItems,
+	})
+	if err != nil {
+		return err
+	}
+	c.events = nil
+	for _, e := range edges {
+		src := items[e.Src]
+		src.related = append(src.related, items[e.Dst].asin)
+	}
+	stats["co_review_reviews"] = n
+	stats["co_review_users"] = st.Users
+	stats["co_review_users_skipped"] = st.UsersSkipped
+	stats["co_review_repeat_reviews"] = st.RepeatReviews
+	stats["co_review_user_pairs"] = st.UserPairs
+	stats["co_review_pairs"] = st.Pairs
+	stats["co_review_pairs_kept"] = st.Edges
+	return nil
+}
 
 // reviewsFile is the in-scope reviews of a bag-of-words experiment, among
 // ingest's outputs.

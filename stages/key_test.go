@@ -27,6 +27,8 @@ func TestKeysHoldOnlyWhatTheExperimentUses(t *testing.T) {
 		{"settings.topics", "7"},
 		{"settings.vocab_size", "100"},
 		{"settings.use_summary", "true"},
+		{"settings.co_review_window", "3"},
+		{"settings.co_review_min_users", "5"},
 	} {
 		changed, err := job.ParseWith(j.Path, []byte(strings.ReplaceAll(testJob, "DATA", j.DataDir)),
 			[]job.Override{{Key: c.key, Value: c.value, Source: c.key}})
