@@ -84,7 +84,18 @@ func TestRowGroupBoundaries(t *testing.T) {
 			}
 			var sizes []int64
 			for rg := range rdr.NumRowGroups() {
-				sizes = append(sizes, rdr.MetaData().RowGroup(rg).NumRows())
+				md := rdr.MetaData().RowGroup(rg)
+				sizes = append(sizes, md.NumRows())
+				// Only the column tagged dict is dictionary-encoded.
+				for c := range md.NumColumns() {
+					cc, err := md.ColumnChunk(c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if name := cc.PathInSchema().String(); cc.HasDictionaryPage() != (name == "d") {
+						t.Errorf("row group %d column %s: dictionary page %v", rg, name, cc.HasDictionaryPage())
+					}
+				}
 			}
 			rdr.Close()
 			if fmt.Sprint(sizes) != "[7 7 7 7 7 7 7 3]" {

@@ -81,6 +81,10 @@ func TestWriteErrors(t *testing.T) {
 		{"length", func(p string) (int64, error) {
 			return Write(p, EdgesCols{Src: []string{"a"}, Dst: []string{"b", "c"}, Graph: []string{"g"}, SrcIdx: []int32{0}, DstIdx: []int32{0}})
 		}, "column dst: 2 rows, want 1"},
+		// An empty first column still sets the length the others must have.
+		{"length after an empty column", func(p string) (int64, error) {
+			return Write(p, EdgesCols{Src: []string{}, Dst: []string{"b"}, Graph: []string{"g"}, SrcIdx: []int32{0}, DstIdx: []int32{0}})
+		}, "column dst: 1 rows, want 0"},
 		{"untagged", func(p string) (int64, error) { return Write(p, untagged{}) }, "untagged.A: want an exported field tagged"},
 		{"unexported", func(p string) (int64, error) { return Write(p, hidden{}) }, "hidden.a: want an exported field"},
 		{"type", func(p string) (int64, error) { return Write(p, badType{}) }, "badType.A: unsupported column type []uint16"},

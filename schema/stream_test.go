@@ -42,6 +42,10 @@ func TestWriterBatches(t *testing.T) {
 			if err := w.Append(slice(rows, lo, min(n, lo+batch))); err != nil {
 				t.Fatal(err)
 			}
+			// Memory holds at most one group: a full one is written.
+			if w.n >= group {
+				t.Fatalf("%s: %d rows buffered after an append, groups of %d", name, w.n, group)
+			}
 		}
 		if got, err := w.Close(); got != n || err != nil {
 			t.Fatalf("%s: Close = %d, %v", name, got, err)
@@ -151,6 +155,14 @@ func TestStreamErrors(t *testing.T) {
 			return err
 		}, "want 1 to"},
 		{"not a table", func() error { _, err := NewWriter[[]string](filepath.Join(dir, "s.parquet"), 10); return err }, "is not a struct of columns"},
+		{"length after an empty column", func() error {
+			w, err := NewWriter[ReviewsCols](filepath.Join(dir, "len0.parquet"), 1) // 1 row a group is allowed
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			return w.Append(ReviewsCols{ASIN: []string{}, Summary: []string{"s"}, Text: []string{"t"}})
+		}, "len0.parquet column summary: 1 rows, want 0"},
 		{"length", func() error {
 			w, err := NewWriter[ReviewsCols](filepath.Join(dir, "len.parquet"), 10)
 			if err != nil {
