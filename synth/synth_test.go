@@ -565,12 +565,14 @@ func auc(pos, neg []float64) float64 {
 // TestScales: every scale is valid; women has the paper's size.
 func TestScales(t *testing.T) {
 	for _, name := range synth.Scales {
-		cfg, err := synth.Scale(name)
+		cfgs, err := synth.ScaleSet(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(cfg.Tops) == 0 {
-			t.Fatalf("%s: no tops", name)
+		for _, cfg := range cfgs {
+			if len(cfg.Tops) == 0 {
+				t.Fatalf("%s: no tops", name)
+			}
 		}
 	}
 	cfg, _ := synth.Scale("women")
