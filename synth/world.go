@@ -52,8 +52,8 @@ type Subcat struct {
 
 	group string // text categories at depth 2: the node between root and subcategory
 	noun  string
-	home int // topic whose words fit the noun (eq. 5)
-	mean []float64
+	home  int // topic whose words fit the noun (eq. 5)
+	mean  []float64
 }
 
 // Edge is a planted relationship: Dst is listed on Src's page. Ends are
