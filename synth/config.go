@@ -69,9 +69,16 @@ type Config struct {
 	FeatureStep float64
 	// TopicSharpness scales the topic logits A z. If 0, 4.
 	TopicSharpness float64
-	// ReviewsMean is the mean number of reviews per item (negative
-	// binomial, shape 1/2, so many items have none). If 0, 8.
+	// ReviewsMean is the mean number of reviews per item, drawn from a
+	// log-normal law (floored). If 0, 12.
 	ReviewsMean float64
+	// ReviewsSpread is the log-normal's standard deviation of the log of
+	// reviews per item. If 0, 1.
+	ReviewsSpread float64
+	// PairedShare is the share of review sentences about what the item is
+	// bought with: their words are drawn at its also_bought target
+	// (package doc, eq. 5b). If 0, 0.2; negative means none.
+	PairedShare float64
 
 	// NoImageFrac adds this fraction of each top's Items as items that have
 	// a subcategory but no image record. If 0, 0.03.
@@ -144,7 +151,7 @@ func (c Config) Shrunk(f float64) (Config, error) {
 
 // Scale returns the named configuration:
 //
-//	tiny    Men 6 + Women 8 subcategories, 1,900 image items (the committed demo data)
+//	tiny    Men 6 + Women 8 subcategories, 1,900 image items and as many without (the committed demo data)
 //	small   five tops, 52 subcategories, 20,000 image items
 //	medium  five tops with the paper's subcategory counts, 100,000 image items
 //	women   Women, 116 subcategories, 659,566 image items: the paper's largest set
@@ -166,6 +173,10 @@ func Scale(name string) (Config, error) {
 			{"Women", 8, 700, womenAB, womenAV},
 		}
 		c.FeatureStep = 1.0 / 16
+		// As many items again without an image: the bag-of-words demo
+		// gets twice the items and four times the pairs (issue 28), at the
+		// cost of reviews only (no image records).
+		c.NoImageFrac = 1
 	case "small":
 		c.Tops = []Top{
 			{"Men", 12, 6000, menAB, menAV},
@@ -224,7 +235,9 @@ func (c Config) resolved() Config {
 	def(&c.FeatureNoise, 0.5)
 	def(&c.FeatureStep, -1)
 	def(&c.TopicSharpness, 4)
-	def(&c.ReviewsMean, 8)
+	def(&c.ReviewsMean, 12)
+	def(&c.ReviewsSpread, 1)
+	def(&c.PairedShare, 0.2)
 	def(&c.NoImageFrac, 0.03)
 	def(&c.NoSubcatFrac, 0.005)
 	def(&c.ForeignFrac, 0.01)

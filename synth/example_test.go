@@ -33,7 +33,7 @@ func ExampleNewWorld() {
 	}
 	fmt.Println(nonzero, "of", len(f), "feature values non-zero;", len(w.ReviewTexts(int(e.Src))), "reviews")
 	// Output:
-	// 1987 items in 14 subcategories
-	// B0ABLRU4W9 (Watches) also bought B0B0P0J6QC (Shirts), notion 2
-	// 8 of 32 feature values non-zero; 12 reviews
+	// 3848 items in 14 subcategories
+	// B0Y6N9NI3A (Watches) also bought B0Q6QI7GMX (Jackets & Coats), notion 3
+	// 8 of 32 feature values non-zero; 24 reviews
 }

@@ -219,9 +219,8 @@ func (w *World) title(r *rand.Rand, i int, brand string) string {
 // description writes one to three review-like sentences with the escapes
 // only descriptions carry.
 func (w *World) description(r *rand.Rand, i int) string {
-	theta := make([]float64, len(topics))
-	w.topicWeights(i, theta)
-	s := sentenceWriter{r: r, theta: theta, product: strings.ToLower(w.productNoun(i))}
+	own, _ := w.wordDists(i)
+	s := sentenceWriter{r: r, own: own, product: strings.ToLower(w.productNoun(i))}
 	var b strings.Builder
 	for j := range 1 + r.IntN(3) {
 		if j > 0 {

@@ -82,6 +82,14 @@ func heavyCount(r *rand.Rand, mean float64, limit int) int {
 	return min(poisson(r, mean*n*n), limit)
 }
 
+// logNormalCount draws floor(exp(μ + s n)), n standard normal, with μ set
+// so that the mean is mean (about: the floor takes half a unit off), capped
+// at limit: the long tail of reviews per item.
+func logNormalCount(r *rand.Rand, mean, s float64, limit int) int {
+	v := math.Exp(math.Log(mean) - s*s/2 + s*r.NormFloat64())
+	return int(min(v, float64(limit)))
+}
+
 // pick returns a uniformly chosen element.
 func pick[T any](r *rand.Rand, xs []T) T {
 	return xs[r.IntN(len(xs))]

@@ -115,10 +115,11 @@ func TestGolden(t *testing.T) {
 		}
 	}
 	total := len(committed[0]) + len(committed[1]) + len(committed[2])
-	// A few MB: 1,200 Men items make the demo's Monomer-LMT gap steady
-	// across seeds (issue 11).
-	if total > 5<<20 {
-		t.Errorf("committed data is %d bytes, above 5 MiB", total)
+	// A few MB: 1,200 Men items make the demo's image Monomer-LMT gap
+	// steady across seeds (issue 11), as many again without images its
+	// bag-of-words gap (issue 28; 7.7 MB).
+	if total > 8<<20 {
+		t.Errorf("committed data is %d bytes, above 8 MiB", total)
 	}
 }
 
@@ -587,7 +588,8 @@ func TestScales(t *testing.T) {
 	}
 	tiny, _ := synth.Scale("tiny")
 	w := tinyWorld(t, 1)
-	if n := len(w.Items); n < 1900 || n > 2200 {
+	// 1,900 image items, as many without an image, and a few others.
+	if n := len(w.Items); n < 3800 || n > 4100 {
 		t.Errorf("tiny has %d items", n)
 	}
 	if len(w.Subcats) != tiny.Tops[0].Subcats+tiny.Tops[1].Subcats {
@@ -615,11 +617,14 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-// TestReviews: review counts are skewed with some items having none, and
-// the text is built from the item's topics.
+// TestReviews: review counts follow a long tail (log-normal, log-sd 1:
+// the 90th percentile about 3.6 times the median, as on the real 2018
+// samples, 49/12 and 36/10, bow.TestRealShared), a few items have none, and
+// every text is a sentence.
 func TestReviews(t *testing.T) {
 	w := tinyWorld(t, 1)
-	none, most := 0, 0
+	none := 0
+	var counts []int
 	for i, it := range w.Items {
 		texts := w.ReviewTexts(i)
 		if len(texts) != it.Reviews {
@@ -628,15 +633,20 @@ func TestReviews(t *testing.T) {
 		if it.Reviews == 0 {
 			none++
 		}
-		most = max(most, it.Reviews)
+		counts = append(counts, it.Reviews)
 		for _, s := range texts {
 			if s == "" || !strings.HasSuffix(s, ".") && !strings.HasSuffix(s, "!") {
 				t.Fatalf("item %d: review %q", i, s)
 			}
 		}
 	}
-	if frac := float64(none) / float64(len(w.Items)); frac < 0.1 || frac > 0.5 || most < 15 {
-		t.Errorf("%.2f of items without reviews, at most %d reviews", frac, most)
+	slices.Sort(counts)
+	n := len(counts)
+	med, p90, most := counts[n/2], counts[n*9/10], counts[n-1]
+	frac := float64(none) / float64(n)
+	t.Logf("reviews per item: median %d, 90th %d, max %d, %.3f without", med, p90, most, frac)
+	if frac < 0.005 || frac > 0.1 || med < 5 || med > 10 || float64(p90) < 2.5*float64(med) || most < 60 {
+		t.Errorf("reviews per item: median %d, 90th percentile %d, max %d, %.3f without: want median 5-10, 90th at least 2.5 times it, max at least 60, 0.5-10 %% without", med, p90, most, frac)
 	}
 }
 

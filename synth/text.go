@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 )
@@ -53,18 +54,61 @@ var plurals = map[string]bool{
 	"tights": true,
 }
 
-// pairedShare is the share of templated sentences about what the item is
-// bought with: their topic is drawn from the topics of the item's
-// also_bought target T_k z_x + c_k (eq. 6) instead of its own, so an item's
-// reviews share words with the items it is bought with, as real reviews do
-// ("goes well with my leather belt"). Without it related and unrelated
-// items share words about equally and a distance on words has nothing to
-// learn on also_bought (package doc, eq. 5b).
-const pairedShare = 0.5
+// The review words. Every topic noun and adjective (words.go) is a word of
+// the review model with its own logit weights a_w (World.model): an item's
+// noun slots draw from p_N(z) = softmax_w(a_w·z + h_w) over the nouns, its
+// adjective slots likewise over the adjectives (package doc, eq. 5), so
+// every topical word of a review is a noisy reading of the item's latent
+// position, as every image dimension is (eq. 4). The share of slots that
+// are about what the item is bought with (Config.PairedShare) draws from
+// the same distributions at its also_bought target T_k z + c_k instead
+// (eq. 5b).
+var wordLists = func() (l [2][]string) {
+	seen := map[string]bool{}
+	for _, tp := range topics {
+		for k, ws := range [2][]string{tp.nouns, tp.adjs} {
+			for _, w := range ws {
+				if !seen[w] {
+					seen[w] = true
+					l[k] = append(l[k], w)
+				}
+			}
+		}
+	}
+	return l
+}()
 
-// topicWeights is an item's topic distribution, theta = softmax(A z + h)
-// with h the home-topic boost of its subcategory (package doc, eq. 5).
-func (w *World) topicWeights(i int, theta []float64) {
+const (
+	nounWords = 0
+	adjWords  = 1
+)
+
+// inTopic[k][t] lists the indices into wordLists[k] of topic t's words.
+var inTopic = func() (in [2][][]int) {
+	for k := range 2 {
+		at := map[string]int{}
+		for j, w := range wordLists[k] {
+			at[w] = j
+		}
+		for _, tp := range topics {
+			ws := tp.nouns
+			if k == adjWords {
+				ws = tp.adjs
+			}
+			var idx []int
+			for _, w := range ws {
+				idx = append(idx, at[w])
+			}
+			in[k] = append(in[k], idx)
+		}
+	}
+	return in
+}()
+
+// wordDists returns item i's cumulative word distributions (nouns,
+// adjectives) at its own latent (eq. 5) and at its also_bought target
+// (eq. 5b). Foreign items have no target; theirs is their own latent.
+func (w *World) wordDists(i int) (own, paired [2][]float64) {
 	z := w.Latent(i)
 	lat := make([]float64, len(z))
 	for k, v := range z {
@@ -77,39 +121,54 @@ func (w *World) topicWeights(i int, theta []float64) {
 	case NoSubcategory:
 		home = w.Subcats[w.hidden[i]].home
 	}
-	w.topicSoftmax(lat, home, theta)
+	target := lat
+	if w.Items[i].Kind != Foreign {
+		target = w.Target(AlsoBought, i, nil)
+	}
+	for k := range 2 {
+		own[k] = w.wordSoftmax(k, lat, home)
+		paired[k] = w.wordSoftmax(k, target, -1)
+	}
+	return own, paired
 }
 
-// pairedWeights is the topic distribution of item i's sentences about what
-// it is bought with: softmax(A t) at its also_bought target t (eq. 5b).
-func (w *World) pairedWeights(i int, theta []float64) {
-	w.topicSoftmax(w.Target(AlsoBought, i, nil), -1, theta)
-}
-
-// topicSoftmax sets theta = softmax(A z + h), h the boost of topic home
-// (none if -1).
-func (w *World) topicSoftmax(z []float64, home int, theta []float64) {
+// wordSoftmax is the cumulative softmax(a_w·z + h_w) over word list k, h_w
+// = homeBoost for the words of topic home (none if -1).
+func (w *World) wordSoftmax(k int, z []float64, home int) []float64 {
 	d := len(z)
-	hi := math.Inf(-1)
-	for t := range theta {
+	a := w.wordA[k]
+	p := make([]float64, len(wordLists[k]))
+	for j := range p {
 		s := 0.0
-		for k := range d {
-			s += float64(w.topicA[t*d+k]) * z[k]
+		for b := range d {
+			s += float64(a[j*d+b]) * z[b]
 		}
-		if t == home {
-			s += homeBoost
+		p[j] = s
+	}
+	if home >= 0 {
+		for _, j := range inTopic[k][home] {
+			p[j] += homeBoost
 		}
-		theta[t] = s
-		hi = max(hi, s)
+	}
+	hi := math.Inf(-1)
+	for _, v := range p {
+		hi = max(hi, v)
 	}
 	sum := 0.0
-	for t := range theta {
-		theta[t] = math.Exp(theta[t] - hi)
-		sum += theta[t]
+	for j, v := range p {
+		sum += math.Exp(v - hi)
+		p[j] = sum
 	}
-	for t := range theta {
-		theta[t] /= sum
+	for j := range p {
+		p[j] /= sum
 	}
+	return p
+}
+
+// drawCum picks an index from a cumulative distribution ending at 1.
+func drawCum(r *rand.Rand, cum []float64) int {
+	j, _ := slices.BinarySearch(cum, r.Float64())
+	return min(j, len(cum)-1)
 }
 
 // draw picks an index from weights summing to 1.
@@ -127,35 +186,36 @@ func draw(r *rand.Rand, weights []float64) int {
 // sentenceWriter fills templates for one item.
 type sentenceWriter struct {
 	r       *rand.Rand
-	theta   []float64
-	paired  []float64 // topics of what the item is bought with (pairedShare)
-	product string    // lower-case product noun
-	topic   topic
+	own     [2][]float64 // cumulative word distributions at the item (eq. 5)
+	paired  [2][]float64 // at its also_bought target (eq. 5b); nil: none
+	pShare  float64      // share of sentences drawn from paired
+	product string       // lower-case product noun
+	cur     *[2][]float64
 }
 
 func (s *sentenceWriter) word(kind byte) string {
 	switch kind {
 	case 'A':
-		if chance(s.r, 0.75) {
-			return pick(s.r, s.topic.adjs)
+		if chance(s.r, 0.85) {
+			return wordLists[adjWords][drawCum(s.r, s.cur[adjWords])]
 		}
 		return pick(s.r, fillerAdjs)
 	case 'N':
-		if chance(s.r, 0.75) {
-			return pick(s.r, s.topic.nouns)
+		if chance(s.r, 0.85) {
+			return wordLists[nounWords][drawCum(s.r, s.cur[nounWords])]
 		}
 		return pick(s.r, fillerNouns)
 	}
 	return s.product
 }
 
-// fill expands one template, each sentence drawing its own topic from theta.
+// fill expands one template; a sentence is about the item or, with
+// probability pShare, about what it is bought with.
 func (s *sentenceWriter) fill(b *strings.Builder, tmpl string) {
-	weights := s.theta
-	if s.paired != nil && chance(s.r, pairedShare) {
-		weights = s.paired
+	s.cur = &s.own
+	if s.paired[0] != nil && chance(s.r, s.pShare) {
+		s.cur = &s.paired
 	}
-	s.topic = topics[draw(s.r, weights)]
 	out := make([]byte, 0, 2*len(tmpl))
 	last := ""
 	for i := 0; i < len(tmpl); i++ {
@@ -190,7 +250,7 @@ func (s *sentenceWriter) fill(b *strings.Builder, tmpl string) {
 // HTML entity that real review text carries.
 func (s *sentenceWriter) reviewText() string {
 	var b strings.Builder
-	n := 1 + min(poisson(s.r, 2.2), 7)
+	n := 1 + min(poisson(s.r, 6), 15)
 	for j := range n {
 		if j > 0 {
 			b.WriteByte(' ')
@@ -203,7 +263,7 @@ func (s *sentenceWriter) reviewText() string {
 	}
 	if chance(s.r, 0.03) {
 		b.WriteString(" My friend called it &quot;")
-		s.topic = topics[draw(s.r, s.theta)]
+		s.cur = &s.own
 		b.WriteString(s.word('A'))
 		b.WriteString("&quot;.")
 	}
@@ -241,11 +301,8 @@ func (w *World) Reviews(i int) []Review {
 		return nil
 	}
 	r := itemStream(w.seed, purposeReviews, i).Rand
-	theta := make([]float64, len(topics))
-	w.topicWeights(i, theta)
-	paired := make([]float64, len(topics))
-	w.pairedWeights(i, paired)
-	s := sentenceWriter{r: r, theta: theta, paired: paired, product: strings.ToLower(w.productNoun(i))}
+	own, paired := w.wordDists(i)
+	s := sentenceWriter{r: r, own: own, paired: paired, pShare: w.Config.PairedShare, product: strings.ToLower(w.productNoun(i))}
 	out := make([]Review, it.Reviews)
 	for j := range out {
 		rv := &out[j]

@@ -3,56 +3,37 @@ package synth
 import (
 	"context"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
+	"monomer/bow"
 	"monomer/graph"
 )
 
-// wordShares returns, for the planted graph g within top, the mean shared
-// word share of related pairs and of as many degree-preserving rewired
-// negatives (graph.Rewire, as the negatives stage draws them). A pair's
-// share is Σ_w min(p_x(w), p_y(w)) over the review vocabulary (topic and
-// filler nouns and adjectives), p the item's word frequencies: the mass of
-// the two bag-of-words vectors that coincides, 0 to 1.
+// wordShares returns, for the planted graph g within top, the mean share of
+// words (bow.Matrix.Shared: the histogram intersection of the pipeline's own
+// sum-to-one bag-of-words rows, built by bow.Build from the reviews' text)
+// of related pairs and of degree-preserving rewired negatives (graph.Rewire,
+// as the negatives stage draws them). The same measure on real reviews is
+// bow.TestRealShared.
 func wordShares(t *testing.T, w *World, g string, top int) (related, rewired float64, n int) {
 	t.Helper()
-	vocab := map[string]bool{}
-	for _, tp := range topics {
-		for _, v := range append(append([]string{}, tp.nouns...), tp.adjs...) {
-			vocab[v] = true
-		}
-	}
-	for _, v := range append(append([]string{}, fillerNouns...), fillerAdjs...) {
-		vocab[v] = true
-	}
 	index := make([]int32, len(w.Items))
 	var sub []int32
-	var freq []map[string]float64
+	var docs []bow.Doc
 	for i, it := range w.Items {
 		index[i] = -1
 		if it.Kind != Regular || it.Top != top || it.Reviews == 0 {
 			continue
 		}
-		counts := map[string]float64{}
-		total := 0.0
-		for _, text := range w.ReviewTexts(i) {
-			for _, tok := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return r < 'a' || r > 'z' }) {
-				if vocab[tok] {
-					counts[tok]++
-					total++
-				}
-			}
-		}
-		if total == 0 {
-			continue
-		}
-		for k := range counts {
-			counts[k] /= total
-		}
 		index[i] = int32(len(sub))
+		for _, text := range w.ReviewTexts(i) {
+			docs = append(docs, bow.Doc{Item: int32(len(sub)), Text: text})
+		}
 		sub = append(sub, int32(it.Subcat))
-		freq = append(freq, counts)
+	}
+	res, err := bow.Build(context.Background(), bow.SliceDocs(docs), len(sub), bow.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
 	var pos []graph.Edge
 	for _, e := range w.Edges(g) {
@@ -67,25 +48,22 @@ func wordShares(t *testing.T, w *World, g string, top int) (related, rewired flo
 	mean := func(es []graph.Edge) float64 {
 		s := 0.0
 		for _, e := range es {
-			for k, a := range freq[e.Src] {
-				s += min(a, freq[e.Dst][k])
-			}
+			s += res.Matrix.Shared(int(e.Src), int(e.Dst))
 		}
 		return s / float64(len(es))
 	}
 	return mean(pos), mean(neg), len(pos)
 }
 
-// TestTextSignal: reviews of items related by also_bought share words more
-// than rewired negatives do, because a share of each item's sentences is
-// about what it is bought with (pairedShare, eq. 5b of the package doc).
-// Measured at seed 1 (related / rewired): Men also_bought 0.178 / 0.148,
-// also_viewed 0.201 / 0.149; Women also_bought 0.172 / 0.138, also_viewed
-// 0.187 / 0.146. Without the paired sentences also_bought was 0.134 / 0.133
-// (Men) and 0.134 / 0.124 (Women). Real Men reviews: 0.518 / 0.393 (issue
-// 11), a ratio of 1.32. The test asks for a margin of 0.025 and a ratio of
-// 1.15.
-func TestTextSignal(t *testing.T) {
+// TestTextShared: reviews of related items share more of their words than
+// rewired negatives do, by at least the margin real reviews show on the
+// same measure (bow.TestRealShared on the 2018 samples: also_buy 0.263
+// against 0.243 for Gift Cards, 0.210 against 0.182 for Magazine
+// Subscriptions, margins 0.020 and 0.028), because every topical word is a
+// reading of the item's latent position (eq. 5) and related items' latents
+// agree on the style coordinates and, for the paired sentences (eq. 5b),
+// on the whole target. Measured at seed 1: see BENCHMARKS.md.
+func TestTextShared(t *testing.T) {
 	cfg, err := Scale("tiny")
 	if err != nil {
 		t.Fatal(err)
@@ -94,12 +72,13 @@ func TestTextSignal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const realMargin = 0.028
 	for top, name := range []string{"Men", "Women"} {
 		for _, g := range []string{AlsoBought, AlsoViewed} {
 			rel, neg, n := wordShares(t, w, g, top)
 			t.Logf("%s %s: shared word share %.3f related, %.3f rewired (%d pairs)", name, g, rel, neg, n)
-			if rel < neg+0.025 || rel < 1.15*neg {
-				t.Errorf("%s %s: related pairs share %.3f of their words, rewired ones %.3f: want 0.025 more and 1.15 times", name, g, rel, neg)
+			if rel < neg+realMargin {
+				t.Errorf("%s %s: related pairs share %.3f of their words, rewired ones %.3f: want at least %.3f more, as real reviews", name, g, rel, neg, realMargin)
 			}
 		}
 	}

@@ -110,10 +110,10 @@ type World struct {
 	featScale float64
 	featNoise float64
 
-	gate   []float64   // G, N x D
-	trans  [][]float64 // T_k, D x D orthogonal
-	offset [][]float64 // c_k
-	topicA []float32   // A, T x D
+	gate   []float64    // G, N x D
+	trans  [][]float64  // T_k, D x D orthogonal
+	offset [][]float64  // c_k
+	wordA  [2][]float32 // a_w per noun / adjective, words x D (eq. 5)
 
 	codec     asinCodec
 	reviewers int
@@ -187,10 +187,10 @@ func NewWorld(cfg Config, seed uint64) (*World, error) {
 		}
 		it.Notion = w.notion(z)
 		if tc == nil {
-			it.Reviews = heavyCount(s.reset(seed, purposeCounts, i).Rand, c.ReviewsMean, 400)
+			it.Reviews = logNormalCount(s.reset(seed, purposeCounts, i).Rand, c.ReviewsMean, c.ReviewsSpread, 2000)
 		} else if it.HasImage {
 			// Text: the items Table 3 counts have at least one review.
-			it.Reviews = 1 + heavyCount(s.reset(seed, purposeCounts, i).Rand, c.ReviewsMean-1, 399)
+			it.Reviews = 1 + logNormalCount(s.reset(seed, purposeCounts, i).Rand, c.ReviewsMean-1, c.ReviewsSpread, 1999)
 		}
 		reviews += it.Reviews
 	}
@@ -420,10 +420,13 @@ func (w *World) model(g *rand.Rand) {
 		}
 		w.offset = append(w.offset, off)
 	}
-	// Eq. (5): topic logits A z.
-	w.topicA = make([]float32, len(topics)*d)
-	for k := range w.topicA {
-		w.topicA[k] = float32(c.TopicSharpness * g.NormFloat64() / (sz * math.Sqrt(float64(d))))
+	// Eq. (5): word logits a_w·z, of standard deviation TopicSharpness
+	// over items.
+	for k := range w.wordA {
+		w.wordA[k] = make([]float32, len(wordLists[k])*d)
+		for j := range w.wordA[k] {
+			w.wordA[k][j] = float32(c.TopicSharpness * g.NormFloat64() / (sz * math.Sqrt(float64(d))))
+		}
 	}
 }
 
