@@ -659,7 +659,7 @@ func TestTextScales(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []struct {
-		name, file            string
+		name, file             string
 		subcats, items, ab, av int
 	}{
 		{"Electronics", "Electronics", 306, 412082, 1654552, 718361},
