@@ -3,6 +3,8 @@ package synth
 import (
 	"errors"
 	"fmt"
+	"math"
+	"strings"
 )
 
 // ErrConfig marks an invalid Config or an unknown scale name.
@@ -29,6 +31,9 @@ type Top struct {
 type Config struct {
 	// Scale is the name the config came from (informative only).
 	Scale string
+	// Name is the data set name in the file names (meta_<Name>.json.gz);
+	// if empty, Clothing_Shoes_and_Jewelry.
+	Name string
 	// Tops are the top-level categories; at least one.
 	Tops []Top
 
@@ -107,8 +112,43 @@ const (
 	babyAB, babyAV   = 96253.0 / 36588, 95784.0 / 36588
 )
 
-// Scales lists the names Scale accepts.
-var Scales = []string{"tiny", "small", "medium", "women"}
+// Scales lists the names Scale accepts: the clothing worlds, then the
+// paper's text categories (Table 3), then "table3", all seven of them.
+var Scales = []string{"tiny", "small", "medium", "women",
+	"elect", "auto", "games", "movies", "office", "home", "phones", "table3"}
+
+// ScaleSet returns the worlds a scale name stands for: one for every name
+// but "table3", which is the seven text categories of Table 3, each written
+// to its own files.
+func ScaleSet(name string) ([]Config, error) {
+	if name == "table3" {
+		out := make([]Config, len(textCategories))
+		for i := range textCategories {
+			out[i] = textConfig(&textCategories[i])
+		}
+		return out, nil
+	}
+	c, err := Scale(name)
+	if err != nil {
+		return nil, err
+	}
+	return []Config{c}, nil
+}
+
+// Shrunk returns c with every top's Items multiplied by f (0 < f <= 1), at
+// least twice its Subcats: the same world at a reduced size, for tests and
+// trial runs. Mean degrees and review counts per item are unchanged, so
+// edges and reviews shrink with the items.
+func (c Config) Shrunk(f float64) (Config, error) {
+	if !(f > 0 && f <= 1) {
+		return Config{}, fmt.Errorf("%w: size fraction %g outside (0, 1]", ErrConfig, f)
+	}
+	c.Tops = append([]Top(nil), c.Tops...)
+	for i := range c.Tops {
+		c.Tops[i].Items = max(2*c.Tops[i].Subcats, int(math.Round(float64(c.Tops[i].Items)*f)))
+	}
+	return c, nil
+}
 
 // Scale returns the named configuration:
 //
@@ -116,7 +156,16 @@ var Scales = []string{"tiny", "small", "medium", "women"}
 //	small   five tops, 52 subcategories, 20,000 image items
 //	medium  five tops with the paper's subcategory counts, 100,000 image items
 //	women   Women, 116 subcategories, 659,566 image items: the paper's largest set
+//	elect, auto, games, movies, office, home, phones
+//	        one text category of Table 3 at the paper's size (Electronics:
+//	        306 subcategories, 412,082 items with reviews, 1,654,552
+//	        also_bought and 718,361 also_viewed edges), no image features
 func Scale(name string) (Config, error) {
+	for i := range textCategories {
+		if textCategories[i].scale == name {
+			return textConfig(&textCategories[i]), nil
+		}
+	}
 	var c Config
 	switch name {
 	case "tiny":
@@ -148,8 +197,10 @@ func Scale(name string) (Config, error) {
 		}
 	case "women":
 		c.Tops = []Top{{"Women", 116, 659566, womenAB, womenAV}}
+	case "table3":
+		return Config{}, fmt.Errorf("%w: scale table3 is seven worlds (ScaleSet)", ErrConfig)
 	default:
-		return Config{}, fmt.Errorf("%w: unknown scale %q (want tiny, small, medium or women)", ErrConfig, name)
+		return Config{}, fmt.Errorf("%w: unknown scale %q (want one of %s)", ErrConfig, name, strings.Join(Scales, ", "))
 	}
 	c.Scale = name
 	return c, nil
@@ -195,6 +246,9 @@ func (c Config) resolved() Config {
 	def(&c.ISBNFrac, 0.03)
 	def(&c.MissingRelated, 0.6)
 	def(&c.OrphanFrac, 0.002)
+	if c.Name == "" {
+		c.Name = "Clothing_Shoes_and_Jewelry"
+	}
 	c.Tops = append([]Top(nil), c.Tops...)
 	return c
 }
@@ -210,14 +264,21 @@ func (c Config) validate() error {
 	seen := map[string]bool{}
 	for i, t := range c.Tops {
 		bases, ok := topBases[t.Name]
+		limit := len(bases) * (1 + len(topQualifiers[t.Name]))
+		if tc := textCategoryOf(t.Name); tc != nil {
+			// A text category is a root of its own: a world holds one.
+			if len(c.Tops) > 1 {
+				return bad("Tops[%d]: text category %q must be the only top", i, t.Name)
+			}
+			ok, limit = true, len(tc.bases)*(1+len(tc.qualifiers))
+		}
 		if !ok {
-			return bad("Tops[%d]: unknown top %q (want Men, Women, Boys, Girls or Baby)", i, t.Name)
+			return bad("Tops[%d]: unknown top %q (want Men, Women, Boys, Girls, Baby or a Table 3 category)", i, t.Name)
 		}
 		if seen[t.Name] {
 			return bad("Tops[%d]: %s listed twice", i, t.Name)
 		}
 		seen[t.Name] = true
-		limit := len(bases) * (1 + len(topQualifiers[t.Name]))
 		if t.Subcats < 1 || t.Subcats > limit {
 			return bad("Tops[%d] (%s): Subcats %d outside [1, %d]", i, t.Name, t.Subcats, limit)
 		}

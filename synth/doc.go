@@ -15,6 +15,16 @@
 // such as "Sports & Outdoors > Clothing > Men > Shirts"), and some items
 // carry a second path (SecondPathFrac).
 //
+// Text categories. The scales elect, auto, games, movies, office, home and
+// phones (and table3, all seven) are the paper's Table 3 categories at its
+// sizes: each a root of its own ("Electronics"), written to its own files
+// (meta_Electronics.json.gz ...) with no .b file, its subcategories right
+// below the root (Video Games, Movies & TV) or below a group ("Electronics >
+// Camera & Photo > Tripods"). Items counts those with reviews (at least
+// one each, mean the 2014 release's reviews per item); NoImageFrac adds items
+// without reviews instead of items without images; there are no foreign
+// items. The latent, relation and text models are the clothing world's.
+//
 // Latent factors, D = LatentDim (8), for item x of subcategory s:
 //
 //	mu_s ~ N(0, σ_s² I)    z_x = mu_s + σ_z ε,  ε ~ N(0, I)               (1)

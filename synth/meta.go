@@ -65,7 +65,7 @@ func (w *World) meta(s *stream, i int) Meta {
 	switch it.Kind {
 	case Regular:
 		sub := &w.Subcats[it.Subcat]
-		path := []string{rootCategory, w.Config.Tops[it.Top].Name, sub.Name}
+		path := w.subcatPath(sub)
 		if len(sub.Children) > 0 {
 			path = append(path, pick(r, sub.Children))
 		}
@@ -76,7 +76,7 @@ func (w *World) meta(s *stream, i int) Meta {
 				// Another subcategory of the same top, always second: the
 				// first matching path decides (SPEC section 2).
 				o := w.Subcats[firstSubcat(w.Subcats, it.Top)+r.IntN(w.Config.Tops[it.Top].Subcats)]
-				second = []string{rootCategory, w.Config.Tops[it.Top].Name, o.Name}
+				second = w.subcatPath(&o)
 				m.Categories = append(m.Categories, second)
 			} else {
 				second = pick(r, secondPaths)
@@ -88,7 +88,7 @@ func (w *World) meta(s *stream, i int) Meta {
 			}
 		}
 	case NoSubcategory:
-		m.Categories = [][]string{{rootCategory, w.Config.Tops[it.Top].Name}}
+		m.Categories = [][]string{w.topPath(int(w.hidden[i]))}
 	default:
 		m.Categories = [][]string{foreignPaths[w.hidden[i]]}
 	}
@@ -125,6 +125,26 @@ func (w *World) meta(s *stream, i int) Meta {
 		m.Description = w.description(r, i)
 	}
 	return m
+}
+
+// subcatPath is the category path of a subcategory: root, top (clothing)
+// or group (text categories at depth 2), name.
+func (w *World) subcatPath(sub *Subcat) []string {
+	if w.Config.textCat() == nil {
+		return []string{rootCategory, w.Config.Tops[sub.Top].Name, sub.Name}
+	}
+	p := []string{w.Config.Tops[sub.Top].Name}
+	if sub.group != "" {
+		p = append(p, sub.group)
+	}
+	return append(p, sub.Name)
+}
+
+// topPath is the path of an item without a subcategory whose latent came
+// from subcategory s: it stops one level above the subcategories.
+func (w *World) topPath(s int) []string {
+	p := w.subcatPath(&w.Subcats[s])
+	return p[:len(p)-1]
 }
 
 // firstSubcat returns the index of top's first subcategory.
@@ -166,8 +186,8 @@ func (w *World) title(r *rand.Rand, i int, brand string) string {
 		}
 		parts = append(parts, b)
 	}
-	if it.Kind != Foreign {
-		parts = append(parts, topTitleWord[w.Config.Tops[it.Top].Name])
+	if tw := topTitleWord[w.Config.Tops[max(it.Top, 0)].Name]; it.Kind != Foreign && tw != "" {
+		parts = append(parts, tw)
 	}
 	if chance(r, 0.7) {
 		parts = append(parts, pick(r, titleStyles))

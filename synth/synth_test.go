@@ -566,12 +566,14 @@ func auc(pos, neg []float64) float64 {
 // TestScales: every scale is valid; women has the paper's size.
 func TestScales(t *testing.T) {
 	for _, name := range synth.Scales {
-		cfg, err := synth.Scale(name)
+		cfgs, err := synth.ScaleSet(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(cfg.Tops) == 0 {
-			t.Fatalf("%s: no tops", name)
+		for _, cfg := range cfgs {
+			if len(cfg.Tops) == 0 {
+				t.Fatalf("%s: no tops", name)
+			}
 		}
 	}
 	cfg, _ := synth.Scale("women")
@@ -645,5 +647,57 @@ func TestReviews(t *testing.T) {
 	t.Logf("reviews per item: median %d, 90th %d, max %d, %.3f without", med, p90, most, frac)
 	if frac < 0.005 || frac > 0.1 || med < 5 || med > 10 || float64(p90) < 2.5*float64(med) || most < 60 {
 		t.Errorf("reviews per item: median %d, 90th percentile %d, max %d, %.3f without: want median 5-10, 90th at least 2.5 times it, max at least 60, 0.5-10 %% without", med, p90, most, frac)
+	}
+}
+
+// TestTextScales: the seven Table 3 categories, their file names (those of
+// jobs/paper-table4-bow.yaml) and the paper's counts; Shrunk scales items
+// only, keeping at least two per subcategory.
+func TestTextScales(t *testing.T) {
+	cfgs, err := synth.ScaleSet("table3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		name, file             string
+		subcats, items, ab, av int
+	}{
+		{"Electronics", "Electronics", 306, 412082, 1654552, 718361},
+		{"Automotive", "Automotive", 178, 312642, 959353, 1298774},
+		{"Video Games", "Video_Games", 16, 49801, 314124, 54559},
+		{"Movies & TV", "Movies_and_TV", 2, 199737, 648256, 49924},
+		{"Office Products", "Office_Products", 245, 127054, 448720, 370630},
+		{"Home & Kitchen", "Home_and_Kitchen", 81, 393781, 560574, 960925},
+		{"Cell Phones & Accessories", "Cell_Phones_and_Accessories", 28, 317965, 867418, 225785},
+	}
+	if len(cfgs) != len(want) {
+		t.Fatalf("%d configs", len(cfgs))
+	}
+	for i, w := range want {
+		c := cfgs[i]
+		top := c.Tops[0]
+		if len(c.Tops) != 1 || top.Name != w.name || c.Name != w.file || top.Subcats != w.subcats || top.Items != w.items ||
+			math.Abs(top.AlsoBought*float64(w.items)-float64(w.ab)) > 0.5 || math.Abs(top.AlsoViewed*float64(w.items)-float64(w.av)) > 0.5 {
+			t.Errorf("config %d: %+v, want %+v", i, c, w)
+		}
+		s, err := c.Shrunk(0.001)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, min := s.Tops[0].Items, max(2*w.subcats, int(math.Round(float64(w.items)*0.001))); got != min {
+			t.Errorf("%s at 0.1 %%: %d items, want %d", w.name, got, min)
+		}
+		if c.Tops[0].Items != w.items {
+			t.Errorf("Shrunk changed its receiver")
+		}
+	}
+	c, _ := synth.Scale("elect")
+	for _, f := range []float64{0, -1, 1.5, math.NaN()} {
+		if _, err := c.Shrunk(f); !errors.Is(err, synth.ErrConfig) {
+			t.Errorf("Shrunk(%g): %v", f, err)
+		}
+	}
+	if _, err := synth.Scale("table3"); !errors.Is(err, synth.ErrConfig) {
+		t.Errorf("Scale(table3): %v", err)
 	}
 }

@@ -32,7 +32,9 @@ type Item struct {
 	Top int
 	// Subcat indexes World.Subcats; -1 unless Kind is Regular.
 	Subcat int
-	// HasImage is false for the few items without an image record.
+	// HasImage is false for the few items without an image record. In a
+	// text category's world (no image records) it marks the items with
+	// reviews instead: the others get none.
 	HasImage bool
 	// Notion is k(x) = argmax_k (G z_x)_k, the also_bought notion (eq. 3).
 	Notion int
@@ -48,9 +50,10 @@ type Subcat struct {
 	// children carries one of them as the last element of its path.
 	Children []string
 
-	noun string
-	home int // topic whose words fit the noun (eq. 5)
-	mean []float64
+	group string // text categories at depth 2: the node between root and subcategory
+	noun  string
+	home  int // topic whose words fit the noun (eq. 5)
+	mean  []float64
 }
 
 // Edge is a planted relationship: Dst is listed on Src's page. Ends are
@@ -118,6 +121,7 @@ type World struct {
 	idAdd     uint64
 
 	scoped    [][]int32 // per top: Regular items (with or without image)
+	scopedSub [][]int32 // per top: the subcategory of each scoped item, beside it
 	edges     [nGraphs][]Edge
 	edgeStart [nGraphs][]int32 // per item: first index into edges, len(Items)+1
 	records   []int32          // .b order: item index, or -(k+1) for orphan k
@@ -136,8 +140,13 @@ func NewWorld(cfg Config, seed uint64) (*World, error) {
 	d := c.LatentDim
 
 	// Category tree and subcategory means mu_s ~ N(0, SubcatSpread^2 I).
+	tc := c.textCat()
 	for ti, t := range c.Tops {
-		for _, s := range subcatList(t.Name, t.Subcats) {
+		list := subcatList(t.Name, t.Subcats)
+		if tc != nil {
+			list = textSubcats(tc, t.Subcats)
+		}
+		for _, s := range list {
 			s.Top = ti
 			s.home = homeTopic(s.noun, len(w.Subcats))
 			s.mean = make([]float64, d)
@@ -177,7 +186,12 @@ func NewWorld(cfg Config, seed uint64) (*World, error) {
 			}
 		}
 		it.Notion = w.notion(z)
-		it.Reviews = logNormalCount(s.reset(seed, purposeCounts, i).Rand, c.ReviewsMean, c.ReviewsSpread, 2000)
+		if tc == nil {
+			it.Reviews = logNormalCount(s.reset(seed, purposeCounts, i).Rand, c.ReviewsMean, c.ReviewsSpread, 2000)
+		} else if it.HasImage {
+			// Text: the items Table 3 counts have at least one review.
+			it.Reviews = 1 + logNormalCount(s.reset(seed, purposeCounts, i).Rand, c.ReviewsMean-1, c.ReviewsSpread, 1999)
+		}
 		reviews += it.Reviews
 	}
 	w.reviewers = max(20, reviews/3)
@@ -186,15 +200,17 @@ func NewWorld(cfg Config, seed uint64) (*World, error) {
 
 	// Planted relations (eqs. 6 and 7), then bought_together.
 	w.scoped = make([][]int32, len(c.Tops))
+	w.scopedSub = make([][]int32, len(c.Tops))
 	for i, it := range w.Items {
 		if it.Kind == Regular {
 			w.scoped[it.Top] = append(w.scoped[it.Top], int32(i))
+			w.scopedSub[it.Top] = append(w.scopedSub[it.Top], int32(it.Subcat))
 		}
 	}
 	// Image records in an order unrelated to the metadata's; orphans are
 	// counted first because related lists name ASINs past them.
 	for i, it := range w.Items {
-		if it.HasImage {
+		if it.HasImage && tc == nil {
 			w.records = append(w.records, int32(i))
 		}
 	}
@@ -580,11 +596,15 @@ func (w *World) setEdges(gi int, edges []Edge) {
 // item found again and again. -1 if no candidate was found.
 func (w *World) endpoint(r *rand.Rand, x int, target []float64, taken func(int32) bool) int32 {
 	it := &w.Items[x]
-	pool := w.scoped[it.Top]
+	// The candidates' subcategories come from a compact array beside the
+	// pool: at the paper's sizes a random Items entry is a cache miss, and
+	// most of the generator's time goes to drawing candidates.
+	pool, sub := w.scoped[it.Top], w.scopedSub[it.Top]
+	want := int32(it.Subcat)
 	other := func() int32 {
 		for range 64 {
-			y := pool[r.IntN(len(pool))]
-			if w.Items[y].Subcat != it.Subcat && !taken(y) {
+			j := r.IntN(len(pool))
+			if y := pool[j]; sub[j] != want && !taken(y) {
 				return y
 			}
 		}

@@ -65,7 +65,7 @@ func Write(ctx context.Context, dir, name string, w *World, opts WriteOptions) (
 	}
 	metaPath, reviewPath, featPath := Files(dir, name)
 	var done int64
-	total := int64(len(w.Items) + len(w.records))
+	total := int64(len(w.Items) + w.Records())
 	progress := func(k int) {
 		done += int64(k)
 		if opts.Progress != nil {
@@ -136,6 +136,10 @@ func Write(ctx context.Context, dir, name string, w *World, opts WriteOptions) (
 	}
 
 	// Pass 2: image records in record order, encoded by imagefeat's writer.
+	// Text categories have none (and no .b file).
+	if w.Config.textCat() != nil {
+		return st, nil
+	}
 	ff, err := createAtomic(featPath, opts.GzipFeatures)
 	if err != nil {
 		return st, err

@@ -20,12 +20,13 @@ type genFlags struct {
 	name         string
 	gzipFeatures bool
 	workers      int
+	fraction     float64
 }
 
 func newGenCommand() *cobra.Command {
 	var flags genFlags
 	cmd := &cobra.Command{
-		Use:   "gen --scale tiny|small|medium|women --seed N --out DIR [--name NAME]",
+		Use:   "gen --scale tiny|small|medium|women|elect|...|table3 --seed N --out DIR [--name NAME]",
 		Short: "Generate synthetic data in the Amazon formats, with planted structure",
 		Long: `gen writes DIR/meta_NAME.json.gz (2014 Python-literal metadata),
 DIR/reviews_NAME.json.gz (JSON lines) and DIR/image_features_NAME.b (ASIN +
@@ -37,6 +38,12 @@ medium (100,000), women (659,566 items and a 10.8 GB .b file, the paper's
 largest category). The same --seed gives byte-identical files whatever the
 number of workers.
 
+Text scales (the paper's Table 3, no image features): elect, auto, games,
+movies, office, home, phones write one category each under its 2014 file
+name (meta_Electronics.json.gz, reviews_Electronics.json.gz, ...), with the
+paper's subcategory, item and edge counts; table3 writes all seven.
+--fraction shrinks the items (and with them edges and reviews) of any scale.
+
 ` + exitCodesHelp,
 		Example: `  monomer gen --scale tiny --seed 1 --out testdata/amazon --name Demo`,
 		Args:    cobra.NoArgs,
@@ -46,9 +53,10 @@ number of workers.
 	f.StringVar(&flags.scale, "scale", "", "data set size: tiny, small, medium or women (required)")
 	f.Uint64Var(&flags.seed, "seed", 1, "random seed")
 	f.StringVar(&flags.out, "out", "", "output directory, created if missing (required)")
-	f.StringVar(&flags.name, "name", "Clothing_Shoes_and_Jewelry", "data set name in the file names")
+	f.StringVar(&flags.name, "name", "Clothing_Shoes_and_Jewelry", "data set name in the file names (text scales: the category's, e.g. Electronics)")
 	f.BoolVar(&flags.gzipFeatures, "gzip-features", false, "gzip the .b file (default true for tiny, false otherwise)")
 	f.IntVar(&flags.workers, "workers", 0, "generator goroutines (0: GOMAXPROCS); the output does not depend on it")
+	f.Float64Var(&flags.fraction, "fraction", 1, "generate this fraction of the scale's items, in (0, 1]")
 	return cmd
 }
 
@@ -56,9 +64,18 @@ func runGen(cmd *cobra.Command, flags *genFlags) error {
 	if flags.scale == "" || flags.out == "" {
 		return fmt.Errorf("%w: gen needs --scale and --out", pipeline.ErrUsage)
 	}
-	cfg, err := synth.Scale(flags.scale)
+	cfgs, err := synth.ScaleSet(flags.scale)
 	if err != nil {
 		return fmt.Errorf("%w: %v", pipeline.ErrUsage, err)
+	}
+	for i := range cfgs {
+		if cfgs[i], err = cfgs[i].Shrunk(flags.fraction); err != nil {
+			return fmt.Errorf("%w: --fraction: %v", pipeline.ErrUsage, err)
+		}
+		// --name renames a single world; table3's seven keep their names.
+		if len(cfgs) == 1 && (cmd.Flags().Changed("name") || cfgs[i].Name == "") {
+			cfgs[i].Name = flags.name
+		}
 	}
 	gz := flags.gzipFeatures
 	if !cmd.Flags().Changed("gzip-features") {
@@ -67,7 +84,16 @@ func runGen(cmd *cobra.Command, flags *genFlags) error {
 	if err := os.MkdirAll(flags.out, 0o755); err != nil {
 		return err
 	}
+	for _, cfg := range cfgs {
+		if err := genOne(cmd, flags, cfg, gz); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
+// genOne generates and writes one world.
+func genOne(cmd *cobra.Command, flags *genFlags, cfg synth.Config, gz bool) error {
 	start := time.Now()
 	w, err := synth.NewWorld(cfg, flags.seed)
 	if err != nil {
@@ -82,21 +108,24 @@ func runGen(cmd *cobra.Command, flags *genFlags) error {
 	if info, err := os.Stderr.Stat(); err == nil && info.Mode()&os.ModeCharDevice != 0 {
 		bar := progressbar.NewOptions64(int64(len(w.Items)+w.Records()),
 			progressbar.OptionSetWriter(os.Stderr),
-			progressbar.OptionSetDescription("gen "+flags.scale),
+			progressbar.OptionSetDescription("gen "+cfg.Scale),
 			progressbar.OptionShowCount(),
 			progressbar.OptionThrottle(200*time.Millisecond),
 			progressbar.OptionClearOnFinish())
 		opts.Progress = func(done, _ int64) { bar.Set64(done) }
 		defer bar.Finish()
 	}
-	st, err := synth.Write(cmd.Context(), flags.out, flags.name, w, opts)
+	name := w.Config.Name
+	st, err := synth.Write(cmd.Context(), flags.out, name, w, opts)
 	if err != nil {
 		return err
 	}
-	meta, reviews, feats := synth.Files(flags.out, flags.name)
+	meta, reviews, feats := synth.Files(flags.out, name)
 	fmt.Printf("%s\t%d lines\t%d bytes\n", meta, st.MetaLines, st.MetaBytes)
 	fmt.Printf("%s\t%d lines\t%d bytes\n", reviews, st.ReviewLines, st.ReviewBytes)
-	fmt.Printf("%s\t%d records\t%d bytes\n", feats, st.Records, st.FeatureBytes)
+	if w.Records() > 0 {
+		fmt.Printf("%s\t%d records\t%d bytes\n", feats, st.Records, st.FeatureBytes)
+	}
 	fmt.Fprintf(os.Stderr, "done in %.1fs\n", time.Since(start).Seconds())
 	return nil
 }
