@@ -123,7 +123,7 @@ func Markdown(page *Page) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s: test error rates\n\n", page.Job)
 	if p := page.Provenance; p != nil {
-		fmt.Fprintf(&b, "%s The run that rendered this file and when: report/manifest.json (run_id, started).\n\n", p.Line())
+		fmt.Fprintf(&b, "%s The run and build that rendered this file and when: report/manifest.json (run_id, tools, started; the stats' version).\n\n", p.Line())
 	}
 	b.WriteString("Lower is better. Cells read `ours (paper)`; the paper's figures are for the real 2014 Amazon data of the same category and graph, so they are comparable only when this job ran on that data. `impr.` is Monomer's relative improvement over LMT.\n")
 	row := func(cells ...string) { fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | ")) }

@@ -219,7 +219,7 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		}
 		reports = append(reports, er)
 	}
-	prov := &report.Provenance{Job: env.Job.Name, JobHash: jobHash(env.Job), Seed: env.Job.Seed, Version: pipeline.Version(), BLAS: blasEnv()}
+	prov := &report.Provenance{Job: env.Job.Name, JobHash: jobHash(env.Job), Seed: env.Job.Seed, BLAS: blasEnv()}
 	rows, err := schema.Write(filepath.Join(env.OutDir, "metrics.parquet"), cols.table(prov))
 	if err != nil {
 		return nil, err
@@ -260,7 +260,7 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	}
 	return &pipeline.Result{Rows: map[string]int64{"metrics": rows},
 		Stats: map[string]any{"experiments": len(reports), "report_files": len(w.Files), "report_skipped": w.Skipped,
-			"job_hash": prov.JobHash, "version": prov.Version},
+			"job_hash": prov.JobHash, "version": pipeline.Version()},
 		Warnings: warnings}, nil
 }
 

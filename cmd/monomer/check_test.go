@@ -123,7 +123,7 @@ report    up to date (restored from the store)
 		id := fmt.Sprintf("day%d", int(tc.run))
 		r := monomer(t, dir, "fake", nil, append([]string{"run", "job.yaml", "--run-dir", "out", "--run-id", id}, tc.args...)...)
 		l := logLines(t, r.stderr)
-		if last := l[len(l)-1]; r.code != 0 || last["run"] != tc.run || last["restored"] != tc.restored {
+		if last := l[len(l)-1]; r.code != 0 || last["stages_run"] != tc.run || last["stages_restored"] != tc.restored {
 			t.Errorf("run %v: exit %d, summary %v, want %v run and %v restored", tc.args, r.code, last, tc.run, tc.restored)
 		}
 	}

@@ -50,7 +50,7 @@ paper's subcategory, item and edge counts; table3 writes all seven.
 		RunE:    func(cmd *cobra.Command, _ []string) error { return runGen(cmd, &flags) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&flags.scale, "scale", "", "data set size: tiny, small, medium or women (required)")
+	f.StringVar(&flags.scale, "scale", "", "data set: tiny, small, medium, women, or a Table 3 text category at its size: elect, auto, games, movies, office, home, phones, table3 (all seven) (required)")
 	f.Uint64Var(&flags.seed, "seed", 1, "random seed")
 	f.StringVar(&flags.out, "out", "", "output directory, created if missing (required)")
 	f.StringVar(&flags.name, "name", "Clothing_Shoes_and_Jewelry", "data set name in the file names (text scales: the category's, e.g. Electronics)")

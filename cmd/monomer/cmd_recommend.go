@@ -26,12 +26,12 @@ type recommendFlags struct {
 	json, cross             bool
 }
 
-// recommendExample runs on the demo run (make run): 2821721900, a pair of
-// trousers, is in both of its experiments (TestDemoDeterminismAndSkips
+// recommendExample runs on the demo run (make run): B0PIS3DABW, a shoe,
+// is in both of its experiments (TestDemoDeterminismAndSkips
 // runs these lines).
-const recommendExample = `  monomer recommend runs/demo --experiment men-also_bought-image --asin 2821721900
-  monomer recommend runs/demo --experiment men-also_bought-bow --model lmt --asin 2821721900 --k 5 --json
-  monomer recommend runs/demo --experiment men-also_bought-image --model lmt --asin 2821721900 --cross`
+const recommendExample = `  monomer recommend runs/demo --experiment men-also_bought-image --asin B0PIS3DABW
+  monomer recommend runs/demo --experiment men-also_bought-bow --model lmt --asin B0PIS3DABW --k 5 --json
+  monomer recommend runs/demo --experiment men-also_bought-image --model lmt --asin B0PIS3DABW --cross`
 
 func newRecommendCommand() *cobra.Command {
 	var flags recommendFlags

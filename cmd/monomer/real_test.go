@@ -137,7 +137,7 @@ func checkRecommendCommand(t *testing.T, dir, run string) {
 			t.Errorf("%s: exit %d\n%s", line, r.code, r.stderr)
 		}
 	}
-	r := monomer(t, dir, "real", nil, "recommend", run, "--experiment", "men-also_bought-bow", "--model", "lmt", "--asin", "2821721900")
+	r := monomer(t, dir, "real", nil, "recommend", run, "--experiment", "men-also_bought-bow", "--model", "lmt", "--asin", "B0PIS3DABW")
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	if r.code != 0 || len(lines) != 12 || strings.Join(strings.Fields(lines[1]), " ") != "rank asin probability distance subcategory title" {
 		t.Fatalf("lmt list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -154,7 +154,7 @@ func checkRecommendCommand(t *testing.T, dir, run string) {
 	if len(probs) < 2 {
 		t.Errorf("lmt list: probabilities %v do not tell the items apart:\n%s", probs, r.stdout)
 	}
-	r = monomer(t, dir, "real", nil, "recommend", run, "--experiment", "nope", "--asin", "2821721900")
+	r = monomer(t, dir, "real", nil, "recommend", run, "--experiment", "nope", "--asin", "B0PIS3DABW")
 	if r.code != 2 || !strings.Contains(r.stderr, `unknown experiment "nope"; the run directory p1 has experiments men-also_bought-bow, men-also_bought-image`) {
 		t.Errorf("unknown experiment: exit %d %s", r.code, r.stderr)
 	}

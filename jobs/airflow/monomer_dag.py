@@ -25,7 +25,8 @@ them at once would find the experiment locked (exit 4); the report takes
 the whole directory. The exit codes in PERMANENT_EXIT_CODES would fail
 again on retry, so those tasks fail at once without retrying (the
 operators' skip_on_exit_code turned into AirflowFailException); any other
-failure (1, 4 directory locked, 130 interrupted) is retried.
+failure (1, 4 directory locked, 5 input not there yet, 130
+interrupted) is retried.
 
 The file runs `monomer plan` once per parse (the scheduler parses it every
 few minutes): both DAGs are built from that one plan. It needs Airflow 3

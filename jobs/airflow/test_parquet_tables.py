@@ -21,7 +21,12 @@ def readme_tables(readme: str) -> tuple[dict[str, list[str]], dict[str, list[tup
     for row in rows.splitlines():
         names, cols = row.strip("|").split(" | ", 1)
         names = re.sub(r"\([^)]*\)", "", names).replace("`", "").replace(".parquet", "")
-        cols = re.sub(r"\([^()]*\)", "", cols.rstrip(" |")).split(":", 1)[0]
+        cols = cols.rstrip(" |")
+        while True:  # nested remarks: innermost first
+            cols, n = re.subn(r"\([^()]*\)", "", cols)
+            if n == 0:
+                break
+        cols = cols.split(":", 1)[0]
         for name in names.split(","):
             leading[name.strip()] = [c.strip() for c in cols.split(",")]
     typed: dict[str, list[tuple[str, str]]] = {}
@@ -46,7 +51,7 @@ def test_readme_parses() -> None:
     leading, typed = readme_tables((REPO / "README.md").read_text())
     assert leading["items"][:2] == ["asin", "title"]
     assert leading["negatives"] == ["src", "dst", "graph", "src_idx", "dst_idx"]
-    assert leading["DIR/metrics"][-1] == "recall"
+    assert leading["DIR/metrics"][-1] == "job_hash"
     assert set(leading) == set(typed)
 
 
