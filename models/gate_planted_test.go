@@ -18,7 +18,8 @@ import (
 // plantedWorld is the small scale's Men top at F = 256 with the given
 // number of items and also_bought notions, keeping the items with an image
 // and a review (renumbered; kept maps them back to World.Items), so image
-// and bag-of-words features describe the same items.
+// and bag-of-words features describe the same items. items 0 keeps the
+// scale's count, notions 0 synth's default (4).
 func plantedWorld(t testing.TB, seed uint64, items, notions int) (s *synthTop, kept []int) {
 	t.Helper()
 	cfg, err := synth.Scale("small")

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -21,32 +20,13 @@ const ldaProdSeed = 1
 // ldaProdCorpus reads the corpus of testdata/lda_gensim.json.gz.
 func ldaProdCorpus(t *testing.T) (docs *ldaTestRows, topics, chunk int) {
 	t.Helper()
-	f, err := os.Open("testdata/lda_gensim.json.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ref struct {
 		Vocab, Topics int
 		ChunkSize     int `json:"chunksize"`
 		Docs          [][][2]int32
 	}
-	if err := json.NewDecoder(zr).Decode(&ref); err != nil {
-		t.Fatal(err)
-	}
-	docs = &ldaTestRows{v: ref.Vocab}
-	for _, d := range ref.Docs {
-		var idx, cnt []int32
-		for _, p := range d {
-			idx, cnt = append(idx, p[0]), append(cnt, p[1])
-		}
-		docs.add(idx, cnt)
-	}
-	return docs, ref.Topics, ref.ChunkSize
+	readGzipJSON(t, "testdata/lda_gensim.json.gz", &ref)
+	return gensimDocs(ref.Vocab, ref.Docs), ref.Topics, ref.ChunkSize
 }
 
 // ldaRowDraws are the k Gamma(100, 1/100) draws that start row's gamma
@@ -122,27 +102,11 @@ func TestWriteLDADraws(t *testing.T) {
 // proportions must agree to rounding.
 func TestLDAMatchesGensimFromProduction(t *testing.T) {
 	docs, k, chunk := ldaProdCorpus(t)
-	f, err := os.Open("testdata/lda_gensim_prod.json.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ref struct {
 		Gensim string
-		Runs   []struct {
-			Passes        int
-			Sstats        [][]float64
-			LogPerplexity float64     `json:"log_perplexity"`
-			DocTopics     [][]float64 `json:"doc_topics"`
-		}
+		Runs   []gensimRun
 	}
-	if err := json.NewDecoder(zr).Decode(&ref); err != nil {
-		t.Fatal(err)
-	}
+	readGzipJSON(t, "testdata/lda_gensim_prod.json.gz", &ref)
 	if len(ref.Runs) == 0 {
 		t.Fatal("no runs in the reference")
 	}
@@ -153,27 +117,7 @@ func TestLDAMatchesGensimFromProduction(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var worst float64
-			for topic, row := range run.Sstats {
-				for w, x := range row {
-					worst = max(worst, math.Abs(m.sstats[w*m.k+topic]-x)/(math.Abs(x)+1))
-				}
-			}
-			t.Logf("largest relative difference from gensim %s: %.3g", ref.Gensim, worst)
-			if worst > 1e-6 {
-				t.Errorf("lambda differs from gensim %s by up to %.3g (relative)", ref.Gensim, worst)
-			}
-			if got := m.LogPerplexity(docs); math.Abs(got-run.LogPerplexity) > 1e-7 {
-				t.Errorf("LogPerplexity %v, gensim %v", got, run.LogPerplexity)
-			}
-			tm := m.Transform(docs)
-			for d, want := range run.DocTopics {
-				for topic, p := range want {
-					if got := float64(tm.Row(d)[topic]); math.Abs(got-p) > 1e-6 {
-						t.Errorf("document %d topic %d: proportion %v, gensim %v", d, topic, got, p)
-					}
-				}
-			}
+			run.check(t, m, docs, ref.Gensim)
 		})
 	}
 }

@@ -349,40 +349,16 @@ func TestLDAInvalidInput(t *testing.T) {
 // lambda and options, every document's gamma started at 1 on both sides.
 // Topics, per-word bound and topic proportions must agree to rounding.
 func TestLDAMatchesGensim(t *testing.T) {
-	f, err := os.Open("testdata/lda_gensim.json.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ref struct {
 		Gensim        string
 		Vocab, Topics int
 		ChunkSize     int `json:"chunksize"`
 		Docs          [][][2]int32
 		Init          [][]float64
-		Runs          []struct {
-			Passes        int
-			Sstats        [][]float64
-			LogPerplexity float64     `json:"log_perplexity"`
-			DocTopics     [][]float64 `json:"doc_topics"`
-		}
+		Runs          []gensimRun
 	}
-	if err := json.NewDecoder(zr).Decode(&ref); err != nil {
-		t.Fatal(err)
-	}
-	docs := &ldaTestRows{v: ref.Vocab}
-	for _, d := range ref.Docs {
-		var idx, cnt []int32
-		for _, p := range d {
-			idx = append(idx, p[0])
-			cnt = append(cnt, p[1])
-		}
-		docs.add(idx, cnt)
-	}
+	readGzipJSON(t, "testdata/lda_gensim.json.gz", &ref)
+	docs := gensimDocs(ref.Vocab, ref.Docs)
 	rows := make([]int, docs.Rows())
 	for i := range rows {
 		rows[i] = i
@@ -405,28 +381,74 @@ func TestLDAMatchesGensim(t *testing.T) {
 			if err := m.train(context.Background(), docs, rows, o, 1, &st); err != nil {
 				t.Fatal(err)
 			}
-			var worst float64
-			for k, row := range run.Sstats {
-				for w, x := range row {
-					worst = max(worst, math.Abs(m.sstats[w*m.k+k]-x)/(math.Abs(x)+1))
-				}
-			}
-			t.Logf("largest relative difference from gensim %s: %.3g", ref.Gensim, worst)
-			if worst > 1e-6 {
-				t.Errorf("lambda differs from gensim %s by up to %.3g (relative)", ref.Gensim, worst)
-			}
-			if got := m.LogPerplexity(docs); math.Abs(got-run.LogPerplexity) > 1e-7 {
-				t.Errorf("LogPerplexity %v, gensim %v", got, run.LogPerplexity)
-			}
-			tm := m.Transform(docs)
-			for d, want := range run.DocTopics {
-				for k, p := range want {
-					if got := float64(tm.Row(d)[k]); math.Abs(got-p) > 1e-6 {
-						t.Errorf("document %d topic %d: proportion %v, gensim %v", d, k, got, p)
-					}
-				}
-			}
+			run.check(t, m, docs, ref.Gensim)
 		})
+	}
+}
+
+// readGzipJSON decodes the gzipped JSON file at path into v.
+func readGzipJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.NewDecoder(zr).Decode(v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gensimDocs is a gensim reference file's corpus: per document, its
+// (word, count) pairs.
+func gensimDocs(vocab int, docs [][][2]int32) *ldaTestRows {
+	out := &ldaTestRows{v: vocab}
+	for _, d := range docs {
+		var idx, cnt []int32
+		for _, p := range d {
+			idx, cnt = append(idx, p[0]), append(cnt, p[1])
+		}
+		out.add(idx, cnt)
+	}
+	return out
+}
+
+// gensimRun is what gensim computed for one number of passes.
+type gensimRun struct {
+	Passes        int
+	Sstats        [][]float64
+	LogPerplexity float64     `json:"log_perplexity"`
+	DocTopics     [][]float64 `json:"doc_topics"`
+}
+
+// check compares m, fitted on docs, with the run: topics, per-word bound
+// and topic proportions must agree to rounding.
+func (run gensimRun) check(t *testing.T, m *LDA, docs CountRows, gensim string) {
+	t.Helper()
+	var worst float64
+	for k, row := range run.Sstats {
+		for w, x := range row {
+			worst = max(worst, math.Abs(m.sstats[w*m.k+k]-x)/(math.Abs(x)+1))
+		}
+	}
+	t.Logf("largest relative difference from gensim %s: %.3g", gensim, worst)
+	if worst > 1e-6 {
+		t.Errorf("lambda differs from gensim %s by up to %.3g (relative)", gensim, worst)
+	}
+	if got := m.LogPerplexity(docs); math.Abs(got-run.LogPerplexity) > 1e-7 {
+		t.Errorf("LogPerplexity %v, gensim %v", got, run.LogPerplexity)
+	}
+	tm := m.Transform(docs)
+	for d, want := range run.DocTopics {
+		for k, p := range want {
+			if got := float64(tm.Row(d)[k]); math.Abs(got-p) > 1e-6 {
+				t.Errorf("document %d topic %d: proportion %v, gensim %v", d, k, got, p)
+			}
+		}
 	}
 }
 

@@ -63,28 +63,24 @@ func newSynthTop(w *synth.World, top int) *synthTop {
 // graph.SplitPairs, as the negatives stage does.
 func (s *synthTop) pairs(t testing.TB, g string, rng *rand.Rand) (train, valid, test []graph.Pair) {
 	t.Helper()
+	return plantedPairs(t, s.w, g, s.index, s.sub, rng)
+}
+
+// plantedPairs is pairs for any renumbering of w's items: index maps
+// World.Items to rows (-1 outside), sub gives each row's subcategory.
+func plantedPairs(t testing.TB, w *synth.World, g string, index, sub []int32, rng *rand.Rand) (train, valid, test []graph.Pair) {
+	t.Helper()
 	var pos []graph.Edge
-	for _, e := range s.w.Edges(g) {
-		if x, y := s.index[e.Src], s.index[e.Dst]; x >= 0 && y >= 0 {
+	for _, e := range w.Edges(g) {
+		if x, y := index[e.Src], index[e.Dst]; x >= 0 && y >= 0 {
 			pos = append(pos, graph.Edge{Src: x, Dst: y})
 		}
 	}
-	neg, _, err := graph.Rewire(context.Background(), pos, s.sub, rng, graph.RewireOptions{})
+	neg, _, err := graph.Rewire(context.Background(), pos, sub, rng, graph.RewireOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, _ := graph.SplitPairs(pos, neg, rng, 0)
-	for _, p := range all {
-		switch p.Split {
-		case graph.Train:
-			train = append(train, p)
-		case graph.Valid:
-			valid = append(valid, p)
-		default:
-			test = append(test, p)
-		}
-	}
-	return train, valid, test
+	return splitParts(pos, neg, rng)
 }
 
 func pairLabels(ps []graph.Pair) []bool {

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"monomer/imagefeat"
 	"monomer/models"
 	"monomer/synth"
 )
@@ -74,36 +73,7 @@ func countReviews(w *synth.World, items []int) *reviewCounts {
 // image and a review (renumbered; kept maps them back to World.Items).
 func qualityWorld(t *testing.T, seed uint64) (s *synthTop, kept []int) {
 	t.Helper()
-	cfg, err := synth.Scale("small")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.FeatureDim = 256
-	cfg.Tops = cfg.Tops[:1]
-	cfg.Tops[0].Items = 2500
-	w, err := synth.NewWorld(cfg, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s = &synthTop{w: w, feat: &synthFeat{dim: cfg.FeatureDim}, index: make([]int32, len(w.Items))}
-	for _, c := range w.Subcats {
-		s.subNames = append(s.subNames, c.Name)
-	}
-	vec := make([]float32, cfg.FeatureDim)
-	for i, it := range w.Items {
-		s.index[i] = -1
-		if it.Kind != synth.Regular || !it.HasImage || it.Reviews == 0 {
-			continue
-		}
-		s.index[i] = int32(len(kept))
-		kept = append(kept, i)
-		s.sub = append(s.sub, int32(it.Subcat))
-		w.Feature(i, vec)
-		for _, v := range vec {
-			s.feat.data = append(s.feat.data, v/imagefeat.DefaultScale)
-		}
-	}
-	return s, kept
+	return plantedWorld(t, seed, 2500, 0)
 }
 
 // TestQualityOrdering is the quality regression test of issue 11, fast
@@ -191,16 +161,9 @@ func qualityErrors(t *testing.T, seed uint64) map[string]float64 {
 		{"lda", topics, models.Spec{Model: models.ModelWNN}},
 	} {
 		tc.spec.Lambdas, tc.spec.MaxIter = lambdas, 100
-		f, err := models.Train(t.Context(), tc.feat, train, valid, tc.spec, rand.New(rand.NewPCG(seed, 2)), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, prob, err := f.Score(tc.feat, test)
-		if err != nil {
-			t.Fatal(err)
-		}
-		errs[tc.name] = models.ErrorRate(labels, prob)
-		t.Logf("%s: test error %.3f (λ %g, validation %.3f, %d iterations)", tc.name, errs[tc.name], f.Lambda, f.ValidError, f.Iterations)
+		o := trainOutcome(t, tc.feat, train, valid, test, tc.spec, seed)
+		errs[tc.name] = o.testErr
+		t.Logf("%s: test error %.3f (λ %g, validation %.3f, %d iterations)", tc.name, errs[tc.name], o.fit.Lambda, o.fit.ValidError, o.fit.Iterations)
 	}
 	t.Logf("LDA: %d passes, %d updates; test errors %v", st.Passes, st.Updates, errs)
 	return errs

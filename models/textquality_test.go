@@ -52,28 +52,7 @@ func newTextTop(t testing.TB, w *synth.World, top int) *textTop {
 // pairs: planted edges of g between rows, rewired negatives, 80/10/10.
 func (s *textTop) pairs(t testing.TB, g string, rng *rand.Rand) (train, valid, test []graph.Pair) {
 	t.Helper()
-	var pos []graph.Edge
-	for _, e := range s.w.Edges(g) {
-		if x, y := s.index[e.Src], s.index[e.Dst]; x >= 0 && y >= 0 {
-			pos = append(pos, graph.Edge{Src: x, Dst: y})
-		}
-	}
-	neg, _, err := graph.Rewire(context.Background(), pos, s.sub, rng, graph.RewireOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, _ := graph.SplitPairs(pos, neg, rng, 0)
-	for _, p := range all {
-		switch p.Split {
-		case graph.Train:
-			train = append(train, p)
-		case graph.Valid:
-			valid = append(valid, p)
-		default:
-			test = append(test, p)
-		}
-	}
-	return train, valid, test
+	return plantedPairs(t, s.w, g, s.index, s.sub, rng)
 }
 
 // textWorld is the planted text world of TestTextQualityOrdering: the
@@ -100,7 +79,6 @@ func textWorld(t testing.TB, seed uint64, items int) *textTop {
 // their test errors.
 func textErrors(t testing.TB, s *textTop, g string, seed uint64, lambda float64, maxIter int) map[string]float64 {
 	train, valid, test := s.pairs(t, g, rand.New(rand.NewPCG(seed, 1)))
-	labels := pairLabels(test)
 	t.Logf("%d items, %d terms, %d/%d/%d pairs", len(s.sub), s.bow.Dim(), len(train), len(valid), len(test))
 	lda, _, err := models.FitLDA(context.Background(), s.bow, models.LDAOptions{Topics: 20, MinUpdates: models.LDAMinUpdates}, rand.New(rand.NewPCG(1, 3)))
 	if err != nil {
@@ -119,16 +97,9 @@ func textErrors(t testing.TB, s *textTop, g string, seed uint64, lambda float64,
 		{"monomer", s.bow, models.Spec{Model: models.ModelMonomer, K: 8, N: 4}},
 	} {
 		tc.spec.Lambdas, tc.spec.MaxIter = []float64{lambda}, maxIter
-		f, err := models.Train(context.Background(), tc.feat, train, valid, tc.spec, rand.New(rand.NewPCG(1, 2)), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, prob, err := f.Score(tc.feat, test)
-		if err != nil {
-			t.Fatal(err)
-		}
-		errs[tc.name] = models.ErrorRate(labels, prob)
-		t.Logf("%s %s: test error %.3f (validation %.3f, %d iterations)", g, tc.name, errs[tc.name], f.ValidError, f.Iterations)
+		o := trainOutcome(t, tc.feat, train, valid, test, tc.spec, 1)
+		errs[tc.name] = o.testErr
+		t.Logf("%s %s: test error %.3f (validation %.3f, %d iterations)", g, tc.name, errs[tc.name], o.fit.ValidError, o.fit.Iterations)
 	}
 	return errs
 }
