@@ -19,14 +19,15 @@ type realReview struct {
 	Summary    string `json:"summary"`
 }
 
-// readRealReviews reads one JSON-lines review sample, skipping the test when
-// the samples are absent (a user's fresh checkout).
-func readRealReviews(t testing.TB, name string) []realReview {
+// realLines calls fn with each line of a gzipped JSON-lines sample in
+// realDir, skipping the test when the samples are absent (a user's fresh
+// checkout).
+func realLines(t testing.TB, name string, fn func(line int, b []byte)) {
 	t.Helper()
 	path := filepath.Join(realDir, name)
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
-		t.Skipf("real review sample %s absent; skipping", path)
+		t.Skipf("real sample %s absent; skipping", path)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -38,17 +39,25 @@ func readRealReviews(t testing.TB, name string) []realReview {
 	}
 	sc := bufio.NewScanner(z)
 	sc.Buffer(nil, 1<<24)
-	var out []realReview
 	for line := 1; sc.Scan(); line++ {
-		var r realReview
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("%s line %d: %v", path, line, err)
-		}
-		out = append(out, r)
+		fn(line, sc.Bytes())
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
+}
+
+// readRealReviews reads one JSON-lines review sample.
+func readRealReviews(t testing.TB, name string) []realReview {
+	t.Helper()
+	var out []realReview
+	realLines(t, name, func(line int, b []byte) {
+		var r realReview
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("%s line %d: %v", name, line, err)
+		}
+		out = append(out, r)
+	})
 	return out
 }
 

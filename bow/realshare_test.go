@@ -1,15 +1,11 @@
 package bow
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -20,38 +16,20 @@ import (
 // sample (first line of an ASIN wins: the Magazine file repeats lines).
 func realMeta(t *testing.T, name string) (buy, view map[string][]string) {
 	t.Helper()
-	path := filepath.Join(realDir, name)
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		t.Skipf("real metadata sample %s absent; skipping", path)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	sc := bufio.NewScanner(z)
-	sc.Buffer(nil, 1<<24)
 	buy, view = map[string][]string{}, map[string][]string{}
-	for line := 1; sc.Scan(); line++ {
+	realLines(t, name, func(line int, b []byte) {
 		var m struct {
 			ASIN     string   `json:"asin"`
 			AlsoBuy  []string `json:"also_buy"`
 			AlsoView []string `json:"also_view"`
 		}
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("%s line %d: %v", path, line, err)
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%s line %d: %v", name, line, err)
 		}
 		if _, ok := buy[m.ASIN]; !ok {
 			buy[m.ASIN], view[m.ASIN] = m.AlsoBuy, m.AlsoView
 		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
+	})
 	return buy, view
 }
 

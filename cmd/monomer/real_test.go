@@ -47,18 +47,10 @@ func demo(t *testing.T) (string, []string) {
 	return dir, append([]string{jobFile, "--set", "data_dir=" + data}, fastSets...)
 }
 
-// started lists "experiment/stage" of every stage a run's log says started.
+// started lists "experiment/stage" of every stage a run's log says
+// started, sorted.
 func started(t *testing.T, stderr string) []string {
-	var out []string
-	for _, l := range logLines(t, stderr) {
-		if l["msg"] == "stage start" {
-			id, _ := l["stage"].(string)
-			if e, ok := l["experiment"].(string); ok {
-				id = e + "/" + id
-			}
-			out = append(out, id)
-		}
-	}
+	out := startOrder(t, stderr)
 	slices.Sort(out)
 	return out
 }
