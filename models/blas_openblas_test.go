@@ -170,3 +170,48 @@ func TestSparseRowsSameUnderOpenBLAS(t *testing.T) {
 		}
 	}
 }
+
+// TestTopKSameBitsAnyBLAS: recommend's lists (items, distances,
+// probabilities, spaces) are bit for bit the same under OpenBLAS and pure
+// Go, for sparse-enough dense rows (ReLU image features) and for WNN's dense
+// scores: nothing of retrieval goes through gemm's kernel-dependent order.
+// Dense rows above maxSparseDensity still project through gemm.
+func TestTopKSameBitsAnyBLAS(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	const items, dim = 700, 96
+	feat := randDense(rng, items, dim)
+	for i := range feat.data { // ReLU-like: about 80 % zeros
+		if rng.Float64() < 0.8 {
+			feat.data[i] = 0
+		}
+	}
+	cand := make([]int32, items)
+	for i := range cand {
+		cand[i] = int32(i)
+	}
+	for _, model := range []string{ModelWNN, ModelLMT, ModelMonomer} {
+		f := randFit(t, rng, model, dim, 10, 3)
+		lists := func() [][]Hit {
+			r, err := NewRetriever(f, feat, cand)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := r.TopK(cand[:150], 20, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+		blas := lists()
+		var pure [][]Hit
+		withPureGo(func() { pure = lists() })
+		for q := range blas {
+			for k := range blas[q] {
+				a, b := blas[q][k], pure[q][k]
+				if a.Item != b.Item || a.Space != b.Space || math.Float64bits(a.Dist) != math.Float64bits(b.Dist) || math.Float64bits(a.Prob) != math.Float64bits(b.Prob) {
+					t.Fatalf("%s: query %d rank %d: OpenBLAS %+v, pure Go %+v", model, q, k, a, b)
+				}
+			}
+		}
+	}
+}

@@ -47,6 +47,23 @@ type Sparse interface {
 // builds keeps their choice, and so their results, the same.
 const maxSparseDensity = 0.25
 
+// denseDensity is the share of non-zero values in the first dim columns of
+// the rows of items.
+func denseDensity(d Dense, items []int32, dim int) float64 {
+	if len(items) == 0 || dim == 0 {
+		return 0
+	}
+	var nnz int64
+	for _, it := range items {
+		for _, v := range d.Row(int(it))[:dim] {
+			if v != 0 {
+				nnz++
+			}
+		}
+	}
+	return float64(nnz) / (float64(len(items)) * float64(dim))
+}
+
 // packedRows holds the non-zeros of some rows of a dense matrix, as sparse
 // rows (columns ascending). Asking for a row not packed panics: an empty
 // row would pass for an item whose features are all zero.

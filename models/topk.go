@@ -10,6 +10,8 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+
+	"monomer/internal/dotkern"
 )
 
 // Projection holds items' positions f·W in float64, W being a fitted LMT's
@@ -98,14 +100,31 @@ func (f *Fit) Project(feat Features, items []int32) (*Projection, error) {
 		}
 	}
 	p.Data = make([]float64, len(items)*p.Cols)
+	// Each non-zero value adds its row of W, in column order: Go arithmetic,
+	// the same bits in every build. Dense rows mostly zeros (ReLU image
+	// features) go this way too, as in training (maxSparseDensity), so a
+	// recommendation list does not depend on the BLAS kernel.
+	addRow := func(out []float64, j int, v float32) {
+		for c, wv := range w[j*p.Cols : (j+1)*p.Cols] {
+			out[c] += float64(float64(v) * wv)
+		}
+	}
 	if src.sparse != nil {
 		for r, it := range items {
 			out := p.Row(r)
 			idx, val := src.sparse.SparseRow(int(it))
 			for n, j := range idx {
-				v := float64(val[n])
-				for c, wv := range w[int(j)*p.Cols : int(j+1)*p.Cols] {
-					out[c] += v * wv
+				addRow(out, int(j), val[n])
+			}
+		}
+		return p, nil
+	}
+	if denseDensity(src.dense, items, f.Dim) <= maxSparseDensity {
+		for r, it := range items {
+			out := p.Row(r)
+			for j, v := range src.dense.Row(int(it))[:f.Dim] {
+				if v != 0 {
+					addRow(out, j, v)
 				}
 			}
 		}
@@ -146,7 +165,9 @@ type Hit struct {
 //	LMT:     the same with N = 1, p = 1 and E₀ = E₁ = E (Eq. 3);
 //	WNN:     v_y = [f_y, −‖w∘f_y‖²], q_x = [2w²∘f_x, 1], c_x = ‖w∘f_x‖².
 //
-// Scores of a block of queries against a block of items are one gemm; each
+// Scores of a block of queries against a block of items come from
+// internal/dotkern, whose fixed arithmetic gives the same bits on every
+// machine and build (dgemm's order differed between BLAS kernels); each
 // query keeps a bounded heap of its best items. Ties in distance go to the
 // lower item index, so results are unique and independent of scheduling.
 type Retriever struct {
@@ -254,7 +275,7 @@ func (r *Retriever) wnnNorm(i int) float64 {
 // Candidates is the number of candidate items.
 func (r *Retriever) Candidates() int { return len(r.cand) }
 
-// retrieveBlock is the number of candidates scored per gemm; it depends on
+// retrieveBlock is the number of candidates scored per block; it depends on
 // the vector length only, so every score comes from the same call shape.
 func (r *Retriever) retrieveBlock() int { return max(64, min(2048, (1<<21)/r.dim)) }
 
@@ -358,8 +379,7 @@ func (r *Retriever) TopKLists(queries []int32, k, workers int, skips ...func(x, 
 				lo, hi := b*bs, min((b+1)*bs, len(r.cand))
 				v := r.vectors(lo, hi, vbuf)
 				s := sbuf[:nq*(hi-lo)]
-				blas64.Implementation().Dgemm(blas.NoTrans, blas.Trans, nq, hi-lo, d, 1,
-					qv, d, v, d, 0, s, hi-lo)
+				dotkern.Dots(s, hi-lo, qv, nq, v, hi-lo, d)
 				for qi, q := range queries {
 					row := s[qi*(hi-lo) : (qi+1)*(hi-lo)]
 					for c, sc := range row {
