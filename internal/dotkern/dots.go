@@ -1,8 +1,10 @@
 package dotkern
 
 // qBlock is the number of query rows that meet the same candidates before
-// the next candidates are read; even, for the 2-row assembly tile.
-var qBlock = 32
+// the next candidates are read; even, for the 2-row assembly tile. Its
+// effect was within the noise of the shared machine it was tried on
+// (BENCHMARKS.md, "Recommend: the same bits in every build").
+const qBlock = 32
 
 // Dots sets s[i*ls+j] = q_i · v_j for i < nq and j < nv, where q_i is
 // q[i*d : (i+1)*d] and v_j is v[j*d : (j+1)*d].

@@ -1,7 +1,6 @@
 package dotkern
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -84,24 +83,3 @@ func BenchmarkDots(b *testing.B) {
 	b.ReportMetric(float64(2*nq*nv*d)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
 
-func BenchmarkDotsBlock(b *testing.B) {
-	const nq, nv, d = 64, 2048, 101
-	rng := rand.New(rand.NewPCG(1, 1))
-	q, v := make([]float64, nq*d), make([]float64, nv*d)
-	for i := range q {
-		q[i] = rng.NormFloat64()
-	}
-	for i := range v {
-		v[i] = rng.NormFloat64()
-	}
-	s := make([]float64, nq*nv)
-	for _, qb := range []int{2, 8, 16, 32, 64, 2, 8, 16, 32, 64} {
-		b.Run(fmt.Sprint(qb), func(b *testing.B) {
-			qBlock = qb
-			for b.Loop() {
-				Dots(s, nv, q, nq, v, nv, d)
-			}
-			b.ReportMetric(float64(2*nq*nv*d)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
-	}
-}
