@@ -82,4 +82,3 @@ func BenchmarkDots(b *testing.B) {
 	}
 	b.ReportMetric(float64(2*nq*nv*d)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
-
