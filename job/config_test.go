@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"monomer/graph"
+	"monomer/models"
 )
 
 const goodJob = `name: demo
@@ -287,7 +290,7 @@ experiments:
 // stay out of a job's JSON unless set, so adding them left every other job's hash as it
 // was; set, even to 0, they are in it.
 func TestSettingsJSONWithoutCoReview(t *testing.T) {
-	b, err := json.Marshal(Settings{K: 3})
+	b, err := json.Marshal(Settings{TrainSettings: models.TrainSettings{K: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +300,7 @@ func TestSettingsJSONWithoutCoReview(t *testing.T) {
 	if b, _ := json.Marshal(Data{}); string(b) != `{"Meta":"","Reviews":"","ImageFeatures":""}` {
 		t.Errorf("unset data.format in the JSON: %s", b)
 	}
-	b, err = json.Marshal(Settings{CoReviewWindow: Set(0), CoReviewMinUsers: 2})
+	b, err = json.Marshal(Settings{CoReviewSettings: graph.CoReviewSettings{CoReviewWindow: Set(0), CoReviewMinUsers: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
