@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -141,7 +142,7 @@ func TestOverrides(t *testing.T) {
 			check: func(j *Job) bool { return j.Settings.K == 2 && j.Seed == 5 }},
 		{name: "env experiment", env: []string{"MONOMER_EXPERIMENTS__elect__SETTINGS__MONOMER_K=7", "MONOMER_DATA_DIR=/d", "MONOMER_RUN_DIR=/ignored"},
 			check: func(j *Job) bool { return j.Resolve(1).Settings.MonomerK == 7 && j.DataDir == "/d" }},
-		{name: "unknown key", sets: []string{"settings.kk=1"}, err: `demo.yaml: --set settings.kk=1: unknown key "kk" in settings (keys: reject_ratio, image_scale, vocab_size, use_summary, vocab_sample_tokens, vocab_shards, negatives, swaps_per_edge, train_cap, k, monomer_k, n, gate_penalty, gate_init, topics, lda_passes, lambdas, max_iter, valid_every, ct_top, patience, warm_start, co_review_window, co_review_min_users, co_review_max_user_items, recommend_queries, recommend_k, report_map_items)`},
+		{name: "unknown key", sets: []string{"settings.kk=1"}, err: `demo.yaml: --set settings.kk=1: unknown key "kk" in settings (keys: ` + strings.Join(yamlKeys(reflect.TypeFor[Settings]()), ", ") + ")"},
 		{name: "unknown top key", sets: []string{"sed=1"}, err: `demo.yaml: --set sed=1: unknown key "sed" in the job (keys: name, seed, data_dir, data, settings, blas_kernel, experiments)`},
 		{name: "unknown experiment", sets: []string{"experiments.women.settings.k=1"}, err: `demo.yaml: --set experiments.women.settings.k=1: no experiment named "women"`},
 		{name: "type", sets: []string{"settings.k=many"}, err: `demo.yaml: --set settings.k=many: settings.k: want an integer, got "many"`},
