@@ -68,7 +68,6 @@ type trainParams struct {
 	Patience   int       `json:"patience,omitempty"`
 	WarmStart  bool      `json:"warm_start,omitempty"`
 	CTTop      float64   `json:"ct_top,omitempty"`
-	Store      int       `json:"lbfgs_store,omitempty"`
 }
 
 // Key is every model's key, by model; the runner keys each node with
@@ -93,7 +92,7 @@ func keyTrainParams(e *job.Resolved, model string) trainParams {
 		return trainParams{CTTop: s.CTTop}
 	}
 	p := trainParams{Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery,
-		Patience: s.Patience, WarmStart: s.WarmStart.Get(), Store: s.LBFGSStore}
+		Patience: s.Patience, WarmStart: s.WarmStart.Get()}
 	switch model {
 	case "lmt":
 		p.K = s.K
@@ -110,7 +109,7 @@ func keyTrainParams(e *job.Resolved, model string) trainParams {
 func specFor(e *job.Resolved, model string) models.Spec {
 	s := e.Settings
 	spec := models.Spec{Model: model, Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery,
-		Patience: max(s.Patience, 0), WarmStart: s.WarmStart.Get(), Store: s.LBFGSStore}
+		Patience: max(s.Patience, 0), WarmStart: s.WarmStart.Get()}
 	switch model {
 	case "lmt":
 		spec.K = s.K
