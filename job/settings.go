@@ -120,14 +120,14 @@ func (s Settings) checkCaps(at string) error {
 	return nil
 }
 
-// A decl is one setting: a field of a library's settings struct, with its tags
-// parsed.
+// A decl is one setting: a field of a library's settings struct, with its
+// tags parsed.
 type decl struct {
-	index []int        // in Settings
-	key   string       // the YAML key
-	typ   reflect.Type // the value's type: T for an Opt[T]
-	opt   bool         // an Opt: zero is a value, not "unset"
-	def   reflect.Value
+	index []int         // in Settings
+	key   string        // the YAML key
+	typ   reflect.Type  // the value's type: T for an Opt[T]
+	opt   bool          // an Opt: zero is a value, not "unset"
+	def   reflect.Value // of the field's type; invalid: no default
 	// min, max and cap hold values of typ (of its element type for a
 	// list; cap of a list is an int, its length).
 	min, max, cap reflect.Value
