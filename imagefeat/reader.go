@@ -9,12 +9,13 @@ import (
 	"os"
 	"path/filepath"
 
+	"monomer/imagefeat/fc7"
 	"monomer/internal/rawio"
 )
 
 // Dim is the dimension of the paper's image features (FC7 of the Caffe
-// reference network).
-const Dim = 4096
+// reference network), declared in fc7 for the job file's checks.
+const Dim = fc7.Dim
 
 // ASINLen is the width of a record's ASIN header in bytes.
 const ASINLen = 10

@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"monomer/graph"
+	"monomer/models"
 )
 
 const goodJob = `name: demo
@@ -138,7 +142,7 @@ func TestOverrides(t *testing.T) {
 			check: func(j *Job) bool { return j.Settings.K == 2 && j.Seed == 5 }},
 		{name: "env experiment", env: []string{"MONOMER_EXPERIMENTS__elect__SETTINGS__MONOMER_K=7", "MONOMER_DATA_DIR=/d", "MONOMER_RUN_DIR=/ignored"},
 			check: func(j *Job) bool { return j.Resolve(1).Settings.MonomerK == 7 && j.DataDir == "/d" }},
-		{name: "unknown key", sets: []string{"settings.kk=1"}, err: `demo.yaml: --set settings.kk=1: unknown key "kk" in settings (keys: reject_ratio, image_scale, vocab_size, use_summary, vocab_sample_tokens, vocab_shards, negatives, swaps_per_edge, train_cap, k, monomer_k, n, gate_penalty, gate_init, topics, lda_passes, lambdas, max_iter, valid_every, ct_top, patience, warm_start, co_review_window, co_review_min_users, co_review_max_user_items, recommend_queries, recommend_k, report_map_items)`},
+		{name: "unknown key", sets: []string{"settings.kk=1"}, err: `demo.yaml: --set settings.kk=1: unknown key "kk" in settings (keys: ` + strings.Join(yamlKeys(reflect.TypeFor[Settings]()), ", ") + ")"},
 		{name: "unknown top key", sets: []string{"sed=1"}, err: `demo.yaml: --set sed=1: unknown key "sed" in the job (keys: name, seed, data_dir, data, settings, blas_kernel, experiments)`},
 		{name: "unknown experiment", sets: []string{"experiments.women.settings.k=1"}, err: `demo.yaml: --set experiments.women.settings.k=1: no experiment named "women"`},
 		{name: "type", sets: []string{"settings.k=many"}, err: `demo.yaml: --set settings.k=many: settings.k: want an integer, got "many"`},
@@ -287,7 +291,7 @@ experiments:
 // stay out of a job's JSON unless set, so adding them left every other job's hash as it
 // was; set, even to 0, they are in it.
 func TestSettingsJSONWithoutCoReview(t *testing.T) {
-	b, err := json.Marshal(Settings{K: 3})
+	b, err := json.Marshal(Settings{TrainSettings: models.TrainSettings{K: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +301,7 @@ func TestSettingsJSONWithoutCoReview(t *testing.T) {
 	if b, _ := json.Marshal(Data{}); string(b) != `{"Meta":"","Reviews":"","ImageFeatures":""}` {
 		t.Errorf("unset data.format in the JSON: %s", b)
 	}
-	b, err = json.Marshal(Settings{CoReviewWindow: Set(0), CoReviewMinUsers: 2})
+	b, err = json.Marshal(Settings{CoReviewSettings: graph.CoReviewSettings{CoReviewWindow: Set(0), CoReviewMinUsers: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,14 @@
 // Package job is the job file: its YAML schema (Job, Experiment, Data,
-// Settings), the documented defaults (Defaults, which refers to the
-// library packages' own where they decide), --set and MONOMER_* overrides
+// Settings), the defaults (Defaults), --set and MONOMER_* overrides
 // (Override, ParseSets, EnvOverrides), validation before any data is read
 // (Validate: names, enumerations, bounds, the feature dimension each size
 // must fit) and per-experiment resolution (Resolve: defaults, then the job's
 // settings, then the experiment's, with data paths made absolute).
+//
+// Settings embeds the settings structs the libraries declare (each field
+// with its doc comment, default and bounds: see monomer/internal/setting)
+// and handles every field alike by reflection, so that adding a setting is
+// one field in its library plus its use.
 //
 // A setting left out inherits; so does a zero one, except for the Opt
 // settings, whose zero means something (reject_ratio: 0, use_summary:
@@ -15,8 +19,9 @@
 // malformed --set), name the file and the field's path in it
 // ("experiments[2].graph"), and map to exit code 2.
 //
-// Package job must not import pipeline or stages: the runner depends on the
-// job's types, never the reverse. It reads no file but the job file, runs
-// nothing, does not log and does not read the environment itself (callers
-// pass os.Environ() to EnvOverrides).
+// Package job must not import pipeline, stages, report, schema or Arrow
+// (TestJobImports): the runner depends on the job's types, never the
+// reverse, and a job file is checked without linking the table code. It
+// reads no file but the job file, runs nothing, does not log and does not
+// read the environment itself (callers pass os.Environ() to EnvOverrides).
 package job

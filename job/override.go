@@ -298,12 +298,25 @@ func setKey(m *yaml.Node, key string, v *yaml.Node) {
 // yamlKeys lists the YAML keys of struct type t, in field order.
 func yamlKeys(t reflect.Type) []string {
 	var keys []string
-	for i := 0; i < t.NumField(); i++ {
-		if k := yamlName(t.Field(i)); k != "" {
-			keys = append(keys, k)
-		}
+	for _, f := range yamlFields(t) {
+		keys = append(keys, yamlName(f))
 	}
 	return keys
+}
+
+// yamlFields lists the fields of struct type t that have a YAML key, the
+// fields of an inline struct (Settings' library structs) in its place.
+func yamlFields(t reflect.Type) []reflect.StructField {
+	var out []reflect.StructField
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if _, opts, _ := strings.Cut(f.Tag.Get("yaml"), ","); opts == "inline" {
+			out = append(out, yamlFields(f.Type)...)
+		} else if yamlName(f) != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func yamlName(f reflect.StructField) string {
@@ -319,9 +332,9 @@ func yamlName(f reflect.StructField) string {
 }
 
 func fieldByYAML(t reflect.Type, key string) (reflect.StructField, bool) {
-	for i := 0; i < t.NumField(); i++ {
-		if yamlName(t.Field(i)) == key {
-			return t.Field(i), true
+	for _, f := range yamlFields(t) {
+		if yamlName(f) == key {
+			return f, true
 		}
 	}
 	return reflect.StructField{}, false

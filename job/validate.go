@@ -9,7 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"monomer/imagefeat"
+	"monomer/imagefeat/fc7"
 )
 
 // checkNodes walks a job document beside the Job type, before it is
@@ -129,37 +129,22 @@ func wantedType(n *yaml.Node, t reflect.Type) string {
 	return ""
 }
 
-// Caps of the settings with no bound in the data. Each is far above any
-// sensible value and low enough that the sizes derived from it stay in int
-// and in memory estimates.
-const (
-	maxVocabSize    = 1_000_000       // distinct adjectives and nouns of a category's reviews are far fewer
-	maxSampleTokens = 1 << 40         // tokens of the vocabulary sample
-	maxVocabShards  = 10_000          // bow-shard tasks
-	maxSwapsPerEdge = 10_000          // rewiring attempts per edge (20 mixes the graph)
-	maxTrainCap     = 1<<31 - 1       // pair indices are int32 in the tables
-	maxIter         = 1_000_000       // L-BFGS iterations per fit
-	maxLambdas      = 1_000           // grid points per model
-	maxDepth        = 64              // category levels below the prefix
-	maxSize         = maxVocabSize    // k, monomer_k, n, topics before the data bound applies
-	maxImageScale   = math.MaxFloat32 // features are float32
-	maxMapItems     = 10_000          // t-SNE holds up to four n×n float64 matrices: 3.2 GB at 10,000
-	maxWindowDays   = 1_000_000       // days of co_review_window: far beyond any review history, and ×86400 fits int64
-	maxUserItems    = 1_000_000       // co_review_max_user_items: 5·10¹¹ pairs from one user is already hopeless
-)
+// maxDepth caps an experiment's depth: category levels below the prefix.
+const maxDepth = 64
 
-// FeatureDim is the feature dimension of an experiment: imagefeat.Dim for image
+// FeatureDim is the feature dimension of an experiment: fc7.Dim for image
 // features, the vocabulary size for bag-of-words.
 func (r *Resolved) FeatureDim() int {
 	if r.Features == "image" {
-		return imagefeat.Dim
+		return fc7.Dim
 	}
 	return r.Settings.VocabSize
 }
 
 // checkBounds checks the upper bounds of a resolved experiment's sizes
 // against each other and the data they apply to: K, Monomer's K and N at
-// most the feature dimension, topics at most the vocabulary. A bound that
+// most the feature dimension, topics at most the vocabulary; then every
+// setting's cap. A bound that
 // only matters to a model is checked when the experiment trains it. at
 // names the experiment ("experiments[1]"); the memory the sizes imply is
 // checked before training (see Preflighter).
@@ -189,33 +174,5 @@ func (r *Resolved) checkBounds(at string) error {
 	if slices.Contains(r.Models, "lda") && s.Topics > s.VocabSize {
 		return fmt.Errorf("%s.topics: %d is above vocab_size, %d (more topics than words)", at, s.Topics, s.VocabSize)
 	}
-	for _, c := range []struct {
-		name   string
-		v, max int64
-	}{
-		{"vocab_size", int64(s.VocabSize), maxVocabSize},
-		{"vocab_sample_tokens", s.VocabSampleTokens, maxSampleTokens},
-		{"vocab_shards", int64(s.VocabShards.Get()), maxVocabShards},
-		{"swaps_per_edge", int64(s.SwapsPerEdge), maxSwapsPerEdge},
-		{"train_cap", int64(s.TrainCap), maxTrainCap},
-		{"k", int64(s.K), maxSize},
-		{"monomer_k", int64(s.MonomerK), maxSize},
-		{"n", int64(s.N), maxSize},
-		{"topics", int64(s.Topics), maxSize},
-		{"max_iter", int64(s.MaxIter), maxIter},
-		{"valid_every", int64(s.ValidEvery), maxIter},
-		{"lambdas (count)", int64(len(s.Lambdas)), maxLambdas},
-		{"report_map_items", int64(s.ReportMapItems), maxMapItems},
-		{"co_review_window", int64(s.CoReviewWindow.Get()), maxWindowDays},
-		{"co_review_min_users", int64(s.CoReviewMinUsers), math.MaxInt32},
-		{"co_review_max_user_items", int64(s.CoReviewMaxUserItems), maxUserItems},
-	} {
-		if c.v > c.max {
-			return fmt.Errorf("%s.%s: %d is above the maximum %d", at, c.name, c.v, c.max)
-		}
-	}
-	if s.ImageScale > maxImageScale {
-		return fmt.Errorf("%s.image_scale: %g is above the maximum %g", at, s.ImageScale, maxImageScale)
-	}
-	return nil
+	return s.checkCaps(at)
 }

@@ -1,0 +1,44 @@
+package graph
+
+import "monomer/internal/setting"
+
+// PairSettings are the job settings of the training pairs: how negatives
+// are drawn and how many pairs the split keeps (declared as package setting
+// describes).
+type PairSettings struct {
+	// Negatives is rewire (degree-preserving, the paper's: Rewire),
+	// uniform (Uniform), or auto: rewire, falling back to uniform (with a
+	// warning, recorded in the stage's stats) when the graph is too dense
+	// to rewire.
+	Negatives string `yaml:"negatives" default:"rewire" oneof:"rewire uniform auto"`
+	// SwapsPerEdge is the number of switch attempts per edge in the first
+	// rewiring phase (DefaultSwapsPerEdge says why 20; 20 mixes the graph,
+	// hence the cap).
+	SwapsPerEdge int `yaml:"swaps_per_edge" default:"20" min:"0" cap:"10_000"`
+	// TrainCap bounds the training pairs; larger data are subsampled before
+	// the 80/10/10 split (DefaultTrainCap, paper §4.1). Pair indices are
+	// int32 in the tables, hence the cap.
+	TrainCap int `yaml:"train_cap" default:"2_000_000" min:"0" cap:"2_147_483_647"`
+}
+
+// CoReviewSettings are the job settings of the co_review graph (CoReview;
+// declared as package setting describes). They are left out of the job's
+// JSON when unset, so that the hash of a job that does not use them (which
+// the report shows and keys) is what it was before they existed.
+type CoReviewSettings struct {
+	// CoReviewWindow is the longest time, in days, between one user's
+	// reviews of two items for that user to relate them
+	// (DefaultCoReviewWindowDays); 0 relates only reviews at the same time
+	// (the same day in the 2014 and 2018 files, whose times are whole
+	// days). The cap is far beyond any review history, and in seconds fits
+	// int64.
+	CoReviewWindow setting.Opt[int] `yaml:"co_review_window" json:",omitzero" default:"30" min:"0" cap:"1_000_000"`
+	// CoReviewMinUsers is how many distinct users must relate two items
+	// for an edge (DefaultCoReviewMinUsers).
+	CoReviewMinUsers int `yaml:"co_review_min_users" json:",omitzero" default:"2" min:"0" cap:"2_147_483_647"`
+	// CoReviewMaxUserItems leaves out the reviews of users who reviewed
+	// more distinct items of the experiment's scope than this (their pairs
+	// grow as the square; DefaultCoReviewMaxUserItems). At the cap, one
+	// user's 5·10¹¹ pairs are already hopeless.
+	CoReviewMaxUserItems int `yaml:"co_review_max_user_items" json:",omitzero" default:"1000" min:"2" why:"one item makes no pair" cap:"1_000_000"`
+}
