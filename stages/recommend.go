@@ -44,7 +44,25 @@ func (Recommend) Key(e *job.Resolved) (any, []string) {
 
 // retrievable reports whether a model has a distance to retrieve by (CT
 // ranks subcategories, not items).
-func retrievable(model string) bool { return model != "ct" }
+func retrievable(model string) bool {
+	m, err := models.Lookup(model)
+	return err == nil && !m.Counted
+}
+
+// RetrievableNames lists the models that rank items, as "wnn, lda, lmt or
+// monomer" (in the column order of the paper's tables).
+func RetrievableNames() string {
+	var names []string
+	for _, m := range models.ByColumn() {
+		if !m.Counted {
+			names = append(names, m.Name)
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
 
 // recExperiment is what retrieval needs of one experiment's outputs.
 type recExperiment struct {
@@ -90,15 +108,15 @@ func (e *recExperiment) retriever(model string) (*models.Retriever, error) {
 	if s == nil {
 		return nil, fmt.Errorf("stages: recommend: no trained %s", model)
 	}
-	name, f := model, e.feat
-	if model == "lda" {
-		name = models.ModelWNN
+	m := registered(model)
+	f := e.feat
+	if m.Topics {
 		var err error
-		if f, err = readTopics(e.in, len(e.it.asin)); err != nil {
+		if f, err = readTopics(e.in, model, len(e.it.asin)); err != nil {
 			return nil, err
 		}
 	}
-	fit, err := models.NewFit(name, s.c, s.params)
+	fit, err := models.NewFit(m.Scorer, s.c, s.params)
 	if err != nil {
 		return nil, err
 	}
@@ -355,8 +373,11 @@ func RecommendOne(runDir, experiment, model, asin string, k int, cross bool) (*R
 	if k <= 0 {
 		return nil, fmt.Errorf("%w: --k %d must be positive", pipeline.ErrUsage, k)
 	}
+	if _, err := models.Lookup(model); err != nil {
+		return nil, fmt.Errorf("%w: --model %s is not a model (use %s)", pipeline.ErrUsage, model, RetrievableNames())
+	}
 	if !retrievable(model) {
-		return nil, fmt.Errorf("%w: --model %s ranks subcategories, not items (use wnn, lda, lmt or monomer)", pipeline.ErrUsage, model)
+		return nil, fmt.Errorf("%w: --model %s ranks subcategories, not items (use %s)", pipeline.ErrUsage, model, RetrievableNames())
 	}
 	if fi, err := os.Stat(runDir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%w: %s is not a run directory (run `monomer run` first)", pipeline.ErrUsage, runDir)
