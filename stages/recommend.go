@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -123,20 +122,6 @@ func (e *recExperiment) retriever(model string) (*models.Retriever, error) {
 	return models.NewRetriever(fit, f, e.cand)
 }
 
-// sample draws n of items (all if fewer), returned ascending.
-func sample(rng *rand.Rand, items []int32, n int) []int32 {
-	if len(items) <= n {
-		return slices.Clone(items)
-	}
-	p := rng.Perm(len(items))[:n]
-	out := make([]int32, n)
-	for i, j := range p {
-		out[i] = items[j]
-	}
-	slices.Sort(out)
-	return out
-}
-
 type recTable struct {
 	model, query, item  []string
 	rank, space, qi, ii []int32
@@ -163,7 +148,7 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 		return nil, err
 	}
 	k := env.Exp.Settings.RecommendK
-	queries := sample(env.RNG("queries"), e.cand, env.Exp.Settings.RecommendQueries)
+	queries := models.SampleItems(env.RNG("queries"), e.cand, env.Exp.Settings.RecommendQueries)
 	// Held-out test positives by query, and the positives a model saw.
 	test, known := map[int32][]int32{}, map[int32][]int32{}
 	isCand := make(map[int32]bool, len(e.cand))
@@ -185,7 +170,7 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 		withTest = append(withTest, x)
 	}
 	slices.Sort(withTest)
-	testQueries := sample(env.RNG("test_queries"), withTest, env.Exp.Settings.RecommendQueries)
+	testQueries := models.SampleItems(env.RNG("test_queries"), withTest, env.Exp.Settings.RecommendQueries)
 
 	var rec recTable
 	var met recMetricTable
@@ -470,57 +455,4 @@ func readTitles(in inputs) ([]string, error) {
 		return nil
 	})
 	return out, err
-}
-
-// recMetrics is one row of recommend_metrics.parquet.
-type recMetrics struct {
-	queries, testQueries                        int
-	same, distinct, coverage, gini, hit, recall float64
-	coverageCross, giniCross                    float64
-}
-
-// values are the claims in schema.JobMetrics' column order.
-func (m recMetrics) values() [8]float64 {
-	return [8]float64{m.same, m.distinct, m.coverage, m.gini, m.coverageCross, m.giniCross, m.hit, m.recall}
-}
-
-// readRecMetrics reads recommend_metrics.parquet by model; a missing file
-// (a run directory from before the stage existed) is no metrics, and
-// missing cross-subcategory columns (before recommend 1.1.0) are NaN.
-func readRecMetrics(path string) (map[string]recMetrics, error) {
-	out := map[string]recMetrics{}
-	if _, err := os.Stat(path); os.IsNotExist(err) {
-		return out, nil
-	}
-	err := schema.Read(path, func(c *schema.Cols) error {
-		model, q, tq := c.Strings("model"), c.Int32s("queries"), c.Int32s("test_queries")
-		same, dist, cov, gini := c.Float64s("same_subcategory"), c.Float64s("distinct_subcategories"), c.Float64s("coverage"), c.Float64s("gini")
-		hit, rec := c.Float64s("hit_rate"), c.Float64s("recall")
-		if c.Err() != nil {
-			return nil
-		}
-		covX, giniX, err := crossColumns(c, len(model))
-		if err != nil {
-			return err
-		}
-		for i, m := range model {
-			out[m] = recMetrics{queries: int(q[i]), testQueries: int(tq[i]), same: same[i], distinct: dist[i],
-				coverage: cov[i], gini: gini[i], hit: hit[i], recall: rec[i], coverageCross: covX[i], giniCross: giniX[i]}
-		}
-		return nil
-	})
-	return out, err
-}
-
-// crossColumns reads coverage_cross and gini_cross, NaN when the table
-// predates them.
-func crossColumns(c *schema.Cols, rows int) (cov, gini []float64, err error) {
-	if !c.Has("coverage_cross") {
-		nan := make([]float64, rows)
-		for i := range nan {
-			nan[i] = math.NaN()
-		}
-		return nan, nan, nil
-	}
-	return c.Float64s("coverage_cross"), c.Float64s("gini_cross"), c.Err()
 }
