@@ -18,10 +18,10 @@ func TestSmallDataWarning(t *testing.T) {
 		er   exp
 		warn bool
 	}{
-		{exp{"bow-small", "bow", monomerCrossover["bow"]-1, []string{"lmt", "monomer"}}, true},
+		{exp{"bow-small", "bow", monomerCrossover["bow"] - 1, []string{"lmt", "monomer"}}, true},
 		{exp{"bow-large", "bow", monomerCrossover["bow"], []string{"lmt", "monomer"}}, false},
-		{exp{"image-small", "image", monomerCrossover["image"]-1, []string{"lmt", "monomer"}}, true},
-		{exp{"image-large", "image", monomerCrossover["bow"]-1, []string{"lmt", "monomer"}}, false},
+		{exp{"image-small", "image", monomerCrossover["image"] - 1, []string{"lmt", "monomer"}}, true},
+		{exp{"image-large", "image", monomerCrossover["bow"] - 1, []string{"lmt", "monomer"}}, false},
 		{exp{"no-lmt", "bow", 10, []string{"monomer"}}, false},
 		{exp{"no-monomer", "bow", 0, []string{"lmt"}}, false},
 	}
