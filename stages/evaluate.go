@@ -180,7 +180,8 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 	for _, model := range env.Exp.Models {
 		var score func([]graph.Pair) ([]float64, []float64, error)
 		var fit *savedFit
-		if registered(model).Counted {
+		m := registered(model)
+		if m.Counted {
 			ct, err := readCT(env.InDir, it)
 			if err != nil {
 				return nil, err
@@ -196,12 +197,12 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 				return nil, fmt.Errorf("stages: evaluate: no trained %s", model)
 			}
 			f := feat
-			if registered(model).Topics {
+			if m.Topics {
 				if f, err = readTopics(env.InDir, model, len(it.asin)); err != nil {
 					return nil, err
 				}
 			}
-			mf, err := models.NewFit(registered(model).Scorer, fit.c, fit.params)
+			mf, err := models.NewFit(m.Scorer, fit.c, fit.params)
 			if err != nil {
 				return nil, err
 			}

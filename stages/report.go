@@ -22,7 +22,9 @@ import (
 // Report is the job-level stage: one metrics table across experiments,
 // report/tables.md laid out like the paper's Tables 2 and 4, with the
 // published figures beside ours, and report/index.html, the visual report
-// (package report) with its PNGs beside it.
+// with its PNGs beside it. It reads each experiment's tables into a
+// report.Input and writes what package report makes of them
+// (report.Assemble, Markdown, Write).
 type Report struct{}
 
 var (
