@@ -84,13 +84,22 @@ type Experiment struct {
 	Graph string `yaml:"graph"`
 	// Features is image or bow.
 	Features string `yaml:"features"`
-	// Models to train: wnn, ct, lmt, monomer, lda. If empty, all that fit the
-	// feature type (lda only with bow).
+	// Models to train, by name in models' registry (models.Names: wnn, ct,
+	// lmt, monomer, lda). If empty, all that fit the feature type
+	// (models.Defaults: lda only with bow).
 	Models []string `yaml:"models"`
 	// Data overrides the job's raw files for this experiment.
 	Data Data `yaml:"data"`
 	// Settings override the job's settings for this experiment.
 	Settings Settings `yaml:"settings"`
+}
+
+// Models are the settings of the models in s, which each model's
+// models.Model.Reads picks from.
+func (s Settings) Models() models.Settings {
+	return models.Settings{K: s.K, MonomerK: s.MonomerK, N: s.N, GatePenalty: s.GatePenalty, GateInit: s.GateInit,
+		Topics: s.Topics, LDAPasses: s.LDAPasses, Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery,
+		Patience: s.Patience, WarmStart: s.WarmStart.Get(), CTTop: s.CTTop}
 }
 
 // Resolved is an experiment with every setting and path filled in.
@@ -113,10 +122,7 @@ func (j *Job) Resolve(i int) Resolved {
 		r.Depth = Set(1)
 	}
 	if len(r.Models) == 0 {
-		r.Models = []string{"wnn", "ct", "lmt", "monomer"}
-		if r.Features == "bow" {
-			r.Models = append(r.Models, "lda")
-		}
+		r.Models = models.Defaults(r.Features)
 	}
 	r.Settings = Defaults().over(j.Settings).over(e.Settings)
 	base := filepath.Dir(j.Path)
@@ -230,15 +236,16 @@ func (j *Job) Validate() error {
 		if !slices.Contains(FeatureKinds, e.Features) {
 			return fmt.Errorf("%s.features: %q is not one of %s", at, e.Features, strings.Join(FeatureKinds, ", "))
 		}
-		for k, m := range e.Models {
-			if !slices.Contains(Models, m) {
-				return fmt.Errorf("%s.models[%d]: %q is not one of %s", at, k, m, strings.Join(Models, ", "))
+		for k, name := range e.Models {
+			m, err := models.Lookup(name)
+			if err != nil {
+				return fmt.Errorf("%s.models[%d]: %q is not one of %s", at, k, name, strings.Join(models.Names(), ", "))
 			}
-			if slices.Index(e.Models, m) < k {
-				return fmt.Errorf("%s.models[%d]: %q is listed twice", at, k, m)
+			if slices.Index(e.Models, name) < k {
+				return fmt.Errorf("%s.models[%d]: %q is listed twice", at, k, name)
 			}
-			if m == "lda" && e.Features != "bow" {
-				return fmt.Errorf("%s.models[%d]: lda needs features: bow", at, k)
+			if m.Bow && e.Features != "bow" {
+				return fmt.Errorf("%s.models[%d]: %s needs features: bow", at, k, name)
 			}
 		}
 		if err := e.Settings.validate(at + ".settings"); err != nil {
@@ -274,5 +281,4 @@ func (j *Job) Validate() error {
 var (
 	Graphs       = []string{"also_bought", "also_viewed", "bought_together", "co_review"}
 	FeatureKinds = []string{"image", "bow"}
-	Models       = []string{"wnn", "ct", "lmt", "monomer", "lda"}
 )

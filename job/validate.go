@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"monomer/imagefeat/fc7"
+	"monomer/models"
 )
 
 // checkNodes walks a job document beside the Job type, before it is
@@ -158,21 +159,19 @@ func (r *Resolved) checkBounds(at string) error {
 	if r.Features == "bow" {
 		what = "vocab_size (the bag-of-words dimension)"
 	}
-	type bound struct {
-		model, name string
-		v           int
-	}
-	for _, b := range []bound{
-		{"lmt", "k", s.K},
-		{"monomer", "monomer_k", s.MonomerK},
-		{"monomer", "n", s.N},
-	} {
-		if slices.Contains(r.Models, b.model) && b.v > dim {
-			return fmt.Errorf("%s.%s: %d is above %s, %d (%s projects the features to at most that many dimensions)", at, b.name, b.v, what, dim, b.model)
+	for _, m := range models.Models() {
+		if m.Bounds == nil || !slices.Contains(r.Models, m.Name) {
+			continue
 		}
-	}
-	if slices.Contains(r.Models, "lda") && s.Topics > s.VocabSize {
-		return fmt.Errorf("%s.topics: %d is above vocab_size, %d (more topics than words)", at, s.Topics, s.VocabSize)
+		for _, b := range m.Bounds(s.Models()) {
+			limit, of := dim, what
+			if b.Words {
+				limit, of = s.VocabSize, "vocab_size"
+			}
+			if b.Value > limit {
+				return fmt.Errorf("%s.%s: %d is above %s, %d (%s)", at, b.Setting, b.Value, of, limit, b.Why)
+			}
+		}
 	}
 	return s.checkCaps(at)
 }

@@ -18,11 +18,15 @@ var (
 	ErrSpec = errors.New("models: invalid spec")
 )
 
-// Names of the trained models, as in job files.
+// Names of the trained models, as in job files. WNN, LMT and Monomer are
+// also the Fit families (Spec.Model) every learned model is scored as; the
+// registry (Models) says what each model is.
 const (
 	ModelWNN     = "wnn"
 	ModelLMT     = "lmt"
 	ModelMonomer = "monomer"
+	ModelCT      = "ct"
+	ModelLDA     = "lda"
 )
 
 // The defaults of Spec, LDAOptions and FitCT that callers document (the

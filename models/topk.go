@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"sync"
@@ -540,4 +541,20 @@ func (h *hitHeap) offer(s scored, k int) {
 		(*h)[0] = s
 		heap.Fix(h, 0)
 	}
+}
+
+// SampleItems draws n of items (all of them if fewer), returned ascending:
+// the query items the recommend stage answers and the items the report
+// projects and maps.
+func SampleItems(rng *rand.Rand, items []int32, n int) []int32 {
+	if len(items) <= n {
+		return slices.Clone(items)
+	}
+	p := rng.Perm(len(items))[:n]
+	out := make([]int32, n)
+	for i, j := range p {
+		out[i] = items[j]
+	}
+	slices.Sort(out)
+	return out
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"monomer/models"
 )
 
 // The paper's tables, as cells: index.html and tables.md are both drawn
@@ -29,9 +31,6 @@ type Row struct {
 	Impr string
 }
 
-// modelOrder is the column order of the tables (the paper's letters).
-var modelOrder = []string{"wnn", "ct", "lda", "lmt", "monomer"}
-
 // PaperTables lays the test errors out like the paper's Tables 2 (image
 // features) and 4 (bag of words); a table with no experiment is left out.
 func PaperTables(exps []*Experiment) []Table {
@@ -42,13 +41,13 @@ func PaperTables(exps []*Experiment) []Table {
 	} {
 		tv := Table{Title: kind.title}
 		var cols []string
-		for _, m := range modelOrder {
+		for _, m := range models.ByColumn() {
 			for _, e := range exps {
 				if e.Features != kind.features {
 					continue
 				}
-				if r := e.model(m); r != nil && !slices.Contains(cols, m) {
-					cols = append(cols, m)
+				if r := e.model(m.Name); r != nil && !slices.Contains(cols, m.Name) {
+					cols = append(cols, m.Name)
 					tv.Models = append(tv.Models, r.Title)
 				}
 			}
@@ -69,7 +68,8 @@ func PaperTables(exps []*Experiment) []Table {
 				row.Cells = append(row.Cells, cell)
 			}
 			row.Impr = "—"
-			l, m := e.model("lmt"), e.model("monomer")
+			// The paper's comparison: Monomer against LMT.
+			l, m := e.model(models.ModelLMT), e.model(models.ModelMonomer)
 			if l != nil && m != nil {
 				if !math.IsNaN(l.TestError) && !math.IsNaN(m.TestError) && l.TestError > 0 {
 					row.Impr = fmt.Sprintf("%.0f%%", 100*(l.TestError-m.TestError)/l.TestError)
@@ -146,13 +146,13 @@ func Markdown(page *Page) string {
 	}
 	b.WriteString("\n## Chosen λ and test AUC\n\n| Experiment | Dataset | Model | λ | Test error | Test AUC |\n|---|---|---|---:|---:|---:|\n")
 	for _, e := range page.Experiments {
-		for _, m := range modelOrder {
-			r := e.model(m)
+		for _, m := range models.ByColumn() {
+			r := e.model(m.Name)
 			if r == nil || math.IsNaN(r.TestError) {
 				continue
 			}
-			lambda := "—" // CT has no λ
-			if m != "ct" && !math.IsNaN(r.Lambda) {
+			lambda := "—" // a counted model (CT) has no λ
+			if !m.Counted && !math.IsNaN(r.Lambda) {
 				lambda = fmt.Sprintf("%g", r.Lambda)
 			}
 			row(e.Name, e.Dataset, r.Title, lambda, pct(r.TestError)+r.Marks, fmt.Sprintf("%.4f", r.AUC))

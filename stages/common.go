@@ -250,9 +250,10 @@ func (m *dense) Rows() int           { return m.rows }
 func (m *dense) Dim() int            { return m.dim }
 func (m *dense) Row(i int) []float32 { return m.data[i*m.dim : (i+1)*m.dim : (i+1)*m.dim] }
 
-// readTopics reads the topic proportions node train.lda wrote.
-func readTopics(in inputs, nItems int) (*dense, error) {
-	dir, err := trainDir(in, "lda")
+// readTopics reads the topic proportions node train.<model> wrote (a
+// models.Model.Topics model).
+func readTopics(in inputs, model string, nItems int) (*dense, error) {
+	dir, err := trainDir(in, model)
 	if err != nil {
 		return nil, err
 	}

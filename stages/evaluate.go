@@ -73,7 +73,7 @@ type savedFit struct {
 func readTrainedFits(in inputs, ms []string) (map[string]*savedFit, error) {
 	out := map[string]*savedFit{}
 	for _, m := range ms {
-		if m == "ct" {
+		if registered(m).Counted {
 			continue
 		}
 		dir, err := trainDir(in, m)
@@ -180,7 +180,8 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 	for _, model := range env.Exp.Models {
 		var score func([]graph.Pair) ([]float64, []float64, error)
 		var fit *savedFit
-		if model == "ct" {
+		m := registered(model)
+		if m.Counted {
 			ct, err := readCT(env.InDir, it)
 			if err != nil {
 				return nil, err
@@ -195,15 +196,13 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 			if fit == nil {
 				return nil, fmt.Errorf("stages: evaluate: no trained %s", model)
 			}
-			name := model
 			f := feat
-			if model == "lda" {
-				name = models.ModelWNN
-				if f, err = readTopics(env.InDir, len(it.asin)); err != nil {
+			if m.Topics {
+				if f, err = readTopics(env.InDir, model, len(it.asin)); err != nil {
 					return nil, err
 				}
 			}
-			mf, err := models.NewFit(name, fit.c, fit.params)
+			mf, err := models.NewFit(m.Scorer, fit.c, fit.params)
 			if err != nil {
 				return nil, err
 			}

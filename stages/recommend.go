@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -44,7 +43,25 @@ func (Recommend) Key(e *job.Resolved) (any, []string) {
 
 // retrievable reports whether a model has a distance to retrieve by (CT
 // ranks subcategories, not items).
-func retrievable(model string) bool { return model != "ct" }
+func retrievable(model string) bool {
+	m, err := models.Lookup(model)
+	return err == nil && !m.Counted
+}
+
+// RetrievableNames lists the models that rank items, as "wnn, lda, lmt or
+// monomer" (in the column order of the paper's tables).
+func RetrievableNames() string {
+	var names []string
+	for _, m := range models.ByColumn() {
+		if !m.Counted {
+			names = append(names, m.Name)
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
 
 // recExperiment is what retrieval needs of one experiment's outputs.
 type recExperiment struct {
@@ -90,33 +107,19 @@ func (e *recExperiment) retriever(model string) (*models.Retriever, error) {
 	if s == nil {
 		return nil, fmt.Errorf("stages: recommend: no trained %s", model)
 	}
-	name, f := model, e.feat
-	if model == "lda" {
-		name = models.ModelWNN
+	m := registered(model)
+	f := e.feat
+	if m.Topics {
 		var err error
-		if f, err = readTopics(e.in, len(e.it.asin)); err != nil {
+		if f, err = readTopics(e.in, model, len(e.it.asin)); err != nil {
 			return nil, err
 		}
 	}
-	fit, err := models.NewFit(name, s.c, s.params)
+	fit, err := models.NewFit(m.Scorer, s.c, s.params)
 	if err != nil {
 		return nil, err
 	}
 	return models.NewRetriever(fit, f, e.cand)
-}
-
-// sample draws n of items (all if fewer), returned ascending.
-func sample(rng *rand.Rand, items []int32, n int) []int32 {
-	if len(items) <= n {
-		return slices.Clone(items)
-	}
-	p := rng.Perm(len(items))[:n]
-	out := make([]int32, n)
-	for i, j := range p {
-		out[i] = items[j]
-	}
-	slices.Sort(out)
-	return out
 }
 
 type recTable struct {
@@ -145,7 +148,7 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 		return nil, err
 	}
 	k := env.Exp.Settings.RecommendK
-	queries := sample(env.RNG("queries"), e.cand, env.Exp.Settings.RecommendQueries)
+	queries := models.SampleItems(env.RNG("queries"), e.cand, env.Exp.Settings.RecommendQueries)
 	// Held-out test positives by query, and the positives a model saw.
 	test, known := map[int32][]int32{}, map[int32][]int32{}
 	isCand := make(map[int32]bool, len(e.cand))
@@ -167,7 +170,7 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 		withTest = append(withTest, x)
 	}
 	slices.Sort(withTest)
-	testQueries := sample(env.RNG("test_queries"), withTest, env.Exp.Settings.RecommendQueries)
+	testQueries := models.SampleItems(env.RNG("test_queries"), withTest, env.Exp.Settings.RecommendQueries)
 
 	var rec recTable
 	var met recMetricTable
@@ -355,8 +358,11 @@ func RecommendOne(runDir, experiment, model, asin string, k int, cross bool) (*R
 	if k <= 0 {
 		return nil, fmt.Errorf("%w: --k %d must be positive", pipeline.ErrUsage, k)
 	}
+	if _, err := models.Lookup(model); err != nil {
+		return nil, fmt.Errorf("%w: --model %s is not a model (use %s)", pipeline.ErrUsage, model, RetrievableNames())
+	}
 	if !retrievable(model) {
-		return nil, fmt.Errorf("%w: --model %s ranks subcategories, not items (use wnn, lda, lmt or monomer)", pipeline.ErrUsage, model)
+		return nil, fmt.Errorf("%w: --model %s ranks subcategories, not items (use %s)", pipeline.ErrUsage, model, RetrievableNames())
 	}
 	if fi, err := os.Stat(runDir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%w: %s is not a run directory (run `monomer run` first)", pipeline.ErrUsage, runDir)
@@ -449,57 +455,4 @@ func readTitles(in inputs) ([]string, error) {
 		return nil
 	})
 	return out, err
-}
-
-// recMetrics is one row of recommend_metrics.parquet.
-type recMetrics struct {
-	queries, testQueries                        int
-	same, distinct, coverage, gini, hit, recall float64
-	coverageCross, giniCross                    float64
-}
-
-// values are the claims in schema.JobMetrics' column order.
-func (m recMetrics) values() [8]float64 {
-	return [8]float64{m.same, m.distinct, m.coverage, m.gini, m.coverageCross, m.giniCross, m.hit, m.recall}
-}
-
-// readRecMetrics reads recommend_metrics.parquet by model; a missing file
-// (a run directory from before the stage existed) is no metrics, and
-// missing cross-subcategory columns (before recommend 1.1.0) are NaN.
-func readRecMetrics(path string) (map[string]recMetrics, error) {
-	out := map[string]recMetrics{}
-	if _, err := os.Stat(path); os.IsNotExist(err) {
-		return out, nil
-	}
-	err := schema.Read(path, func(c *schema.Cols) error {
-		model, q, tq := c.Strings("model"), c.Int32s("queries"), c.Int32s("test_queries")
-		same, dist, cov, gini := c.Float64s("same_subcategory"), c.Float64s("distinct_subcategories"), c.Float64s("coverage"), c.Float64s("gini")
-		hit, rec := c.Float64s("hit_rate"), c.Float64s("recall")
-		if c.Err() != nil {
-			return nil
-		}
-		covX, giniX, err := crossColumns(c, len(model))
-		if err != nil {
-			return err
-		}
-		for i, m := range model {
-			out[m] = recMetrics{queries: int(q[i]), testQueries: int(tq[i]), same: same[i], distinct: dist[i],
-				coverage: cov[i], gini: gini[i], hit: hit[i], recall: rec[i], coverageCross: covX[i], giniCross: giniX[i]}
-		}
-		return nil
-	})
-	return out, err
-}
-
-// crossColumns reads coverage_cross and gini_cross, NaN when the table
-// predates them.
-func crossColumns(c *schema.Cols, rows int) (cov, gini []float64, err error) {
-	if !c.Has("coverage_cross") {
-		nan := make([]float64, rows)
-		for i := range nan {
-			nan[i] = math.NaN()
-		}
-		return nan, nan, nil
-	}
-	return c.Float64s("coverage_cross"), c.Float64s("gini_cross"), c.Err()
 }

@@ -15,6 +15,7 @@ import (
 	"monomer/internal/browsertest"
 	"monomer/job"
 	"monomer/pipeline"
+	"monomer/report"
 	"monomer/schema"
 )
 
@@ -112,16 +113,16 @@ func checkRecommend(t *testing.T, job *job.Job, dir string) {
 			if !ok {
 				t.Fatalf("%s: no recommend metrics for %s", e.Name, m)
 			}
-			for _, x := range []float64{v.same, v.coverage, v.gini, v.giniCross, v.hit, v.recall} {
+			for _, x := range []float64{v.Same, v.Coverage, v.Gini, v.GiniCross, v.HitRate, v.Recall} {
 				if !(x >= 0 && x <= 1) {
 					t.Errorf("%s %s: metric %v outside [0, 1]: %+v", e.Name, m, x, v)
 				}
 			}
-			if !(v.coverageCross > 0 && v.coverageCross <= 1) {
-				t.Errorf("%s %s: coverage_cross %v outside (0, 1]", e.Name, m, v.coverageCross)
+			if !(v.CoverageCross > 0 && v.CoverageCross <= 1) {
+				t.Errorf("%s %s: coverage_cross %v outside (0, 1]", e.Name, m, v.CoverageCross)
 			}
-			if v.distinct < 1 || v.distinct > float64(k) || math.IsNaN(v.distinct) {
-				t.Errorf("%s %s: %v distinct subcategories per list", e.Name, m, v.distinct)
+			if v.Distinct < 1 || v.Distinct > float64(k) || math.IsNaN(v.Distinct) {
+				t.Errorf("%s %s: %v distinct subcategories per list", e.Name, m, v.Distinct)
 			}
 		}
 		checkCrossLists(t, e, dir, rm, model, qidx, iidx)
@@ -145,7 +146,7 @@ func checkRecommend(t *testing.T, job *job.Job, dir string) {
 // subcategory items of the stage's unfiltered list in the same order (both
 // are exact), and give the metrics the stage wrote. Some model's unfiltered
 // lists must hold same-subcategory items, or the filter is not exercised.
-func checkCrossLists(t *testing.T, e job.Resolved, dir string, rm map[string]recMetrics, model []string, qidx, iidx []int32) {
+func checkCrossLists(t *testing.T, e job.Resolved, dir string, rm map[string]report.Claims, model []string, qidx, iidx []int32) {
 	t.Helper()
 	k := e.Settings.RecommendK
 	rx := must(openRecExperiment(runInputs(dir, e.Name), e.Features, e.Models))(t)
@@ -168,7 +169,7 @@ func checkCrossLists(t *testing.T, e job.Resolved, dir string, rm map[string]rec
 			}
 			lists[qidx[r]] = append(lists[qidx[r]], iidx[r])
 		}
-		if v.same > 0 {
+		if v.Same > 0 {
 			filtered = true
 		}
 		r := must(rx.retriever(m))(t)
@@ -192,9 +193,9 @@ func checkCrossLists(t *testing.T, e job.Resolved, dir string, rm map[string]rec
 				}
 			}
 		}
-		t.Logf("%s %s: same subcategory %.3f, coverage %.3f (Gini %.3f), cross-subcategory %.3f (%.3f)", e.Name, m, v.same, v.coverage, v.gini, v.coverageCross, v.giniCross)
-		if cov, gini := coverage(cross, rx.cand); cov != v.coverageCross || gini != v.giniCross {
-			t.Errorf("%s %s: cross lists give coverage %v gini %v, stage wrote %v %v", e.Name, m, cov, gini, v.coverageCross, v.giniCross)
+		t.Logf("%s %s: same subcategory %.3f, coverage %.3f (Gini %.3f), cross-subcategory %.3f (%.3f)", e.Name, m, v.Same, v.Coverage, v.Gini, v.CoverageCross, v.GiniCross)
+		if cov, gini := coverage(cross, rx.cand); cov != v.CoverageCross || gini != v.GiniCross {
+			t.Errorf("%s %s: cross lists give coverage %v gini %v, stage wrote %v %v", e.Name, m, cov, gini, v.CoverageCross, v.GiniCross)
 		}
 	}
 	if !filtered {
@@ -259,7 +260,7 @@ func TestReadRecMetricsBeforeCross(t *testing.T) {
 		TestQueries: []int32{80}, HitRate: []float64{0.1}, Recall: []float64{0.05}}))(t)
 	rm := must(readRecMetrics(p))(t)
 	v := rm["lmt"]
-	if v.coverage != 0.8 || v.gini != 0.5 || v.testQueries != 80 || !math.IsNaN(v.coverageCross) || !math.IsNaN(v.giniCross) {
+	if v.Coverage != 0.8 || v.Gini != 0.5 || v.TestQueries != 80 || !math.IsNaN(v.CoverageCross) || !math.IsNaN(v.GiniCross) {
 		t.Fatalf("read %+v", v)
 	}
 }

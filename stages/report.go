@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 
-	"monomer/amazon"
 	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
@@ -23,7 +22,9 @@ import (
 // Report is the job-level stage: one metrics table across experiments,
 // report/tables.md laid out like the paper's Tables 2 and 4, with the
 // published figures beside ours, and report/index.html, the visual report
-// (package report) with its PNGs beside it.
+// with its PNGs beside it. It reads each experiment's tables into a
+// report.Input and writes what package report makes of them
+// (report.Assemble, Markdown, Write).
 type Report struct{}
 
 var (
@@ -74,157 +75,37 @@ func jobHash(j *job.Job) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// modelOrder is the column order of the tables (the paper's letters).
-var modelOrder = []string{"wnn", "ct", "lda", "lmt", "monomer"}
-
-var modelTitle = map[string]string{"wnn": "WNN", "ct": "CT", "lda": "LDA", "lmt": "LMT", "monomer": "Monomer"}
-
-type expReport struct {
-	r        job.Resolved
-	paper    paperRow
-	hasPaper bool
-	subcats  int
-	items    int
-	edges    int64
-	flags    map[string][]string // model -> what is degenerate about the chosen fit
-	rec      map[string]recMetrics
-	// trainPairs is Monomer's training pairs (metrics' train split), 0
-	// without Monomer.
-	trainPairs int64
-}
-
-// monomerCrossover is, per feature type, the number of training pairs
-// where Monomer overtook LMT on issue 28's learning curve
-// (models.TestLearningCurve: synth's Men top at F = 256, LMT K 40 against
-// Monomer K 8, N 4, λ from {1e-5, 1e-4, 1e-3}, seeds 1-3; BENCHMARKS.md,
-// "Learning curve"): the smallest size measured from which on Monomer's
-// mean test error is below LMT's at every larger size. Image: 1,000
-// (−0.008; +0.005 at 500); bag of words: 8,000 (−0.017; +0.006 at 4,000,
-// +0.033 at 2,000).
-var monomerCrossover = map[string]int64{"image": 1000, "bow": 8000}
-
-// smallDataWarning says when the experiment trains Monomer and LMT on fewer
-// pairs than monomerCrossover, "" otherwise.
-func (er *expReport) smallDataWarning() string {
-	min, ok := monomerCrossover[er.r.Features]
-	if !ok || er.trainPairs == 0 || er.trainPairs >= min || !slices.Contains(er.r.Models, "lmt") {
-		return ""
-	}
-	return fmt.Sprintf("%s: %d training pairs, below the %d from which Monomer beat LMT on planted %s data with rewired negatives (BENCHMARKS.md, \"Learning curve\"): there, with fewer pairs, Monomer's N+1 embeddings and gate were fitted from too little data and LMT did as well or better, so this comparison may reflect the data size more than the models",
-		er.r.Name, er.trainPairs, min, er.r.Features)
-}
-
-// dataset is the experiment's data set name, the same in tables.md and
-// metrics.parquet: the paper's name where the paper has the category, else
-// the category's last level ("Women").
-func (er *expReport) dataset() string {
-	if er.hasPaper {
-		return er.paper.dataset
-	}
-	levels := amazon.CategoryPrefix(er.r.Category)
-	return levels[len(levels)-1]
-}
-
-// The markers of degenerate fits in the report's tables, with their legend.
-var flagMarks = []struct{ flag, mark, legend string }{
-	{models.FlagConstant, "†", fmt.Sprintf("constant predictor: the chosen fit's validation probabilities span less than %g, so it predicts the same for every pair", models.ConstantSpread)},
-	{models.FlagEarlyLineSearchEnd, "‡", fmt.Sprintf("L-BFGS stopped on a line-search failure in its first %d iterations", models.EarlyStopIters)},
-	{models.FlagKeptStart, "§", "no iteration beat the random starting point on validation, so the start was kept"},
-}
-
-// marks returns the markers of a model's chosen fit, " †" or "".
-func (er *expReport) marks(model string) string {
-	var b strings.Builder
-	for _, f := range flagMarks {
-		if slices.Contains(er.flags[model], f.flag) {
-			b.WriteString(f.mark)
-		}
-	}
-	if b.Len() == 0 {
-		return ""
-	}
-	return " " + b.String()
-}
-
-// markerLegend is the legend of flagMarks.
-func markerLegend() string {
-	var b strings.Builder
-	for _, f := range flagMarks {
-		fmt.Fprintf(&b, "%s %s. ", f.mark, f.legend)
-	}
-	b.WriteString("The train stage's WARN lines and fits.parquet (columns valid_spread, flags) name every λ affected.")
-	return b.String()
-}
-
-// readFlags reads the flags of each model's chosen fit from fits.parquet.
-func (er *expReport) readFlags(path string) error {
-	return schema.Read(path, func(t *schema.Cols) error {
-		model, sel, flags := t.Strings("model"), t.Bools("selected"), t.Strings("flags")
-		if err := t.Err(); err != nil {
-			return err
-		}
-		for i := range model {
-			if sel[i] && flags[i] != "" {
-				er.flags[model[i]] = strings.Split(flags[i], ",")
-			}
-		}
-		return nil
-	})
-}
-
 func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
+	page := &report.Page{Job: env.Job.Name, Markers: report.MarkerLegend()}
 	var (
-		cols    jobMetricCols
-		reports []expReport
+		rows     []report.JobMetric
+		warnings []pipeline.Warning
 	)
+	bar := env.Track("report: projecting items", int64(len(env.Job.Experiments)))
 	for i := range env.Job.Experiments {
 		r := env.Job.Resolve(i)
-		er := expReport{r: r, flags: map[string][]string{}}
-		er.paper, er.hasPaper = paperFor(r.Category, r.Features)
-		in := expInputs(env, r.Name)
-		it, err := readItems(in)
+		pipeline.Describe(bar, "report: projecting the items of "+r.Name)
+		in, err := reportInput(env, &r)
 		if err != nil {
+			bar.Done()
 			return nil, err
 		}
-		er.items, er.subcats = len(it.asin), len(it.subName)
-		edges, err := in.file("ingest", "edges.parquet")
+		a, err := report.Assemble(in)
 		if err != nil {
-			return nil, err
+			bar.Done()
+			return nil, fmt.Errorf("stages: report %s: %w", r.Name, err)
 		}
-		if er.edges, err = schema.NumRows(edges); err != nil {
-			return nil, err
+		bar.Add(1)
+		rows = append(rows, a.Metrics...)
+		page.Experiments = append(page.Experiments, a.Page)
+		if a.SmallData != "" {
+			warnings = append(warnings, pipeline.Warning{Msg: a.SmallData, Attrs: map[string]any{
+				"experiment": r.Name, "train_pairs": a.TrainPairs, "crossover_pairs": a.Crossover}})
 		}
-		recMetrics, err := in.file("recommend", "recommend_metrics.parquet")
-		if err != nil {
-			return nil, err
-		}
-		if er.rec, err = readRecMetrics(recMetrics); err != nil {
-			return nil, err
-		}
-		for _, m := range learned(&r) {
-			dir, err := trainDir(in, m)
-			if err != nil {
-				return nil, err
-			}
-			if err := er.readFlags(filepath.Join(dir, "fits.parquet")); err != nil {
-				return nil, err
-			}
-		}
-		metrics, err := in.file("evaluate", "metrics.parquet")
-		if err != nil {
-			return nil, err
-		}
-		if err := cols.add(&er, metrics); err != nil {
-			return nil, err
-		}
-		reports = append(reports, er)
 	}
+	bar.Done()
 	prov := &report.Provenance{Job: env.Job.Name, JobHash: jobHash(env.Job), Seed: env.Job.Seed, BLAS: blasEnv()}
-	rows, err := schema.Write(filepath.Join(env.OutDir, "metrics.parquet"), cols.table(prov))
-	if err != nil {
-		return nil, err
-	}
-	page, err := reportPage(env, reports)
+	n, err := schema.Write(filepath.Join(env.OutDir, "metrics.parquet"), jobMetricsTable(prov, rows))
 	if err != nil {
 		return nil, err
 	}
@@ -234,111 +115,264 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		return nil, err
 	}
 	// The t-SNE maps take most of the stage's time: a bar on a terminal.
-	var bar pipeline.Tracker
+	var mapBar pipeline.Tracker
 	var drawn int64
 	progress := func(step string, done, total int64) {
-		if bar == nil {
-			bar = env.Track("report", total)
+		if mapBar == nil {
+			mapBar = env.Track("report", total)
 		}
-		pipeline.Describe(bar, "report "+step)
-		bar.Add(done - drawn)
+		pipeline.Describe(mapBar, "report "+step)
+		mapBar.Add(done - drawn)
 		drawn = done
 	}
 	w, err := report.Write(ctx, env.OutDir, page, report.Options{Seed: env.Job.Seed, Progress: progress})
-	if bar != nil {
-		bar.Done()
+	if mapBar != nil {
+		mapBar.Done()
 	}
 	if err != nil {
 		return nil, err
 	}
-	var warnings []pipeline.Warning
-	for _, r := range reports {
-		if msg := r.smallDataWarning(); msg != "" {
-			warnings = append(warnings, pipeline.Warning{Msg: msg, Attrs: map[string]any{
-				"experiment": r.r.Name, "train_pairs": r.trainPairs, "crossover_pairs": monomerCrossover[r.r.Features]}})
-		}
-	}
-	return &pipeline.Result{Rows: map[string]int64{"metrics": rows},
-		Stats: map[string]any{"experiments": len(reports), "report_files": len(w.Files), "report_skipped": w.Skipped,
+	return &pipeline.Result{Rows: map[string]int64{"metrics": n},
+		Stats: map[string]any{"experiments": len(page.Experiments), "report_files": len(w.Files), "report_skipped": w.Skipped,
 			"job_hash": prov.JobHash, "version": pipeline.Version()},
 		Warnings: warnings}, nil
 }
 
-type jobMetricCols struct {
-	exp, dataset, graph, features, model, split []string
-	errs, auc, ll, lambda, paper                []float64
-	pairs                                       []int64
-	k, n, iters                                 []int32
-	recCols                                     [8][]float64
+// reportInput reads what the report shows of experiment r from the tables
+// of its stages.
+func reportInput(env *pipeline.Env, r *job.Resolved) (*report.Input, error) {
+	in := expInputs(env, r.Name)
+	out := &report.Input{Name: r.Name, Category: r.Category, Graph: r.Graph, Features: r.Features, Models: r.Models,
+		RecommendK: r.Settings.RecommendK, MapItems: r.Settings.ReportMapItems,
+		Flags: map[string][]string{}, Fits: map[string]*report.Fit{}, Rand: env.RNG("map sample/" + r.Name)}
+	it, err := readItems(in)
+	if err != nil {
+		return nil, err
+	}
+	titles, err := readTitles(in)
+	if err != nil {
+		return nil, err
+	}
+	out.Catalog = &report.Catalog{ASIN: it.asin, Title: titles, Sub: it.sub, SubNames: it.subName}
+	edges, err := in.file("ingest", "edges.parquet")
+	if err != nil {
+		return nil, err
+	}
+	if out.Edges, err = schema.NumRows(edges); err != nil {
+		return nil, err
+	}
+	recMetrics, err := in.file("recommend", "recommend_metrics.parquet")
+	if err != nil {
+		return nil, err
+	}
+	if out.Claims, err = readRecMetrics(recMetrics); err != nil {
+		return nil, err
+	}
+	for _, m := range learned(r) {
+		dir, err := trainDir(in, m)
+		if err != nil {
+			return nil, err
+		}
+		if err := readFlags(filepath.Join(dir, "fits.parquet"), out.Flags); err != nil {
+			return nil, err
+		}
+		out.Trace = append(out.Trace, readTrace(filepath.Join(dir, "trace.parquet"))...)
+	}
+	metrics, err := in.file("evaluate", "metrics.parquet")
+	if err != nil {
+		return nil, err
+	}
+	if out.Metrics, err = readMetrics(metrics); err != nil {
+		return nil, err
+	}
+	fits, err := readTrainedFits(in, r.Models)
+	if err != nil {
+		return nil, err
+	}
+	for m, f := range fits {
+		out.Fits[m] = &report.Fit{C: f.c, Params: f.params, Grid: f.grid, Lambda: f.lambda, Gate: f.gate}
+	}
+	recs, err := in.file("recommend", "recommendations.parquet")
+	if err != nil {
+		return nil, err
+	}
+	if out.Recommendations, err = readRecommendations(recs); err != nil {
+		return nil, err
+	}
+	out.OpenFeatures = func() (models.Features, []int32, func(), error) {
+		keep, err := readFeatureItems(in, len(it.asin))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		var cand []int32
+		for i, k := range keep {
+			if k {
+				cand = append(cand, int32(i))
+			}
+		}
+		feat, _, closeFeat, err := loadFeatures(in, r.Features)
+		return feat, cand, closeFeat, err
+	}
+	return out, nil
 }
 
-// table is the job metrics table; recCols are in recMetrics.values' order.
-// Every row names the job and its hash, so rows of many runs' tables can be
-// told apart; the build and the BLAS are left out, so that two builds (or,
-// with diff's tolerance, two kernels) can be compared on the numbers.
-func (c *jobMetricCols) table(p *report.Provenance) schema.JobMetricsCols {
-	job, hash := make([]string, len(c.exp)), make([]string, len(c.exp))
-	for i := range job {
-		job[i], hash[i] = p.Job, p.JobHash
-	}
-	return schema.JobMetricsCols{Job: job, JobHash: hash,
-		Experiment: c.exp, Model: c.model, Split: c.split, Error: c.errs, AUC: c.auc, LogLikelihood: c.ll,
-		Pairs: c.pairs, Lambda: c.lambda, K: c.k, N: c.n, Iterations: c.iters,
-		Dataset: c.dataset, Graph: c.graph, Features: c.features, PaperError: c.paper,
-		SameSubcategory: c.recCols[0], DistinctSubcategories: c.recCols[1], Coverage: c.recCols[2],
-		Gini: c.recCols[3], CoverageCross: c.recCols[4], GiniCross: c.recCols[5], HitRate: c.recCols[6], Recall: c.recCols[7],
-	}
-}
-
-// add appends the chosen-lambda rows of one experiment's metrics table.
-func (c *jobMetricCols) add(er *expReport, path string) error {
-	return schema.Read(path, func(cols *schema.Cols) error {
-		c.addRows(er, cols)
+// readFlags adds the flags of each model's chosen fit in the fits table
+// at path to flags.
+func readFlags(path string, flags map[string][]string) error {
+	return schema.Read(path, func(t *schema.Cols) error {
+		model, sel, fl := t.Strings("model"), t.Bools("selected"), t.Strings("flags")
+		if err := t.Err(); err != nil {
+			return err
+		}
+		for i := range model {
+			if sel[i] && fl[i] != "" {
+				flags[model[i]] = strings.Split(fl[i], ",")
+			}
+		}
 		return nil
 	})
 }
 
-func (c *jobMetricCols) addRows(er *expReport, t *schema.Cols) {
-	model, split, errs, auc, ll := t.Strings("model"), t.Strings("split"), t.Float64s("error"), t.Float64s("auc"), t.Float64s("log_likelihood")
-	pairs, lambda, k, n, iters, sel := t.Int64s("pairs"), t.Float64s("lambda"), t.Int32s("k"), t.Int32s("n"), t.Int32s("iterations"), t.Bools("selected")
-	if t.Err() != nil {
-		return
+// readMetrics reads the evaluate stage's metrics table.
+func readMetrics(path string) ([]report.Metric, error) {
+	var out []report.Metric
+	err := schema.Read(path, func(t *schema.Cols) error {
+		model, split, errs, auc, ll := t.Strings("model"), t.Strings("split"), t.Float64s("error"), t.Float64s("auc"), t.Float64s("log_likelihood")
+		pairs, lambda, k, n, iters, sel := t.Int64s("pairs"), t.Float64s("lambda"), t.Int32s("k"), t.Int32s("n"), t.Int32s("iterations"), t.Bools("selected")
+		if t.Err() != nil {
+			return nil
+		}
+		for i := range model {
+			out = append(out, report.Metric{Model: model[i], Split: split[i], Error: errs[i], AUC: auc[i], LogLikelihood: ll[i],
+				Pairs: pairs[i], Lambda: lambda[i], K: k[i], N: n[i], Iterations: iters[i], Selected: sel[i]})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// jobMetricsTable is the job metrics table. Every row names the job and
+// its hash, so rows of many runs' tables can be told apart; the build and
+// the BLAS are left out, so that two builds (or, with diff's tolerance,
+// two kernels) can be compared on the numbers.
+func jobMetricsTable(p *report.Provenance, rows []report.JobMetric) schema.JobMetricsCols {
+	var c schema.JobMetricsCols
+	for _, r := range rows {
+		c.Job, c.JobHash = append(c.Job, p.Job), append(c.JobHash, p.JobHash)
+		c.Experiment, c.Model, c.Split = append(c.Experiment, r.Experiment), append(c.Model, r.Model), append(c.Split, r.Split)
+		c.Error, c.AUC, c.LogLikelihood = append(c.Error, r.Error), append(c.AUC, r.AUC), append(c.LogLikelihood, r.LogLikelihood)
+		c.Pairs, c.Lambda = append(c.Pairs, r.Pairs), append(c.Lambda, r.Lambda)
+		c.K, c.N, c.Iterations = append(c.K, r.K), append(c.N, r.N), append(c.Iterations, r.Iterations)
+		c.Dataset, c.Graph, c.Features = append(c.Dataset, r.Dataset), append(c.Graph, r.Graph), append(c.Features, r.Features)
+		c.PaperError = append(c.PaperError, r.PaperError)
+		cl := r.Claims
+		c.SameSubcategory, c.DistinctSubcategories = append(c.SameSubcategory, cl.Same), append(c.DistinctSubcategories, cl.Distinct)
+		c.Coverage, c.Gini = append(c.Coverage, cl.Coverage), append(c.Gini, cl.Gini)
+		c.CoverageCross, c.GiniCross = append(c.CoverageCross, cl.CoverageCross), append(c.GiniCross, cl.GiniCross)
+		c.HitRate, c.Recall = append(c.HitRate, cl.HitRate), append(c.Recall, cl.Recall)
 	}
-	dataset := er.dataset()
-	for i := range model {
-		if !sel[i] {
-			continue
-		}
-		paper := math.NaN()
-		if er.hasPaper && split[i] == "test" {
-			if v, ok := er.paper.errorPct[er.r.Graph][model[i]]; ok {
-				paper = v / 100
-			}
-		}
-		if split[i] == "train" && model[i] == "monomer" {
-			er.trainPairs = pairs[i]
-		}
-		c.exp = append(c.exp, er.r.Name)
-		c.dataset = append(c.dataset, dataset)
-		c.graph = append(c.graph, er.r.Graph)
-		c.features = append(c.features, er.r.Features)
-		c.model = append(c.model, model[i])
-		c.split = append(c.split, split[i])
-		c.errs = append(c.errs, errs[i])
-		c.auc = append(c.auc, auc[i])
-		c.ll = append(c.ll, ll[i])
-		c.pairs = append(c.pairs, pairs[i])
-		c.lambda = append(c.lambda, lambda[i])
-		c.k = append(c.k, k[i])
-		c.n = append(c.n, n[i])
-		c.iters = append(c.iters, iters[i])
-		c.paper = append(c.paper, paper)
-		rm, ok := er.rec[model[i]]
-		for j, v := range rm.values() {
-			if !ok || split[i] != "test" {
-				v = math.NaN()
-			}
-			c.recCols[j] = append(c.recCols[j], v)
-		}
+	return c
+}
+
+// readTrace reads a train node's per-iteration record if there is one:
+// columns iteration, objective and valid_error, and model and lambda when
+// the trace holds several fits (without them it is one curve, its model
+// ""). A missing or unreadable trace leaves the curves out of the page.
+func readTrace(path string) []report.TracePoint {
+	if _, err := os.Stat(path); err != nil {
+		return nil
 	}
+	tb, err := schema.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer tb.Release()
+	obj, err1 := tb.Float64s("objective")
+	verr, err2 := tb.Float64s("valid_error")
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	var iter []int64
+	if v, err := tb.Int32s("iteration"); err == nil {
+		for _, x := range v {
+			iter = append(iter, int64(x))
+		}
+	} else if iter, err = tb.Int64s("iteration"); err != nil {
+		return nil
+	}
+	model, err := tb.Strings("model")
+	if err != nil {
+		model = make([]string, len(obj))
+	}
+	lambda, err := tb.Float64s("lambda")
+	if err != nil {
+		lambda = make([]float64, len(obj))
+	}
+	out := make([]report.TracePoint, len(obj))
+	for i := range obj {
+		out[i] = report.TracePoint{Model: model[i], Lambda: lambda[i], Iteration: int(iter[i]), Objective: obj[i], ValidError: verr[i]}
+	}
+	return out
+}
+
+// readRecommendations reads the recommend stage's lists; a missing table
+// is none.
+func readRecommendations(path string) ([]report.Recommendation, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, nil
+	}
+	var out []report.Recommendation
+	err := schema.Read(path, func(c *schema.Cols) error {
+		model, query, item, prob, dist := c.Strings("model"), c.Strings("query"), c.Strings("item"), c.Float64s("probability"), c.Float64s("distance")
+		same, space := c.Bools("same_subcategory"), c.Int32s("space")
+		if c.Err() != nil {
+			return nil
+		}
+		for i := range model {
+			out = append(out, report.Recommendation{Model: model[i], Query: query[i], Item: item[i], Prob: prob[i], Dist: dist[i], Same: same[i], Space: int(space[i])})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// readRecMetrics reads recommend_metrics.parquet by model; a missing file
+// (a run directory from before the stage existed) is no metrics, and
+// missing cross-subcategory columns (before recommend 1.1.0) are NaN.
+func readRecMetrics(path string) (map[string]report.Claims, error) {
+	out := map[string]report.Claims{}
+	if _, err := os.Stat(path); os.IsNotExist(err) {
+		return out, nil
+	}
+	err := schema.Read(path, func(c *schema.Cols) error {
+		model, q, tq := c.Strings("model"), c.Int32s("queries"), c.Int32s("test_queries")
+		same, dist, cov, gini := c.Float64s("same_subcategory"), c.Float64s("distinct_subcategories"), c.Float64s("coverage"), c.Float64s("gini")
+		hit, rec := c.Float64s("hit_rate"), c.Float64s("recall")
+		if c.Err() != nil {
+			return nil
+		}
+		covX, giniX, err := crossColumns(c, len(model))
+		if err != nil {
+			return err
+		}
+		for i, m := range model {
+			out[m] = report.Claims{Queries: int(q[i]), TestQueries: int(tq[i]), Same: same[i], Distinct: dist[i],
+				Coverage: cov[i], Gini: gini[i], HitRate: hit[i], Recall: rec[i], CoverageCross: covX[i], GiniCross: giniX[i]}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// crossColumns reads coverage_cross and gini_cross, NaN when the table
+// predates them.
+func crossColumns(c *schema.Cols, rows int) (cov, gini []float64, err error) {
+	if !c.Has("coverage_cross") {
+		nan := make([]float64, rows)
+		for i := range nan {
+			nan[i] = math.NaN()
+		}
+		return nan, nan, nil
+	}
+	return c.Float64s("coverage_cross"), c.Float64s("gini_cross"), c.Err()
 }

@@ -123,6 +123,7 @@ func TestPipelineDeterministic(t *testing.T) {
 	checkEvaluate(t, job, dirs[0])
 	checkRecommend(t, job, dirs[0])
 	checkReport(t, dirs)
+	checkEveryModel(t, job, dirs[0])
 }
 
 func open(t *testing.T, path string) *schema.Table {

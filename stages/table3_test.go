@@ -10,6 +10,7 @@ import (
 
 	"monomer/job"
 	"monomer/pipeline"
+	"monomer/report"
 	"monomer/synth"
 )
 
@@ -70,7 +71,7 @@ func TestTable3Scale(t *testing.T) {
 	}
 	for i := range j.Experiments {
 		e := j.Resolve(i)
-		row, ok := paperFor(e.Category, e.Features)
+		row, ok := report.PaperFor(e.Category, e.Features)
 		if !ok {
 			t.Fatalf("%s: no Table 3 row for %q", e.Name, e.Category)
 		}
@@ -84,18 +85,18 @@ func TestTable3Scale(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		items := math.Round(float64(row.items) * frac)
-		if got := m.Stats["subcategories"]; got != float64(row.subcats) {
-			t.Errorf("%s: %v subcategories, Table 3 has %d", e.Name, got, row.subcats)
+		items := math.Round(float64(row.Items) * frac)
+		if got := m.Stats["subcategories"]; got != float64(row.Subcats) {
+			t.Errorf("%s: %v subcategories, Table 3 has %d", e.Name, got, row.Subcats)
 		}
 		if got := m.Stats["items"]; got != items {
-			t.Errorf("%s: %v items, want %v (Table 3's %d × %g)", e.Name, got, items, row.items, frac)
+			t.Errorf("%s: %v items, want %v (Table 3's %d × %g)", e.Name, got, items, row.Items, frac)
 		}
-		want := float64(row.edges[e.Graph]) * frac
-		mean := float64(row.edges[e.Graph]) / float64(row.items)
+		want := float64(row.Edges[e.Graph]) * frac
+		mean := float64(row.Edges[e.Graph]) / float64(row.Items)
 		tol := 4 * math.Sqrt(items*(mean+2*mean*mean))
 		if got := m.Stats["edges"]; math.Abs(got-want) > tol {
-			t.Errorf("%s: %v %s edges, want %.0f ± %.0f (Table 3's %d × %g)", e.Name, got, e.Graph, want, tol, row.edges[e.Graph], frac)
+			t.Errorf("%s: %v %s edges, want %.0f ± %.0f (Table 3's %d × %g)", e.Name, got, e.Graph, want, tol, row.Edges[e.Graph], frac)
 		}
 	}
 }

@@ -42,9 +42,19 @@ func (Train) Deps() []string { return []string{"ingest", "features", "split"} }
 func (Train) Parts(e *job.Resolved) []string { return slices.Clone(e.Models) }
 
 // learned are the models of e with learned parameters (fits.parquet and
-// the like): all but CT.
+// the like): all but the counted (CT).
 func learned(e *job.Resolved) []string {
-	return slices.DeleteFunc(slices.Clone(e.Models), func(m string) bool { return m == "ct" })
+	return slices.DeleteFunc(slices.Clone(e.Models), func(m string) bool { return registered(m).Counted })
+}
+
+// registered is the registry's entry of model, which job validation
+// checked is there.
+func registered(model string) *models.Model {
+	m, err := models.Lookup(model)
+	if err != nil {
+		panic(err) // job.Validate rejects a model the registry does not have
+	}
+	return m
 }
 
 // trainDir is the directory node train.<model> of the experiment wrote.
@@ -52,28 +62,10 @@ func trainDir(in inputs, model string) (string, error) {
 	return in(pipeline.PartName(Train{}.Name(), model))
 }
 
-// trainParams holds only what one model reads: a setting of another model
-// is zero and omitted, so changing it reruns nothing of this one.
-type trainParams struct {
-	K          int       `json:"k,omitempty"`
-	MonomerK   int       `json:"monomer_k,omitempty"`
-	N          int       `json:"n,omitempty"`
-	GatePen    float64   `json:"gate_penalty,omitempty"`
-	GateInit   float64   `json:"gate_init,omitempty"`
-	Topics     int       `json:"topics,omitempty"`
-	LDAPasses  int       `json:"lda_passes,omitempty"`
-	Lambdas    []float64 `json:"lambdas,omitempty"`
-	MaxIter    int       `json:"max_iter,omitempty"`
-	ValidEvery int       `json:"valid_every,omitempty"`
-	Patience   int       `json:"patience,omitempty"`
-	WarmStart  bool      `json:"warm_start,omitempty"`
-	CTTop      float64   `json:"ct_top,omitempty"`
-}
-
 // Key is every model's key, by model; the runner keys each node with
 // KeyPart.
 func (t Train) Key(e *job.Resolved) (any, []string) {
-	out := map[string]trainParams{}
+	out := map[string]models.Settings{}
 	for _, m := range t.Parts(e) {
 		out[m] = keyTrainParams(e, m)
 	}
@@ -85,41 +77,16 @@ func (Train) KeyPart(e *job.Resolved, model string) (any, []string) {
 	return keyTrainParams(e, model), nil
 }
 
-// keyTrainParams keeps the settings model reads.
-func keyTrainParams(e *job.Resolved, model string) trainParams {
-	s := e.Settings
-	if model == "ct" {
-		return trainParams{CTTop: s.CTTop}
-	}
-	p := trainParams{Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery,
-		Patience: s.Patience, WarmStart: s.WarmStart.Get()}
-	switch model {
-	case "lmt":
-		p.K = s.K
-	case "monomer":
-		p.MonomerK, p.N = s.MonomerK, s.N
-		p.GatePen, p.GateInit = s.GatePenalty, s.GateInit
-	case "lda":
-		p.Topics, p.LDAPasses = s.Topics, s.LDAPasses
-	}
-	return p
+// keyTrainParams holds only what one model reads (models.Model.Reads): a
+// setting of another model is zero and omitted, so changing it reruns
+// nothing of this one.
+func keyTrainParams(e *job.Resolved, model string) models.Settings {
+	return registered(model).Reads(e.Settings.Models())
 }
 
-// specFor is the training spec of a learned model; LDA trains WNN.
+// specFor is the training spec of a learned model.
 func specFor(e *job.Resolved, model string) models.Spec {
-	s := e.Settings
-	spec := models.Spec{Model: model, Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery,
-		Patience: max(s.Patience, 0), WarmStart: s.WarmStart.Get()}
-	switch model {
-	case "lmt":
-		spec.K = s.K
-	case "monomer":
-		spec.K, spec.N = s.MonomerK, s.N
-		spec.GatePenalty, spec.GateInit = s.GatePenalty, s.GateInit
-	case "lda":
-		spec.Model = models.ModelWNN
-	}
-	return spec
+	return registered(model).Spec(e.Settings.Models())
 }
 
 // fitsTable and paramsTable accumulate a model's rows.
@@ -205,7 +172,8 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 	switch env.Part {
 	case "":
 		return nil, fmt.Errorf("stages: train runs one node per model (train.<model>), and was given none")
-	case "ct":
+	}
+	if registered(env.Part).Counted {
 		return trainCT(env)
 	}
 	return trainModel(ctx, env, env.Part)
@@ -244,7 +212,7 @@ func trainCT(env *pipeline.Env) (*pipeline.Result, error) {
 
 // readCT rebuilds the CT node train.ct fitted over its items.
 func readCT(in inputs, it *items) (*models.CT, error) {
-	dir, err := trainDir(in, "ct")
+	dir, err := trainDir(in, models.ModelCT)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +237,8 @@ func readCT(in inputs, it *items) (*models.CT, error) {
 }
 
 // trainModel fits one model and writes its tables into env.OutDir. Its
-// random streams are named by the model ("train/<model>", "lda"), so a
+// random streams are named by the model ("train/<model>", "lda" for the
+// topics), so a
 // model draws the same numbers whichever other models the experiment has.
 func trainModel(ctx context.Context, env *pipeline.Env, model string) (*pipeline.Result, error) {
 	feat, counts, closeFeat, err := loadFeatures(env.InDir, env.Exp.Features)
@@ -288,7 +257,7 @@ func trainModel(ctx context.Context, env *pipeline.Env, model string) (*pipeline
 	rows := map[string]int64{}
 	stats := map[string]any{}
 	f := feat
-	if model == "lda" {
+	if registered(model).Topics {
 		topics, words, st, err := fitTopics(ctx, env, counts)
 		if err != nil {
 			return nil, err
@@ -321,7 +290,7 @@ func trainModel(ctx context.Context, env *pipeline.Env, model string) (*pipeline
 	st := map[string]any{"lambda": fit.Lambda, "valid_error": fit.ValidError,
 		"iterations": fit.Iterations, "params": fit.NumParams(), "feature_scale": fit.FeatureScale,
 		"sparse_density": fit.SparseDensity}
-	if model == models.ModelMonomer {
+	if registered(model).Spaces() {
 		for _, g := range fit.Grid {
 			if g.Lambda == fit.Lambda {
 				st["gate_spaces"], st["gate_routes"] = g.Gate.Spaces, g.Gate.Routes

@@ -31,21 +31,12 @@ const (
 // what grows with the settings; per-item and per-pair buffers, which grow
 // with the data instead, are left out, so it is a lower bound.
 func trainMemory(e *job.Resolved, model string) int64 {
-	s := e.Settings
-	f := int64(e.FeatureDim())
-	switch model {
-	case "wnn":
-		return (f + 1) * bytesPerParam
-	case "lmt":
-		return (f*int64(s.K) + 1) * bytesPerParam
-	case "monomer":
-		k, n := int64(s.MonomerK), int64(s.N)
-		return (f*(n*k+k+n) + 1) * bytesPerParam
-	case "lda":
-		t := int64(s.Topics)
-		return t*f*ldaBytesPerWeight + (t+1)*bytesPerParam
+	m := registered(model)
+	if m.Size == nil {
+		return 0
 	}
-	return 0
+	sz := m.Size(int64(e.FeatureDim()), e.Settings.Models())
+	return sz.Params*bytesPerParam + sz.TopicWords*ldaBytesPerWeight
 }
 
 // PreflightPart refuses, before anything runs, a model whose settings need

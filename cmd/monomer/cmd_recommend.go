@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"monomer/models"
 	"monomer/pipeline"
 	"monomer/report"
 	"monomer/stages"
@@ -78,7 +79,11 @@ only.
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 			// Only Monomer has spaces. The distance ranks the list where
 			// the probabilities saturate (LMT's often do).
-			spaces := ans.Model == "monomer"
+			m, err := models.Lookup(ans.Model)
+			if err != nil {
+				return err
+			}
+			spaces := m.Spaces()
 			head := "rank\tasin\tprobability\tdistance\t"
 			if spaces {
 				head += "space\t"
@@ -96,7 +101,7 @@ only.
 	}
 	f := cmd.Flags()
 	f.StringVar(&flags.experiment, "experiment", "", "the experiment (required)")
-	f.StringVar(&flags.model, "model", "monomer", "wnn, lda, lmt or monomer")
+	f.StringVar(&flags.model, "model", models.ModelMonomer, stages.RetrievableNames())
 	f.StringVar(&flags.asin, "asin", "", "the query item (required)")
 	f.IntVar(&flags.k, "k", 10, "number of items")
 	f.BoolVar(&flags.json, "json", false, "print the answer as JSON")

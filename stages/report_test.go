@@ -9,7 +9,8 @@ import (
 )
 
 // readTrace takes the train stage's trace with or without model and lambda
-// columns, and leaves out a trace it cannot read.
+// columns (report.Assemble titles the models, "training" where there is no
+// model column), and leaves out a trace it cannot read.
 func TestReadTrace(t *testing.T) {
 	dir := t.TempDir()
 	type fullTrace struct {
@@ -26,7 +27,7 @@ func TestReadTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := readTrace(p)
-	if len(got) != 2 || got[1].Model != "Monomer" || got[1].Lambda != 1e-4 || got[1].Iteration != 2 || got[1].ValidError != 0.3 {
+	if len(got) != 2 || got[1].Model != "monomer" || got[1].Lambda != 1e-4 || got[1].Iteration != 2 || got[1].ValidError != 0.3 {
 		t.Errorf("full trace: %+v", got)
 	}
 	type bareTrace struct {
@@ -38,7 +39,7 @@ func TestReadTrace(t *testing.T) {
 	if _, err := schema.Write(p, bareTrace{[]int64{1}, []float64{-0.6}, []float64{0.4}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := readTrace(p); len(got) != 1 || got[0].Model != "training" || got[0].Iteration != 1 {
+	if got := readTrace(p); len(got) != 1 || got[0].Model != "" || got[0].Iteration != 1 {
 		t.Errorf("trace without model and lambda: %+v", got)
 	}
 	if got := readTrace(filepath.Join(dir, "missing.parquet")); got != nil {

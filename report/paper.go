@@ -1,4 +1,4 @@
-package stages
+package report
 
 import (
 	"strings"
@@ -6,20 +6,20 @@ import (
 	"monomer/amazon"
 )
 
-// paperRow is one row of the paper's Tables 1-4: test error rates in percent
+// PaperRow is one row of the paper's Tables 1-4: test error rates in percent
 // by model, and the data set's statistics.
-type paperRow struct {
-	table    int // 2 (image features) or 4 (bag of words)
-	dataset  string
-	subcats  int
-	items    int
-	edges    map[string]int
-	errorPct map[string]map[string]float64 // graph -> model -> %
+type PaperRow struct {
+	Table    int // 2 (image features) or 4 (bag of words)
+	Dataset  string
+	Subcats  int
+	Items    int
+	Edges    map[string]int
+	ErrorPct map[string]map[string]float64 // graph -> model -> %
 }
 
 // paperRows holds the published figures (He, Packer, McAuley 2016, Tables
 // 1-4), keyed by the category prefix of the experiment.
-var paperRows = map[string]paperRow{
+var paperRows = map[string]PaperRow{
 	"Clothing, Shoes & Jewelry > Men": {2, "Men", 56, 306215,
 		map[string]int{"also_bought": 1075547, "also_viewed": 635610},
 		map[string]map[string]float64{
@@ -94,12 +94,12 @@ var paperRows = map[string]paperRow{
 		}},
 }
 
-// paperFor finds the paper's row for an experiment's category, if any. The
+// PaperFor finds the paper's row for an experiment's category, if any. The
 // image rows need image features and the text rows bag of words.
-func paperFor(category, features string) (paperRow, bool) {
+func PaperFor(category, features string) (PaperRow, bool) {
 	r, ok := paperRows[strings.Join(amazon.CategoryPrefix(category), " > ")]
-	if !ok || (r.table == 2) != (features == "image") {
-		return paperRow{}, false
+	if !ok || (r.Table == 2) != (features == "image") {
+		return PaperRow{}, false
 	}
 	return r, true
 }
