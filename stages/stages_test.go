@@ -167,7 +167,7 @@ func checkIngest(t *testing.T, job *job.Job, dir string) {
 					continue
 				}
 				if len(path) > len(prefix) && (e.Features != "bow" || reviews[p.ASIN] > 0) {
-					valid[p.ASIN] = raw{path[len(prefix)], slices.Clone(related(p, e.Graph))}
+					valid[p.ASIN] = raw{path[len(prefix)], slices.Clone(p.Related(e.Graph))}
 				}
 				break
 			}
