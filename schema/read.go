@@ -1,7 +1,10 @@
 package schema
 
 import (
+	"context"
 	"fmt"
+	"reflect"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -14,9 +17,10 @@ type Table struct {
 	arrow.Table
 }
 
-// Open reads the table at path; Release it when done.
+// Open reads the table at path; Release it when done. Stages read with
+// ReadAll; Open and Read serve the report and tests until they do too.
 func Open(path string) (*Table, error) {
-	t, err := ReadTable(path)
+	t, err := ReadTable(context.Background(), path)
 	if err != nil {
 		return nil, err
 	}
@@ -200,4 +204,50 @@ func NumRows(path string) (int64, error) {
 	}
 	defer rdr.Close()
 	return rdr.NumRows(), nil
+}
+
+// ReadAll reads the whole table at path as its table struct T (see Of),
+// the reader matching Write: code names a column by T's field, so a
+// renamed column fails to compile, and a file lacking one fails with an
+// error naming it and the file (ErrNoColumn). The file holds T's columns
+// with their types, in T's order, except that it may lack a column tagged
+// optional (added after the table's first release, so that an older run
+// directory still reads): that field is then nil.
+func ReadAll[T any](ctx context.Context, path string) (T, error) {
+	var out T
+	rt := reflect.TypeFor[T]()
+	idx, want, err := layout(rt)
+	if err != nil {
+		return out, err
+	}
+	tbl, err := ReadTable(ctx, path)
+	if err != nil {
+		return out, err
+	}
+	defer tbl.Release()
+	t := &Table{Path: path, Table: tbl}
+	var present []int // positions in want of the columns the file has
+	for k, i := range idx {
+		if t.Has(want.Field(k).Name) {
+			present = append(present, k)
+		} else if _, opt, _ := strings.Cut(rt.Field(i).Tag.Get("col"), ","); opt != "optional" {
+			return out, fmt.Errorf("%w %q in %s", ErrNoColumn, want.Field(k).Name, path)
+		}
+	}
+	fields := make([]arrow.Field, len(present))
+	for n, k := range present {
+		fields[n] = want.Field(k)
+	}
+	if got := tbl.Schema(); !sameColumns(got, arrow.NewSchema(fields, nil)) {
+		return out, fmt.Errorf("schema: %s: columns %v, want those of %s", path, got, rt)
+	}
+	v := reflect.ValueOf(&out).Elem()
+	for _, k := range present {
+		col, err := t.read(want.Field(k))
+		if err != nil {
+			return out, err
+		}
+		v.Field(idx[k]).Set(reflect.ValueOf(col))
+	}
+	return out, nil
 }

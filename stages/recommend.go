@@ -140,7 +140,7 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 		return nil, err
 	}
 	defer e.close()
-	pairs, err := readPairs(env.InDir)
+	pairs, err := readPairs(ctx, env.InDir)
 	if err != nil {
 		return nil, err
 	}
@@ -437,18 +437,15 @@ func runExperiments(runDir string) string {
 	return "experiments " + strings.Join(names, ", ")
 }
 
-// readTitles reads the items' titles, in item order.
+// readTitles reads the items' titles, in item order (under context.TODO:
+// see readItems).
 func readTitles(in inputs) ([]string, error) {
 	path, err := in.file("ingest", "items.parquet")
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	err = schema.Read(path, func(c *schema.Cols) error {
-		out = c.Strings("title")
-		return nil
-	})
-	return out, err
+	c, err := schema.ReadAll[schema.ItemsCols](context.TODO(), path)
+	return c.Title, err
 }
 
 // recMetrics is one row of recommend_metrics.parquet.
@@ -465,41 +462,28 @@ func (m recMetrics) values() [8]float64 {
 
 // readRecMetrics reads recommend_metrics.parquet by model; a missing file
 // (a run directory from before the stage existed) is no metrics, and
-// missing cross-subcategory columns (before recommend 1.1.0) are NaN.
+// missing cross-subcategory columns (before recommend 1.1.0) are NaN. The
+// report reads it, under context.TODO (see readItems).
 func readRecMetrics(path string) (map[string]recMetrics, error) {
 	out := map[string]recMetrics{}
 	if _, err := os.Stat(path); os.IsNotExist(err) {
 		return out, nil
 	}
-	err := schema.Read(path, func(c *schema.Cols) error {
-		model, q, tq := c.Strings("model"), c.Int32s("queries"), c.Int32s("test_queries")
-		same, dist, cov, gini := c.Float64s("same_subcategory"), c.Float64s("distinct_subcategories"), c.Float64s("coverage"), c.Float64s("gini")
-		hit, rec := c.Float64s("hit_rate"), c.Float64s("recall")
-		if c.Err() != nil {
-			return nil
-		}
-		covX, giniX, err := crossColumns(c, len(model))
-		if err != nil {
-			return err
-		}
-		for i, m := range model {
-			out[m] = recMetrics{queries: int(q[i]), testQueries: int(tq[i]), same: same[i], distinct: dist[i],
-				coverage: cov[i], gini: gini[i], hit: hit[i], recall: rec[i], coverageCross: covX[i], giniCross: giniX[i]}
-		}
-		return nil
-	})
-	return out, err
-}
-
-// crossColumns reads coverage_cross and gini_cross, NaN when the table
-// predates them.
-func crossColumns(c *schema.Cols, rows int) (cov, gini []float64, err error) {
-	if !c.Has("coverage_cross") {
-		nan := make([]float64, rows)
-		for i := range nan {
-			nan[i] = math.NaN()
-		}
-		return nan, nan, nil
+	c, err := schema.ReadAll[schema.RecommendMetricsCols](context.TODO(), path)
+	if err != nil {
+		return nil, err
 	}
-	return c.Float64s("coverage_cross"), c.Float64s("gini_cross"), c.Err()
+	covX, giniX := c.CoverageCross, c.GiniCross
+	if covX == nil {
+		covX = make([]float64, len(c.Model))
+		for i := range covX {
+			covX[i] = math.NaN()
+		}
+		giniX = covX
+	}
+	for i, m := range c.Model {
+		out[m] = recMetrics{queries: int(c.Queries[i]), testQueries: int(c.TestQueries[i]), same: c.SameSubcategory[i], distinct: c.DistinctSubcategories[i],
+			coverage: c.Coverage[i], gini: c.Gini[i], hit: c.HitRate[i], recall: c.Recall[i], coverageCross: covX[i], giniCross: giniX[i]}
+	}
+	return out, nil
 }

@@ -244,8 +244,8 @@ func checkIngest(t *testing.T, job *job.Job, dir string) {
 
 func checkNegativesAndSplit(t *testing.T, dir string) {
 	for _, exp := range []string{"men-image", "women-bow"} {
-		pos := must(readEdges(runInputs(dir, exp), "negatives", "positives.parquet"))(t)
-		neg := must(readEdges(runInputs(dir, exp), "negatives", "negatives.parquet"))(t)
+		pos := must(readEdges(context.Background(), runInputs(dir, exp), "negatives", "positives.parquet"))(t)
+		neg := must(readEdges(context.Background(), runInputs(dir, exp), "negatives", "negatives.parquet"))(t)
 		it := must(readItems(runInputs(dir, exp)))(t)
 		inPos := map[[2]int32]bool{}
 		outDeg, inDeg := map[int32]int{}, map[int32]int{}
@@ -267,7 +267,7 @@ func checkNegativesAndSplit(t *testing.T, dir string) {
 				break
 			}
 		}
-		pairs := must(readPairs(runInputs(dir, exp)))(t)
+		pairs := must(readPairs(context.Background(), runInputs(dir, exp)))(t)
 		if len(pairs) != len(pos)+len(neg) {
 			t.Errorf("%s: %d pairs from %d + %d", exp, len(pairs), len(pos), len(neg))
 		}
@@ -284,7 +284,7 @@ func checkNegativesAndSplit(t *testing.T, dir string) {
 func checkEvaluate(t *testing.T, job *job.Job, dir string) {
 	for i := range job.Experiments {
 		e := job.Resolve(i)
-		pairs := must(readPairs(runInputs(dir, e.Name)))(t)
+		pairs := must(readPairs(context.Background(), runInputs(dir, e.Name)))(t)
 		var scored int
 		for _, p := range pairs {
 			if p.Split != 0 {
