@@ -53,7 +53,7 @@ func (p *Product) Related(graph string) []string {
 }
 
 // Need is the feature source an item must have, besides its category, to
-// be an item of an experiment (SPEC section 2).
+// be kept (SPEC section 2).
 type Need int8
 
 const (
@@ -62,8 +62,8 @@ const (
 	NeedReview       // at least one review (a bag of words)
 )
 
-// Candidate is an item in an experiment's category scope, with what was
-// found of its feature sources.
+// Candidate is an item in a category scope, with what was found of its
+// feature sources.
 type Candidate struct {
 	ASIN     string
 	HasImage bool
@@ -72,10 +72,9 @@ type Candidate struct {
 
 // Keep is the item rule after the category scope: it returns the positions
 // in c of the candidates having the source need asks for, ordered by ASIN
-// (the experiment's item order, so an item's index does not depend on the
-// line order of the metadata), and how many were dropped for want of an
-// image and of a review. ASINs are distinct, as the metadata readers give
-// them.
+// (an order that does not depend on the metadata's line order, for callers
+// to index items by), and how many were dropped for want of an image and
+// of a review. ASINs are distinct, as the metadata readers give them.
 func Keep(c []Candidate, need Need) (kept []int, noImage, noReviews int64) {
 	for k, it := range c {
 		switch {

@@ -72,9 +72,9 @@ func loadTestJob(t *testing.T) *job.Job {
 // get distinct IDs, which must not reach any output but the manifests.
 func runID(dir string) string { return "test-" + filepath.Base(dir) }
 
-func runJob(t *testing.T, job *job.Job, dir string) {
+func runJob(t *testing.T, j *job.Job, dir string) {
 	t.Helper()
-	if _, err := pipeline.Run(context.Background(), job, Experiment(), Job(), pipeline.Options{RunDir: dir, RunID: runID(dir)}); err != nil {
+	if _, err := pipeline.Run(context.Background(), j, Experiment(), Job(), pipeline.Options{RunDir: dir, RunID: runID(dir)}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -147,9 +147,9 @@ func must[T any](v T, err error) func(*testing.T) T {
 
 // checkIngest recomputes each experiment's items and edges from the raw
 // files with the rules of SPEC section 2 and compares them to the tables.
-func checkIngest(t *testing.T, job *job.Job, dir string) {
-	for i := range job.Experiments {
-		e := job.Resolve(i)
+func checkIngest(t *testing.T, j *job.Job, dir string) {
+	for i := range j.Experiments {
+		e := j.Resolve(i)
 		prefix := amazon.CategoryPrefix(e.Category)
 		reviews := map[string]int32{}
 		for r, err := range amazon.Reviews(e.Data.Reviews, nil, nil) {
@@ -281,9 +281,9 @@ func checkNegativesAndSplit(t *testing.T, dir string) {
 	}
 }
 
-func checkEvaluate(t *testing.T, job *job.Job, dir string) {
-	for i := range job.Experiments {
-		e := job.Resolve(i)
+func checkEvaluate(t *testing.T, j *job.Job, dir string) {
+	for i := range j.Experiments {
+		e := j.Resolve(i)
 		pairs := must(readPairs(context.Background(), runInputs(dir, e.Name)))(t)
 		var scored int
 		for _, p := range pairs {
