@@ -168,7 +168,7 @@ func (s *pathSet) list() []string { return slices.Collect(maps.Keys(s.seen)) }
 
 func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
 	in := &ingestion{env: env, exp: env.Exp, stats: map[string]any{}}
-	sc, err := in.scope(ctx)
+	sc, err := in.scopeItems(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -222,9 +222,9 @@ type scope struct {
 	deepest           int      // levels below the prefix, over its items
 }
 
-// scope reads the metadata and keeps the items in the category scope that
-// have a subcategory at the experiment's depth (amazon.Subcategory).
-func (in *ingestion) scope(ctx context.Context) (*scope, error) {
+// scopeItems reads the metadata and keeps the items in the category scope
+// that have a subcategory at the experiment's depth (amazon.Subcategory).
+func (in *ingestion) scopeItems(ctx context.Context) (*scope, error) {
 	exp := in.exp
 	prefix := amazon.CategoryPrefix(exp.Category)
 	sc := &scope{byASIN: map[string]*scopedItem{}, others: newPathSet(len(prefix))}
@@ -357,10 +357,10 @@ func (in *ingestion) readReviews(ctx context.Context, sc *scope, co *coReviews) 
 // image experiment: only their presence matters here. A repeated ASIN is a
 // reject (the first record is the one used).
 func (in *ingestion) images(ctx context.Context, sc *scope) error {
-	path := in.exp.Data.ImageFeatures
 	if in.exp.Features != "image" {
 		return nil
 	}
+	path := in.exp.Data.ImageFeatures
 	asins, err := imagefeat.ScanASINs(ctx, path)
 	if err != nil {
 		return err
