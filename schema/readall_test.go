@@ -173,3 +173,53 @@ func TestReadAllOlderFile(t *testing.T) {
 		})
 	}
 }
+
+// TestReadFields reads only the columns asked for, leaving the other
+// fields as they were, from a file that may hold more columns; a pointer
+// that is not to a column of the struct given is refused.
+func TestReadFields(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "pairs.parquet")
+	want := filled[PairsCols](4)
+	if _, err := Write(p, want); err != nil {
+		t.Fatal(err)
+	}
+	got := PairsCols{X: []string{"untouched"}}
+	if err := ReadFields(context.Background(), p, &got, &got.YIdx, &got.Split); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.YIdx, want.YIdx) || !reflect.DeepEqual(got.Split, want.Split) {
+		t.Errorf("read y_idx %v, split %q; want %v, %q", got.YIdx, got.Split, want.YIdx, want.Split)
+	}
+	if !reflect.DeepEqual(got.X, []string{"untouched"}) || got.Y != nil || got.XIdx != nil || got.Label != nil {
+		t.Errorf("columns not asked for were read: %+v", got)
+	}
+
+	var sub struct { // a view of two of its columns
+		Split []string `col:"split"`
+		XIdx  []int32  `col:"x_idx"`
+	}
+	if err := ReadFields(context.Background(), p, &sub, &sub.XIdx); err != nil || !reflect.DeepEqual(sub.XIdx, want.XIdx) {
+		t.Errorf("x_idx of a file with more columns: %v, %v", sub.XIdx, err)
+	}
+	other := PairsCols{}
+	for _, f := range []any{&other.XIdx, got.YIdx, &got} {
+		if err := ReadFields(context.Background(), p, &got, f); err == nil || !strings.Contains(err.Error(), "not a pointer to a column") {
+			t.Errorf("ReadFields of %T: %v", f, err)
+		}
+	}
+}
+
+// TestReadAllEmpty: a table with no rows reads as empty columns.
+func TestReadAllEmpty(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "items.parquet")
+	if _, err := Write(p, ItemsCols{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadAll[ItemsCols](context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.ASIN) != 0 || len(got.HasImage) != 0 {
+		t.Fatalf("read %+v from an empty table", got)
+	}
+}

@@ -80,8 +80,8 @@ func readItems(in inputs) (*items, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := schema.ReadAll[schema.ItemsCols](context.TODO(), path)
-	if err != nil {
+	var c schema.ItemsCols
+	if err := schema.ReadFields(context.TODO(), path, &c, &c.ASIN, &c.Subcategory); err != nil {
 		return nil, err
 	}
 	asin, subs := c.ASIN, c.Subcategory
@@ -105,8 +105,8 @@ func readEdges(ctx context.Context, in inputs, stage, name string) ([]graph.Edge
 	if err != nil {
 		return nil, err
 	}
-	c, err := schema.ReadAll[schema.EdgesCols](ctx, path)
-	if err != nil {
+	var c schema.EdgesCols
+	if err := schema.ReadFields(ctx, path, &c, &c.SrcIdx, &c.DstIdx); err != nil {
 		return nil, err
 	}
 	out := make([]graph.Edge, len(c.SrcIdx))
@@ -133,8 +133,8 @@ func readFeatureItems(in inputs, n int) ([]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := schema.ReadAll[schema.FeatureItemsCols](context.TODO(), path)
-	if err != nil {
+	var c schema.FeatureItemsCols
+	if err := schema.ReadFields(context.TODO(), path, &c, &c.ItemIdx); err != nil {
 		return nil, err
 	}
 	keep := make([]bool, n)
@@ -153,8 +153,8 @@ func readPairs(ctx context.Context, in inputs) ([]graph.Pair, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := schema.ReadAll[schema.PairsCols](ctx, path)
-	if err != nil {
+	var c schema.PairsCols
+	if err := schema.ReadFields(ctx, path, &c, &c.XIdx, &c.YIdx, &c.Label, &c.Split); err != nil {
 		return nil, err
 	}
 	out := make([]graph.Pair, len(c.XIdx))
@@ -212,8 +212,8 @@ func readBow(dir string, nItems int) (*csr, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, "bow.parquet")
-	c, err := schema.ReadAll[schema.BowCols](context.TODO(), path)
-	if err != nil {
+	var c schema.BowCols
+	if err := schema.ReadFields(context.TODO(), path, &c, &c.ItemIdx, &c.TermIDs, &c.Weights, &c.Counts); err != nil {
 		return nil, err
 	}
 	m := &csr{dim: int(dim), ptr: make([]int64, nItems+1)}

@@ -96,7 +96,9 @@ func readTrainedFits(in inputs, ms []string) (map[string]*savedFit, error) {
 // context.TODO: see readItems).
 func readFits(dir string) (map[string]*savedFit, error) {
 	out := map[string]*savedFit{}
-	fits, err := schema.ReadAll[schema.FitsCols](context.TODO(), filepath.Join(dir, "fits.parquet"))
+	var fits schema.FitsCols
+	err := schema.ReadFields(context.TODO(), filepath.Join(dir, "fits.parquet"), &fits, &fits.Model, &fits.Lambda, &fits.ValidError,
+		&fits.Iterations, &fits.Selected, &fits.K, &fits.N, &fits.C, &fits.GateSpaces, &fits.GateRoutes)
 	if err != nil {
 		return nil, err
 	}

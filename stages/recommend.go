@@ -444,7 +444,8 @@ func readTitles(in inputs) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := schema.ReadAll[schema.ItemsCols](context.TODO(), path)
+	var c schema.ItemsCols
+	err = schema.ReadFields(context.TODO(), path, &c, &c.Title)
 	return c.Title, err
 }
 
