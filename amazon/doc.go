@@ -10,8 +10,9 @@
 // Readers never log. A malformed line is handed to the caller as a Reject and
 // counted; deciding when there are too many is the caller's business.
 //
-// It owns the raw formats and the category rules of the catalogue: which
-// items a category prefix scopes in and the subcategory at a depth
-// (scope.go). It must not know about experiments, run directories or the
-// models, and must not decide what is bad input for a run.
+// It owns the raw formats and the item rules of the catalogue (scope.go):
+// which items a category prefix scopes in, the subcategory at a depth, the
+// related list a graph reads, and which items have a feature source
+// (Keep), in ASIN order. It must not know about experiments, run directories
+// or the models, and must not decide what is bad input for a run.
 package amazon

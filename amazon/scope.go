@@ -37,3 +37,55 @@ func Subcategory(paths [][]string, prefix []string, depth int) (sub, path string
 	}
 	return "", "", false, false
 }
+
+// Related is the related list of p that graph names ("also_bought",
+// "also_viewed", "bought_together"); nil for another graph.
+func (p *Product) Related(graph string) []string {
+	switch graph {
+	case "also_bought":
+		return p.AlsoBought
+	case "also_viewed":
+		return p.AlsoViewed
+	case "bought_together":
+		return p.BoughtTogether
+	}
+	return nil
+}
+
+// Need is the feature source an item must have, besides its category, to
+// be kept (SPEC section 2).
+type Need int8
+
+const (
+	NeedNothing Need = iota
+	NeedImage        // an image-feature record (image features)
+	NeedReview       // at least one review (a bag of words)
+)
+
+// Candidate is an item in a category scope, with what was found of its
+// feature sources.
+type Candidate struct {
+	ASIN     string
+	HasImage bool
+	Reviews  int32
+}
+
+// Keep is the item rule after the category scope: it returns the positions
+// in c of the candidates having the source need asks for, ordered by ASIN
+// (an order that does not depend on the metadata's line order, for callers
+// to index items by), and how many were dropped for want of an image and
+// of a review. ASINs are distinct, as the metadata readers give them.
+func Keep(c []Candidate, need Need) (kept []int, noImage, noReviews int64) {
+	for k, it := range c {
+		switch {
+		case need == NeedImage && !it.HasImage:
+			noImage++
+		case need == NeedReview && it.Reviews == 0:
+			noReviews++
+		default:
+			kept = append(kept, k)
+		}
+	}
+	slices.SortFunc(kept, func(a, b int) int { return strings.Compare(c[a].ASIN, c[b].ASIN) })
+	return kept, noImage, noReviews
+}

@@ -98,23 +98,23 @@ type Reader struct {
 	records  int64
 	vec      []float32
 	progress func(int64)
-	ctx      context.Context // nil: never stop (the caller of Next decides)
+	ctx      context.Context // checked before each chunk (Background from Open and NewReader: their caller stops)
 }
 
 // Open opens a .b file, plain or gzip-compressed, for streaming. The caller
 // must Close the Reader.
 func Open(path string, opts ...Option) (*Reader, error) {
-	return newReaderFile(nil, path, newConfig(opts))
+	return newReaderFile(context.Background(), path, newConfig(opts))
 }
 
 // NewReader streams the records of a .b file read from src, plain or gzipped;
 // name is the file name used in errors. Close does not close src.
 func NewReader(src io.Reader, name string, opts ...Option) (*Reader, error) {
-	return newReader(nil, src, name, newConfig(opts))
+	return newReader(context.Background(), src, name, newConfig(opts))
 }
 
-// newReader is NewReader for the package's own loops: with a ctx, reading a
-// chunk first checks it.
+// newReader is NewReader for the package's own loops: reading a chunk
+// first checks ctx.
 func newReader(ctx context.Context, src io.Reader, name string, c config) (*Reader, error) {
 	rs := RecordSize(c.dim)
 	per := max(1, chunkBytes/rs)
@@ -191,10 +191,8 @@ func (r *Reader) fill() error {
 	if r.pending != nil {
 		return r.stop()
 	}
-	if r.ctx != nil {
-		if err := r.ctx.Err(); err != nil {
-			return err
-		}
+	if err := r.ctx.Err(); err != nil {
+		return err
 	}
 	// Keep the partial record, if any, at the front.
 	n := copy(r.buf, r.buf[r.pos:r.end])

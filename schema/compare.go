@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -36,12 +37,15 @@ func (d *TableDiff) Differ() bool { return d.Row >= 0 || d.Detail != "" }
 // bitwise identical (NaN equals NaN, 0 differs from -0) and Compare stops at
 // the first differing row. Errors are ReadTable's.
 func Compare(pa, pb string, tol float64) (*TableDiff, error) {
-	ta, err := ReadTable(pa)
+	// Not cancellable: its caller, monomer diff, moves with issue 25 and
+	// then passes its context.
+	ctx := context.Background()
+	ta, err := ReadTable(ctx, pa)
 	if err != nil {
 		return nil, err
 	}
 	defer ta.Release()
-	tb, err := ReadTable(pb)
+	tb, err := ReadTable(ctx, pb)
 	if err != nil {
 		return nil, err
 	}

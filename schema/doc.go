@@ -8,9 +8,12 @@
 // Write takes such a struct, so a column of the wrong type does not compile,
 // and the declared structs start with a blank field, so they can only be
 // written as keyed literals: swapping two columns of one type means writing
-// the wrong name beside each. A table too large to hold whole is streamed
-// with the same structs: NewWriter takes rows in batches and writes row
-// groups of a fixed length, Batches reads it back one row group at a time.
+// the wrong name beside each. ReadAll reads a table back into the same
+// struct, so reader and writer name a column by one field, and a file
+// without it fails naming the column. A table too large to hold whole is
+// streamed with the same structs: NewWriter takes rows in batches and
+// writes row groups of a fixed length, Batches reads it back one row group
+// at a time.
 //
 // Files are written one way so two runs on the same rows give the same bytes
 // (see DEPENDENCIES.md, "Reproducibility hazards"): a pinned created-by,

@@ -60,8 +60,9 @@ var colTypes = map[reflect.Type]arrow.DataType{
 
 // Of returns the schema of the table struct T: one column per field of T
 // but blank ones, in field order, named by the field's col tag ("name", or
-// "name,dict" for a dictionary-encoded string column) and typed by its
-// slice type: []string, []bool, []int8, []int32, []int64, []float32,
+// "name,dict" for a dictionary-encoded string column; a column added to a
+// table after its first release is tagged "name,optional", which ReadAll
+// lets older files lack) and typed by its slice type: []string, []bool, []int8, []int32, []int64, []float32,
 // []float64, or a list [][]int32, [][]int64, [][]float32, [][]float64.
 // Columns are not nullable.
 func Of[T any]() (*arrow.Schema, error) {
@@ -83,14 +84,14 @@ func layout(t reflect.Type) ([]int, *arrow.Schema, error) {
 		}
 		tag, ok := sf.Tag.Lookup("col")
 		name, opt, _ := strings.Cut(tag, ",")
-		if !ok || name == "" || !sf.IsExported() || (opt != "" && opt != "dict") {
-			return nil, nil, fmt.Errorf("schema: %s.%s: want an exported field tagged col:\"name\" or col:\"name,dict\"", t, sf.Name)
+		if !ok || name == "" || !sf.IsExported() || (opt != "" && opt != "dict" && opt != "optional") {
+			return nil, nil, fmt.Errorf("schema: %s.%s: want an exported field tagged col:\"name\", col:\"name,dict\" or col:\"name,optional\"", t, sf.Name)
 		}
 		dt, ok := colTypes[sf.Type]
 		if !ok || (opt == "dict" && sf.Type != reflect.TypeFor[[]string]()) {
 			return nil, nil, fmt.Errorf("schema: %s.%s: unsupported column type %s", t, sf.Name, sf.Type)
 		}
-		f := arrow.Field{Name: name, Type: dt}
+		f := arrow.Field{Name: name, Type: dt} // optional leaves no mark: the file's bytes are the same
 		if opt == "dict" {
 			f.Metadata = arrow.NewMetadata([]string{dictKey}, []string{"true"})
 		}
@@ -271,8 +272,9 @@ func appendList[B valuesBuilder[T], T any](fb array.Builder, rows [][]T) bool {
 // ErrNoColumn is returned when a table lacks a requested column.
 var ErrNoColumn = errors.New("schema: no such column")
 
-// ReadTable reads a whole Parquet file into memory.
-func ReadTable(path string) (arrow.Table, error) {
+// ReadTable reads a whole Parquet file into memory; it stops with ctx's
+// error once ctx is done.
+func ReadTable(ctx context.Context, path string) (arrow.Table, error) {
 	rdr, err := file.OpenParquetFile(path, false)
 	if err != nil {
 		return nil, fmt.Errorf("schema: %s: %w", path, err)
@@ -282,7 +284,7 @@ func ReadTable(path string) (arrow.Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema: %s: %w", path, err)
 	}
-	tbl, err := fr.ReadTable(context.Background())
+	tbl, err := fr.ReadTable(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("schema: %s: %w", path, err)
 	}

@@ -1,11 +1,17 @@
 package schema
 
 import (
+	"context"
 	"fmt"
+	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // Table is a Parquet file read whole, with typed column access by name.
@@ -14,9 +20,11 @@ type Table struct {
 	arrow.Table
 }
 
-// Open reads the table at path; Release it when done.
+// Open reads the table at path; Release it when done. Stages read with
+// ReadAll and ReadFields; Open and Read serve the report and tests until
+// they do too.
 func Open(path string) (*Table, error) {
-	t, err := ReadTable(path)
+	t, err := ReadTable(context.Background(), path)
 	if err != nil {
 		return nil, err
 	}
@@ -200,4 +208,119 @@ func NumRows(path string) (int64, error) {
 	}
 	defer rdr.Close()
 	return rdr.NumRows(), nil
+}
+
+// ReadAll reads the whole table at path as its table struct T (see Of),
+// the reader matching Write: code names a column by T's field, so a
+// renamed column fails to compile, and a file lacking one fails with an
+// error naming it and the file (ErrNoColumn). The file holds T's columns
+// with their types, in T's order, except that it may lack a column tagged
+// optional (added after the table's first release, so that an older run
+// directory still reads): that field is then nil.
+func ReadAll[T any](ctx context.Context, path string) (T, error) {
+	var out T
+	err := read(ctx, path, reflect.ValueOf(&out).Elem(), nil)
+	return out, err
+}
+
+// ReadFields is ReadAll reading only some columns, the others left as they
+// are: fields point into cols (&cols.XIdx, ...), and only those columns are
+// decoded. The file may hold other columns too.
+func ReadFields[T any](ctx context.Context, path string, cols *T, fields ...any) error {
+	v := reflect.ValueOf(cols).Elem()
+	if len(fields) == 0 {
+		return fmt.Errorf("schema: %s: ReadFields of no field of %s", path, v.Type())
+	}
+	return read(ctx, path, v, fields)
+}
+
+// read fills the fields of the table struct v named by fields (pointers to
+// them), or all of them when fields is nil, from the table at path.
+func read(ctx context.Context, path string, v reflect.Value, fields []any) error {
+	rt := v.Type()
+	idx, want, err := layout(rt)
+	if err != nil {
+		return err
+	}
+	sel := make([]int, 0, len(idx)) // positions in want of the columns to read
+	if fields == nil {
+		for k := range idx {
+			sel = append(sel, k)
+		}
+	}
+	for _, f := range fields {
+		p := reflect.ValueOf(f)
+		k := slices.IndexFunc(idx, func(i int) bool {
+			fv := v.Field(i)
+			return p.Kind() == reflect.Pointer && p.Type().Elem() == fv.Type() && p.Pointer() == fv.Addr().Pointer()
+		})
+		if k < 0 {
+			return fmt.Errorf("schema: %s: %v is not a pointer to a column of the %s given", path, p.Type(), rt)
+		}
+		sel = append(sel, k)
+	}
+
+	rdr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return fmt.Errorf("schema: %s: %w", path, err)
+	}
+	defer rdr.Close()
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: RowGroupRows}, memory.DefaultAllocator)
+	if err != nil {
+		return fmt.Errorf("schema: %s: %w", path, err)
+	}
+	got, err := fr.Schema()
+	if err != nil {
+		return fmt.Errorf("schema: %s: %w", path, err)
+	}
+	if rdr.MetaData().Schema.NumColumns() != got.NumFields() {
+		// Every column Of allows is one Parquet leaf, so column i is leaf i.
+		return fmt.Errorf("schema: %s: nested columns, not a table of %s", path, rt)
+	}
+	var leaves []int  // the file's columns to read
+	var present []int // their positions in want
+	for _, k := range sel {
+		f := want.Field(k)
+		fi := got.FieldIndices(f.Name)
+		if len(fi) == 0 {
+			if _, opt, _ := strings.Cut(rt.Field(idx[k]).Tag.Get("col"), ","); opt == "optional" {
+				continue
+			}
+			return fmt.Errorf("%w %q in %s", ErrNoColumn, f.Name, path)
+		}
+		if g := got.Field(fi[0]); !arrow.TypeEqual(g.Type, f.Type) {
+			return fmt.Errorf("schema: %s column %s is %s, want %s", path, f.Name, g.Type, f.Type)
+		}
+		leaves, present = append(leaves, fi[0]), append(present, k)
+	}
+	if fields == nil {
+		fs := make([]arrow.Field, len(present))
+		for n, k := range present {
+			fs[n] = want.Field(k)
+		}
+		if !sameColumns(got, arrow.NewSchema(fs, nil)) {
+			return fmt.Errorf("schema: %s: columns %v, want those of %s", path, got, rt)
+		}
+	}
+	if len(leaves) == 0 {
+		return nil
+	}
+	rgs := make([]int, rdr.NumRowGroups())
+	for i := range rgs {
+		rgs[i] = i
+	}
+	tbl, err := fr.ReadRowGroups(ctx, leaves, rgs)
+	if err != nil {
+		return fmt.Errorf("schema: %s: %w", path, err)
+	}
+	defer tbl.Release()
+	t := &Table{Path: path, Table: tbl}
+	for _, k := range present {
+		col, err := t.read(want.Field(k))
+		if err != nil {
+			return err
+		}
+		v.Field(idx[k]).Set(reflect.ValueOf(col))
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -120,7 +121,7 @@ func TestRowGroupBoundaries(t *testing.T) {
 			sameRows(t, "whole table", whole, want, 0)
 
 			lo := 0
-			for b, err := range Batches[everyType](p) {
+			for b, err := range Batches[everyType](context.Background(), p) {
 				if err != nil {
 					t.Fatal(err)
 				}

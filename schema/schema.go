@@ -199,8 +199,8 @@ type FitsCols struct {
 	Evaluations        []int32   `col:"evaluations"`
 	GradEvaluations    []int32   `col:"grad_evaluations"`
 	FinalObjective     []float64 `col:"final_objective"`
-	GateSpaces         []float64 `col:"gate_spaces"`
-	GateRoutes         []float64 `col:"gate_routes"`
+	GateSpaces         []float64 `col:"gate_spaces,optional"`
+	GateRoutes         []float64 `col:"gate_routes,optional"`
 }
 
 // TraceCols: one row per L-BFGS iteration of every grid point of every
@@ -330,8 +330,8 @@ type RecommendMetricsCols struct {
 	DistinctSubcategories []float64 `col:"distinct_subcategories"`
 	Coverage              []float64 `col:"coverage"`
 	Gini                  []float64 `col:"gini"`
-	CoverageCross         []float64 `col:"coverage_cross"`
-	GiniCross             []float64 `col:"gini_cross"`
+	CoverageCross         []float64 `col:"coverage_cross,optional"`
+	GiniCross             []float64 `col:"gini_cross,optional"`
 	TestQueries           []int32   `col:"test_queries"`
 	HitRate               []float64 `col:"hit_rate"`
 	Recall                []float64 `col:"recall"`

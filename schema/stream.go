@@ -129,8 +129,9 @@ func (w *Writer[T]) Close() (int64, error) {
 // Batches iterates over the table at path one row group at a time, each
 // as a T (see Of) holding that group's rows, so memory holds one group.
 // The file must hold exactly T's columns, in order. An error (opening,
-// another table, a damaged group) is yielded once and ends the loop.
-func Batches[T any](path string) iter.Seq2[T, error] {
+// another table, a damaged group, ctx done) is yielded once and ends the
+// loop.
+func Batches[T any](ctx context.Context, path string) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
 		idx, want, err := layout(reflect.TypeFor[T]())
@@ -162,7 +163,7 @@ func Batches[T any](path string) iter.Seq2[T, error] {
 			leaves[i] = i
 		}
 		for rg := range rdr.NumRowGroups() {
-			tbl, err := fr.ReadRowGroups(context.Background(), leaves, []int{rg})
+			tbl, err := fr.ReadRowGroups(ctx, leaves, []int{rg})
 			if err != nil {
 				yield(zero, fmt.Errorf("schema: %s row group %d: %w", path, rg, err))
 				return

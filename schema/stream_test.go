@@ -2,6 +2,7 @@ package schema
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -73,7 +74,7 @@ func TestWriterBatches(t *testing.T) {
 
 	var got ReviewsCols
 	var sizes []int
-	for b, err := range Batches[ReviewsCols](filepath.Join(dir, "b1.parquet")) {
+	for b, err := range Batches[ReviewsCols](context.Background(), filepath.Join(dir, "b1.parquet")) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +105,7 @@ func TestBatchesStopAndEmpty(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := 0
-	for range Batches[ReviewsCols](p) {
+	for range Batches[ReviewsCols](context.Background(), p) {
 		if k++; k == 2 {
 			break
 		}
@@ -120,7 +121,7 @@ func TestBatchesStopAndEmpty(t *testing.T) {
 	if n, err := w.Close(); n != 0 || err != nil {
 		t.Fatalf("empty: Close = %d, %v", n, err)
 	}
-	for b, err := range Batches[ReviewsCols](empty) {
+	for b, err := range Batches[ReviewsCols](context.Background(), empty) {
 		t.Fatalf("empty table: batch %v, %v", b, err)
 	}
 	if n, err := NumRows(empty); n != 0 || err != nil {
@@ -139,7 +140,7 @@ func TestStreamErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	firstErr := func(path string) error {
-		for _, err := range Batches[ReviewsCols](path) {
+		for _, err := range Batches[ReviewsCols](context.Background(), path) {
 			return err
 		}
 		return nil
@@ -196,7 +197,7 @@ func ExampleBatches() {
 		w.Append(ReviewsCols{ASIN: []string{a}, Summary: []string{""}, Text: []string{"review of " + a}})
 	}
 	fmt.Println(w.Close())
-	for b, err := range Batches[ReviewsCols](p) {
+	for b, err := range Batches[ReviewsCols](context.Background(), p) {
 		fmt.Println(b.ASIN, b.Text, err)
 	}
 	// Output:

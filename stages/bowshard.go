@@ -67,7 +67,7 @@ func (BowShard) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 		return nil, err
 	}
 	tr := env.Track("tokenise and tag reviews", 0)
-	docs := reviewDocs(path, it.rows(), e.Settings.UseSummary.Get(), tr.Add)
+	docs := reviewDocs(ctx, path, it.rows(), e.Settings.UseSummary.Get(), tr.Add)
 	c, err := bow.CountShard(ctx, docs, env.Shard, env.Shards, bowOptions(e))
 	tr.Done()
 	if err != nil {
@@ -109,7 +109,7 @@ func shardFingerprint(e *job.Resolved, asins []string) string {
 
 // readBowShards reads all n shards' counts of the experiment, written by
 // the bow-shard nodes features depends on.
-func readBowShards(env *pipeline.Env, asins []string, n int) ([]*bow.Counts, error) {
+func readBowShards(ctx context.Context, env *pipeline.Env, asins []string, n int) ([]*bow.Counts, error) {
 	want := shardFingerprint(env.Exp, asins)
 	var out []*bow.Counts
 	for i := range n {
@@ -118,38 +118,24 @@ func readBowShards(env *pipeline.Env, asins []string, n int) ([]*bow.Counts, err
 			return nil, err
 		}
 		infoPath, countsPath := filepath.Join(dir, shardInfoFile), filepath.Join(dir, shardCountsFile)
-		c := &bow.Counts{}
-		err = schema.Read(infoPath, func(t *schema.Cols) error {
-			shard, shards, docs, tokens, levels := t.Int32s("shard"), t.Int32s("shards"), t.Int64s("docs"), t.Int64s("tokens"), t.Int64Lists("level_tokens")
-			fps := t.Strings("fingerprint")
-			if t.Err() != nil {
-				return nil
-			}
-			if len(shard) != 1 || int(shard[0]) != i || int(shards[0]) != n {
-				return fmt.Errorf("stages: %s: not shard %d of %d", infoPath, i, n)
-			}
-			if fps[0] != want {
-				return fmt.Errorf("stages: %s: counted over other items or options than this run's", infoPath)
-			}
-			c.Shard, c.Shards, c.Docs, c.Tokens, c.LevelTokens = int(shard[0]), int(shards[0]), docs[0], tokens[0], levels[0]
-			return nil
-		})
+		info, err := schema.ReadAll[schema.BowShardCols](ctx, infoPath)
 		if err != nil {
 			return nil, err
 		}
-		err = schema.Read(countsPath, func(t *schema.Cols) error {
-			term, level, count, nouns := t.Strings("term"), t.Int32s("level"), t.Int64s("count"), t.Int64s("nouns")
-			if t.Err() != nil {
-				return nil
-			}
-			c.Rows = make([]bow.CountRow, len(term))
-			for k := range term {
-				c.Rows[k] = bow.CountRow{Term: term[k], Level: level[k], Count: count[k], Nouns: nouns[k]}
-			}
-			return nil
-		})
+		if len(info.Shard) != 1 || int(info.Shard[0]) != i || int(info.Shards[0]) != n {
+			return nil, fmt.Errorf("stages: %s: not shard %d of %d", infoPath, i, n)
+		}
+		if info.Fingerprint[0] != want {
+			return nil, fmt.Errorf("stages: %s: counted over other items or options than this run's", infoPath)
+		}
+		c := &bow.Counts{Shard: int(info.Shard[0]), Shards: int(info.Shards[0]), Docs: info.Docs[0], Tokens: info.Tokens[0], LevelTokens: info.LevelTokens[0]}
+		counts, err := schema.ReadAll[schema.BowCountsCols](ctx, countsPath)
 		if err != nil {
 			return nil, err
+		}
+		c.Rows = make([]bow.CountRow, len(counts.Term))
+		for k, term := range counts.Term {
+			c.Rows[k] = bow.CountRow{Term: term, Level: counts.Level[k], Count: counts.Count[k], Nouns: counts.Nouns[k]}
 		}
 		out = append(out, c)
 	}

@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -70,19 +71,20 @@ func (it *items) rows() map[string]int32 {
 	return m
 }
 
+// readItems reads the items table. The report shares this read and those
+// it leads to (fits, features, titles) with the stages, without a context
+// of its own until issue 25 moves its assembly to package report: until
+// then they read under context.TODO.
 func readItems(in inputs) (*items, error) {
 	path, err := in.file("ingest", "items.parquet")
 	if err != nil {
 		return nil, err
 	}
-	var asin, subs []string
-	err = schema.Read(path, func(c *schema.Cols) error {
-		asin, subs = c.Strings("asin"), c.Strings("subcategory")
-		return nil
-	})
-	if err != nil {
+	var c schema.ItemsCols
+	if err := schema.ReadFields(context.TODO(), path, &c, &c.ASIN, &c.Subcategory); err != nil {
 		return nil, err
 	}
+	asin, subs := c.ASIN, c.Subcategory
 	names := slices.Clone(subs)
 	slices.Sort(names)
 	names = slices.Compact(names)
@@ -98,24 +100,20 @@ func readItems(in inputs) (*items, error) {
 }
 
 // readEdges reads the item indices of stage's edges-schema table name.
-func readEdges(in inputs, stage, name string) ([]graph.Edge, error) {
+func readEdges(ctx context.Context, in inputs, stage, name string) ([]graph.Edge, error) {
 	path, err := in.file(stage, name)
 	if err != nil {
 		return nil, err
 	}
-	var out []graph.Edge
-	err = schema.Read(path, func(c *schema.Cols) error {
-		src, dst := c.Int32s("src_idx"), c.Int32s("dst_idx")
-		if c.Err() != nil {
-			return nil
-		}
-		out = make([]graph.Edge, len(src))
-		for i := range src {
-			out[i] = graph.Edge{Src: src[i], Dst: dst[i]}
-		}
-		return nil
-	})
-	return out, err
+	var c schema.EdgesCols
+	if err := schema.ReadFields(ctx, path, &c, &c.SrcIdx, &c.DstIdx); err != nil {
+		return nil, err
+	}
+	out := make([]graph.Edge, len(c.SrcIdx))
+	for i := range out {
+		out[i] = graph.Edge{Src: c.SrcIdx[i], Dst: c.DstIdx[i]}
+	}
+	return out, nil
 }
 
 // writeEdges writes edges by item index with their ASINs.
@@ -135,42 +133,39 @@ func readFeatureItems(in inputs, n int) ([]bool, error) {
 	if err != nil {
 		return nil, err
 	}
+	var c schema.FeatureItemsCols
+	if err := schema.ReadFields(context.TODO(), path, &c, &c.ItemIdx); err != nil {
+		return nil, err
+	}
 	keep := make([]bool, n)
-	err = schema.Read(path, func(c *schema.Cols) error {
-		for _, i := range c.Int32s("item_idx") {
-			if int(i) >= n || i < 0 {
-				return fmt.Errorf("stages: %s: item_idx %d out of range", c.Path(), i)
-			}
-			keep[i] = true
+	for _, i := range c.ItemIdx {
+		if int(i) >= n || i < 0 {
+			return nil, fmt.Errorf("stages: %s: item_idx %d out of range", path, i)
 		}
-		return nil
-	})
-	return keep, err
+		keep[i] = true
+	}
+	return keep, nil
 }
 
 // readPairs reads the split stage's pairs as training needs them.
-func readPairs(in inputs) ([]graph.Pair, error) {
+func readPairs(ctx context.Context, in inputs) ([]graph.Pair, error) {
 	path, err := in.file("split", "pairs.parquet")
 	if err != nil {
 		return nil, err
 	}
-	var out []graph.Pair
-	err = schema.Read(path, func(c *schema.Cols) error {
-		x, y, label, split := c.Int32s("x_idx"), c.Int32s("y_idx"), c.Int8s("label"), c.Strings("split")
-		if c.Err() != nil {
-			return nil
+	var c schema.PairsCols
+	if err := schema.ReadFields(ctx, path, &c, &c.XIdx, &c.YIdx, &c.Label, &c.Split); err != nil {
+		return nil, err
+	}
+	out := make([]graph.Pair, len(c.XIdx))
+	for i := range out {
+		s, err := graph.ParseSplit(c.Split[i])
+		if err != nil {
+			return nil, fmt.Errorf("stages: %s row %d: %w", path, i, err)
 		}
-		out = make([]graph.Pair, len(x))
-		for i := range x {
-			s, err := graph.ParseSplit(split[i])
-			if err != nil {
-				return fmt.Errorf("stages: %s row %d: %w", c.Path(), i, err)
-			}
-			out[i] = graph.Pair{X: x[i], Y: y[i], Label: label[i] == 1, Split: s}
-		}
-		return nil
-	})
-	return out, err
+		out[i] = graph.Pair{X: c.XIdx[i], Y: c.YIdx[i], Label: c.Label[i] == 1, Split: s}
+	}
+	return out, nil
 }
 
 // bySplit returns the pairs of one split, in table order.
@@ -216,28 +211,26 @@ func readBow(dir string, nItems int) (*csr, error) {
 	if err != nil {
 		return nil, err
 	}
+	path := filepath.Join(dir, "bow.parquet")
+	var c schema.BowCols
+	if err := schema.ReadFields(context.TODO(), path, &c, &c.ItemIdx, &c.TermIDs, &c.Weights, &c.Counts); err != nil {
+		return nil, err
+	}
 	m := &csr{dim: int(dim), ptr: make([]int64, nItems+1)}
-	err = schema.Read(filepath.Join(dir, "bow.parquet"), func(c *schema.Cols) error {
-		item, ids, w, cnt := c.Int32s("item_idx"), c.Int32Lists("term_ids"), c.Float32Lists("weights"), c.Int32Lists("counts")
-		if c.Err() != nil {
-			return nil
+	r := 0
+	for i := range nItems {
+		for r < len(c.ItemIdx) && int(c.ItemIdx[r]) == i {
+			m.idx = append(m.idx, c.TermIDs[r]...)
+			m.val = append(m.val, c.Weights[r]...)
+			m.cnt = append(m.cnt, c.Counts[r]...)
+			r++
 		}
-		r := 0
-		for i := range nItems {
-			for r < len(item) && int(item[r]) == i {
-				m.idx = append(m.idx, ids[r]...)
-				m.val = append(m.val, w[r]...)
-				m.cnt = append(m.cnt, cnt[r]...)
-				r++
-			}
-			m.ptr[i+1] = int64(len(m.idx))
-		}
-		if r != len(item) {
-			return fmt.Errorf("stages: %s: item_idx not ascending below %d items", c.Path(), nItems)
-		}
-		return nil
-	})
-	return m, err
+		m.ptr[i+1] = int64(len(m.idx))
+	}
+	if r != len(c.ItemIdx) {
+		return nil, fmt.Errorf("stages: %s: item_idx not ascending below %d items", path, nItems)
+	}
+	return m, nil
 }
 
 // dense is a row-major float32 matrix (LDA topic proportions read back).
@@ -257,22 +250,20 @@ func readTopics(in inputs, model string, nItems int) (*dense, error) {
 	if err != nil {
 		return nil, err
 	}
-	var m *dense
-	err = schema.Read(filepath.Join(dir, "topics.parquet"), func(c *schema.Cols) error {
-		item, props := c.Int32s("item_idx"), c.Float32Lists("proportions")
-		if c.Err() != nil {
-			return nil
-		}
-		if len(props) == 0 {
-			return fmt.Errorf("stages: %s: no rows", c.Path())
-		}
-		m = &dense{rows: nItems, dim: len(props[0]), data: make([]float32, nItems*len(props[0]))}
-		for r, i := range item {
-			copy(m.Row(int(i)), props[r])
-		}
-		return nil
-	})
-	return m, err
+	path := filepath.Join(dir, "topics.parquet")
+	c, err := schema.ReadAll[schema.TopicsCols](context.TODO(), path)
+	if err != nil {
+		return nil, err
+	}
+	props := c.Proportions
+	if len(props) == 0 {
+		return nil, fmt.Errorf("stages: %s: no rows", path)
+	}
+	m := &dense{rows: nItems, dim: len(props[0]), data: make([]float32, nItems*len(props[0]))}
+	for r, i := range c.ItemIdx {
+		copy(m.Row(int(i)), props[r])
+	}
+	return m, nil
 }
 
 // loadFeatures opens the experiment's feature matrix of kind (image or

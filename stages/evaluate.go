@@ -92,63 +92,57 @@ func readTrainedFits(in inputs, ms []string) (map[string]*savedFit, error) {
 	return out, nil
 }
 
-// readFits reads the fits and parameters of the models in dir.
+// readFits reads the fits and parameters of the models in dir (under
+// context.TODO: see readItems).
 func readFits(dir string) (map[string]*savedFit, error) {
 	out := map[string]*savedFit{}
-	err := schema.Read(filepath.Join(dir, "fits.parquet"), func(c *schema.Cols) error {
-		model, lambda, verr, iters := c.Strings("model"), c.Float64s("lambda"), c.Float64s("valid_error"), c.Int32s("iterations")
-		sel, k, n, off := c.Bools("selected"), c.Int32s("k"), c.Int32s("n"), c.Float64s("c")
-		// Fits written before Train 2.8 have no gate columns: NaN, so an
-		// old run directory still serves recommendations.
-		var gs, gr []float64
-		if c.Has("gate_spaces") {
-			gs, gr = c.Float64s("gate_spaces"), c.Float64s("gate_routes")
-		}
-		if c.Err() != nil {
-			return nil
-		}
-		for i, m := range model {
-			s := out[m]
-			if s == nil {
-				s = &savedFit{}
-				out[m] = s
-			}
-			s.grid = append(s.grid, models.GridPoint{Lambda: lambda[i], ValidError: verr[i], Iterations: int(iters[i])})
-			if sel[i] {
-				s.c, s.lambda, s.k, s.n, s.iters = off[i], lambda[i], int(k[i]), int(n[i]), int(iters[i])
-				s.gate = models.GateUse{Spaces: math.NaN(), Routes: math.NaN()}
-				if gs != nil {
-					s.gate = models.GateUse{Spaces: gs[i], Routes: gr[i]}
-				}
-			}
-		}
-		return nil
-	})
+	var fits schema.FitsCols
+	err := schema.ReadFields(context.TODO(), filepath.Join(dir, "fits.parquet"), &fits, &fits.Model, &fits.Lambda, &fits.ValidError,
+		&fits.Iterations, &fits.Selected, &fits.K, &fits.N, &fits.C, &fits.GateSpaces, &fits.GateRoutes)
 	if err != nil {
 		return nil, err
 	}
-	// Params: one row per matrix row, grouped by (model, param).
-	err = schema.Read(filepath.Join(dir, "params.parquet"), func(c *schema.Cols) error {
-		pm, pn, vals := c.Strings("model"), c.Strings("param"), c.Float64Lists("values")
-		for i := 0; i < len(pm); {
-			j := i
-			var data []float64
-			for j < len(pm) && pm[j] == pm[i] && pn[j] == pn[i] {
-				data = append(data, vals[j]...)
-				j++
-			}
-			s := out[pm[i]]
-			if s == nil {
-				return fmt.Errorf("stages: %s: parameters of %s without a fit", c.Path(), pm[i])
-			}
-			if pn[i] != "c" && pn[i] != "topic_words" {
-				s.params = append(s.params, models.Param{Name: pn[i], Rows: j - i, Cols: len(vals[i]), Data: data})
-			}
-			i = j
+	for i, m := range fits.Model {
+		s := out[m]
+		if s == nil {
+			s = &savedFit{}
+			out[m] = s
 		}
-		return nil
-	})
-	return out, err
+		s.grid = append(s.grid, models.GridPoint{Lambda: fits.Lambda[i], ValidError: fits.ValidError[i], Iterations: int(fits.Iterations[i])})
+		if fits.Selected[i] {
+			s.c, s.lambda, s.k, s.n, s.iters = fits.C[i], fits.Lambda[i], int(fits.K[i]), int(fits.N[i]), int(fits.Iterations[i])
+			// Fits written before Train 2.8 have no gate columns: NaN, so
+			// an old run directory still serves recommendations.
+			s.gate = models.GateUse{Spaces: math.NaN(), Routes: math.NaN()}
+			if fits.GateSpaces != nil {
+				s.gate = models.GateUse{Spaces: fits.GateSpaces[i], Routes: fits.GateRoutes[i]}
+			}
+		}
+	}
+	// Params: one row per matrix row, grouped by (model, param).
+	path := filepath.Join(dir, "params.parquet")
+	params, err := schema.ReadAll[schema.ParamsCols](context.TODO(), path)
+	if err != nil {
+		return nil, err
+	}
+	pm, pn, vals := params.Model, params.Param, params.Values
+	for i := 0; i < len(pm); {
+		j := i
+		var data []float64
+		for j < len(pm) && pm[j] == pm[i] && pn[j] == pn[i] {
+			data = append(data, vals[j]...)
+			j++
+		}
+		s := out[pm[i]]
+		if s == nil {
+			return nil, fmt.Errorf("stages: %s: parameters of %s without a fit", path, pm[i])
+		}
+		if pn[i] != "c" && pn[i] != "topic_words" {
+			s.params = append(s.params, models.Param{Name: pn[i], Rows: j - i, Cols: len(vals[i]), Data: data})
+		}
+		i = j
+	}
+	return out, nil
 }
 
 func (Evaluate) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
@@ -161,7 +155,7 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 		return nil, err
 	}
 	defer closeFeat()
-	pairs, err := readPairs(env.InDir)
+	pairs, err := readPairs(ctx, env.InDir)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +176,7 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 		var fit *savedFit
 		m := registered(model)
 		if m.Counted {
-			ct, err := readCT(env.InDir, it)
+			ct, err := readCT(ctx, env.InDir, it)
 			if err != nil {
 				return nil, err
 			}

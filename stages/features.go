@@ -89,10 +89,10 @@ var reviewBatches = schema.Batches[schema.ReviewsCols]
 // Each loop reads the table once, one row group at a time, counting each
 // document handed over with count. A review of an item not in rows is an
 // error: the table and the items come from one ingest.
-func reviewDocs(path string, rows map[string]int32, summary bool, count func(int64)) iter.Seq2[bow.Doc, error] {
+func reviewDocs(ctx context.Context, path string, rows map[string]int32, summary bool, count func(int64)) iter.Seq2[bow.Doc, error] {
 	return func(yield func(bow.Doc, error) bool) {
 		var at int64 // rows before the batch
-		for b, err := range reviewBatches(path) {
+		for b, err := range reviewBatches(ctx, path) {
 			if err != nil {
 				yield(bow.Doc{}, err)
 				return
@@ -123,7 +123,7 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.R
 	opts := bowOptions(env.Exp)
 	var vocab []bow.Term
 	if s.VocabShards.Get() > 0 {
-		shards, err := readBowShards(env, it.asin, s.VocabShards.Get())
+		shards, err := readBowShards(ctx, env, it.asin, s.VocabShards.Get())
 		if err != nil {
 			return nil, err
 		}
@@ -140,7 +140,7 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.R
 		return nil, err
 	}
 	tr := env.Track("tokenise and tag reviews", 0)
-	docs := reviewDocs(path, rows, s.UseSummary.Get(), tr.Add)
+	docs := reviewDocs(ctx, path, rows, s.UseSummary.Get(), tr.Add)
 	var res *bow.Result
 	if vocab != nil {
 		res, err = bow.Vectorize(ctx, docs, len(it.asin), vocab, opts)

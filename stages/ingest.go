@@ -85,18 +85,6 @@ type scopedItem struct {
 	id                            int32 // order of appearance in the metadata: co_review's item index
 }
 
-func related(p *amazon.Product, graph string) []string {
-	switch graph {
-	case "also_bought":
-		return p.AlsoBought
-	case "also_viewed":
-		return p.AlsoViewed
-	case "bought_together":
-		return p.BoughtTogether
-	}
-	return nil
-}
-
 // rejectSink collects rejects of all files read by a stage.
 type rejectSink struct {
 	rows []amazon.Reject
@@ -179,263 +167,339 @@ func (s *pathSet) add(paths [][]string) {
 func (s *pathSet) list() []string { return slices.Collect(maps.Keys(s.seen)) }
 
 func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
-	e := env.Exp
-	prefix := amazon.CategoryPrefix(e.Category)
-	stats := map[string]any{}
-	var rej rejectSink
-	var lines int64
+	in := &ingestion{env: env, exp: env.Exp, stats: map[string]any{}}
+	sc, err := in.scopeItems(ctx)
+	if err != nil {
+		return nil, err
+	}
+	nReviews, err := in.reviews(ctx, sc)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.images(ctx, sc); err != nil {
+		return nil, err
+	}
+	kept, err := in.keep(sc)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.writeItems(kept); err != nil {
+		return nil, err
+	}
+	nEdges, err := in.writeEdges(kept)
+	if err != nil {
+		return nil, err
+	}
+	nRejects, err := in.writeRejects()
+	if err != nil {
+		return nil, err
+	}
+	rows := map[string]int64{"items": int64(len(kept)), "edges": nEdges, "rejects": nRejects}
+	if in.exp.Features == "bow" {
+		rows["reviews"] = nReviews
+	}
+	return &pipeline.Result{Rows: rows, Stats: in.stats}, nil
+}
 
-	// Metadata: scope the items.
-	scoped := map[string]*scopedItem{}
-	var inOrder []*scopedItem // scoped by id
-	var outOfScope, noSub int64
-	others := newPathSet(len(prefix)) // for "did you mean" when nothing matches
-	deepest := 0                      // levels below the prefix, over its items
-	tr := env.Track("read "+filepath.Base(e.Data.Meta), 0)
-	ms, err := amazon.ReadMetaFormat(ctx, e.Data.Format, e.Data.Meta, func(p *amazon.Product) error {
+// ingestion is one run of ingest: its experiment, and what its steps
+// count as they go.
+type ingestion struct {
+	env   *pipeline.Env
+	exp   *job.Resolved
+	stats map[string]any
+	rej   rejectSink
+	lines int64 // lines read of every file: the rejects' denominator
+}
+
+// scope is the metadata's items in the experiment's category scope, and
+// what the scoping counted for a message on an empty scope.
+type scope struct {
+	byASIN            map[string]*scopedItem
+	inOrder           []*scopedItem // by id
+	meta              amazon.Stats
+	outOfScope, noSub int64
+	others            *pathSet // for "did you mean" when nothing matches
+	deepest           int      // levels below the prefix, over its items
+}
+
+// scopeItems reads the metadata and keeps the items in the category scope
+// that have a subcategory at the experiment's depth (amazon.Subcategory).
+func (in *ingestion) scopeItems(ctx context.Context) (*scope, error) {
+	exp := in.exp
+	prefix := amazon.CategoryPrefix(exp.Category)
+	sc := &scope{byASIN: map[string]*scopedItem{}, others: newPathSet(len(prefix))}
+	tr := in.env.Track("read "+filepath.Base(exp.Data.Meta), 0)
+	ms, err := amazon.ReadMetaFormat(ctx, exp.Data.Format, exp.Data.Meta, func(p *amazon.Product) error {
 		tr.Add(1)
-		sub, path, matched, ok := amazon.Subcategory(p.Categories, prefix, e.Depth.Get())
+		sub, path, matched, ok := amazon.Subcategory(p.Categories, prefix, exp.Depth.Get())
 		switch {
 		case !matched:
-			outOfScope++
-			others.add(p.Categories)
+			sc.outOfScope++
+			sc.others.add(p.Categories)
 			return nil
 		case !ok:
-			noSub++
-			deepest = max(deepest, strings.Count(path, " > ")+1-len(prefix))
+			sc.noSub++
+			sc.deepest = max(sc.deepest, strings.Count(path, " > ")+1-len(prefix))
 			return nil
 		}
 		it := &scopedItem{
 			asin: p.ASIN, title: p.Title, brand: p.Brand, sub: sub, path: path,
-			related: slices.Clone(related(p, e.Graph)), id: int32(len(inOrder)),
+			related: slices.Clone(p.Related(exp.Graph)), id: int32(len(sc.inOrder)),
 		}
-		scoped[p.ASIN] = it
-		inOrder = append(inOrder, it)
+		sc.byASIN[p.ASIN] = it
+		sc.inOrder = append(sc.inOrder, it)
 		return nil
-	}, rej.add)
+	}, in.rej.add)
 	tr.Done()
 	if err != nil {
 		return nil, err
 	}
 	if ms.Records == 0 {
-		msg := fmt.Sprintf("%s holds no product records (%d lines)", e.Data.Meta, ms.Lines)
-		if len(rej.rows) > 0 {
-			j := rej.rows[0]
+		msg := fmt.Sprintf("%s holds no product records (%d lines)", exp.Data.Meta, ms.Lines)
+		if len(in.rej.rows) > 0 {
+			j := in.rej.rows[0]
 			msg += fmt.Sprintf("; first reject: line %d: %s%s", j.Line, j.Err, formatHint(j))
 		}
 		return nil, fmt.Errorf("%w: %s", pipeline.ErrBadInput, msg)
 	}
-	lines += ms.Lines
-	stats["meta_lines"] = ms.Lines
-	stats["meta_duplicates"] = ms.Duplicates
-	stats["items_out_of_scope"] = outOfScope
-	stats["items_dropped_no_subcategory"] = noSub
+	sc.meta = ms
+	in.lines += ms.Lines
+	in.stats["meta_lines"] = ms.Lines
+	in.stats["meta_duplicates"] = ms.Duplicates
+	in.stats["items_out_of_scope"] = sc.outOfScope
+	in.stats["items_dropped_no_subcategory"] = sc.noSub
+	return sc, nil
+}
 
-	// Reviews: counted per item; bow experiments need at least one, and
-	// keep the in-scope reviews for features and bow-shard, which then need
-	// not read the raw file again: each of them is an item of the
-	// experiment, having a review.
-	var nKept int64
+// reviews counts each scoped item's reviews; a bag-of-words experiment
+// needs at least one, and keeps the in-scope reviews for features and
+// bow-shard, which then need not read the raw file again: each of them is
+// an item of the experiment, having a review. A co_review experiment
+// derives its graph from them. It returns the number of reviews kept.
+func (in *ingestion) reviews(ctx context.Context, sc *scope) (int64, error) {
 	var co *coReviews
-	if p := coReviewOf(e); p != nil {
+	if p := coReviewOf(in.exp); p != nil {
 		co = &coReviews{params: *p, users: map[string]int32{}}
 	}
-	if e.Data.Reviews != "" {
-		var kept *reviewSink
-		if e.Features == "bow" {
-			w, err := schema.NewWriter[schema.ReviewsCols](filepath.Join(env.OutDir, reviewsFile), reviewGroupRows)
-			if err != nil {
-				return nil, err
-			}
-			defer w.Close() // on an early return; the checked Close is below
-			kept = &reviewSink{w: w}
+	var nKept int64
+	if in.exp.Data.Reviews != "" {
+		var err error
+		if nKept, err = in.readReviews(ctx, sc, co); err != nil {
+			return 0, err
 		}
-		tr := env.Track("read "+filepath.Base(e.Data.Reviews), 0)
-		var rs amazon.Stats
-		var n int64
-		for r, err := range reviewsOf(e.Data.Format, e.Data.Reviews, rej.add, &rs) {
-			if err == nil && n%4096 == 0 {
-				err = ctx.Err()
-			}
-			if it := scoped[r.ASIN]; err == nil && it != nil {
-				it.nReviews++
-				if kept != nil {
-					err = kept.add(&r)
-				}
-				if co != nil {
-					co.add(it.id, &r)
-				}
-			}
-			if err != nil {
-				tr.Done()
-				return nil, err
-			}
-			n++
-			tr.Add(1)
-		}
-		tr.Done()
-		if rs.Records == 0 {
-			return nil, fmt.Errorf("%w: %s holds no review records (%d lines)", pipeline.ErrBadInput, e.Data.Reviews, rs.Lines)
-		}
-		if kept != nil {
-			var err error
-			if nKept, err = kept.close(); err != nil {
-				return nil, err
-			}
-		}
-		lines += rs.Lines
-		stats["review_lines"] = rs.Lines
 	}
-	if err := rej.check(env, lines, e.Settings.RejectRatio.Get()); err != nil {
-		return nil, err
+	if err := in.rej.check(in.env, in.lines, in.exp.Settings.RejectRatio.Get()); err != nil {
+		return 0, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return 0, err
 	}
 	if co != nil {
-		if err := co.derive(ctx, inOrder, stats); err != nil {
-			return nil, err
+		if err := co.derive(ctx, sc.inOrder, in.stats); err != nil {
+			return 0, err
 		}
 	}
+	return nKept, nil
+}
 
-	// Image records: only their presence matters here. A repeated ASIN is a
-	// reject (the first record is the one used).
-	if e.Features == "image" {
-		asins, err := imagefeat.ScanASINs(ctx, e.Data.ImageFeatures)
+// readReviews is the one read of the raw reviews file (see reviews).
+func (in *ingestion) readReviews(ctx context.Context, sc *scope, co *coReviews) (int64, error) {
+	exp := in.exp
+	var kept *reviewSink
+	if exp.Features == "bow" {
+		w, err := schema.NewWriter[schema.ReviewsCols](filepath.Join(in.env.OutDir, reviewsFile), reviewGroupRows)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		if len(asins) == 0 {
-			return nil, fmt.Errorf("%w: %s holds no image-feature records", pipeline.ErrBadInput, e.Data.ImageFeatures)
-		}
-		first := make(map[string]int, len(asins))
-		for k, a := range asins {
-			if j, dup := first[a]; dup {
-				rej.add(amazon.Reject{
-					File: filepath.Base(e.Data.ImageFeatures), Line: int64(k + 1),
-					Offset: int64(k) * int64(imagefeat.RecordSize(imagefeat.Dim)),
-					Err:    fmt.Sprintf("duplicate asin %s (first at record %d)", a, j+1), Excerpt: a,
-				})
-				continue
-			}
-			first[a] = k
-			if it := scoped[a]; it != nil {
-				it.hasImage = true
-			}
-		}
-		lines += int64(len(asins))
-		stats["image_records"] = len(asins)
+		defer w.Close() // on an early return; the checked Close is below
+		kept = &reviewSink{w: w}
 	}
-	if err := rej.check(env, lines, e.Settings.RejectRatio.Get()); err != nil {
-		return nil, err
+	tr := in.env.Track("read "+filepath.Base(exp.Data.Reviews), 0)
+	var rs amazon.Stats
+	var n int64
+	for r, err := range reviewsOf(exp.Data.Format, exp.Data.Reviews, in.rej.add, &rs) {
+		if err == nil && n%4096 == 0 {
+			err = ctx.Err()
+		}
+		if it := sc.byASIN[r.ASIN]; err == nil && it != nil {
+			it.nReviews++
+			if kept != nil {
+				err = kept.add(&r)
+			}
+			if co != nil {
+				co.add(it.id, &r)
+			}
+		}
+		if err != nil {
+			tr.Done()
+			return 0, err
+		}
+		n++
+		tr.Add(1)
 	}
+	tr.Done()
+	if rs.Records == 0 {
+		return 0, fmt.Errorf("%w: %s holds no review records (%d lines)", pipeline.ErrBadInput, exp.Data.Reviews, rs.Lines)
+	}
+	var nKept int64
+	if kept != nil {
+		var err error
+		if nKept, err = kept.close(); err != nil {
+			return 0, err
+		}
+	}
+	in.lines += rs.Lines
+	in.stats["review_lines"] = rs.Lines
+	return nKept, nil
+}
 
-	// Keep items with a feature source, in ASIN order so the item index does
-	// not depend on the file's line order.
-	asins := make([]string, 0, len(scoped))
-	var noImage, noReviews int64
-	for a, it := range scoped {
-		switch {
-		case e.Features == "image" && !it.hasImage:
-			noImage++
-		case e.Features == "bow" && it.nReviews == 0:
-			noReviews++
-		default:
-			asins = append(asins, a)
-		}
+// images marks the scoped items having an image-feature record, for an
+// image experiment: only their presence matters here. A repeated ASIN is a
+// reject (the first record is the one used).
+func (in *ingestion) images(ctx context.Context, sc *scope) error {
+	if in.exp.Features != "image" {
+		return nil
 	}
-	slices.Sort(asins)
-	stats["items_dropped_no_image"] = noImage
-	stats["items_dropped_no_reviews"] = noReviews
+	path := in.exp.Data.ImageFeatures
+	asins, err := imagefeat.ScanASINs(ctx, path)
+	if err != nil {
+		return err
+	}
 	if len(asins) == 0 {
-		// Nothing downstream can work on an empty scope: fail here, as bad
-		// input (a typo, the wrong file), not after three empty stages.
-		msg := fmt.Sprintf("experiment %s has no items in scope: category %q in %s: of %d products, %d outside the prefix, %d without a subcategory at depth %d",
-			e.Name, e.Category, filepath.Base(e.Data.Meta), ms.Records, outOfScope, noSub, e.Depth.Get())
-		if noSub > 0 {
-			msg += fmt.Sprintf(" (the deepest path goes %d levels below the prefix)", deepest)
-		}
-		msg += fmt.Sprintf(", %d without an image, %d without reviews", noImage, noReviews)
-		if outOfScope == ms.Records {
-			var quoted []string
-			for _, p := range amazon.ClosestPaths(e.Category, others.list(), 3) {
-				quoted = append(quoted, strconv.Quote(p))
-			}
-			if len(quoted) > 0 {
-				msg += "; closest category paths in the file: " + strings.Join(quoted, ", ")
-			}
-		}
-		return nil, fmt.Errorf("%w: %s", pipeline.ErrBadInput, msg)
+		return fmt.Errorf("%w: %s holds no image-feature records", pipeline.ErrBadInput, path)
 	}
-	kept := &items{asin: asins}
-	index := kept.rows()
+	first := make(map[string]int, len(asins))
+	for k, a := range asins {
+		if j, dup := first[a]; dup {
+			in.rej.add(amazon.Reject{
+				File: filepath.Base(path), Line: int64(k + 1),
+				Offset: int64(k) * int64(imagefeat.RecordSize(imagefeat.Dim)),
+				Err:    fmt.Sprintf("duplicate asin %s (first at record %d)", a, j+1), Excerpt: a,
+			})
+			continue
+		}
+		first[a] = k
+		if it := sc.byASIN[a]; it != nil {
+			it.hasImage = true
+		}
+	}
+	in.lines += int64(len(asins))
+	in.stats["image_records"] = len(asins)
+	return in.rej.check(in.env, in.lines, in.exp.Settings.RejectRatio.Get())
+}
 
-	n := len(asins)
-	title, brand, sub, path := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+// need is the feature source the experiment's items must have.
+func need(features string) amazon.Need {
+	switch features {
+	case "image":
+		return amazon.NeedImage
+	case "bow":
+		return amazon.NeedReview
+	}
+	return amazon.NeedNothing
+}
+
+// keep applies the feature-source rule (amazon.Keep): the items of the
+// experiment, in item order. An empty scope is bad input (a typo, the wrong
+// file), failed here rather than after three empty stages.
+func (in *ingestion) keep(sc *scope) ([]*scopedItem, error) {
+	cands := make([]amazon.Candidate, len(sc.inOrder))
+	for k, it := range sc.inOrder {
+		cands[k] = amazon.Candidate{ASIN: it.asin, HasImage: it.hasImage, Reviews: it.nReviews}
+	}
+	idx, noImage, noReviews := amazon.Keep(cands, need(in.exp.Features))
+	in.stats["items_dropped_no_image"] = noImage
+	in.stats["items_dropped_no_reviews"] = noReviews
+	if len(idx) == 0 {
+		return nil, sc.emptyError(in.exp, noImage, noReviews)
+	}
+	kept := make([]*scopedItem, len(idx))
+	for i, k := range idx {
+		kept[i] = sc.inOrder[k]
+	}
+	return kept, nil
+}
+
+// emptyError says why an experiment has no items, with the category paths
+// of the file closest to its category when none matched.
+func (sc *scope) emptyError(exp *job.Resolved, noImage, noReviews int64) error {
+	msg := fmt.Sprintf("experiment %s has no items in scope: category %q in %s: of %d products, %d outside the prefix, %d without a subcategory at depth %d",
+		exp.Name, exp.Category, filepath.Base(exp.Data.Meta), sc.meta.Records, sc.outOfScope, sc.noSub, exp.Depth.Get())
+	if sc.noSub > 0 {
+		msg += fmt.Sprintf(" (the deepest path goes %d levels below the prefix)", sc.deepest)
+	}
+	msg += fmt.Sprintf(", %d without an image, %d without reviews", noImage, noReviews)
+	if sc.outOfScope == sc.meta.Records {
+		var quoted []string
+		for _, p := range amazon.ClosestPaths(exp.Category, sc.others.list(), 3) {
+			quoted = append(quoted, strconv.Quote(p))
+		}
+		if len(quoted) > 0 {
+			msg += "; closest category paths in the file: " + strings.Join(quoted, ", ")
+		}
+	}
+	return fmt.Errorf("%w: %s", pipeline.ErrBadInput, msg)
+}
+
+// writeItems writes the items table, row i item i.
+func (in *ingestion) writeItems(kept []*scopedItem) error {
+	n := len(kept)
+	asin, title, brand, sub, path := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	nrev, hasImg := make([]int32, n), make([]bool, n)
 	subs := map[string]bool{}
-	for i, a := range asins {
-		it := scoped[a]
-		title[i], brand[i], sub[i], path[i], nrev[i], hasImg[i] = it.title, it.brand, it.sub, it.path, it.nReviews, it.hasImage
+	for i, it := range kept {
+		asin[i], title[i], brand[i], sub[i], path[i], nrev[i], hasImg[i] = it.asin, it.title, it.brand, it.sub, it.path, it.nReviews, it.hasImage
 		subs[it.sub] = true
 	}
-	stats["subcategories"] = len(subs)
-	stats["items"] = n
-	if _, err := schema.Write(filepath.Join(env.OutDir, "items.parquet"), schema.ItemsCols{ASIN: asins, Title: title, Brand: brand,
-		Subcategory: sub, CategoryPath: path, NReviews: nrev, HasImage: hasImg}); err != nil {
-		return nil, err
-	}
+	in.stats["subcategories"] = len(subs)
+	in.stats["items"] = n
+	_, err := schema.Write(filepath.Join(in.env.OutDir, "items.parquet"), schema.ItemsCols{ASIN: asin, Title: title, Brand: brand,
+		Subcategory: sub, CategoryPath: path, NReviews: nrev, HasImage: hasImg})
+	return err
+}
 
-	// Edges of the graph between valid items of different subcategories.
-	var edges []graph.Edge
-	seen := map[graph.Edge]bool{}
-	var notItem, sameSub, selfLoop, dup int64
-	for i, a := range asins {
-		for _, b := range scoped[a].related {
+// writeEdges writes the edges of the experiment's graph between its items
+// (graph.CrossEdges) and returns their number.
+func (in *ingestion) writeEdges(kept []*scopedItem) (int64, error) {
+	its := &items{asin: make([]string, len(kept))}
+	sub := make([]string, len(kept))
+	entries := 0
+	for i, it := range kept {
+		its.asin[i], sub[i] = it.asin, it.sub
+		entries += len(it.related)
+	}
+	index := its.rows()
+	related, all := make([][]int32, len(kept)), make([]int32, 0, entries)
+	for i, it := range kept {
+		lo := len(all)
+		for _, b := range it.related {
 			j, ok := index[b]
-			e := graph.Edge{Src: int32(i), Dst: j}
-			switch {
-			case !ok:
-				notItem++
-			case int(j) == i:
-				selfLoop++
-			case sub[j] == sub[i]:
-				sameSub++
-			case seen[e]:
-				dup++
-			default:
-				seen[e] = true
-				edges = append(edges, e)
+			if !ok {
+				j = graph.NotItem
 			}
+			all = append(all, j)
 		}
+		related[i] = all[lo:len(all):len(all)]
 	}
-	// Rows in (src, dst) order, whatever the order of the related lists.
-	slices.SortFunc(edges, func(x, y graph.Edge) int {
-		if x.Src != y.Src {
-			return int(x.Src - y.Src)
-		}
-		return int(x.Dst - y.Dst)
-	})
-	stats["edges"] = len(edges)
-	stats["edges_dropped_target_not_item"] = notItem
-	stats["edges_dropped_same_subcategory"] = sameSub
-	stats["edges_dropped_self_loop"] = selfLoop
-	stats["edges_dropped_duplicate"] = dup
-	m, err := writeEdges(filepath.Join(env.OutDir, "edges.parquet"), kept, e.Graph, edges)
+	edges, st := graph.CrossEdges(related, sub)
+	in.stats["edges"] = len(edges)
+	in.stats["edges_dropped_target_not_item"] = st.NotItem
+	in.stats["edges_dropped_same_subcategory"] = st.SameSubcategory
+	in.stats["edges_dropped_self_loop"] = st.SelfLoop
+	in.stats["edges_dropped_duplicate"] = st.Duplicate
+	return writeEdges(filepath.Join(in.env.OutDir, "edges.parquet"), its, in.exp.Graph, edges)
+}
+
+// writeRejects writes every reject of the run, superseding a previous
+// failure's evidence, and returns their number.
+func (in *ingestion) writeRejects() (int64, error) {
+	n, err := in.rej.write(filepath.Join(in.env.OutDir, "rejects.parquet"))
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	nrej, err := rej.write(filepath.Join(env.OutDir, "rejects.parquet"))
-	if err != nil {
-		return nil, err
-	}
-	stats["rejects"] = nrej
-	os.Remove(env.FailurePath("rejects.parquet")) // a previous failure's evidence, now superseded
-	rows := map[string]int64{"items": int64(n), "edges": m, "rejects": nrej}
-	if e.Features == "bow" {
-		rows["reviews"] = nKept
-	}
-	return &pipeline.Result{Rows: rows, Stats: stats}, nil
+	in.stats["rejects"] = n
+	os.Remove(in.env.FailurePath("rejects.parquet")) // a previous failure's evidence, now superseded
+	return n, nil
 }
 
 // reviewsOf is amazon.ReviewsFormat, the one door to the reviews file; a

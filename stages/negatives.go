@@ -42,7 +42,7 @@ func (Negatives) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 	if err != nil {
 		return nil, err
 	}
-	all, err := readEdges(env.InDir, "ingest", "edges.parquet")
+	all, err := readEdges(ctx, env.InDir, "ingest", "edges.parquet")
 	if err != nil {
 		return nil, err
 	}

@@ -143,7 +143,7 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 		return nil, err
 	}
 	defer e.close()
-	pairs, err := readPairs(env.InDir)
+	pairs, err := readPairs(ctx, env.InDir)
 	if err != nil {
 		return nil, err
 	}
@@ -443,16 +443,14 @@ func runExperiments(runDir string) string {
 	return "experiments " + strings.Join(names, ", ")
 }
 
-// readTitles reads the items' titles, in item order.
+// readTitles reads the items' titles, in item order (under context.TODO:
+// see readItems).
 func readTitles(in inputs) ([]string, error) {
 	path, err := in.file("ingest", "items.parquet")
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	err = schema.Read(path, func(c *schema.Cols) error {
-		out = c.Strings("title")
-		return nil
-	})
-	return out, err
+	var c schema.ItemsCols
+	err = schema.ReadFields(context.TODO(), path, &c, &c.Title)
+	return c.Title, err
 }

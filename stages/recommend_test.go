@@ -21,10 +21,10 @@ import (
 
 // checkRecommend checks the recommend stage's lists against the items table
 // and `monomer recommend`'s answer for the same query.
-func checkRecommend(t *testing.T, job *job.Job, dir string) {
+func checkRecommend(t *testing.T, j *job.Job, dir string) {
 	t.Helper()
-	for i := range job.Experiments {
-		e := job.Resolve(i)
+	for i := range j.Experiments {
+		e := j.Resolve(i)
 		it := must(readItems(runInputs(dir, e.Name)))(t)
 		row := it.rows()
 		tb := open(t, filepath.Join(dir, e.Name, "recommend", "recommendations.parquet"))
@@ -127,10 +127,10 @@ func checkRecommend(t *testing.T, job *job.Job, dir string) {
 		}
 		checkCrossLists(t, e, dir, rm, model, qidx, iidx)
 	}
-	if _, err := RecommendOne(dir, job.Experiments[0].Name, "ct", "x", 10, false); err == nil {
+	if _, err := RecommendOne(dir, j.Experiments[0].Name, "ct", "x", 10, false); err == nil {
 		t.Error("recommend with ct accepted")
 	}
-	if _, err := RecommendOne(dir, job.Experiments[0].Name, "monomer", "no-such-asin", 10, false); err == nil {
+	if _, err := RecommendOne(dir, j.Experiments[0].Name, "monomer", "no-such-asin", 10, false); err == nil {
 		t.Error("recommend for an unknown asin accepted")
 	}
 	// An unknown experiment is named as such, with the ones there are.

@@ -344,35 +344,21 @@ func readRecMetrics(path string) (map[string]report.Claims, error) {
 	if _, err := os.Stat(path); os.IsNotExist(err) {
 		return out, nil
 	}
-	err := schema.Read(path, func(c *schema.Cols) error {
-		model, q, tq := c.Strings("model"), c.Int32s("queries"), c.Int32s("test_queries")
-		same, dist, cov, gini := c.Float64s("same_subcategory"), c.Float64s("distinct_subcategories"), c.Float64s("coverage"), c.Float64s("gini")
-		hit, rec := c.Float64s("hit_rate"), c.Float64s("recall")
-		if c.Err() != nil {
-			return nil
-		}
-		covX, giniX, err := crossColumns(c, len(model))
-		if err != nil {
-			return err
-		}
-		for i, m := range model {
-			out[m] = report.Claims{Queries: int(q[i]), TestQueries: int(tq[i]), Same: same[i], Distinct: dist[i],
-				Coverage: cov[i], Gini: gini[i], HitRate: hit[i], Recall: rec[i], CoverageCross: covX[i], GiniCross: giniX[i]}
-		}
-		return nil
-	})
-	return out, err
-}
-
-// crossColumns reads coverage_cross and gini_cross, NaN when the table
-// predates them.
-func crossColumns(c *schema.Cols, rows int) (cov, gini []float64, err error) {
-	if !c.Has("coverage_cross") {
-		nan := make([]float64, rows)
-		for i := range nan {
-			nan[i] = math.NaN()
-		}
-		return nan, nan, nil
+	c, err := schema.ReadAll[schema.RecommendMetricsCols](context.TODO(), path)
+	if err != nil {
+		return nil, err
 	}
-	return c.Float64s("coverage_cross"), c.Float64s("gini_cross"), c.Err()
+	covX, giniX := c.CoverageCross, c.GiniCross
+	if covX == nil { // before recommend 1.1.0
+		covX = make([]float64, len(c.Model))
+		for i := range covX {
+			covX[i] = math.NaN()
+		}
+		giniX = covX
+	}
+	for i, m := range c.Model {
+		out[m] = report.Claims{Queries: int(c.Queries[i]), TestQueries: int(c.TestQueries[i]), Same: c.SameSubcategory[i], Distinct: c.DistinctSubcategories[i],
+			Coverage: c.Coverage[i], Gini: c.Gini[i], HitRate: c.HitRate[i], Recall: c.Recall[i], CoverageCross: covX[i], GiniCross: giniX[i]}
+	}
+	return out, nil
 }

@@ -114,7 +114,7 @@ func TestIngestReviewsTable(t *testing.T) {
 		}
 	}
 	var got schema.ReviewsCols
-	for b, err := range schema.Batches[schema.ReviewsCols](filepath.Join(dir, "women-bow", "ingest", reviewsFile)) {
+	for b, err := range schema.Batches[schema.ReviewsCols](context.Background(), filepath.Join(dir, "women-bow", "ingest", reviewsFile)) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +156,7 @@ func TestReviewDocsSummary(t *testing.T) {
 		var got []bow.Doc
 		var n int64
 		var last error
-		for d, err := range reviewDocs(path, rows, tc.summary, func(k int64) { n += k }) {
+		for d, err := range reviewDocs(context.Background(), path, rows, tc.summary, func(k int64) { n += k }) {
 			if err != nil {
 				last = err
 				break
@@ -193,11 +193,11 @@ func TestFeaturesCancelWhileReading(t *testing.T) {
 	const at = 100
 	var yielded int64
 	stopped := false
-	defer func(f func(string) iter.Seq2[schema.ReviewsCols, error]) { reviewBatches = f }(reviewBatches)
+	defer func(f func(context.Context, string) iter.Seq2[schema.ReviewsCols, error]) { reviewBatches = f }(reviewBatches)
 	// The demo's table is one row group: hand it over a row at a time.
-	reviewBatches = func(path string) iter.Seq2[schema.ReviewsCols, error] {
+	reviewBatches = func(ctx context.Context, path string) iter.Seq2[schema.ReviewsCols, error] {
 		return func(yield func(schema.ReviewsCols, error) bool) {
-			for b, err := range schema.Batches[schema.ReviewsCols](path) {
+			for b, err := range schema.Batches[schema.ReviewsCols](ctx, path) {
 				if err != nil {
 					yield(b, err)
 					return

@@ -32,11 +32,11 @@ func (Split) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	pos, err := readEdges(env.InDir, "negatives", "positives.parquet")
+	pos, err := readEdges(ctx, env.InDir, "negatives", "positives.parquet")
 	if err != nil {
 		return nil, err
 	}
-	neg, err := readEdges(env.InDir, "negatives", "negatives.parquet")
+	neg, err := readEdges(ctx, env.InDir, "negatives", "negatives.parquet")
 	if err != nil {
 		return nil, err
 	}

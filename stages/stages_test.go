@@ -72,9 +72,9 @@ func loadTestJob(t *testing.T) *job.Job {
 // get distinct IDs, which must not reach any output but the manifests.
 func runID(dir string) string { return "test-" + filepath.Base(dir) }
 
-func runJob(t *testing.T, job *job.Job, dir string) {
+func runJob(t *testing.T, j *job.Job, dir string) {
 	t.Helper()
-	if _, err := pipeline.Run(context.Background(), job, Experiment(), Job(), pipeline.Options{RunDir: dir, RunID: runID(dir)}); err != nil {
+	if _, err := pipeline.Run(context.Background(), j, Experiment(), Job(), pipeline.Options{RunDir: dir, RunID: runID(dir)}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -148,9 +148,9 @@ func must[T any](v T, err error) func(*testing.T) T {
 
 // checkIngest recomputes each experiment's items and edges from the raw
 // files with the rules of SPEC section 2 and compares them to the tables.
-func checkIngest(t *testing.T, job *job.Job, dir string) {
-	for i := range job.Experiments {
-		e := job.Resolve(i)
+func checkIngest(t *testing.T, j *job.Job, dir string) {
+	for i := range j.Experiments {
+		e := j.Resolve(i)
 		prefix := amazon.CategoryPrefix(e.Category)
 		reviews := map[string]int32{}
 		for r, err := range amazon.Reviews(e.Data.Reviews, nil, nil) {
@@ -168,7 +168,7 @@ func checkIngest(t *testing.T, job *job.Job, dir string) {
 					continue
 				}
 				if len(path) > len(prefix) && (e.Features != "bow" || reviews[p.ASIN] > 0) {
-					valid[p.ASIN] = raw{path[len(prefix)], slices.Clone(related(p, e.Graph))}
+					valid[p.ASIN] = raw{path[len(prefix)], slices.Clone(p.Related(e.Graph))}
 				}
 				break
 			}
@@ -245,8 +245,8 @@ func checkIngest(t *testing.T, job *job.Job, dir string) {
 
 func checkNegativesAndSplit(t *testing.T, dir string) {
 	for _, exp := range []string{"men-image", "women-bow"} {
-		pos := must(readEdges(runInputs(dir, exp), "negatives", "positives.parquet"))(t)
-		neg := must(readEdges(runInputs(dir, exp), "negatives", "negatives.parquet"))(t)
+		pos := must(readEdges(context.Background(), runInputs(dir, exp), "negatives", "positives.parquet"))(t)
+		neg := must(readEdges(context.Background(), runInputs(dir, exp), "negatives", "negatives.parquet"))(t)
 		it := must(readItems(runInputs(dir, exp)))(t)
 		inPos := map[[2]int32]bool{}
 		outDeg, inDeg := map[int32]int{}, map[int32]int{}
@@ -268,7 +268,7 @@ func checkNegativesAndSplit(t *testing.T, dir string) {
 				break
 			}
 		}
-		pairs := must(readPairs(runInputs(dir, exp)))(t)
+		pairs := must(readPairs(context.Background(), runInputs(dir, exp)))(t)
 		if len(pairs) != len(pos)+len(neg) {
 			t.Errorf("%s: %d pairs from %d + %d", exp, len(pairs), len(pos), len(neg))
 		}
@@ -282,10 +282,10 @@ func checkNegativesAndSplit(t *testing.T, dir string) {
 	}
 }
 
-func checkEvaluate(t *testing.T, job *job.Job, dir string) {
-	for i := range job.Experiments {
-		e := job.Resolve(i)
-		pairs := must(readPairs(runInputs(dir, e.Name)))(t)
+func checkEvaluate(t *testing.T, j *job.Job, dir string) {
+	for i := range j.Experiments {
+		e := j.Resolve(i)
+		pairs := must(readPairs(context.Background(), runInputs(dir, e.Name)))(t)
 		var scored int
 		for _, p := range pairs {
 			if p.Split != 0 {

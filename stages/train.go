@@ -174,7 +174,7 @@ func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 		return nil, fmt.Errorf("stages: train runs one node per model (train.<model>), and was given none")
 	}
 	if registered(env.Part).Counted {
-		return trainCT(env)
+		return trainCT(ctx, env)
 	}
 	return trainModel(ctx, env, env.Part)
 }
@@ -184,12 +184,12 @@ const ctCountsFile = "ct_counts.parquet"
 
 // trainCT counts the train positives between subcategories (models.FitCT)
 // and writes the count matrix.
-func trainCT(env *pipeline.Env) (*pipeline.Result, error) {
+func trainCT(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
 	it, err := readItems(env.InDir)
 	if err != nil {
 		return nil, err
 	}
-	pairs, err := readPairs(env.InDir)
+	pairs, err := readPairs(ctx, env.InDir)
 	if err != nil {
 		return nil, err
 	}
@@ -211,27 +211,19 @@ func trainCT(env *pipeline.Env) (*pipeline.Result, error) {
 }
 
 // readCT rebuilds the CT node train.ct fitted over its items.
-func readCT(in inputs, it *items) (*models.CT, error) {
+func readCT(ctx context.Context, in inputs, it *items) (*models.CT, error) {
 	dir, err := trainDir(in, models.ModelCT)
 	if err != nil {
 		return nil, err
 	}
-	var counts []models.CTCount
-	err = schema.Read(filepath.Join(dir, ctCountsFile), func(c *schema.Cols) error {
-		src, dst, links, rank, kept := c.Strings("source"), c.Strings("target"), c.Int64s("links"), c.Int32s("rank"), c.Bools("kept")
-		si, di := c.Int32s("source_idx"), c.Int32s("target_idx")
-		if c.Err() != nil {
-			return nil
-		}
-		counts = make([]models.CTCount, len(src))
-		for i := range src {
-			counts[i] = models.CTCount{Source: si[i], Target: di[i], SourceName: src[i], TargetName: dst[i],
-				Links: links[i], Rank: rank[i], Kept: kept[i]}
-		}
-		return nil
-	})
+	c, err := schema.ReadAll[schema.CTCountsCols](ctx, filepath.Join(dir, ctCountsFile))
 	if err != nil {
 		return nil, err
+	}
+	counts := make([]models.CTCount, len(c.Source))
+	for i := range counts {
+		counts[i] = models.CTCount{Source: c.SourceIdx[i], Target: c.TargetIdx[i], SourceName: c.Source[i], TargetName: c.Target[i],
+			Links: c.Links[i], Rank: c.Rank[i], Kept: c.Kept[i]}
 	}
 	return models.NewCT(it.sub, it.subName, counts)
 }
@@ -246,7 +238,7 @@ func trainModel(ctx context.Context, env *pipeline.Env, model string) (*pipeline
 		return nil, err
 	}
 	defer closeFeat()
-	pairs, err := readPairs(env.InDir)
+	pairs, err := readPairs(ctx, env.InDir)
 	if err != nil {
 		return nil, err
 	}

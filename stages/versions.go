@@ -22,10 +22,19 @@ func (BowShard) Version() string  { return "1.1.0" } // 1.1: reads ingest's revi
 func (Features) Version() string  { return "1.1.0" } // 1.1: reads ingest's reviews.parquet (same outputs)
 func (Negatives) Version() string { return "1.0.0" }
 func (Split) Version() string     { return "1.0.0" }
-func (Train) Version() string     { return "2.8.0" } // 2.8: fits gate_spaces, gate_routes (Monomer's gate use); 2: one node per model; 2.1: WNN SIMD dot; 2.2: Monomer item gradients summed per pseudo space; 2.3: train.ct; 2.4: WNN distance in wnnkern lane order, pairs in x order; 2.5: blocks of items spanning up to 640 rows multiplied in place (Xᵀ·G over their gap rows rounds otherwise); 2.6: blocks crossing a record batch multiplied in place in segments, not copied; 2.7: dense features at most 25 % non-zero multiplied as sparse rows, WNN on sparse rows through its pairs' products
+func (Train) Version() string     { return "2.8.0" } // 2.8: fits gate_spaces, gate_routes (Monomer's gate use); earlier ones below
 func (Evaluate) Version() string  { return "1.3.0" } // 1.1: WNN SIMD dot; 1.2: WNN distance in wnnkern lane order; 1.3: scores through sparse rows as Train 2.7
 func (Recommend) Version() string { return "1.2.0" } // 1.1: coverage_cross and gini_cross, the lists with the query's own subcategory left out; 1.2: scores in internal/dotkern's fixed arithmetic, the same bits under every BLAS kernel
 func (Report) Version() string    { return "1.3.0" } // 1.1: coverage_cross and gini_cross in metrics.parquet and the claims table; 1.2: one renderer for index.html and tables.md (issue 22), provenance, plots capped; the gate's spaces used and routes under its plot, a small-data warning; 1.3: the two 1.2.0 of issues 22 and 28 merged (each shipped alone), the build left out of the rendered page
+
+// Train's earlier versions: 2: one node per model; 2.1: WNN SIMD dot;
+// 2.2: Monomer item gradients summed per pseudo space; 2.3: train.ct; 2.4:
+// WNN distance in wnnkern lane order, pairs in x order; 2.5: blocks of
+// items spanning up to 640 rows multiplied in place (Xᵀ·G over their gap
+// rows rounds otherwise); 2.6: blocks crossing a record batch multiplied in
+// place in segments, not copied; 2.7: dense features at most 25 %
+// non-zero multiplied as sparse rows, WNN on sparse rows through its
+// pairs' products.
 
 // The toolchain decides the outputs of the stages doing floating-point
 // arithmetic (bag-of-words weights, training, scores) or drawing from

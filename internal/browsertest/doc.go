@@ -1,0 +1,3 @@
+// Package browsertest renders an HTML report in headless Chromium for
+// tests: the check a person makes by opening the page, automated.
+package browsertest
