@@ -63,7 +63,7 @@ func TestBadJobFiles(t *testing.T) {
 		{name: "negative depth", yaml: head + exp + "    depth: -1\n", want: "j.yaml: experiments[0].depth: -1 must be at least 1 (the subcategory is the node that many levels below the category; omit depth for 1)"},
 		{name: "zero depth", yaml: head + exp + "    depth: 0\n", want: "j.yaml: experiments[0].depth: 0 must be at least 1 (the subcategory is the node that many levels below the category; omit depth for 1)"},
 		{name: "graph", yaml: head + "\n    category: A\n    graph: bought\n    features: image\n", want: `j.yaml: experiments[0].graph: "bought" is not one of also_bought, also_viewed, bought_together, co_review`},
-		{name: "features", yaml: head + "\n    category: A\n    graph: also_bought\n    features: text\n", want: `j.yaml: experiments[0].features: "text" is not one of image, bow`},
+		{name: "features", yaml: head + "\n    category: A\n    graph: also_bought\n    features: text\n", want: `j.yaml: experiments[0].features: "text" is not one of image, bow, embeddings`},
 		{name: "model", yaml: head + exp + "    models: [wnn, mnn]\n", want: `j.yaml: experiments[0].models[1]: "mnn" is not one of wnn, ct, lmt, monomer, lda`},
 		{name: "lda on images", yaml: head + exp + "    models: [lda]\n", want: "j.yaml: experiments[0].models[0]: lda needs features: bow"},
 		{name: "model twice", yaml: head + exp + "    models: [wnn, ct, wnn]\n", want: `j.yaml: experiments[0].models[2]: "wnn" is listed twice`},

@@ -149,10 +149,14 @@ const (
 )
 
 // FeatureDim is the feature dimension of an experiment: imagefeat.Dim for image
-// features, the vocabulary size for bag-of-words.
+// features, the vocabulary size for bag-of-words, 0 (unknown until the
+// file is read) for embeddings.
 func (r *Resolved) FeatureDim() int {
 	if r.Features == "image" {
 		return imagefeat.Dim
+	}
+	if r.Features == "embeddings" {
+		return 0
 	}
 	return r.Settings.VocabSize
 }
@@ -182,7 +186,7 @@ func (r *Resolved) checkBounds(at string) error {
 		{"monomer", "monomer_k", s.MonomerK},
 		{"monomer", "n", s.N},
 	} {
-		if slices.Contains(r.Models, b.model) && b.v > dim {
+		if slices.Contains(r.Models, b.model) && dim > 0 && b.v > dim {
 			return fmt.Errorf("%s.%s: %d is above %s, %d (%s projects the features to at most that many dimensions)", at, b.name, b.v, what, dim, b.model)
 		}
 	}

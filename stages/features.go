@@ -33,11 +33,15 @@ type featuresParams struct {
 	VocabSize         int     `json:"vocab_size,omitempty"`
 	UseSummary        bool    `json:"use_summary,omitempty"`
 	VocabSampleTokens int64   `json:"vocab_sample_tokens,omitempty"`
+	RejectRatio       float64 `json:"reject_ratio,omitempty"` // embeddings only
 }
 
 func (Features) Key(e *job.Resolved) (any, []string) {
 	if e.Features == "image" {
 		return featuresParams{Kind: "image", ImageScale: e.Settings.ImageScale}, []string{e.Data.ImageFeatures}
+	}
+	if e.Features == "embeddings" {
+		return featuresParams{Kind: "embeddings", RejectRatio: e.Settings.RejectRatio.Get()}, imagefeat.EmbeddingFiles(e.Data.Embeddings)
 	}
 	return featuresParams{Kind: "bow", VocabShards: e.Settings.VocabShards.Get(), VocabSize: e.Settings.VocabSize, UseSummary: e.Settings.UseSummary.Get(),
 		VocabSampleTokens: e.Settings.VocabSampleTokens}, nil // the reviews: ingest's table, an upstream output
@@ -53,6 +57,9 @@ func (Features) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 	}
 	if env.Exp.Features == "image" {
 		return imageFeatures(ctx, env, it)
+	}
+	if env.Exp.Features == "embeddings" {
+		return embeddingFeatures(ctx, env, it)
 	}
 	return bowFeatures(ctx, env, it)
 }
