@@ -384,3 +384,28 @@ func FuzzNPYHeader(f *testing.F) {
 		}
 	})
 }
+
+// TestEmbeddingsThirdParty reads files other programs wrote
+// (testdata/embeddings, made by gen.py with pyarrow and NumPy; embeddings.parquet
+// by the README's five-line snippet): Parquet fixed-size lists of float64
+// beside an ignored column, large lists of float32 in row groups of two,
+// np.save of float32 and float64; a Fortran-order matrix is refused.
+func TestEmbeddingsThirdParty(t *testing.T) {
+	items := map[string]int32{"B00007GDFV": 0, "B0000ZE71C": 1}
+	want := [][]float32{{0.12, -0.5, 0.33}, {0.7, 0.01, -0.2}}
+	for _, f := range []string{"embeddings.parquet", "fixed64.parquet", "large32.parquet", "f32.npy", "f64.npy"} {
+		out := filepath.Join(t.TempDir(), "m.arrow")
+		st, err := ExtractEmbeddings(context.Background(), filepath.Join("testdata", "embeddings", f), items, 2, 0, out)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if got := readMatrix(t, out); !slices.EqualFunc(got, want, slices.Equal) || st.Kept != 2 {
+			t.Errorf("%s: matrix %v (stats %+v), want %v", f, got, st, want)
+		}
+	}
+	_, err := ExtractEmbeddings(context.Background(), filepath.Join("testdata", "embeddings", "fortran.npy"), items, 2, 0, filepath.Join(t.TempDir(), "m.arrow"))
+	if !errors.Is(err, ErrEmbeddings) || !strings.Contains(err.Error(), "fortran_order True") {
+		t.Errorf("fortran.npy: %v, want a refusal of Fortran order", err)
+	}
+}
