@@ -52,8 +52,10 @@ func npyIDFile(path string) (string, bool) {
 type EmbeddingStats struct {
 	// Format is "parquet" or "npy"; IDColumn and VectorColumn name the
 	// Parquet columns read, VectorType the vector column's type.
-	Format                             string
-	IDColumn, VectorColumn, VectorType string `json:",omitempty"`
+	Format       string
+	IDColumn     string `json:"id_column,omitempty"`
+	VectorColumn string `json:"vector_column,omitempty"`
+	VectorType   string `json:"vector_type,omitempty"`
 	// Dim is the embeddings' dimension: the .npy file's columns, or the
 	// length of the first Parquet vector that is not null.
 	Dim  int
