@@ -14,8 +14,9 @@ import (
 )
 
 // Features builds the item-feature matrix of an experiment: the image
-// matrix (Arrow IPC, memory-mapped by training) or the bag-of-words
-// vocabulary and vectors. Both write feature_items.parquet, the items that
+// matrix (Arrow IPC, memory-mapped by training), the same matrix of the
+// embeddings a user brought (embeddings.go), or the bag-of-words
+// vocabulary and vectors. All write feature_items.parquet, the items that
 // have a feature vector; later stages drop the rest.
 type Features struct{}
 
