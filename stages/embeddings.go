@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"monomer/imagefeat"
+	"monomer/job"
 	"monomer/pipeline"
 	"monomer/schema"
 )
@@ -49,4 +50,21 @@ func embeddingFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipe
 		Rows:  map[string]int64{"feature_items": n, "embeddings": int64(len(it.asin))},
 		Stats: map[string]any{"embeddings": st},
 	}, nil
+}
+
+// checkEmbeddingDim applies to model, once the file has told the
+// dimension, the bound job validation applies to image features before the
+// run: a model projects to at most as many dimensions as the features
+// have. Train checks it, whose key holds the sizes.
+func checkEmbeddingDim(e *job.Resolved, model string, dim int) error {
+	for _, b := range []struct {
+		model, name string
+		v           int
+	}{{"lmt", "k", e.Settings.K}, {"monomer", "monomer_k", e.Settings.MonomerK}, {"monomer", "n", e.Settings.N}} {
+		if b.model == model && b.v > dim {
+			return fmt.Errorf("%w: experiment %s: settings.%s: %d is above the dimension of the embeddings in %s, %d (%s projects the features to at most that many dimensions)",
+				job.ErrConfig, e.Name, b.name, b.v, filepath.Base(e.Data.Embeddings), dim, b.model)
+		}
+	}
+	return nil
 }

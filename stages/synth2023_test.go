@@ -208,3 +208,24 @@ func TestSynth2023Recovery(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckEmbeddingDim: train refuses (exit 2) a model whose sizes exceed
+// the embeddings' dimension, which validation cannot know before the file
+// is read; the other models of the experiment train.
+func TestCheckEmbeddingDim(t *testing.T) {
+	e := &job.Resolved{Experiment: job.Experiment{Name: "x", Features: "embeddings"},
+		Data: job.Data{Embeddings: "/d/emb.parquet"}, Settings: job.Settings{K: 40, MonomerK: 8, N: 4}}
+	for _, tc := range []struct {
+		model string
+		dim   int
+		want  string
+	}{
+		{"lmt", 40, ""}, {"lmt", 39, "settings.k: 40 is above the dimension of the embeddings in emb.parquet, 39"},
+		{"monomer", 8, ""}, {"monomer", 7, "settings.monomer_k: 8"}, {"wnn", 1, ""}, {"ct", 1, ""},
+	} {
+		err := checkEmbeddingDim(e, tc.model, tc.dim)
+		if tc.want == "" && err != nil || tc.want != "" && (!errors.Is(err, job.ErrConfig) || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s at %d: %v, want %q", tc.model, tc.dim, err, tc.want)
+		}
+	}
+}
