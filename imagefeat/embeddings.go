@@ -195,12 +195,24 @@ func (s *embedSink) abort() {
 	}
 }
 
-// reject counts a rejected row; place is "row 17" or "row 17 (byte 123)".
-func (s *embedSink) reject(count *int64, place, format string, a ...any) {
+// place is where a row is: its index, counted from 0, and for a .npy
+// file its byte offset (-1 for Parquet). It is formatted only for the
+// rows a report names.
+type place struct{ row, byteAt int64 }
+
+func (p place) String() string {
+	if p.byteAt < 0 {
+		return fmt.Sprintf("row %d", p.row)
+	}
+	return fmt.Sprintf("row %d (byte %d)", p.row, p.byteAt)
+}
+
+// reject counts a rejected row.
+func (s *embedSink) reject(count *int64, at place, format string, a ...any) {
 	*count++
 	s.st.Rejected++
 	if s.st.FirstReject == "" {
-		s.st.FirstReject = place + ": " + fmt.Sprintf(format, a...)
+		s.st.FirstReject = at.String() + ": " + fmt.Sprintf(format, a...)
 	}
 }
 
@@ -227,29 +239,29 @@ func (s *embedSink) setDim(dim int) error {
 
 // row takes one row: its id and its values, as float32 (f32) or float64
 // (f64, when f32 is nil), already known not to be null.
-func (s *embedSink) row(id, place string, f32 []float32, f64 []float64) error {
+func (s *embedSink) row(id string, at place, f32 []float32, f64 []float64) error {
 	n := len(f32)
 	if f32 == nil {
 		n = len(f64)
 	}
 	if id == "" {
-		s.reject(&s.st.EmptyIDs, place, "empty id")
+		s.reject(&s.st.EmptyIDs, at, "empty id")
 		return nil
 	}
 	if s.st.Dim == 0 {
 		if n == 0 {
-			s.reject(&s.st.WrongDim, place, "id %s: empty vector", id)
+			s.reject(&s.st.WrongDim, at, "id %s: empty vector", id)
 			return nil
 		}
 		if n > MaxEmbeddingDim {
-			return fmt.Errorf("imagefeat: %s %s: %w: dimension %d above %d", s.name, place, ErrEmbeddings, n, MaxEmbeddingDim)
+			return fmt.Errorf("imagefeat: %s %s: %w: dimension %d above %d", s.name, at, ErrEmbeddings, n, MaxEmbeddingDim)
 		}
 		if err := s.setDim(n); err != nil {
 			return err
 		}
 	}
 	if n != s.st.Dim {
-		s.reject(&s.st.WrongDim, place, "id %s: dimension %d, want %d (the first vector's)", id, n, s.st.Dim)
+		s.reject(&s.st.WrongDim, at, "id %s: dimension %d, want %d (the first vector's)", id, n, s.st.Dim)
 		return nil
 	}
 	for j := range n {
@@ -264,7 +276,7 @@ func (s *embedSink) row(id, place string, f32 []float32, f64 []float64) error {
 			if f32 == nil {
 				orig = f64[j]
 			}
-			s.reject(&s.st.NonFinite, place, "id %s: non-finite value %g at position %d", id, orig, j)
+			s.reject(&s.st.NonFinite, at, "id %s: non-finite value %g at position %d", id, orig, j)
 			return nil
 		}
 		s.vec[j] = v
@@ -284,10 +296,10 @@ func (s *embedSink) row(id, place string, f32 []float32, f64 []float64) error {
 		s.usable[id] = true
 		s.st.Unknown++
 		if s.st.FirstUnknown == "" {
-			s.st.FirstUnknown = place + ": " + id
+			s.st.FirstUnknown = at.String() + ": " + id
 		}
 	default:
-		s.reject(&s.st.Duplicates, place, "duplicate id %s", id)
+		s.reject(&s.st.Duplicates, at, "duplicate id %s", id)
 	}
 	return nil
 }
@@ -296,20 +308,20 @@ func (s *embedSink) readParquet(ctx context.Context, path string) error {
 	info, err := schema.ReadVectors(ctx, path, func(b *schema.VectorBatch) error {
 		for i, id := range b.IDs {
 			s.st.Rows++
-			place := fmt.Sprintf("row %d", b.Row+int64(i))
+			at := place{b.Row + int64(i), -1}
 			lo, hi := b.Off[i], b.Off[i+1]
 			var err error
 			switch {
 			case b.IDNull[i]:
-				s.reject(&s.st.EmptyIDs, place, "null id")
+				s.reject(&s.st.EmptyIDs, at, "null id")
 			case b.Null[i]:
-				s.reject(&s.st.NullRows, place, "id %s: null vector", id)
+				s.reject(&s.st.NullRows, at, "id %s: null vector", id)
 			case b.ValueNull != nil && b.ValueNull[i]:
-				s.reject(&s.st.NullRows, place, "id %s: a null value in the vector", id)
+				s.reject(&s.st.NullRows, at, "id %s: a null value in the vector", id)
 			case b.F32 != nil:
-				err = s.row(id, place, b.F32[lo:hi:hi], nil)
+				err = s.row(id, at, b.F32[lo:hi:hi], nil)
 			default:
-				err = s.row(id, place, nil, b.F64[lo:hi:hi])
+				err = s.row(id, at, nil, b.F64[lo:hi:hi])
 			}
 			if err != nil {
 				return err
@@ -404,10 +416,10 @@ func (s *embedSink) readNPY(ctx context.Context, path string) error {
 			}
 		}
 		s.st.Rows++
-		place := fmt.Sprintf("row %d (byte %d)", k, h.DataAt+k*rowBytes)
+		at := place{k, h.DataAt + k*rowBytes}
 		if h.Cols == 0 {
-			s.reject(&s.st.WrongDim, place, "id %s: empty vector", id)
-		} else if err := s.row(id, place, f32, f64); err != nil {
+			s.reject(&s.st.WrongDim, at, "id %s: empty vector", id)
+		} else if err := s.row(id, at, f32, f64); err != nil {
 			return err
 		}
 		if s.progress != nil {
