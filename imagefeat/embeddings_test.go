@@ -30,16 +30,23 @@ type vecRow struct {
 // or float64), as pyarrow would.
 func writeVectors(t testing.TB, path, idCol string, vt arrow.DataType, rows []vecRow) {
 	t.Helper()
+	writeVectorsID(t, path, idCol, arrow.BinaryTypes.String, vt, rows)
+}
+
+// writeVectorsID is writeVectors with an id column of type idType
+// (string or large_string).
+func writeVectorsID(t testing.TB, path, idCol string, idType, vt arrow.DataType, rows []vecRow) {
+	t.Helper()
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "title", Type: arrow.BinaryTypes.String, Nullable: true}, // ignored
-		{Name: idCol, Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: idCol, Type: idType, Nullable: true},
 		{Name: "emb", Type: vt, Nullable: true},
 	}, nil)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer b.Release()
 	for _, r := range rows {
 		b.Field(0).(*array.StringBuilder).Append("t " + r.id)
-		b.Field(1).(*array.StringBuilder).Append(r.id)
+		b.Field(1).(interface{ Append(string) }).Append(r.id)
 		lb := b.Field(2).(array.ListLikeBuilder)
 		if r.vec == nil {
 			lb.AppendNull()
@@ -121,7 +128,7 @@ func readMatrix(t *testing.T, path string) [][]float32 {
 
 // TestEmbeddingsRoundTrip: every accepted layout (Parquet list, large
 // list and fixed-size list of float32 and float64, keyed by asin or
-// parent_asin; .npy of float32 and float64) gives the same matrix: the
+// parent_asin, string or large_string; .npy of float32 and float64) gives the same matrix: the
 // vectors of the wanted ids at their rows, converted to float32, zeros for
 // an item without one, and no scaling.
 func TestEmbeddingsRoundTrip(t *testing.T) {
@@ -144,6 +151,10 @@ func TestEmbeddingsRoundTrip(t *testing.T) {
 			}
 		}
 	}
+	// polars writes large_string ids and large lists.
+	layouts = append(layouts, layout{"large_string id", func(path string) {
+		writeVectorsID(t, path, "parent_asin", arrow.BinaryTypes.LargeString, arrow.LargeListOf(arrow.PrimitiveTypes.Float32), rows)
+	}})
 	for _, w := range []int{4, 8} {
 		layouts = append(layouts, layout{"npy f" + string(rune('0'+w)), func(path string) { writeNPY(t, path, w, rows, true) }})
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -64,12 +65,13 @@ type VectorBatch struct {
 const vectorBatchRows = 4096
 
 // ReadVectors streams a Parquet table of item vectors: an id column (one
-// of IDColumns, utf8; a file with both is refused, since which one keys
-// the items is the user's to say) and one vector column, the only column
-// of type list, large_list or fixed_size_list of float32 or float64. Other
-// columns are ignored. It calls each with consecutive batches of rows in
-// file order and stops at the first error each returns. A table it cannot
-// read wraps ErrVectors; its error names the file's base name.
+// of IDColumns, string or large_string; a file with both is refused, since
+// which one keys the items is the user's to say) and one vector column,
+// the only column of type list, large_list or fixed_size_list of float32
+// or float64. Other columns are ignored. It calls each with consecutive
+// batches of rows in file order and stops at the first error each
+// returns. A table it cannot read wraps ErrVectors; its error names the
+// file's base name.
 func ReadVectors(ctx context.Context, path string, each func(*VectorBatch) error) (VectorInfo, error) {
 	var info VectorInfo
 	name := filepath.Base(path)
@@ -95,7 +97,7 @@ func ReadVectors(ctx context.Context, path string, each func(*VectorBatch) error
 			if idField >= 0 {
 				return info, fmt.Errorf("schema: %s: %w: both %s and %s columns; keep the one that names the items", name, ErrVectors, sc.Field(idField).Name, f.Name)
 			}
-			if f.Type.ID() != arrow.STRING {
+			if id := f.Type.ID(); id != arrow.STRING && id != arrow.LARGE_STRING && id != arrow.STRING_VIEW {
 				return info, fmt.Errorf("schema: %s: %w: column %s is %s, want string", name, ErrVectors, f.Name, f.Type)
 			}
 			idField = i
@@ -194,14 +196,20 @@ func leafColumns(f *pqarrow.SchemaField) []int {
 
 // fill sets b's rows from one record batch's id and vector columns.
 func (b *VectorBatch) fill(idCol, vecCol arrow.Array) error {
-	ids, ok := idCol.(*array.String)
+	// string, large_string (polars writes it) or string_view.
+	ids, ok := idCol.(interface {
+		arrow.Array
+		Value(int) string
+	})
 	if !ok {
 		return fmt.Errorf("id column is %s", idCol.DataType())
 	}
 	n := ids.Len()
 	b.IDs, b.IDNull = b.IDs[:0], b.IDNull[:0]
 	for i := range n {
-		b.IDs = append(b.IDs, ids.Value(i))
+		// Value aliases the reader's buffer, which a later batch may
+		// reuse; callers keep ids.
+		b.IDs = append(b.IDs, strings.Clone(ids.Value(i)))
 		b.IDNull = append(b.IDNull, ids.IsNull(i))
 	}
 	b.Off, b.Null, b.ValueNull = b.Off[:0], b.Null[:0], nil
