@@ -66,6 +66,12 @@ type Data struct {
 	// than guessed, so that a wrong guess cannot turn into a run of
 	// rejects (see amazon.Formats).
 	Format string `yaml:"format" json:",omitempty"` // omitted: see Settings.CoReviewWindow
+	// Embeddings is the item vectors of features: embeddings, a Parquet
+	// table (an asin or parent_asin column and one list column of
+	// float32 or float64) or a NumPy .npy matrix beside its id file
+	// (imagefeat.EmbeddingFiles). Omitted from the JSON when empty, like
+	// Format.
+	Embeddings string `yaml:"embeddings" json:",omitempty"`
 }
 
 // Experiment is one (data set, category, graph, feature type) combination.
@@ -82,7 +88,8 @@ type Experiment struct {
 	// metadata) or co_review (derived from the reviews file; see
 	// graph.CoReview and the co_review settings).
 	Graph string `yaml:"graph"`
-	// Features is image or bow.
+	// Features is image (the .b file), bow (the reviews) or embeddings
+	// (data.embeddings, vectors the user computed).
 	Features string `yaml:"features"`
 	// Models to train, by name in models' registry (models.Names: wnn, ct,
 	// lmt, monomer, lda). If empty, all that fit the feature type
@@ -143,6 +150,7 @@ func (j *Job) Resolve(i int) Resolved {
 		Reviews:       pick(e.Data.Reviews, j.Data.Reviews),
 		ImageFeatures: pick(e.Data.ImageFeatures, j.Data.ImageFeatures),
 		Format:        cmp.Or(e.Data.Format, j.Data.Format),
+		Embeddings:    pick(e.Data.Embeddings, j.Data.Embeddings),
 	}
 	return r
 }
@@ -261,6 +269,9 @@ func (j *Job) Validate() error {
 		if r.Features == "image" && r.Data.ImageFeatures == "" {
 			return fmt.Errorf("%s.data.image_features: required for features: image", at)
 		}
+		if r.Features == "embeddings" && r.Data.Embeddings == "" {
+			return fmt.Errorf("%s.data.embeddings: required for features: embeddings", at)
+		}
 		if r.Features == "bow" && r.Data.Reviews == "" {
 			return fmt.Errorf("%s.data.reviews: required for features: bow", at)
 		}
@@ -280,5 +291,5 @@ func (j *Job) Validate() error {
 // The accepted values of the enumerated fields.
 var (
 	Graphs       = []string{"also_bought", "also_viewed", "bought_together", "co_review"}
-	FeatureKinds = []string{"image", "bow"}
+	FeatureKinds = []string{"image", "bow", "embeddings"}
 )

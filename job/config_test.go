@@ -67,7 +67,8 @@ func TestBadJobFiles(t *testing.T) {
 		{name: "negative depth", yaml: head + exp + "    depth: -1\n", want: "j.yaml: experiments[0].depth: -1 must be at least 1 (the subcategory is the node that many levels below the category; omit depth for 1)"},
 		{name: "zero depth", yaml: head + exp + "    depth: 0\n", want: "j.yaml: experiments[0].depth: 0 must be at least 1 (the subcategory is the node that many levels below the category; omit depth for 1)"},
 		{name: "graph", yaml: head + "\n    category: A\n    graph: bought\n    features: image\n", want: `j.yaml: experiments[0].graph: "bought" is not one of also_bought, also_viewed, bought_together, co_review`},
-		{name: "features", yaml: head + "\n    category: A\n    graph: also_bought\n    features: text\n", want: `j.yaml: experiments[0].features: "text" is not one of image, bow`},
+		{name: "features", yaml: head + "\n    category: A\n    graph: also_bought\n    features: text\n", want: `j.yaml: experiments[0].features: "text" is not one of image, bow, embeddings`},
+		{name: "embeddings without a file", yaml: head + "\n    category: A\n    graph: also_bought\n    features: embeddings\n", want: "j.yaml: experiments[0].data.embeddings: required for features: embeddings"},
 		{name: "model", yaml: head + exp + "    models: [wnn, mnn]\n", want: `j.yaml: experiments[0].models[1]: "mnn" is not one of wnn, ct, lmt, monomer, lda`},
 		{name: "lda on images", yaml: head + exp + "    models: [lda]\n", want: "j.yaml: experiments[0].models[0]: lda needs features: bow"},
 		{name: "model twice", yaml: head + exp + "    models: [wnn, ct, wnn]\n", want: `j.yaml: experiments[0].models[2]: "wnn" is listed twice`},
@@ -307,5 +308,31 @@ func TestSettingsJSONWithoutCoReview(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `"CoReviewWindow":0`) || !strings.Contains(string(b), `"CoReviewMinUsers":2`) {
 		t.Errorf("set co_review settings missing from the JSON: %s", b)
+	}
+}
+
+// TestEmbeddingsJob: data.embeddings resolves like the other data paths
+// (the experiment's over the job's, relative to data_dir) and stays out of
+// the job's JSON when unset; an embeddings experiment's dimension is not
+// known before the file is read, so k, monomer_k and n are not bounded by
+// one.
+func TestEmbeddingsJob(t *testing.T) {
+	j, err := Parse("/jobs/e.yaml", []byte(`name: e
+data_dir: /data
+data: {meta: m.jsonl, reviews: r.jsonl, format: "2023", embeddings: all.parquet}
+settings: {k: 5000}
+experiments:
+  - {name: a, category: A, graph: co_review, features: embeddings}
+  - {name: b, category: A, graph: co_review, features: embeddings, data: {embeddings: b.npy}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := j.Resolve(0), j.Resolve(1); a.Data.Embeddings != "/data/all.parquet" || b.Data.Embeddings != "/data/b.npy" || a.FeatureDim() != 0 {
+		t.Errorf("resolved %q and %q, dimension %d", a.Data.Embeddings, b.Data.Embeddings, a.FeatureDim())
+	}
+	out, err := json.Marshal(Data{Meta: "m"})
+	if err != nil || strings.Contains(string(out), "Embeddings") {
+		t.Errorf("unset embeddings in the JSON: %s, %v", out, err)
 	}
 }

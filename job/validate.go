@@ -134,10 +134,14 @@ func wantedType(n *yaml.Node, t reflect.Type) string {
 const maxDepth = 64
 
 // FeatureDim is the feature dimension of an experiment: fc7.Dim for image
-// features, the vocabulary size for bag-of-words.
+// features, the vocabulary size for bag-of-words, 0 (unknown until the
+// file is read) for embeddings.
 func (r *Resolved) FeatureDim() int {
 	if r.Features == "image" {
 		return fc7.Dim
+	}
+	if r.Features == "embeddings" {
+		return 0
 	}
 	return r.Settings.VocabSize
 }
@@ -168,7 +172,7 @@ func (r *Resolved) checkBounds(at string) error {
 			if b.Words {
 				limit, of = s.VocabSize, "vocab_size"
 			}
-			if b.Value > limit {
+			if limit > 0 && b.Value > limit { // embeddings: train checks, once the file is read
 				return fmt.Errorf("%s.%s: %d is above %s, %d (%s)", at, b.Setting, b.Value, of, limit, b.Why)
 			}
 		}

@@ -32,12 +32,14 @@ type Row struct {
 }
 
 // PaperTables lays the test errors out like the paper's Tables 2 (image
-// features) and 4 (bag of words); a table with no experiment is left out.
+// features) and 4 (bag of words), then the experiments on embeddings a
+// user brought; a table with no experiment is left out.
 func PaperTables(exps []*Experiment) []Table {
 	var out []Table
 	for _, kind := range []struct{ features, title string }{
 		{"image", "Image features (the paper's Table 2)"},
 		{"bow", "Bag-of-words features (the paper's Table 4)"},
+		{"embeddings", "Embeddings the user brought (data.embeddings)"},
 	} {
 		tv := Table{Title: kind.title}
 		var cols []string

@@ -266,9 +266,9 @@ func readTopics(in inputs, model string, nItems int) (*dense, error) {
 	return m, nil
 }
 
-// loadFeatures opens the experiment's feature matrix of kind (image or
-// bow): the memory-mapped image matrix, or the bag-of-words rows (also
-// returned as counts for LDA).
+// loadFeatures opens the experiment's feature matrix of kind (image,
+// embeddings or bow): the memory-mapped matrix, or the bag-of-words rows
+// (also returned as counts for LDA).
 func loadFeatures(in inputs, kind string) (models.Features, *csr, func(), error) {
 	items, err := in.file("ingest", "items.parquet")
 	if err != nil {
@@ -283,7 +283,7 @@ func loadFeatures(in inputs, kind string) (models.Features, *csr, func(), error)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if kind == "image" {
+	if kind != "bow" {
 		m, err := imagefeat.OpenMatrix(filepath.Join(dir, imageMatrixFile))
 		if err != nil {
 			return nil, nil, nil, err

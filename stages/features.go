@@ -14,8 +14,9 @@ import (
 )
 
 // Features builds the item-feature matrix of an experiment: the image
-// matrix (Arrow IPC, memory-mapped by training) or the bag-of-words
-// vocabulary and vectors. Both write feature_items.parquet, the items that
+// matrix (Arrow IPC, memory-mapped by training), the same matrix of the
+// embeddings a user brought (embeddings.go), or the bag-of-words
+// vocabulary and vectors. All write feature_items.parquet, the items that
 // have a feature vector; later stages drop the rest.
 type Features struct{}
 
@@ -33,11 +34,15 @@ type featuresParams struct {
 	VocabSize         int     `json:"vocab_size,omitempty"`
 	UseSummary        bool    `json:"use_summary,omitempty"`
 	VocabSampleTokens int64   `json:"vocab_sample_tokens,omitempty"`
+	RejectRatio       float64 `json:"reject_ratio,omitempty"` // embeddings only
 }
 
 func (Features) Key(e *job.Resolved) (any, []string) {
 	if e.Features == "image" {
 		return featuresParams{Kind: "image", ImageScale: e.Settings.ImageScale}, []string{e.Data.ImageFeatures}
+	}
+	if e.Features == "embeddings" {
+		return featuresParams{Kind: "embeddings", RejectRatio: e.Settings.RejectRatio.Get()}, imagefeat.EmbeddingFiles(e.Data.Embeddings)
 	}
 	return featuresParams{Kind: "bow", VocabShards: e.Settings.VocabShards.Get(), VocabSize: e.Settings.VocabSize, UseSummary: e.Settings.UseSummary.Get(),
 		VocabSampleTokens: e.Settings.VocabSampleTokens}, nil // the reviews: ingest's table, an upstream output
@@ -53,6 +58,9 @@ func (Features) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 	}
 	if env.Exp.Features == "image" {
 		return imageFeatures(ctx, env, it)
+	}
+	if env.Exp.Features == "embeddings" {
+		return embeddingFeatures(ctx, env, it)
 	}
 	return bowFeatures(ctx, env, it)
 }

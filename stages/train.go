@@ -238,6 +238,11 @@ func trainModel(ctx context.Context, env *pipeline.Env, model string) (*pipeline
 		return nil, err
 	}
 	defer closeFeat()
+	if env.Exp.Features == "embeddings" {
+		if err := checkEmbeddingDim(env.Exp, model, feat.Dim()); err != nil {
+			return nil, err
+		}
+	}
 	pairs, err := readPairs(ctx, env.InDir)
 	if err != nil {
 		return nil, err

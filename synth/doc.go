@@ -122,6 +122,16 @@
 // holds one record per item with an image, plus a few whose ASIN is not in
 // the metadata, in an order unrelated to the metadata's.
 //
+// # The 2023 layout
+//
+// Write2023 writes the same world as the 2023 release is laid out
+// (meta_<name>.jsonl.gz, <name>.jsonl.gz, items keyed by parent_asin, no
+// related lists) with the image features as an embeddings table
+// (embeddings_<name>.parquet). The planted also_bought relation is then
+// only in the reviews: each edge x → y has 1 + Poisson(2) buyers who
+// review x and then y an hour to three weeks later, on top of every
+// item's ordinary reviews (release2023.go).
+//
 // # Determinism
 //
 // Every random choice comes from a PCG stream keyed by (seed, purpose,

@@ -20,6 +20,8 @@ const (
 	purposeReviews
 	purposeCounts
 	purposeOrphan
+	purposeSession     // the planted buyers of an also_bought edge (2023 layout)
+	purposeSession2023 // an item's 2023 review times
 )
 
 // mix is the splitmix64 finaliser: a bijection that spreads nearby inputs.

@@ -21,12 +21,14 @@ type genFlags struct {
 	gzipFeatures bool
 	workers      int
 	fraction     float64
+	format       string
+	dim          int
 }
 
 func newGenCommand() *cobra.Command {
 	var flags genFlags
 	cmd := &cobra.Command{
-		Use:   "gen --scale tiny|small|medium|women|elect|...|table3 --seed N --out DIR [--name NAME]",
+		Use:   "gen --scale tiny|small|medium|women|elect|...|table3 --seed N --out DIR [--name NAME] [--format 2023 [--dim N]]",
 		Short: "Generate synthetic data in the Amazon formats, with planted structure",
 		Long: `gen writes DIR/meta_NAME.json.gz (2014 Python-literal metadata),
 DIR/reviews_NAME.json.gz (JSON lines) and DIR/image_features_NAME.b (ASIN +
@@ -44,6 +46,14 @@ name (meta_Electronics.json.gz, reviews_Electronics.json.gz, ...), with the
 paper's subcategory, item and edge counts; table3 writes all seven.
 --fraction shrinks the items (and with them edges and reviews) of any scale.
 
+--format 2023 writes the 2023 release's layout instead: DIR/meta_NAME.jsonl.gz,
+DIR/NAME.jsonl.gz (reviews keyed by parent_asin, with user ids and times in
+milliseconds) and DIR/embeddings_NAME.parquet (the image features as an
+embeddings table, parent_asin and embedding). There is no related list: the
+planted also_bought relation is in the reviews, as buyers who review x and
+then y within three weeks, for graph: co_review to find. --dim sets the
+feature dimension (default 4096); jobs/synthetic-2023.yaml runs such a world.
+
 ` + exitCodesHelp,
 		Example: `  monomer gen --scale tiny --seed 1 --out testdata/amazon --name Demo`,
 		Args:    cobra.NoArgs,
@@ -57,6 +67,8 @@ paper's subcategory, item and edge counts; table3 writes all seven.
 	f.BoolVar(&flags.gzipFeatures, "gzip-features", false, "gzip the .b file (default true for tiny, false otherwise)")
 	f.IntVar(&flags.workers, "workers", 0, "generator goroutines (0: GOMAXPROCS); the output does not depend on it")
 	f.Float64Var(&flags.fraction, "fraction", 1, "generate this fraction of the scale's items, in (0, 1]")
+	f.StringVar(&flags.format, "format", "", `file layout: "" (the 2014 release's) or 2023`)
+	f.IntVar(&flags.dim, "dim", 0, "image-feature dimension (0: 4096)")
 	return cmd
 }
 
@@ -76,6 +88,15 @@ func runGen(cmd *cobra.Command, flags *genFlags) error {
 		if len(cfgs) == 1 && (cmd.Flags().Changed("name") || cfgs[i].Name == "") {
 			cfgs[i].Name = flags.name
 		}
+	}
+	if flags.format != "" && flags.format != "2023" {
+		return fmt.Errorf("%w: --format %q: want 2023 or nothing", pipeline.ErrUsage, flags.format)
+	}
+	if flags.dim < 0 {
+		return fmt.Errorf("%w: --dim %d must be positive", pipeline.ErrUsage, flags.dim)
+	}
+	for i := range cfgs {
+		cfgs[i].FeatureDim = flags.dim
 	}
 	gz := flags.gzipFeatures
 	if !cmd.Flags().Changed("gzip-features") {
@@ -116,6 +137,9 @@ func genOne(cmd *cobra.Command, flags *genFlags, cfg synth.Config, gz bool) erro
 		defer bar.Finish()
 	}
 	name := w.Config.Name
+	if flags.format == "2023" {
+		return gen2023(cmd, flags, w, opts, start)
+	}
 	st, err := synth.Write(cmd.Context(), flags.out, name, w, opts)
 	if err != nil {
 		return err
@@ -125,6 +149,23 @@ func genOne(cmd *cobra.Command, flags *genFlags, cfg synth.Config, gz bool) erro
 	fmt.Printf("%s\t%d lines\t%d bytes\n", reviews, st.ReviewLines, st.ReviewBytes)
 	if w.Records() > 0 {
 		fmt.Printf("%s\t%d records\t%d bytes\n", feats, st.Records, st.FeatureBytes)
+	}
+	fmt.Fprintf(os.Stderr, "done in %.1fs\n", time.Since(start).Seconds())
+	return nil
+}
+
+// gen2023 writes one world in the 2023 layout.
+func gen2023(cmd *cobra.Command, flags *genFlags, w *synth.World, opts synth.WriteOptions, start time.Time) error {
+	name := w.Config.Name
+	st, err := synth.Write2023(cmd.Context(), flags.out, name, w, opts)
+	if err != nil {
+		return err
+	}
+	meta, reviews, emb := synth.Files2023(flags.out, name)
+	fmt.Printf("%s\t%d lines\t%d bytes\n", meta, st.MetaLines, st.MetaBytes)
+	fmt.Printf("%s\t%d lines\t%d bytes\n", reviews, st.ReviewLines, st.ReviewBytes)
+	if st.Records > 0 {
+		fmt.Printf("%s\t%d rows\t%d bytes\n", emb, st.Records, st.FeatureBytes)
 	}
 	fmt.Fprintf(os.Stderr, "done in %.1fs\n", time.Since(start).Seconds())
 	return nil

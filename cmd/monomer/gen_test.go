@@ -34,3 +34,33 @@ func TestGenTextScale(t *testing.T) {
 		}
 	}
 }
+
+// TestGen2023: --format 2023 writes the 2023 layout's files (and none of
+// the 2014 layout's) with the embeddings table; another format or a
+// negative --dim is a usage error.
+func TestGen2023(t *testing.T) {
+	out := t.TempDir()
+	gen := func(args ...string) error {
+		root := newRootCommand()
+		root.SetOut(&bytes.Buffer{})
+		return execute(context.Background(), root, append([]string{"gen", "--out", out, "--seed", "1", "--scale", "tiny", "--fraction", "0.1", "--name", "Demo"}, args...))
+	}
+	if err := gen("--format", "2023", "--dim", "8"); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"meta_Demo.jsonl.gz", "Demo.jsonl.gz", "embeddings_Demo.parquet"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, f := range []string{"meta_Demo.json.gz", "reviews_Demo.json.gz", "image_features_Demo.b"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err == nil {
+			t.Errorf("--format 2023 wrote %s", f)
+		}
+	}
+	for _, args := range [][]string{{"--format", "2018"}, {"--dim", "-1"}} {
+		if err := gen(args...); exitCode(err) != exitUsage {
+			t.Errorf("%v: %v (exit %d)", args, err, exitCode(err))
+		}
+	}
+}

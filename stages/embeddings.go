@@ -1,0 +1,71 @@
+package stages
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"monomer/imagefeat"
+	"monomer/job"
+	"monomer/pipeline"
+	"monomer/schema"
+)
+
+// embeddingFeatures writes the matrix of the user's vectors
+// (data.embeddings) where the image path writes its own, so that training
+// reads both alike; the items without a vector are left out of
+// feature_items, as bag-of-words leaves out those without words.
+func embeddingFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.Result, error) {
+	path := env.Exp.Data.Embeddings
+	tr := env.Track("read "+filepath.Base(path), 0)
+	st, err := imagefeat.ExtractEmbeddings(ctx, path, it.rows(), len(it.asin), env.Exp.Settings.RejectRatio.Get(),
+		filepath.Join(env.OutDir, imageMatrixFile), imagefeat.WithProgress(tr.Add))
+	tr.Done()
+	if errors.Is(err, imagefeat.ErrEmbeddings) {
+		return nil, fmt.Errorf("%w: %w", pipeline.ErrBadInput, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if st.Kept == 0 {
+		return nil, fmt.Errorf("%w: no item of experiment %s has a vector in %s (%d rows, %d of ids that are not items, the first %s; items look like %s)",
+			pipeline.ErrBadInput, env.Exp.Name, path, st.Rows, st.Unknown, st.FirstUnknown, it.asin[0])
+	}
+	asin := make([]string, 0, st.Kept)
+	idx := make([]int32, 0, st.Kept)
+	missing := st.Missing
+	for i, a := range it.asin {
+		if len(missing) > 0 && missing[0] == int32(i) {
+			missing = missing[1:]
+			continue
+		}
+		asin, idx = append(asin, a), append(idx, int32(i))
+	}
+	n, err := schema.Write(filepath.Join(env.OutDir, "feature_items.parquet"), schema.FeatureItemsCols{ASIN: asin, ItemIdx: idx})
+	if err != nil {
+		return nil, err
+	}
+	return &pipeline.Result{
+		Rows:  map[string]int64{"feature_items": n, "embeddings": int64(len(it.asin))},
+		Stats: map[string]any{"embeddings": st},
+	}, nil
+}
+
+// checkEmbeddingDim applies to model, once the file has told the
+// dimension, the bound job validation applies to image features before the
+// run: a model projects to at most as many dimensions as the features
+// have. Train checks it, whose key holds the sizes.
+func checkEmbeddingDim(e *job.Resolved, model string, dim int) error {
+	m := registered(model)
+	if m.Bounds == nil {
+		return nil
+	}
+	for _, b := range m.Bounds(e.Settings.Models()) {
+		if !b.Words && b.Value > dim {
+			return fmt.Errorf("%w: experiment %s: settings.%s: %d is above the dimension of the embeddings in %s, %d (%s)",
+				job.ErrConfig, e.Name, b.Setting, b.Value, filepath.Base(e.Data.Embeddings), dim, b.Why)
+		}
+	}
+	return nil
+}
