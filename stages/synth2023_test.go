@@ -11,6 +11,7 @@ import (
 
 	"monomer/imagefeat"
 	"monomer/job"
+	"monomer/models"
 	"monomer/pipeline"
 	"monomer/schema"
 	"monomer/synth"
@@ -168,7 +169,7 @@ func TestSynth2023BadEmbeddings(t *testing.T) {
 	_, dir := write2023World(t, "tiny", 0.3, 8)
 	path := filepath.Join(dir, "embeddings_Clothing_Shoes_and_Jewelry.parquet")
 	var c schema.EmbeddingsCols
-	for b, err := range schema.Batches[schema.EmbeddingsCols](path) {
+	for b, err := range schema.Batches[schema.EmbeddingsCols](context.Background(), path) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,7 +216,7 @@ func TestSynth2023Recovery(t *testing.T) {
 // is read; the other models of the experiment train.
 func TestCheckEmbeddingDim(t *testing.T) {
 	e := &job.Resolved{Experiment: job.Experiment{Name: "x", Features: "embeddings"},
-		Data: job.Data{Embeddings: "/d/emb.parquet"}, Settings: job.Settings{K: 40, MonomerK: 8, N: 4}}
+		Data: job.Data{Embeddings: "/d/emb.parquet"}, Settings: job.Settings{TrainSettings: models.TrainSettings{K: 40, MonomerK: 8, N: 4}}}
 	for _, tc := range []struct {
 		model string
 		dim   int
