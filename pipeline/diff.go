@@ -14,8 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"monomer/schema"
 )
 
 // DiffOptions control Diff.
@@ -24,7 +22,39 @@ type DiffOptions struct {
 	// |a-b| <= Tolerance*max(|a|,|b|). If 0, cells must be identical (NaN
 	// equals NaN, 0 differs from -0).
 	Tolerance float64
+	// Compare compares two tables cell by cell. If nil, tables are
+	// compared by their bytes.
+	Compare CompareFunc
 }
+
+// CompareFunc compares the tables at paths a and b cell by cell, floating
+// point cells with the relative tolerance tol (see DiffOptions); it stops
+// at the first differing row when tol is 0. The runner reads no table
+// format itself: the layer above passes the comparison in (stages uses
+// the schema package's).
+type CompareFunc func(a, b string, tol float64) (*TableDiff, error)
+
+// TableDiff is what a CompareFunc found between two tables.
+type TableDiff struct {
+	// Row is the first row with a cell that differs beyond the tolerance,
+	// Column the first such column in it, A and B both values as text. Row
+	// is -1 when no cell differs.
+	Row    int64
+	Column string
+	A, B   string
+	// Detail describes a difference that is not a cell: another column
+	// count, column name or type, or row count.
+	Detail string
+	// Largest is the largest relative difference between float cells seen
+	// (with a tolerance only), and where.
+	Largest            float64
+	LargestRow         int64
+	LargestColumn      string
+	LargestA, LargestB string
+}
+
+// Differ reports whether the tables differ beyond the tolerance.
+func (d *TableDiff) Differ() bool { return d.Row >= 0 || d.Detail != "" }
 
 // DiffResult is what Diff found.
 type DiffResult struct {
@@ -134,7 +164,7 @@ func Diff(a, b string, opts DiffOptions) (*DiffResult, error) {
 			if same {
 				continue
 			}
-			if err := diffTable(pa, pb, rel, opts.Tolerance, res, &found); err != nil {
+			if err := diffTable(opts.Compare, pa, pb, rel, opts.Tolerance, res, &found); err != nil {
 				return nil, err
 			}
 		}
@@ -295,10 +325,14 @@ func sameBytes(a, b string) (bool, error) {
 	}
 }
 
-// diffTable compares two tables cell by cell (schema.Compare) and records
-// the first difference and the largest relative one in res.
-func diffTable(pa, pb, rel string, tol float64, res *DiffResult, found *bool) error {
-	d, err := schema.Compare(pa, pb, tol)
+// diffTable compares two tables cell by cell (compare; by their bytes if
+// nil) and records the first difference and the largest relative one in
+// res.
+func diffTable(compare CompareFunc, pa, pb, rel string, tol float64, res *DiffResult, found *bool) error {
+	if compare == nil {
+		compare = compareBytes
+	}
+	d, err := compare(pa, pb, tol)
 	if err != nil {
 		return fmt.Errorf("pipeline: diff: %w table: %w", ErrUnreadable, err)
 	}
@@ -311,6 +345,20 @@ func diffTable(pa, pb, rel string, tol float64, res *DiffResult, found *bool) er
 		res.Table, res.Row, res.Column, res.A, res.B, res.Detail = rel, d.Row, d.Column, d.A, d.B, d.Detail
 	}
 	return nil
+}
+
+// compareBytes is the CompareFunc of a runner given none: tables are the
+// same when their bytes are.
+func compareBytes(a, b string, _ float64) (*TableDiff, error) {
+	same, err := sameBytes(a, b)
+	if err != nil {
+		return nil, err
+	}
+	d := &TableDiff{Row: -1, LargestRow: -1}
+	if !same {
+		d.Detail = "other bytes (no table comparison given)"
+	}
+	return d, nil
 }
 
 // diffManifest compares two manifests on their outputs: the same names, and

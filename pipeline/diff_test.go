@@ -106,7 +106,7 @@ func TestDiff(t *testing.T) {
 			tt.change(&tb)
 		}
 		writeRun(t, b, tb, tt.extra)
-		res, err := Diff(a, b, DiffOptions{Tolerance: tt.tol})
+		res, err := Diff(a, b, DiffOptions{Tolerance: tt.tol, Compare: compareTables})
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -159,7 +159,7 @@ func TestDiffDAGOrder(t *testing.T) {
 		writeStageManifest(t, dir, "e", "train.monomer", nil)
 		writeStageManifest(t, dir, "e", "evaluate", []string{"train.monomer"})
 	}
-	res, err := Diff(filepath.Join(root, "a"), filepath.Join(root, "b"), DiffOptions{})
+	res, err := Diff(filepath.Join(root, "a"), filepath.Join(root, "b"), DiffOptions{Compare: compareTables})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,9 +80,9 @@ experiments:
 		fmt.Println(err)
 		return
 	}
-	stages := []Stage{countStage{}}
+	stages := []tStage{countStage{}}
 	for range 2 {
-		sum, err := Run(context.Background(), j, stages, nil, Options{RunDir: filepath.Join(dir, "run")})
+		sum, err := runJob(context.Background(), j, stages, nil, Options{RunDir: filepath.Join(dir, "run")})
 		fmt.Printf("run %d, skipped %d, err %v\n", sum.Run, sum.Skipped, err)
 	}
 	m, _ := ReadManifest(filepath.Join(dir, "run", "elect", "count"))
@@ -101,7 +101,7 @@ func (countStage) Deps() []string { return nil }
 func (countStage) Key(e *job.Resolved) (any, []string) {
 	return map[string]int{"vocab": e.Settings.VocabSize}, []string{e.Data.Meta}
 }
-func (countStage) Run(ctx context.Context, env *Env) (*Result, error) {
+func (countStage) Run(ctx context.Context, env *tEnv) (*Result, error) {
 	s := strings.Repeat(fmt.Sprintln(env.Exp.Settings.VocabSize), 3)
 	err := os.WriteFile(filepath.Join(env.OutDir, "count.txt"), []byte(s), 0o644)
 	return &Result{Rows: map[string]int64{"count": 3}}, err
@@ -150,12 +150,12 @@ func BenchmarkSkipCheck(b *testing.B) {
 			must(b, os.WriteFile(f.job, []byte(y.String()), 0o644))
 			j := f.load(b)
 			opts := Options{RunDir: f.runDir}
-			if _, err := Run(context.Background(), j, f.exp, f.jobSt, opts); err != nil {
+			if _, err := runJob(context.Background(), j, f.exp, f.jobSt, opts); err != nil {
 				b.Fatal(err)
 			}
 			stages := n*len(f.exp) + len(f.jobSt)
 			for b.Loop() {
-				if s, err := Run(context.Background(), j, f.exp, f.jobSt, opts); err != nil || s.Run != 0 {
+				if s, err := runJob(context.Background(), j, f.exp, f.jobSt, opts); err != nil || s.Run != 0 {
 					b.Fatal(s, err)
 				}
 			}

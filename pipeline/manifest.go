@@ -396,9 +396,9 @@ func Version() string {
 }
 
 // CodeVersion returns the code part of a stage's cache key, readable
-// because status prints it when it changes: "v<Version()>", then, if the
-// stage is GoDependent, the Go version and GOARCH ("go1.26.8/amd64"), then,
-// if it is NumericEnv, its string in brackets ("[openblas 0.3.21 Haswell]").
+// because status prints it when it changes: "v<Version>", then, if the
+// stage is GoDependent, the Go version and GOARCH ("go1.26.8/amd64"), then
+// its NumericEnv in brackets ("[openblas 0.3.21 Haswell]") when not empty.
 //
 // Nothing else of the build enters: a rebuild (another commit stamped by
 // -buildvcs, a README edit, a change to another stage) leaves the key
@@ -407,26 +407,22 @@ func Version() string {
 // TestStageVersions) like any other change to a stage's behaviour. The
 // toolchain does enter where it matters, since it changes without a commit.
 //
-// A stage that does not implement Versioned gets "exe:<sha256 of the running
+// A stage without a Version gets "exe:<sha256 of the running
 // executable>": never stale by mistake, but every rebuild reruns it, and
 // hashing the executable costs a second per process.
-func CodeVersion(s Stage) (string, error) {
-	v, ok := s.(Versioned)
-	if !ok {
+func CodeVersion(stage string, c Code) (string, error) {
+	if c.Version == "" {
 		return exeVersion()
 	}
-	ver := v.Version()
-	if ver == "" || strings.ContainsAny(ver, " []") {
-		return "", fmt.Errorf("pipeline: stage %s: code version %q: want a non-empty version without spaces or brackets", s.Name(), ver)
+	if strings.ContainsAny(c.Version, " []") {
+		return "", fmt.Errorf("pipeline: stage %s: code version %q: want a version without spaces or brackets", stage, c.Version)
 	}
-	code := "v" + ver
-	if g, ok := s.(GoDependent); ok && g.GoDependent() {
+	code := "v" + c.Version
+	if c.GoDependent {
 		code += " " + runtime.Version() + "/" + runtime.GOARCH
 	}
-	if n, ok := s.(NumericEnv); ok {
-		if e := n.NumericEnv(); e != "" {
-			code += " [" + e + "]"
-		}
+	if c.NumericEnv != "" {
+		code += " [" + c.NumericEnv + "]"
 	}
 	return code, nil
 }

@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"monomer/job"
 )
 
 // Step is one stage as Plan sees it, for --dry-run and status.
@@ -40,8 +38,8 @@ type Step struct {
 // Plan says, without writing anything or taking locks, what Run with the
 // same arguments would do. Stages downstream of one that runs are marked to
 // run, although Run skips them if the upstream's outputs come out unchanged.
-func Plan(job *job.Job, expStages, jobStages []Stage, opts Options) ([]Step, error) {
-	g, sel, err := selectNodes(job, expStages, jobStages, &opts)
+func Plan(g *Graph, opts Options) ([]Step, error) {
+	sel, err := g.selection(&opts)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +49,7 @@ func Plan(job *job.Job, expStages, jobStages []Stage, opts Options) ([]Step, err
 	var steps []Step
 	byNode := map[*Node]Step{}
 	for _, n := range g.Nodes {
-		st := Step{ID: n.ID, Experiment: n.Experiment, Stage: n.Stage.Name(), Selected: sel[n]}
+		st := Step{ID: n.ID, Experiment: n.Experiment, Stage: n.Stage, Selected: sel[n]}
 		ev, err := r.evaluate(n)
 		var mu *missingUpstream
 		switch {

@@ -15,8 +15,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"monomer/job"
 )
 
 // Options control Run and Plan. The zero value (with RunDir set) runs every
@@ -63,6 +61,10 @@ type Options struct {
 	// ExitCode maps Run's error to the exit code the run log records. If
 	// nil, 0 for no error and 1 for any.
 	ExitCode func(error) int
+	// Compare locates the first differing cell of a table Verify's rerun
+	// wrote otherwise (see DiffOptions.Compare). If nil, tables are
+	// compared by their bytes.
+	Compare CompareFunc
 }
 
 func (o *Options) logger() *slog.Logger {
@@ -111,20 +113,20 @@ func hook(point, id string) {
 	}
 }
 
-// Run runs the stale selected stages of job in DAG order: expStages for
-// every experiment (in job order), then jobStages. A stage whose key matches
+// Run runs the stale selected nodes of g in DAG order: the experiment
+// stages of every experiment (in job order), then the job-level stages. A stage whose key matches
 // its manifest and whose outputs still hash to the recorded values is
 // skipped. When a stage fails, its downstream stages are not run but other
 // experiments go on; the first error is returned (wrapped, so errors.Is finds
 // ErrBadInput, ErrConfig or context.Canceled). Cancelling ctx stops after the
 // running stage returns; nothing partial is ever visible in the run
 // directory.
-func Run(ctx context.Context, job *job.Job, expStages, jobStages []Stage, opts Options) (*Summary, error) {
+func Run(ctx context.Context, g *Graph, opts Options) (*Summary, error) {
 	start := time.Now()
 	if opts.RunDir == "" {
 		return nil, fmt.Errorf("%w: no run directory", ErrUsage)
 	}
-	g, sel, err := selectNodes(job, expStages, jobStages, &opts)
+	sel, err := g.selection(&opts)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +138,7 @@ func Run(ctx context.Context, job *job.Job, expStages, jobStages []Stage, opts O
 	}
 	// Every line names the job and the run; the text handler leaves both
 	// out (see flattenAttr), a terminal showing one run at a time.
-	log := opts.logger().With(slog.String("job", job.Name), slog.String("run_id", opts.RunID))
+	log := opts.logger().With(slog.String("job", g.Job), slog.String("run_id", opts.RunID))
 	if err := os.MkdirAll(opts.RunDir, 0o755); err != nil {
 		return nil, runDirError(opts.RunDir, err)
 	}
@@ -152,7 +154,7 @@ func Run(ctx context.Context, job *job.Job, expStages, jobStages []Stage, opts O
 
 	r := &runner{g: g, opts: &opts, log: log, cache: loadHashCache(opts.hashCachePath()), sum: &Summary{RunID: opts.RunID,
 		Stages: Stages{Run: []string{}, Skipped: []string{}, Restored: []string{}, Failed: []string{}, Blocked: []string{}}}}
-	rec := RunRecord{Event: "start", RunID: opts.RunID, Job: job.Name, Time: start.UTC(), PID: os.Getpid(),
+	rec := RunRecord{Event: "start", RunID: opts.RunID, Job: g.Job, Time: start.UTC(), PID: os.Getpid(),
 		Command: opts.Command, Version: Version(), BLAS: opts.BLAS}
 	if err := appendRunLog(opts.RunDir, &rec); err != nil {
 		log.Warn("run log not written", slog.String("error", err.Error()))
@@ -282,8 +284,8 @@ func lockFor(g *Graph, sel map[*Node]bool, opts *Options, log *slog.Logger) ([]*
 	if exclusive {
 		// Nobody else is in the run directory: clean all of it.
 		dirs = append(dirs, opts.RunDir)
-		for _, e := range g.Job.Experiments {
-			dirs = append(dirs, filepath.Join(opts.RunDir, e.Name))
+		for _, e := range g.Experiments {
+			dirs = append(dirs, filepath.Join(opts.RunDir, e))
 		}
 	} else {
 		for _, e := range exps {
@@ -382,42 +384,25 @@ type evaluation struct {
 	reasons  []string
 }
 
-// key is the parameters and raw files n's stage declares for n: KeyPart
-// for a part of a Parted stage, JobKey for a job-level JobKeyer, else Key.
-func (r *runner) key(n *Node) (any, []string) {
-	if pt, ok := n.Stage.(Parted); ok && n.Part != "" {
-		return pt.KeyPart(n.exp, n.Part)
-	}
-	if jk, ok := n.Stage.(JobKeyer); ok && n.exp == nil {
-		return jk.JobKey(r.g.Job)
-	}
-	return n.Stage.Key(n.exp)
-}
-
 // inputs computes the key inputs of n from its parameters, raw files and
 // its upstream manifests on disk.
 func (r *runner) inputs(n *Node) (KeyInputs, error) {
-	params, files := r.key(n)
+	params, files := n.Work.Key()
 	pj, err := normalizeParams(params)
 	if err != nil {
 		return KeyInputs{}, fmt.Errorf("pipeline: %s: parameters: %w", n.ID, err)
 	}
-	code, err := CodeVersion(n.Stage)
+	code, err := CodeVersion(n.Stage, n.Code)
 	if err != nil {
 		return KeyInputs{}, err
 	}
-	in := KeyInputs{Stage: n.Stage.Name(), Experiment: n.Experiment, Code: code, Params: pj,
+	in := KeyInputs{Stage: n.Stage, Experiment: n.Experiment, Code: code, Params: pj,
 		Files: []FileHash{}, Upstream: []UpstreamHash{}}
 	if n.Shards > 0 {
 		in.Shard = fmt.Sprintf("%d/%d", n.Shard, n.Shards)
 	}
 	in.Part = n.Part
-	in.Seed = r.g.Job.Seed
-	if n.exp != nil {
-		in.Seed = n.exp.Seed
-	} else if in.Seed == 0 {
-		in.Seed = 1
-	}
+	in.Seed = n.Seed
 	for _, f := range files {
 		sum, size, err := r.cache.file(f)
 		if err != nil {
@@ -491,8 +476,8 @@ func (r *runner) evaluate(n *Node) (*evaluation, error) {
 // and returns the error Run would return for them before running anything
 // (nil when all pass): a dry run fails with Run's error, so with its exit
 // code.
-func Preflight(job *job.Job, expStages, jobStages []Stage, opts Options) error {
-	g, sel, err := selectNodes(job, expStages, jobStages, &opts)
+func Preflight(g *Graph, opts Options) error {
+	sel, err := g.selection(&opts)
 	if err != nil {
 		return err
 	}
@@ -508,19 +493,12 @@ func preflightAll(g *Graph, sel map[*Node]bool) error {
 	return nil
 }
 
-// preflight runs the stage's Preflight (PreflightPart, for a part) when
-// it is selected.
+// preflight runs the node's Preflight when it is selected.
 func preflight(n *Node, selected bool) error {
-	if !selected {
+	if !selected || n.Preflight == nil {
 		return nil
 	}
-	var err error
-	if pp, ok := n.Stage.(PartPreflighter); ok && n.Part != "" {
-		err = pp.PreflightPart(n.exp, n.Part)
-	} else if p, ok := n.Stage.(Preflighter); ok && n.Part == "" {
-		err = p.Preflight(n.exp)
-	}
-	if err != nil {
+	if err := n.Preflight(); err != nil {
 		return fmt.Errorf("pipeline: %s: %w", n.ID, err)
 	}
 	return nil
@@ -609,7 +587,7 @@ func (r *runner) execute(ctx context.Context, n *Node, in KeyInputs) (*Manifest,
 	env := n.env(r, tmp)
 	started := time.Now()
 	hook("run", n.ID)
-	res, err := runStage(ctx, n.Stage, env)
+	res, err := runStage(ctx, n.Work, env)
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
@@ -625,13 +603,9 @@ func (r *runner) execute(ctx context.Context, n *Node, in KeyInputs) (*Manifest,
 		return nil, fmt.Errorf("pipeline: %s: %w", n.ID, err)
 	}
 	hook("sealed", n.ID)
-	var config any = n.exp
-	if n.exp == nil {
-		config = r.g.Job
-	}
 	m := &Manifest{
 		Format: manifestFormat, Key: in.key(), Inputs: in, Outputs: outs, Stats: normalizeStats(res.Stats), Warnings: res.Warnings,
-		Seed: in.Seed, Config: config, Tools: toolVersions(), RunID: r.opts.RunID,
+		Seed: in.Seed, Config: n.Config, Tools: toolVersions(), RunID: r.opts.RunID,
 		Started: started.UTC(), Finished: finished.UTC(), Seconds: finished.Sub(started).Seconds(),
 	}
 	m.Tools.BLAS = r.opts.BLAS
@@ -661,7 +635,7 @@ func (n *Node) env(r *runner, out string) *Env {
 	for _, d := range n.Deps {
 		inputs[d.ID] = true
 	}
-	return &Env{Job: r.g.Job, Exp: n.exp, OutDir: out, Stage: n.Name,
+	return &Env{Experiment: n.Experiment, Seed: n.Seed, OutDir: out, Stage: n.Name,
 		Shard: n.Shard, Shards: n.Shards, Part: n.Part, Tracker: r.opts.Tracker,
 		runDir: r.opts.RunDir, inputs: inputs}
 }
@@ -807,15 +781,14 @@ func commitDir(tmp, final, id string) error {
 	return nil
 }
 
-// publish links the files a Publisher names from its stage directory to the
-// run directory's root, atomically, when they are not already there.
+// publish links the files a node's Publish names from its directory to
+// the run directory's root, atomically, when they are not already there.
 func (r *runner) publish(n *Node) error {
-	p, ok := n.Stage.(Publisher)
-	if !ok || n.Experiment != "" {
+	if n.Experiment != "" {
 		return nil
 	}
 	dir := n.Dir(r.opts.RunDir)
-	for _, name := range p.Publish() {
+	for _, name := range n.Publish {
 		src := filepath.Join(dir, name)
 		dst := filepath.Join(r.opts.RunDir, name)
 		si, err := os.Stat(src)

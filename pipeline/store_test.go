@@ -27,7 +27,7 @@ func TestStoreRestores(t *testing.T) {
 	if !slices.Equal(ran, []string{"a/evaluate", "a/train", "b/evaluate", "b/train", "report"}) {
 		t.Fatalf("k=7 ran %v", ran)
 	}
-	steps, err := Plan(f.load(t), f.exp, f.jobSt, Options{RunDir: f.runDir, Store: opts.Store})
+	steps, err := planJob(f.load(t), f.exp, f.jobSt, Options{RunDir: f.runDir, Store: opts.Store})
 	must(t, err)
 	for _, s := range steps {
 		if s.ID == "a/train" && !strings.HasSuffix(s.Why, "(restored from the store)") {

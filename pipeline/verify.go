@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"monomer/job"
 )
 
 // VerifyStep is one stage's verdict in Verify.
@@ -56,7 +54,7 @@ func (r *VerifyResult) First() *VerifyStep {
 // the run directory but its scratch directory (.verify.tmp-<pid>, removed
 // at the end, or by the next run if killed). A manifest or table that
 // cannot be read is an error wrapping ErrUsage.
-func Verify(ctx context.Context, job *job.Job, expStages, jobStages []Stage, opts Options) (*VerifyResult, error) {
+func Verify(ctx context.Context, g *Graph, opts Options) (*VerifyResult, error) {
 	if opts.RunDir == "" {
 		return nil, fmt.Errorf("%w: no run directory", ErrUsage)
 	}
@@ -66,7 +64,7 @@ func Verify(ctx context.Context, job *job.Job, expStages, jobStages []Stage, opt
 	if fi, err := os.Stat(opts.RunDir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%w: run directory %s does not exist", ErrUsage, opts.RunDir)
 	}
-	g, sel, err := selectNodes(job, expStages, jobStages, &opts)
+	sel, err := g.selection(&opts)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +137,7 @@ func (r *runner) verifyNode(ctx context.Context, n *Node, m *Manifest, out strin
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
-	res, err := runStage(ctx, n.Stage, n.env(r, out))
+	res, err := runStage(ctx, n.Work, n.env(r, out))
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: verify: %s: %w", n.ID, err)
 	}
@@ -184,7 +182,7 @@ func (r *runner) verifyNode(ctx context.Context, n *Node, m *Manifest, out strin
 		case strings.HasSuffix(o.Name, ".parquet"):
 			d := &DiffResult{Row: -1}
 			found := false
-			if err := diffTable(final, filepath.Join(out, filepath.FromSlash(o.Name)), o.Name, 0, d, &found); err != nil {
+			if err := diffTable(r.opts.Compare, final, filepath.Join(out, filepath.FromSlash(o.Name)), o.Name, 0, d, &found); err != nil {
 				return nil, fmt.Errorf("%w: verify: %s: %v", ErrUsage, n.ID, err)
 			}
 			switch {

@@ -9,8 +9,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-
-	"monomer/job"
 )
 
 // A declared code version is only as good as the discipline of bumping it.
@@ -42,13 +40,9 @@ type StageRecord struct {
 }
 
 // RecordStages reads the manifests of a finished run of job in runDir and
-// returns one record per stage, in DAG order. Every stage must be
-// Versioned.
-func RecordStages(job *job.Job, expStages, jobStages []Stage, runDir string) ([]StageRecord, error) {
-	g, err := NewGraph(job, expStages, jobStages)
-	if err != nil {
-		return nil, err
-	}
+// returns one record per stage, in DAG order. Every stage must have a
+// Version.
+func RecordStages(g *Graph, runDir string) ([]StageRecord, error) {
 	type acc struct {
 		rec    StageRecord
 		inputs []KeyInputs
@@ -56,17 +50,13 @@ func RecordStages(job *job.Job, expStages, jobStages []Stage, runDir string) ([]
 	var order []string
 	byStage := map[string]*acc{}
 	for _, n := range g.Nodes {
-		name := n.Stage.Name()
+		name := n.Stage
 		a := byStage[name]
 		if a == nil {
-			v, ok := n.Stage.(Versioned)
-			if !ok {
-				return nil, fmt.Errorf("pipeline: stage %s declares no code version (Versioned)", name)
+			if n.Code.Version == "" {
+				return nil, fmt.Errorf("pipeline: stage %s declares no code version", name)
 			}
-			a = &acc{rec: StageRecord{Stage: name, Version: v.Version(), Outputs: map[string]string{}}}
-			if e, ok := n.Stage.(NumericEnv); ok {
-				a.rec.Env = e.NumericEnv()
-			}
+			a = &acc{rec: StageRecord{Stage: name, Version: n.Code.Version, Env: n.Code.NumericEnv, Outputs: map[string]string{}}}
 			byStage[name] = a
 			order = append(order, name)
 		}
@@ -83,7 +73,7 @@ func RecordStages(job *job.Job, expStages, jobStages []Stage, runDir string) ([]
 		a.inputs = append(a.inputs, in)
 		for _, o := range m.Outputs {
 			name := o.Name
-			if n.Name != n.Stage.Name() { // a shard or part
+			if n.Name != n.Stage { // a shard or part
 				name = n.Name + "/" + name
 			}
 			if n.Experiment != "" {
@@ -118,12 +108,9 @@ func RecordStages(job *job.Job, expStages, jobStages []Stage, runDir string) ([]
 // stage is the one at fault. A NumericEnv stage is compared with the
 // golden record of its environment; in an environment never recorded it is
 // compared with the outputs every recorded environment agreed on, and only
-// noted when they did not agree. stages gives each stage's Deps.
-func CheckStages(golden, now []StageRecord, stages []Stage) (problems, notes []string) {
-	deps := map[string][]string{}
-	for _, s := range stages {
-		deps[s.Name()] = s.Deps()
-	}
+// noted when they did not agree. g gives each stage's Deps.
+func CheckStages(golden, now []StageRecord, g *Graph) (problems, notes []string) {
+	deps := g.deps
 	changed := map[string]string{} // stage -> why its outputs cannot be compared
 	upstreamChanged := func(stage string) string {
 		for _, d := range deps[stage] {

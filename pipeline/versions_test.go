@@ -3,14 +3,13 @@ package pipeline
 import (
 	"context"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 )
 
 // versioned declares a version for any stage.
 type versioned struct {
-	Stage
+	tStage
 	v string
 }
 
@@ -24,21 +23,22 @@ func TestGuard(t *testing.T) {
 	f := newFixture(t)
 	job := f.load(t)
 	var neg *fakeStage
-	exp := make([]Stage, len(f.exp))
+	exp := make([]tStage, len(f.exp))
 	for i, s := range f.exp {
 		exp[i] = versioned{s, "1.0.0"}
 		if fs, ok := s.(*fakeStage); ok && fs.name == "negatives" {
 			neg = fs
 		}
 	}
-	jobSt := []Stage{versioned{f.jobSt[0], "1.0.0"}}
-	all := append(slices.Clone(exp), jobSt...)
+	jobSt := []tStage{versioned{f.jobSt[0], "1.0.0"}}
+	deps, err := expand(job, exp, jobSt) // for the stages' Deps
+	must(t, err)
 	record := func() []StageRecord {
 		t.Helper()
 		dir := t.TempDir()
-		_, err := Run(context.Background(), job, exp, jobSt, Options{RunDir: dir})
+		_, err := runJob(context.Background(), job, exp, jobSt, Options{RunDir: dir})
 		must(t, err)
-		recs, err := RecordStages(job, exp, jobSt, dir)
+		recs, err := recordJob(job, exp, jobSt, dir)
 		must(t, err)
 		return recs
 	}
@@ -46,13 +46,13 @@ func TestGuard(t *testing.T) {
 	if len(golden) != 7 || golden[0].Stage != "ingest" || len(golden[0].Outputs) != 2 || golden[0].Outputs["a/out.txt"] == "" {
 		t.Fatalf("records %+v", golden)
 	}
-	if p, n := CheckStages(golden, record(), all); len(p)+len(n) != 0 {
+	if p, n := CheckStages(golden, record(), deps); len(p)+len(n) != 0 {
 		t.Fatalf("unchanged run: problems %q, notes %q", p, n)
 	}
 
 	neg.salt = "changed"
 	now := record()
-	p, n := CheckStages(golden, now, all)
+	p, n := CheckStages(golden, now, deps)
 	// The message says first that this may be a bug, then how to record.
 	if len(p) != 1 || !strings.HasPrefix(p[0], "stage negatives: outputs changed under unchanged version 1.0.0 (a/out.txt, b/out.txt): this may be a BUG") ||
 		strings.Index(p[0], "BUG") > strings.Index(p[0], "make golden") {
@@ -63,19 +63,18 @@ func TestGuard(t *testing.T) {
 	}
 
 	exp[2] = versioned{neg, "1.1.0"}
-	all[2] = exp[2]
 	now = record()
-	if p, _ := CheckStages(golden, now, all); len(p) != 1 || p[0] != "stage negatives: version 1.1.0, the golden file has 1.0.0: record its outputs with `make golden`" {
+	if p, _ := CheckStages(golden, now, deps); len(p) != 1 || p[0] != "stage negatives: version 1.1.0, the golden file has 1.0.0: record its outputs with `make golden`" {
 		t.Errorf("after the bump: %q", p)
 	}
 	golden = UpdateRecords(golden, now)
-	if p, n := CheckStages(golden, record(), all); len(p)+len(n) != 0 {
+	if p, n := CheckStages(golden, record(), deps); len(p)+len(n) != 0 {
 		t.Errorf("after -update: problems %q, notes %q", p, n)
 	}
 
 	// A change of the test's own inputs is not blamed on a version.
 	job.Experiments[0].Settings.SwapsPerEdge = 3
-	if p, _ := CheckStages(golden, record(), all); len(p) != 1 || !strings.HasPrefix(p[0], "stage negatives: its parameters or raw inputs changed") {
+	if p, _ := CheckStages(golden, record(), deps); len(p) != 1 || !strings.HasPrefix(p[0], "stage negatives: its parameters or raw inputs changed") {
 		t.Errorf("inputs changed: %q", p)
 	}
 }
@@ -88,7 +87,8 @@ func TestGuardEnvironments(t *testing.T) {
 	now := func(env, out string) StageRecord {
 		return StageRecord{Stage: "train", Version: "1", Env: env, Inputs: "i", Outputs: map[string]string{"e/fits.parquet": out}}
 	}
-	stages := []Stage{&fakeStage{name: "train"}}
+	stages, err := NewGraph(Spec{ExpStages: []StageInfo{{Name: "train"}}})
+	must(t, err)
 	var golden []StageRecord
 	for _, r := range []StageRecord{now("blas go", "g"), now("blas Haswell", "g"), now("blas SkylakeX", "g")} {
 		golden = UpdateRecords(golden, []StageRecord{r})
@@ -142,12 +142,12 @@ func TestVerifyNondeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	job := f.load(t)
-	res, err := Verify(context.Background(), job, f.exp, f.jobSt, Options{RunDir: f.runDir})
+	res, err := verifyJob(context.Background(), job, f.exp, f.jobSt, Options{RunDir: f.runDir})
 	if err != nil || len(res.Steps) != 13 || res.First() != nil {
 		t.Fatalf("fresh: %+v, %v", res, err)
 	}
 	f.exp[5].(*fakeStage).salt = "nondeterministic" // evaluate
-	res, err = Verify(context.Background(), job, f.exp, f.jobSt, Options{RunDir: f.runDir, Experiments: []string{"b"}})
+	res, err = verifyJob(context.Background(), job, f.exp, f.jobSt, Options{RunDir: f.runDir, Experiments: []string{"b"}})
 	must(t, err)
 	first := res.First()
 	if len(res.Steps) != 6 || first == nil || first.ID != "b/evaluate" || first.Table != "out.txt" || first.Row != -1 {
@@ -156,7 +156,7 @@ func TestVerifyNondeterministic(t *testing.T) {
 	if got := first.String(); !regexp.MustCompile(`^b/evaluate: differs: out.txt: sha256 (\w{12}) recorded, (\w{12}) on disk, \w{12} rerun$`).MatchString(got) {
 		t.Errorf("line %q", got)
 	}
-	_, err = Verify(context.Background(), f.load(t, "settings.k=7"), f.exp, f.jobSt, Options{RunDir: f.runDir, Only: "train"})
+	_, err = verifyJob(context.Background(), f.load(t, "settings.k=7"), f.exp, f.jobSt, Options{RunDir: f.runDir, Only: "train"})
 	if err == nil || !strings.Contains(err.Error(), "a/train is not up to date (stale: param k changed (100 -> 7))") {
 		t.Errorf("stale: %v", err)
 	}

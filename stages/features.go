@@ -19,7 +19,7 @@ import (
 // have a feature vector; later stages drop the rest.
 type Features struct{}
 
-var _ pipeline.Stage = Features{}
+var _ ExpStage[featuresParams] = Features{}
 
 func (Features) Name() string { return "features" }
 
@@ -33,35 +33,46 @@ type featuresParams struct {
 	VocabSize         int     `json:"vocab_size,omitempty"`
 	UseSummary        bool    `json:"use_summary,omitempty"`
 	VocabSampleTokens int64   `json:"vocab_sample_tokens,omitempty"`
+	// ImageFeatures is the raw image-feature file (image features only),
+	// keyed by its content (Files).
+	ImageFeatures string `json:"-"`
 }
 
-func (Features) Key(e *job.Resolved) (any, []string) {
+// Files is the image-feature file, for image features.
+func (p featuresParams) Files() []string {
+	if p.ImageFeatures == "" {
+		return nil
+	}
+	return []string{p.ImageFeatures}
+}
+
+func (Features) Params(e *job.Resolved) featuresParams {
 	if e.Features == "image" {
-		return featuresParams{Kind: "image", ImageScale: e.Settings.ImageScale}, []string{e.Data.ImageFeatures}
+		return featuresParams{Kind: "image", ImageScale: e.Settings.ImageScale, ImageFeatures: e.Data.ImageFeatures}
 	}
 	return featuresParams{Kind: "bow", VocabShards: e.Settings.VocabShards.Get(), VocabSize: e.Settings.VocabSize, UseSummary: e.Settings.UseSummary.Get(),
-		VocabSampleTokens: e.Settings.VocabSampleTokens}, nil // the reviews: ingest's table, an upstream output
+		VocabSampleTokens: e.Settings.VocabSampleTokens} // the reviews: ingest's table, an upstream output
 }
 
 // imageMatrixFile is the image-feature matrix inside the features directory.
 const imageMatrixFile = "image.arrow"
 
-func (Features) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
+func (Features) Run(ctx context.Context, env *pipeline.Env, p featuresParams) (*pipeline.Result, error) {
 	it, err := readItems(env.InDir)
 	if err != nil {
 		return nil, err
 	}
-	if env.Exp.Features == "image" {
-		return imageFeatures(ctx, env, it)
+	if p.Kind == "image" {
+		return imageFeatures(ctx, env, p, it)
 	}
-	return bowFeatures(ctx, env, it)
+	return bowFeatures(ctx, env, p, it)
 }
 
-func imageFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.Result, error) {
+func imageFeatures(ctx context.Context, env *pipeline.Env, p featuresParams, it *items) (*pipeline.Result, error) {
 	rows := it.rows()
 	tr := env.Track("extract image features", 0)
-	st, err := imagefeat.Extract(ctx, env.Exp.Data.ImageFeatures, rows, len(it.asin),
-		float32(env.Exp.Settings.ImageScale), filepath.Join(env.OutDir, imageMatrixFile), imagefeat.WithProgress(tr.Add))
+	st, err := imagefeat.Extract(ctx, p.ImageFeatures, rows, len(it.asin),
+		float32(p.ImageScale), filepath.Join(env.OutDir, imageMatrixFile), imagefeat.WithProgress(tr.Add))
 	tr.Done()
 	if err != nil {
 		return nil, err
@@ -117,13 +128,12 @@ func reviewDocs(path string, rows map[string]int32, summary bool, count func(int
 	}
 }
 
-func bowFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.Result, error) {
+func bowFeatures(ctx context.Context, env *pipeline.Env, p featuresParams, it *items) (*pipeline.Result, error) {
 	rows := it.rows()
-	s := env.Exp.Settings
-	opts := bowOptions(env.Exp)
+	opts := bowOptions(p)
 	var vocab []bow.Term
-	if s.VocabShards.Get() > 0 {
-		shards, err := readBowShards(env, it.asin, s.VocabShards.Get())
+	if p.VocabShards > 0 {
+		shards, err := readBowShards(env, it.asin, p.VocabShards, p.UseSummary)
 		if err != nil {
 			return nil, err
 		}
@@ -140,7 +150,7 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.R
 		return nil, err
 	}
 	tr := env.Track("tokenise and tag reviews", 0)
-	docs := reviewDocs(path, rows, s.UseSummary.Get(), tr.Add)
+	docs := reviewDocs(path, rows, p.UseSummary, tr.Add)
 	var res *bow.Result
 	if vocab != nil {
 		res, err = bow.Vectorize(ctx, docs, len(it.asin), vocab, opts)

@@ -28,7 +28,7 @@ import (
 // and then filtered like the lists of the metadata.
 type Ingest struct{}
 
-var _ pipeline.Stage = Ingest{}
+var _ ExpStage[ingestParams] = Ingest{}
 
 func (Ingest) Name() string   { return "ingest" }
 func (Ingest) Deps() []string { return nil }
@@ -43,6 +43,22 @@ type ingestParams struct {
 	// with a list graph are what they were before these fields existed.
 	Format   string          `json:"format,omitempty"`
 	CoReview *coReviewParams `json:"co_review,omitempty"`
+	// The raw files, keyed by their content (Files), not by where they lie.
+	Meta          string `json:"-"`
+	Reviews       string `json:"-"` // "" without reviews
+	ImageFeatures string `json:"-"` // "" but for image features
+}
+
+// Files are the metadata, the reviews and the image features, those given.
+func (p ingestParams) Files() []string {
+	files := []string{p.Meta}
+	if p.Reviews != "" {
+		files = append(files, p.Reviews)
+	}
+	if p.ImageFeatures != "" {
+		files = append(files, p.ImageFeatures)
+	}
+	return files
 }
 
 // coReviewParams are the co_review settings, keyed only by experiments
@@ -65,15 +81,14 @@ func coReviewOf(e *job.Resolved) *coReviewParams {
 // from the metadata's lists.
 const coReviewGraph = "co_review"
 
-func (Ingest) Key(e *job.Resolved) (any, []string) {
-	files := []string{e.Data.Meta}
-	if e.Data.Reviews != "" {
-		files = append(files, e.Data.Reviews)
-	}
+func (Ingest) Params(e *job.Resolved) ingestParams {
+	p := ingestParams{Category: e.Category, Depth: e.Depth.Get(), Graph: e.Graph, Features: e.Features,
+		RejectRatio: e.Settings.RejectRatio.Get(), Format: e.Data.Format, CoReview: coReviewOf(e),
+		Meta: e.Data.Meta, Reviews: e.Data.Reviews}
 	if e.Features == "image" {
-		files = append(files, e.Data.ImageFeatures)
+		p.ImageFeatures = e.Data.ImageFeatures
 	}
-	return ingestParams{e.Category, e.Depth.Get(), e.Graph, e.Features, e.Settings.RejectRatio.Get(), e.Data.Format, coReviewOf(e)}, files
+	return p
 }
 
 // scopedItem is an item of the experiment while ingest collects them.
@@ -178,8 +193,7 @@ func (s *pathSet) add(paths [][]string) {
 
 func (s *pathSet) list() []string { return slices.Collect(maps.Keys(s.seen)) }
 
-func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
-	e := env.Exp
+func (Ingest) Run(ctx context.Context, env *pipeline.Env, e ingestParams) (*pipeline.Result, error) {
 	prefix := amazon.CategoryPrefix(e.Category)
 	stats := map[string]any{}
 	var rej rejectSink
@@ -191,10 +205,10 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	var outOfScope, noSub int64
 	others := newPathSet(len(prefix)) // for "did you mean" when nothing matches
 	deepest := 0                      // levels below the prefix, over its items
-	tr := env.Track("read "+filepath.Base(e.Data.Meta), 0)
-	ms, err := amazon.ReadMetaFormat(ctx, e.Data.Format, e.Data.Meta, func(p *amazon.Product) error {
+	tr := env.Track("read "+filepath.Base(e.Meta), 0)
+	ms, err := amazon.ReadMetaFormat(ctx, e.Format, e.Meta, func(p *amazon.Product) error {
 		tr.Add(1)
-		sub, path, matched, ok := amazon.Subcategory(p.Categories, prefix, e.Depth.Get())
+		sub, path, matched, ok := amazon.Subcategory(p.Categories, prefix, e.Depth)
 		switch {
 		case !matched:
 			outOfScope++
@@ -218,7 +232,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		return nil, err
 	}
 	if ms.Records == 0 {
-		msg := fmt.Sprintf("%s holds no product records (%d lines)", e.Data.Meta, ms.Lines)
+		msg := fmt.Sprintf("%s holds no product records (%d lines)", e.Meta, ms.Lines)
 		if len(rej.rows) > 0 {
 			j := rej.rows[0]
 			msg += fmt.Sprintf("; first reject: line %d: %s%s", j.Line, j.Err, formatHint(j))
@@ -237,10 +251,10 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	// experiment, having a review.
 	var nKept int64
 	var co *coReviews
-	if p := coReviewOf(e); p != nil {
+	if p := e.CoReview; p != nil {
 		co = &coReviews{params: *p, users: map[string]int32{}}
 	}
-	if e.Data.Reviews != "" {
+	if e.Reviews != "" {
 		var kept *reviewSink
 		if e.Features == "bow" {
 			w, err := schema.NewWriter[schema.ReviewsCols](filepath.Join(env.OutDir, reviewsFile), reviewGroupRows)
@@ -250,10 +264,10 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 			defer w.Close() // on an early return; the checked Close is below
 			kept = &reviewSink{w: w}
 		}
-		tr := env.Track("read "+filepath.Base(e.Data.Reviews), 0)
+		tr := env.Track("read "+filepath.Base(e.Reviews), 0)
 		var rs amazon.Stats
 		var n int64
-		for r, err := range reviewsOf(e.Data.Format, e.Data.Reviews, rej.add, &rs) {
+		for r, err := range reviewsOf(e.Format, e.Reviews, rej.add, &rs) {
 			if err == nil && n%4096 == 0 {
 				err = ctx.Err()
 			}
@@ -275,7 +289,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		}
 		tr.Done()
 		if rs.Records == 0 {
-			return nil, fmt.Errorf("%w: %s holds no review records (%d lines)", pipeline.ErrBadInput, e.Data.Reviews, rs.Lines)
+			return nil, fmt.Errorf("%w: %s holds no review records (%d lines)", pipeline.ErrBadInput, e.Reviews, rs.Lines)
 		}
 		if kept != nil {
 			var err error
@@ -286,7 +300,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		lines += rs.Lines
 		stats["review_lines"] = rs.Lines
 	}
-	if err := rej.check(env, lines, e.Settings.RejectRatio.Get()); err != nil {
+	if err := rej.check(env, lines, e.RejectRatio); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -301,18 +315,18 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	// Image records: only their presence matters here. A repeated ASIN is a
 	// reject (the first record is the one used).
 	if e.Features == "image" {
-		asins, err := imagefeat.ScanASINs(ctx, e.Data.ImageFeatures)
+		asins, err := imagefeat.ScanASINs(ctx, e.ImageFeatures)
 		if err != nil {
 			return nil, err
 		}
 		if len(asins) == 0 {
-			return nil, fmt.Errorf("%w: %s holds no image-feature records", pipeline.ErrBadInput, e.Data.ImageFeatures)
+			return nil, fmt.Errorf("%w: %s holds no image-feature records", pipeline.ErrBadInput, e.ImageFeatures)
 		}
 		first := make(map[string]int, len(asins))
 		for k, a := range asins {
 			if j, dup := first[a]; dup {
 				rej.add(amazon.Reject{
-					File: filepath.Base(e.Data.ImageFeatures), Line: int64(k + 1),
+					File: filepath.Base(e.ImageFeatures), Line: int64(k + 1),
 					Offset: int64(k) * int64(imagefeat.RecordSize(imagefeat.Dim)),
 					Err:    fmt.Sprintf("duplicate asin %s (first at record %d)", a, j+1), Excerpt: a,
 				})
@@ -326,7 +340,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		lines += int64(len(asins))
 		stats["image_records"] = len(asins)
 	}
-	if err := rej.check(env, lines, e.Settings.RejectRatio.Get()); err != nil {
+	if err := rej.check(env, lines, e.RejectRatio); err != nil {
 		return nil, err
 	}
 
@@ -351,7 +365,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		// Nothing downstream can work on an empty scope: fail here, as bad
 		// input (a typo, the wrong file), not after three empty stages.
 		msg := fmt.Sprintf("experiment %s has no items in scope: category %q in %s: of %d products, %d outside the prefix, %d without a subcategory at depth %d",
-			e.Name, e.Category, filepath.Base(e.Data.Meta), ms.Records, outOfScope, noSub, e.Depth.Get())
+			env.Experiment, e.Category, filepath.Base(e.Meta), ms.Records, outOfScope, noSub, e.Depth)
 		if noSub > 0 {
 			msg += fmt.Sprintf(" (the deepest path goes %d levels below the prefix)", deepest)
 		}

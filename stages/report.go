@@ -26,10 +26,7 @@ import (
 // (package report) with its PNGs beside it.
 type Report struct{}
 
-var (
-	_ pipeline.Stage     = Report{}
-	_ pipeline.Publisher = Report{}
-)
+var _ JobStage[reportParams] = Report{}
 
 // Publish puts the job-level metrics table at the run directory's root.
 func (Report) Publish() []string { return []string{"metrics.parquet"} }
@@ -39,21 +36,39 @@ func (Report) Deps() []string {
 	return []string{"ingest", "features", "train", "evaluate", "recommend"}
 }
 
-func (Report) Key(*job.Resolved) (any, []string) { return struct{}{}, nil }
-
-// reportParams is what the report reads of the job: the size of each
-// experiment's t-SNE maps, and the job's hash, which the report shows.
+// reportParams is what the report reads of the job: its name, seed (as
+// the job file gives it, 0 when unset) and hash, which the report shows,
+// and what it reads of each experiment.
 type reportParams struct {
-	MapItems []int  `json:"report_map_items"`
-	JobHash  string `json:"job_hash"`
+	Job         string      `json:"job"`
+	Seed        uint64      `json:"seed"`
+	JobHash     string      `json:"job_hash"`
+	Experiments []reportExp `json:"experiments"`
 }
 
-func (Report) JobKey(job *job.Job) (any, []string) {
-	p := reportParams{JobHash: jobHash(job)}
-	for i := range job.Experiments {
-		p.MapItems = append(p.MapItems, job.Resolve(i).Settings.ReportMapItems)
+// reportExp is what the report reads of one resolved experiment.
+type reportExp struct {
+	Name     string         `json:"name"`
+	Category string         `json:"category"`
+	Graph    string         `json:"graph"`
+	Features string         `json:"features"`
+	Models   []string       `json:"models"`
+	Settings reportSettings `json:"settings"`
+}
+
+type reportSettings struct {
+	RecommendK     int `json:"recommend_k"`
+	ReportMapItems int `json:"report_map_items"`
+}
+
+func (Report) Params(j *job.Job) reportParams {
+	p := reportParams{Job: j.Name, Seed: j.Seed, JobHash: jobHash(j)}
+	for i := range j.Experiments {
+		r := j.Resolve(i)
+		p.Experiments = append(p.Experiments, reportExp{Name: r.Name, Category: r.Category, Graph: r.Graph, Features: r.Features,
+			Models: r.Models, Settings: reportSettings{RecommendK: r.Settings.RecommendK, ReportMapItems: r.Settings.ReportMapItems}})
 	}
-	return p, nil
+	return p
 }
 
 // jobHash is the hex sha256 of the job's JSON with the file locations
@@ -80,7 +95,7 @@ var modelOrder = []string{"wnn", "ct", "lda", "lmt", "monomer"}
 var modelTitle = map[string]string{"wnn": "WNN", "ct": "CT", "lda": "LDA", "lmt": "LMT", "monomer": "Monomer"}
 
 type expReport struct {
-	r        job.Resolved
+	r        reportExp
 	paper    paperRow
 	hasPaper bool
 	subcats  int
@@ -172,13 +187,12 @@ func (er *expReport) readFlags(path string) error {
 	})
 }
 
-func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
+func (Report) Run(ctx context.Context, env *pipeline.Env, p reportParams) (*pipeline.Result, error) {
 	var (
 		cols    jobMetricCols
 		reports []expReport
 	)
-	for i := range env.Job.Experiments {
-		r := env.Job.Resolve(i)
+	for _, r := range p.Experiments {
 		er := expReport{r: r, flags: map[string][]string{}}
 		er.paper, er.hasPaper = paperFor(r.Category, r.Features)
 		in := expInputs(env, r.Name)
@@ -201,7 +215,7 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		if er.rec, err = readRecMetrics(recMetrics); err != nil {
 			return nil, err
 		}
-		for _, m := range learned(&r) {
+		for _, m := range learned(r.Models) {
 			dir, err := trainDir(in, m)
 			if err != nil {
 				return nil, err
@@ -219,12 +233,12 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		}
 		reports = append(reports, er)
 	}
-	prov := &report.Provenance{Job: env.Job.Name, JobHash: jobHash(env.Job), Seed: env.Job.Seed, BLAS: blasEnv()}
+	prov := &report.Provenance{Job: p.Job, JobHash: p.JobHash, Seed: p.Seed, BLAS: blasEnv()}
 	rows, err := schema.Write(filepath.Join(env.OutDir, "metrics.parquet"), cols.table(prov))
 	if err != nil {
 		return nil, err
 	}
-	page, err := reportPage(env, reports)
+	page, err := reportPage(env, p, reports)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +258,7 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		bar.Add(done - drawn)
 		drawn = done
 	}
-	w, err := report.Write(ctx, env.OutDir, page, report.Options{Seed: env.Job.Seed, Progress: progress})
+	w, err := report.Write(ctx, env.OutDir, page, report.Options{Seed: p.Seed, Progress: progress})
 	if bar != nil {
 		bar.Done()
 	}

@@ -32,8 +32,8 @@ const (
 )
 
 // reportPage gathers what report/index.html and tables.md show.
-func reportPage(env *pipeline.Env, reports []expReport) (*report.Page, error) {
-	page := &report.Page{Job: env.Job.Name, Markers: markerLegend()}
+func reportPage(env *pipeline.Env, p reportParams, reports []expReport) (*report.Page, error) {
+	page := &report.Page{Job: p.Job, Markers: markerLegend()}
 	bar := env.Track("report: projecting items", int64(len(reports)))
 	defer bar.Done()
 	for i := range reports {
@@ -79,7 +79,7 @@ func reportExperiment(env *pipeline.Env, er *expReport) (*report.Experiment, err
 			e.Fits = append(e.Fits, report.FitPoint{Model: modelTitle[m], Lambda: g.Lambda, ValidError: g.ValidError, Selected: g.Lambda == f.lambda})
 		}
 	}
-	for _, m := range learned(&r) {
+	for _, m := range learned(r.Models) {
 		dir, err := trainDir(in, m)
 		if err != nil {
 			return nil, err

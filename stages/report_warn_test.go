@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"monomer/job"
 	"monomer/report"
 )
 
@@ -13,7 +12,7 @@ import (
 // tables.md; one at or above it, or without LMT, is not.
 func TestSmallDataWarning(t *testing.T) {
 	exp := func(name, features string, pairs int64, models ...string) expReport {
-		return expReport{r: job.Resolved{Experiment: job.Experiment{Name: name, Features: features, Graph: "also_bought", Models: models}},
+		return expReport{r: reportExp{Name: name, Features: features, Graph: "also_bought", Models: models},
 			trainPairs: pairs}
 	}
 	tests := []struct {

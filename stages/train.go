@@ -27,10 +27,7 @@ import (
 // iterations: train.ct writes its count matrix, ct_counts.parquet.
 type Train struct{}
 
-var (
-	_ pipeline.Stage  = Train{}
-	_ pipeline.Parted = Train{}
-)
+var _ PartedStage[trainParams] = Train{}
 
 func (Train) Name() string { return "train" }
 
@@ -41,10 +38,10 @@ func (Train) Deps() []string { return []string{"ingest", "features", "split"} }
 // Parts are the experiment's models, in job order.
 func (Train) Parts(e *job.Resolved) []string { return slices.Clone(e.Models) }
 
-// learned are the models of e with learned parameters (fits.parquet and
+// learned are the models of ms with learned parameters (fits.parquet and
 // the like): all but CT.
-func learned(e *job.Resolved) []string {
-	return slices.DeleteFunc(slices.Clone(e.Models), func(m string) bool { return m == "ct" })
+func learned(ms []string) []string {
+	return slices.DeleteFunc(slices.Clone(ms), func(m string) bool { return m == "ct" })
 }
 
 // trainDir is the directory node train.<model> of the experiment wrote.
@@ -53,7 +50,8 @@ func trainDir(in inputs, model string) (string, error) {
 }
 
 // trainParams holds only what one model reads: a setting of another model
-// is zero and omitted, so changing it reruns nothing of this one.
+// is zero and omitted, so changing it reruns nothing of this one. Features
+// is the kind of features a learned model trains on (CT reads none).
 type trainParams struct {
 	K          int       `json:"k,omitempty"`
 	MonomerK   int       `json:"monomer_k,omitempty"`
@@ -68,31 +66,18 @@ type trainParams struct {
 	Patience   int       `json:"patience,omitempty"`
 	WarmStart  bool      `json:"warm_start,omitempty"`
 	CTTop      float64   `json:"ct_top,omitempty"`
+	Features   string    `json:"features,omitempty"`
 }
 
-// Key is every model's key, by model; the runner keys each node with
-// KeyPart.
-func (t Train) Key(e *job.Resolved) (any, []string) {
-	out := map[string]trainParams{}
-	for _, m := range t.Parts(e) {
-		out[m] = keyTrainParams(e, m)
-	}
-	return out, nil
-}
-
-// KeyPart is the key of node train.<model>.
-func (Train) KeyPart(e *job.Resolved, model string) (any, []string) {
-	return keyTrainParams(e, model), nil
-}
-
-// keyTrainParams keeps the settings model reads.
-func keyTrainParams(e *job.Resolved, model string) trainParams {
+// PartParams are the parameters of node train.<model>: the settings model
+// reads.
+func (Train) PartParams(e *job.Resolved, model string) trainParams {
 	s := e.Settings
 	if model == "ct" {
 		return trainParams{CTTop: s.CTTop}
 	}
 	p := trainParams{Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery,
-		Patience: s.Patience, WarmStart: s.WarmStart.Get()}
+		Patience: s.Patience, WarmStart: s.WarmStart.Get(), Features: e.Features}
 	switch model {
 	case "lmt":
 		p.K = s.K
@@ -106,16 +91,15 @@ func keyTrainParams(e *job.Resolved, model string) trainParams {
 }
 
 // specFor is the training spec of a learned model; LDA trains WNN.
-func specFor(e *job.Resolved, model string) models.Spec {
-	s := e.Settings
-	spec := models.Spec{Model: model, Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery,
-		Patience: max(s.Patience, 0), WarmStart: s.WarmStart.Get()}
+func specFor(p trainParams, model string) models.Spec {
+	spec := models.Spec{Model: model, Lambdas: p.Lambdas, MaxIter: p.MaxIter, ValidEvery: p.ValidEvery,
+		Patience: max(p.Patience, 0), WarmStart: p.WarmStart}
 	switch model {
 	case "lmt":
-		spec.K = s.K
+		spec.K = p.K
 	case "monomer":
-		spec.K, spec.N = s.MonomerK, s.N
-		spec.GatePenalty, spec.GateInit = s.GatePenalty, s.GateInit
+		spec.K, spec.N = p.MonomerK, p.N
+		spec.GatePenalty, spec.GateInit = p.GatePen, p.GateInit
 	case "lda":
 		spec.Model = models.ModelWNN
 	}
@@ -201,14 +185,14 @@ func (t *paramsTable) addRow(model, name string, r int, values []float64) {
 	t.values = append(t.values, values)
 }
 
-func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
+func (Train) Run(ctx context.Context, env *pipeline.Env, p trainParams) (*pipeline.Result, error) {
 	switch env.Part {
 	case "":
 		return nil, fmt.Errorf("stages: train runs one node per model (train.<model>), and was given none")
 	case "ct":
-		return trainCT(env)
+		return trainCT(env, p)
 	}
-	return trainModel(ctx, env, env.Part)
+	return trainModel(ctx, env, p, env.Part)
 }
 
 // ctCountsFile is train.ct's table.
@@ -216,7 +200,7 @@ const ctCountsFile = "ct_counts.parquet"
 
 // trainCT counts the train positives between subcategories (models.FitCT)
 // and writes the count matrix.
-func trainCT(env *pipeline.Env) (*pipeline.Result, error) {
+func trainCT(env *pipeline.Env, p trainParams) (*pipeline.Result, error) {
 	it, err := readItems(env.InDir)
 	if err != nil {
 		return nil, err
@@ -225,7 +209,7 @@ func trainCT(env *pipeline.Env) (*pipeline.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	ct, err := models.FitCT(it.sub, it.subName, bySplit(pairs, graph.Train), env.Exp.Settings.CTTop)
+	ct, err := models.FitCT(it.sub, it.subName, bySplit(pairs, graph.Train), p.CTTop)
 	if err != nil {
 		return nil, err
 	}
@@ -271,8 +255,8 @@ func readCT(in inputs, it *items) (*models.CT, error) {
 // trainModel fits one model and writes its tables into env.OutDir. Its
 // random streams are named by the model ("train/<model>", "lda"), so a
 // model draws the same numbers whichever other models the experiment has.
-func trainModel(ctx context.Context, env *pipeline.Env, model string) (*pipeline.Result, error) {
-	feat, counts, closeFeat, err := loadFeatures(env.InDir, env.Exp.Features)
+func trainModel(ctx context.Context, env *pipeline.Env, p trainParams, model string) (*pipeline.Result, error) {
+	feat, counts, closeFeat, err := loadFeatures(env.InDir, p.Features)
 	if err != nil {
 		return nil, err
 	}
@@ -289,7 +273,7 @@ func trainModel(ctx context.Context, env *pipeline.Env, model string) (*pipeline
 	stats := map[string]any{}
 	f := feat
 	if model == "lda" {
-		topics, words, st, err := fitTopics(ctx, env, counts)
+		topics, words, st, err := fitTopics(ctx, env, p, counts)
 		if err != nil {
 			return nil, err
 		}
@@ -305,7 +289,7 @@ func trainModel(ctx context.Context, env *pipeline.Env, model string) (*pipeline
 		}
 		f = topics
 	}
-	spec := specFor(env.Exp, model)
+	spec := specFor(p, model)
 	bar := newFitProgress(env, model, spec.MaxIter)
 	fit, err := models.Train(ctx, f, train, valid, spec, env.RNG("train/"+model), bar.update)
 	bar.done()
@@ -378,12 +362,12 @@ func degenerateWarnings(model string, fit *models.Fit) []pipeline.Warning {
 // the topic count and the passes: lda_passes, or enough for
 // models.LDAMinUpdates M-steps) and returns the topic proportions of every
 // item.
-func fitTopics(ctx context.Context, env *pipeline.Env, counts *csr) (*models.TopicMatrix, [][]float64, models.LDAStats, error) {
+func fitTopics(ctx context.Context, env *pipeline.Env, p trainParams, counts *csr) (*models.TopicMatrix, [][]float64, models.LDAStats, error) {
 	if counts == nil {
 		return nil, nil, models.LDAStats{}, fmt.Errorf("stages: lda needs bag-of-words features")
 	}
 	lda, st, err := models.FitLDA(ctx, counts, models.LDAOptions{
-		Topics: env.Exp.Settings.Topics, Passes: env.Exp.Settings.LDAPasses, MinUpdates: models.LDAMinUpdates,
+		Topics: p.Topics, Passes: p.LDAPasses, MinUpdates: models.LDAMinUpdates,
 	}, env.RNG("lda"))
 	if err != nil {
 		return nil, nil, st, err

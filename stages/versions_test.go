@@ -37,7 +37,11 @@ func TestStageVersions(t *testing.T) {
 	j.Experiments = append(j.Experiments, sharded)
 	dir := t.TempDir()
 	runJob(t, j, dir)
-	now, err := pipeline.RecordStages(j, Experiment(), Job(), dir)
+	g, err := Graph(j, Experiment(), Job())
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, err := pipeline.RecordStages(g, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +69,7 @@ func TestStageVersions(t *testing.T) {
 		}
 		return
 	}
-	problems, notes := pipeline.CheckStages(golden, now, append(Experiment(), Job()...))
+	problems, notes := pipeline.CheckStages(golden, now, g)
 	for _, n := range notes {
 		t.Log(n)
 	}
@@ -76,10 +80,10 @@ func TestStageVersions(t *testing.T) {
 
 // Every stage declares its version, so no key hashes the executable.
 func TestEveryStageVersioned(t *testing.T) {
-	for _, s := range append(Experiment(), Job()...) {
-		code, err := pipeline.CodeVersion(s)
+	for _, n := range everyStageGraph(t).Nodes {
+		code, err := pipeline.CodeVersion(n.Stage, n.Code)
 		if err != nil || code[0] != 'v' {
-			t.Errorf("stage %s: code version %q, %v", s.Name(), code, err)
+			t.Errorf("node %s: code version %q, %v", n.ID, code, err)
 		}
 	}
 }
