@@ -159,11 +159,15 @@ func bind[P any](p P, run func(context.Context, *pipeline.Env, P) (*pipeline.Res
 	return bound[P]{p, run}
 }
 
-func (b bound[P]) Key() (any, []string) {
-	if f, ok := any(b.p).(RawFiles); ok {
-		return b.p, f.Files()
+func (b bound[P]) Key() (any, []string) { return keyOf(b.p) }
+
+// keyOf is what the runner hashes for parameters p: p itself (as JSON)
+// and the content of the raw files it names.
+func keyOf(p any) (any, []string) {
+	if f, ok := p.(RawFiles); ok {
+		return p, f.Files()
 	}
-	return b.p, nil
+	return p, nil
 }
 
 func (b bound[P]) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
