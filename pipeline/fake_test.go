@@ -55,8 +55,8 @@ type fakeStage struct {
 	files   func(e *job.Resolved) []string
 	rec     *recorder
 	fail    func(env *tEnv) error // nil: succeed
-	block   string               // experiment whose run waits for ctx
-	blocked chan<- struct{}      // if set, gets a value when the stage starts waiting
+	block   string                // experiment whose run waits for ctx
+	blocked chan<- struct{}       // if set, gets a value when the stage starts waiting
 	publish []string
 	version string
 	salt    string // a test switch: non-empty changes the output

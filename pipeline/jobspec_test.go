@@ -35,8 +35,10 @@ type (
 		Parts(e *job.Resolved) []string
 		KeyPart(e *job.Resolved, part string) (any, []string)
 	}
-	tSharded    interface{ Shards(e *job.Resolved) int }
-	tJobKeyer   interface{ JobKey(j *job.Job) (any, []string) }
+	tSharded  interface{ Shards(e *job.Resolved) int }
+	tJobKeyer interface {
+		JobKey(j *job.Job) (any, []string)
+	}
 	tPublisher  interface{ Publish() []string }
 	tPreflight  interface{ Preflight(e *job.Resolved) error }
 	tVersioned  interface{ Version() string }
@@ -177,4 +179,3 @@ func compareTables(a, b string, tol float64) (*TableDiff, error) {
 	return &TableDiff{Row: d.Row, Column: d.Column, A: d.A, B: d.B, Detail: d.Detail,
 		Largest: d.Largest, LargestRow: d.LargestRow, LargestColumn: d.LargestColumn, LargestA: d.LargestA, LargestB: d.LargestB}, nil
 }
-
