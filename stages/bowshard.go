@@ -15,7 +15,7 @@ import (
 
 // BowShard counts one shard of a bag-of-words experiment's candidate terms:
 // the text work that scales out. With vocab_shards: n the DAG holds n nodes
-// bow-shard-<i>-of-<n> between ingest and features (pipeline.Sharded),
+// bow-shard-<i>-of-<n> between ingest and features (ShardedStage),
 // each tagging only the reviews of items with index % n == i, run by the
 // runner like any stage (lock, atomic commit, manifest, key), so an
 // orchestrator runs them as independent tasks. Features then merges their

@@ -23,7 +23,7 @@ var _ ExpStage[featuresParams] = Features{}
 
 func (Features) Name() string { return "features" }
 
-// Deps: the bow-shard nodes exist only with vocab_shards (pipeline.Sharded).
+// Deps: the bow-shard nodes exist only with vocab_shards (ShardedStage).
 func (Features) Deps() []string { return []string{"ingest", "bow-shard"} }
 
 type featuresParams struct {

@@ -16,7 +16,7 @@ import (
 )
 
 // Train fits the experiment's models on the train pairs, choosing λ on the
-// validation pairs: one DAG node per model (pipeline.Parted), train.wnn,
+// validation pairs: one DAG node per model (PartedStage), train.wnn,
 // train.ct, train.lda, train.lmt, train.monomer, each with its own key
 // holding only that model's settings, so changing Monomer's K retrains
 // Monomer alone and a scheduler can train the models on several machines.
