@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"monomer/pipeline/cache"
 )
 
 // Spec is what the runner is given to run: a neutral description of a
@@ -78,7 +80,7 @@ type Node struct {
 	// key, beside the part's own parameters.
 	Part string
 	// Code is the stage's code version, in the key; see CodeVersion.
-	Code Code
+	Code cache.Code
 	// Work is what the node computes, and Work.Key what it is keyed by.
 	Work Stage
 	// Config is written to the manifest as the resolved configuration the
@@ -99,38 +101,6 @@ type Node struct {
 	Preflight func() error
 	// Deps are the nodes this one reads, set by NewGraph.
 	Deps []*Node
-}
-
-// Code is a stage's code version, the code part of its nodes' keys (like
-// Dagster's code_version): the version goes into the key in place of the
-// executable's hash, so a rebuild that does not change the stage's
-// behaviour reruns nothing.
-//
-// The rule: bump the version in the same commit as any change that can
-// change the stage's outputs for the same inputs (a new column, another
-// rounding, another order, a dependency upgrade that writes other bytes);
-// a refactoring that writes the same bytes keeps it. The guard test
-// (stages TestStageVersions) fails when outputs changed under an unchanged
-// version. Versions are compared as strings; use semantic versions
-// ("1.2.0") without spaces.
-type Code struct {
-	// Version is the stage's version; "" keys the node by the running
-	// executable's hash instead.
-	Version string
-	// GoDependent: the outputs depend on the Go toolchain (floating point
-	// of package math or of the fused multiply-adds the compiler emits on
-	// some GOARCHes, or the algorithms of math/rand/v2, which carry no
-	// stability promise), so the Go version and GOARCH join the version and
-	// a new toolchain reruns the stage. Stages that only parse, count and
-	// sort leave it false and survive toolchain upgrades.
-	GoDependent bool
-	// NumericEnv names what of the machine or the build decides the
-	// outputs beyond the version and the toolchain, such as the BLAS
-	// implementation and CPU kernel of its matrix products ("openblas
-	// 0.3.21 Haswell"; "" when nothing applies): it joins the version, so
-	// outputs of one kernel are never reused by a process running another,
-	// and the guard test keeps golden outputs per string.
-	NumericEnv string
 }
 
 // Dir is the node's final directory under runDir.

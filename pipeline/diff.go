@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"math"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"monomer/pipeline/cache"
 )
 
 // DiffOptions control Diff.
@@ -138,7 +139,7 @@ func Diff(a, b string, opts DiffOptions) (*DiffResult, error) {
 	}
 	stages := dagOrder(ra.stages, rb.stages)
 	byStage := map[string][]string{} // stage directory ("" none) -> its tables
-	for _, rel := range unionKeys(ra.tables, rb.tables) {
+	for _, rel := range cache.UnionKeys(ra.tables, rb.tables) {
 		s := stageOf(rel, ra.stages, rb.stages)
 		byStage[s] = append(byStage[s], rel)
 	}
@@ -171,7 +172,7 @@ func Diff(a, b string, opts DiffOptions) (*DiffResult, error) {
 		if s == "" || found {
 			continue
 		}
-		rel := path.Join(s, ManifestName)
+		rel := path.Join(s, cache.ManifestName)
 		ma, mb := ra.stages[s], rb.stages[s]
 		switch {
 		case ma == nil:
@@ -193,7 +194,7 @@ func Diff(a, b string, opts DiffOptions) (*DiffResult, error) {
 // stage directories' manifests, by '/'-separated relative path.
 type runListing struct {
 	tables map[string]bool
-	stages map[string]*Manifest
+	stages map[string]*cache.Manifest
 }
 
 // listRun lists the tables and stage directories under dir. A stage
@@ -202,7 +203,7 @@ type runListing struct {
 // (a manifest deeper down, as under the parent of run directories) does
 // not make dir a run directory.
 func listRun(dir string) (*runListing, error) {
-	l := &runListing{tables: map[string]bool{}, stages: map[string]*Manifest{}}
+	l := &runListing{tables: map[string]bool{}, stages: map[string]*cache.Manifest{}}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -221,8 +222,8 @@ func listRun(dir string) (*runListing, error) {
 		switch {
 		case strings.HasSuffix(rel, ".parquet"):
 			l.tables[rel] = true
-		case d.Name() == ManifestName:
-			m, err := ReadManifest(filepath.Dir(p))
+		case d.Name() == cache.ManifestName:
+			m, err := cache.ReadManifest(filepath.Dir(p))
 			if err != nil {
 				return fmt.Errorf("%w manifest: %w", ErrUnreadable, err)
 			}
@@ -241,7 +242,7 @@ func listRun(dir string) (*runListing, error) {
 		return nil, fmt.Errorf("pipeline: diff: %w run directory: %w", ErrUnreadable, err)
 	}
 	if len(l.stages) == 0 {
-		return nil, fmt.Errorf("%w: %s is not a run directory: no stage directory with a %s in it", ErrUsage, dir, ManifestName)
+		return nil, fmt.Errorf("%w: %s is not a run directory: no stage directory with a %s in it", ErrUsage, dir, cache.ManifestName)
 	}
 	return l, nil
 }
@@ -250,16 +251,16 @@ func listRun(dir string) (*runListing, error) {
 // manifest names its upstream stages, and among the stages ready at a
 // step the first in path order goes next (a/ingest, a/features, ... before
 // b/ingest).
-func dagOrder(a, b map[string]*Manifest) []string {
+func dagOrder(a, b map[string]*cache.Manifest) []string {
 	deps := map[string][]string{}
-	for _, m := range []map[string]*Manifest{a, b} {
+	for _, m := range []map[string]*cache.Manifest{a, b} {
 		for s, man := range m {
 			for _, u := range man.Inputs.Upstream {
 				deps[s] = append(deps[s], path.Join(u.Experiment, u.Stage))
 			}
 		}
 	}
-	todo := unionKeys(a, b)
+	todo := cache.UnionKeys(a, b)
 	done := make(map[string]bool, len(todo))
 	order := make([]string, 0, len(todo))
 	for len(todo) > 0 {
@@ -278,20 +279,13 @@ func dagOrder(a, b map[string]*Manifest) []string {
 }
 
 // stageOf is the stage directory a table belongs to ("" when none).
-func stageOf(rel string, a, b map[string]*Manifest) string {
+func stageOf(rel string, a, b map[string]*cache.Manifest) string {
 	for d := path.Dir(rel); d != "."; d = path.Dir(d) {
 		if a[d] != nil || b[d] != nil {
 			return d
 		}
 	}
 	return ""
-}
-
-// unionKeys returns the keys of a and b, sorted, each once.
-func unionKeys[V any](a, b map[string]V) []string {
-	keys := slices.AppendSeq(slices.Collect(maps.Keys(a)), maps.Keys(b))
-	slices.Sort(keys)
-	return slices.Compact(keys)
 }
 
 // sameBytes compares two files' contents; identical files need no parsing.
@@ -363,9 +357,9 @@ func compareBytes(a, b string, _ float64) (*TableDiff, error) {
 
 // diffManifest compares two manifests on their outputs: the same names, and
 // the same hashes for every output that is not a table.
-func diffManifest(ma, mb *Manifest) string {
-	oa, ob := ma.outputMap(), mb.outputMap()
-	for _, k := range unionKeys(oa, ob) {
+func diffManifest(ma, mb *cache.Manifest) string {
+	oa, ob := ma.OutputMap(), mb.OutputMap()
+	for _, k := range cache.UnionKeys(oa, ob) {
 		ha, inA := oa[k]
 		hb, inB := ob[k]
 		switch {
@@ -376,7 +370,7 @@ func diffManifest(ma, mb *Manifest) string {
 		case strings.HasSuffix(k, ".parquet"):
 			// compared by content above
 		case ha != hb:
-			return fmt.Sprintf("output %s differs (sha256 %s vs %s)", k, short(ha), short(hb))
+			return fmt.Sprintf("output %s differs (sha256 %s vs %s)", k, cache.Short(ha), cache.Short(hb))
 		}
 	}
 	return ""

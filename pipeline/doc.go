@@ -1,7 +1,7 @@
 // Package pipeline runs stages: it owns the DAG of a job's stages and
 // experiments (Graph), the selection of what runs (Options: --experiment,
-// --only, --from, --force), the run directory, manifests, cache keys and the
-// store of outputs, locking, the atomic commit of every output, the plan
+// --only, --from, --force), the run directory, when to key, restore and
+// store a stage's outputs (package cache keeps them), locking, the atomic commit of every output, the plan
 // (Plan), verification (Verify), the comparison of two run directories
 // (Diff, table cells through a comparison it is given) and the logs.
 // Stages themselves live in package stages and only read inputs from and
@@ -29,10 +29,13 @@
 //	DIR/metrics.parquet            published by report (see Node.Publish)
 //	DIR/.hashcache.json            raw-input hashes by path, size, mtime, ctime
 //
-// A stage's cache key (Manifest.Key) hashes its name, code version (the
-// version it declares, see CodeVersion), seed, normalised parameters, the
-// content of its raw inputs and the output hashes its upstream stages'
-// manifests record, like the ActionID of Go's build cache. A stage runs into DIR/<exp>/.<stage>.tmp-<pid>,
-// its files and manifest are fsynced, and it is renamed into place; the
-// next run under the lock removes what a killed run left (recoverDir).
+// A stage's cache key (cache.KeyInputs.Key) hashes its name, code version
+// (the version it declares, see cache.CodeVersion), seed, normalised
+// parameters, the content of its raw inputs and the output hashes its
+// upstream stages' manifests record, like the ActionID of Go's build cache.
+// The manifests, keys, file hashes and the store of outputs are package
+// cache; this package decides when to use them. A stage runs into
+// DIR/<exp>/.<stage>.tmp-<pid>, its files and manifest are fsynced, and it
+// is renamed into place; the next run under the lock removes what a killed
+// run left (recoverDir).
 package pipeline

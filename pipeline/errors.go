@@ -29,6 +29,8 @@ var (
 	ErrUnreadable = errors.New("cannot read")
 )
 
+func notExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
 // runDirError explains why the run directory dir cannot be created. Where a
 // retry cannot help (a path through a regular file, no permission, a
 // read-only or virtual file system such as /proc) it is an ErrUsage, so a

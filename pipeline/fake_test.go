@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"monomer/job"
+	"monomer/pipeline/cache"
 	"monomer/schema"
 )
 
@@ -278,7 +279,7 @@ func files(t testing.TB, dir string) map[string]string {
 			}
 			return nil
 		}
-		if fi.IsDir() || fi.Name() == ManifestName || rel == RunLogName {
+		if fi.IsDir() || fi.Name() == cache.ManifestName || rel == RunLogName {
 			return nil
 		}
 		b, err := os.ReadFile(p)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"monomer/job"
+	"monomer/pipeline/cache"
 	"monomer/schema"
 )
 
@@ -68,8 +69,8 @@ func (w tWork) Run(ctx context.Context, env *Env) (*Result, error) {
 	return w.s.Run(ctx, &tEnv{Env: env, Exp: w.e, Job: w.j})
 }
 
-func codeOf(s tStage) Code {
-	var c Code
+func codeOf(s tStage) cache.Code {
+	var c cache.Code
 	if v, ok := s.(tVersioned); ok {
 		c.Version = v.Version()
 	}
@@ -161,7 +162,7 @@ func verifyJob(ctx context.Context, j *job.Job, exp, jobSt []tStage, opts Option
 	return Verify(ctx, g, opts)
 }
 
-func recordJob(j *job.Job, exp, jobSt []tStage, dir string) ([]StageRecord, error) {
+func recordJob(j *job.Job, exp, jobSt []tStage, dir string) ([]cache.StageRecord, error) {
 	g, err := expand(j, exp, jobSt)
 	if err != nil {
 		return nil, err

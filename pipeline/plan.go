@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"monomer/pipeline/cache"
 )
 
 // Step is one stage as Plan sees it, for --dry-run and status.
@@ -43,9 +45,9 @@ func Plan(g *Graph, opts Options) ([]Step, error) {
 	if err != nil {
 		return nil, err
 	}
-	cache := loadHashCache(opts.hashCachePath())
-	cache.path = "" // read only
-	r := &runner{g: g, opts: &opts, cache: cache}
+	hashes := cache.OpenHashCache(opts.hashCachePath())
+	hashes.ReadOnly()
+	r := &runner{g: g, opts: &opts, hashes: hashes}
 	var steps []Step
 	byNode := map[*Node]Step{}
 	for _, n := range g.Nodes {
@@ -55,13 +57,13 @@ func Plan(g *Graph, opts Options) ([]Step, error) {
 		switch {
 		case errors.As(err, &mu):
 			st.State = Missing
-			if _, serr := os.Stat(filepath.Join(n.Dir(opts.RunDir), ManifestName)); serr == nil {
+			if _, serr := os.Stat(filepath.Join(n.Dir(opts.RunDir), cache.ManifestName)); serr == nil {
 				st.State = Stale
 				st.Reasons = []string{"upstream " + mu.dep.ID + " has no outputs"}
 			}
 		case err != nil:
 			st.State = Missing
-			if _, serr := os.Stat(filepath.Join(n.Dir(opts.RunDir), ManifestName)); serr == nil {
+			if _, serr := os.Stat(filepath.Join(n.Dir(opts.RunDir), cache.ManifestName)); serr == nil {
 				st.State = Stale
 			}
 			st.Reasons = []string{err.Error()}
@@ -70,7 +72,7 @@ func Plan(g *Graph, opts Options) ([]Step, error) {
 			if st.State == UpToDate {
 				st.Restored = ev.manifest.Stats["restored_from_store"] == true
 			} else {
-				st.Restored = opts.store().has(ev.inputs.key())
+				st.Restored = opts.store().Has(ev.inputs.Key())
 			}
 		}
 		var runs, notCurrent []string

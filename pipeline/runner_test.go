@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"monomer/job"
+	"monomer/pipeline/cache"
 )
 
 var allStages = []string{"a/evaluate", "a/features", "a/ingest", "a/negatives", "a/split", "a/train",
@@ -273,9 +274,9 @@ func TestManifest(t *testing.T) {
 	if _, _, err := f.run(t, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	m, err := ReadManifest(filepath.Join(f.runDir, "a", "evaluate"))
+	m, err := cache.ReadManifest(filepath.Join(f.runDir, "a", "evaluate"))
 	must(t, err)
-	if m.Key != m.Inputs.key() || m.Seed != 7 || len(m.Outputs) != 2 || m.Tools.Go == "" {
+	if m.Key != m.Inputs.Key() || m.Seed != 7 || len(m.Outputs) != 2 || m.Tools.Go == "" {
 		t.Errorf("manifest %+v", m)
 	}
 	if o := m.Outputs[0]; o.Name != "metrics.parquet" || o.Rows == nil || *o.Rows != 2 || len(o.SHA256) != 64 {
@@ -294,7 +295,7 @@ func TestManifest(t *testing.T) {
 	if !ok || r["Settings"].(map[string]any)["K"] != float64(100) {
 		t.Errorf("config %#v", m.Config)
 	}
-	ing, err := ReadManifest(filepath.Join(f.runDir, "b", "ingest"))
+	ing, err := cache.ReadManifest(filepath.Join(f.runDir, "b", "ingest"))
 	must(t, err)
 	if len(ing.Inputs.Files) != 1 || filepath.Base(ing.Inputs.Files[0].Path) != "meta.txt" {
 		t.Errorf("files %+v", ing.Inputs.Files)
@@ -335,27 +336,27 @@ func TestCodeVersionParts(t *testing.T) {
 	goVer := runtime.Version() + "/" + runtime.GOARCH
 	tests := []struct {
 		name string
-		code Code
+		code cache.Code
 		want string
 	}{
-		{"version only", Code{Version: "1.2.0"}, "v1.2.0"},
-		{"go dependent", Code{Version: "1.2.0", GoDependent: true}, "v1.2.0 " + goVer},
-		{"numeric", Code{Version: "1.2.0", GoDependent: true, NumericEnv: "openblas 0.3.21 Haswell"}, "v1.2.0 " + goVer + " [openblas 0.3.21 Haswell]"},
-		{"numeric, go independent", Code{Version: "1.2.0", NumericEnv: "openblas 0.3.21 Haswell"}, "v1.2.0 [openblas 0.3.21 Haswell]"},
+		{"version only", cache.Code{Version: "1.2.0"}, "v1.2.0"},
+		{"go dependent", cache.Code{Version: "1.2.0", GoDependent: true}, "v1.2.0 " + goVer},
+		{"numeric", cache.Code{Version: "1.2.0", GoDependent: true, NumericEnv: "openblas 0.3.21 Haswell"}, "v1.2.0 " + goVer + " [openblas 0.3.21 Haswell]"},
+		{"numeric, go independent", cache.Code{Version: "1.2.0", NumericEnv: "openblas 0.3.21 Haswell"}, "v1.2.0 [openblas 0.3.21 Haswell]"},
 	}
 	for _, tc := range tests {
-		got, err := CodeVersion("train", tc.code)
+		got, err := cache.CodeVersion("train", tc.code)
 		if err != nil || got != tc.want {
 			t.Errorf("%s: %q, %v; want %q", tc.name, got, err, tc.want)
 		}
 	}
 	for _, bad := range []string{"1.0 beta", "[1]"} {
-		if _, err := CodeVersion("x", Code{Version: bad}); err == nil {
+		if _, err := cache.CodeVersion("x", cache.Code{Version: bad}); err == nil {
 			t.Errorf("version %q accepted", bad)
 		}
 	}
 	// No version: the executable's hash, so a rebuild reruns the stage.
-	if got, err := CodeVersion("x", Code{GoDependent: true}); err != nil || !strings.HasPrefix(got, "exe:") {
+	if got, err := cache.CodeVersion("x", cache.Code{GoDependent: true}); err != nil || !strings.HasPrefix(got, "exe:") {
 		t.Errorf("unversioned: %q, %v", got, err)
 	}
 }

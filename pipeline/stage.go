@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
+
+	"monomer/pipeline/cache"
 )
 
 // Stage is the work of one node of the DAG (see Node): one stage of one
@@ -62,11 +64,8 @@ type Result struct {
 }
 
 // Warning is one Result warning: a message and the attributes that place
-// it (e.g. model and lambda), logged in key order.
-type Warning struct {
-	Msg   string         `json:"msg"`
-	Attrs map[string]any `json:"attrs,omitempty"`
-}
+// it (e.g. model and lambda), logged in key order. The manifest keeps them.
+type Warning = cache.Warning
 
 // Env is what the runner hands a stage. It holds nothing of the job's
 // settings: those reach Run only through its keyed parameters (Stage).

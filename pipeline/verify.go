@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"monomer/pipeline/cache"
 )
 
 // VerifyStep is one stage's verdict in Verify.
@@ -80,9 +82,9 @@ func Verify(ctx context.Context, g *Graph, opts Options) (*VerifyResult, error) 
 	}
 	defer os.RemoveAll(scratch)
 
-	cache := loadHashCache(opts.hashCachePath())
-	cache.path = "" // verify writes nothing but its scratch directory
-	r := &runner{g: g, opts: &opts, log: log, cache: cache, sum: &Summary{}}
+	hashes := cache.OpenHashCache(opts.hashCachePath())
+	hashes.ReadOnly() // verify writes nothing but its scratch directory
+	r := &runner{g: g, opts: &opts, log: log, hashes: hashes, sum: &Summary{}}
 	res := &VerifyResult{}
 	for _, n := range g.Nodes {
 		if !sel[n] {
@@ -111,7 +113,7 @@ func Verify(ctx context.Context, g *Graph, opts Options) (*VerifyResult, error) 
 // upToDateKey returns n's manifest when its key matches the inputs now.
 // Its outputs may have been modified since: that is for verifyNode to
 // find and locate.
-func (r *runner) upToDateKey(n *Node) (*Manifest, error) {
+func (r *runner) upToDateKey(n *Node) (*cache.Manifest, error) {
 	in, err := r.inputs(n)
 	var mu *missingUpstream
 	switch {
@@ -120,20 +122,20 @@ func (r *runner) upToDateKey(n *Node) (*Manifest, error) {
 	case err != nil:
 		return nil, err
 	}
-	m, err := ReadManifest(n.Dir(r.opts.RunDir))
+	m, err := cache.ReadManifest(n.Dir(r.opts.RunDir))
 	switch {
 	case notExist(err):
 		return nil, fmt.Errorf("pipeline: verify: %s has not run; run it first", n.ID)
 	case err != nil:
 		return nil, fmt.Errorf("%w: verify: unreadable manifest: %v", ErrUsage, err)
-	case m.Format != manifestFormat || m.Key != in.key():
-		return nil, fmt.Errorf("pipeline: verify: %s is not up to date (stale: %s); run it first", n.ID, strings.Join(staleReasons(m.Inputs, in), "; "))
+	case m.Format != cache.ManifestFormat || m.Key != in.Key():
+		return nil, fmt.Errorf("pipeline: verify: %s is not up to date (stale: %s); run it first", n.ID, strings.Join(cache.StaleReasons(m.Inputs, in), "; "))
 	}
 	return m, nil
 }
 
 // verifyNode reruns n into out and compares what it wrote with m.
-func (r *runner) verifyNode(ctx context.Context, n *Node, m *Manifest, out string) (*VerifyStep, error) {
+func (r *runner) verifyNode(ctx context.Context, n *Node, m *cache.Manifest, out string) (*VerifyStep, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
@@ -153,7 +155,7 @@ func (r *runner) verifyNode(ctx context.Context, n *Node, m *Manifest, out strin
 	for _, o := range outs {
 		now[o.Name] = o.SHA256
 	}
-	recorded := m.outputMap()
+	recorded := m.OutputMap()
 	differ := func(name, detail string) {
 		step.Match, step.Table, step.Diff = false, name, detail
 	}
@@ -164,7 +166,7 @@ func (r *runner) verifyNode(ctx context.Context, n *Node, m *Manifest, out strin
 	for _, o := range m.Outputs {
 		final := filepath.Join(dir, filepath.FromSlash(o.Name))
 		sum, ok := now[o.Name]
-		disk, _, err := r.cache.file(final)
+		disk, _, err := r.hashes.File(final)
 		if err != nil && !notExist(err) {
 			return nil, fmt.Errorf("%w: verify: %s: %v", ErrUsage, n.ID, err)
 		}
@@ -187,7 +189,7 @@ func (r *runner) verifyNode(ctx context.Context, n *Node, m *Manifest, out strin
 			}
 			switch {
 			case !found:
-				differ(o.Name, fmt.Sprintf("same cells, other bytes (sha256 %s recorded, %s on disk, %s rerun)", short(o.SHA256), short(disk), short(sum)))
+				differ(o.Name, fmt.Sprintf("same cells, other bytes (sha256 %s recorded, %s on disk, %s rerun)", cache.Short(o.SHA256), cache.Short(disk), cache.Short(sum)))
 			case d.Row < 0:
 				differ(o.Name, d.Detail+note)
 			default:
@@ -195,7 +197,7 @@ func (r *runner) verifyNode(ctx context.Context, n *Node, m *Manifest, out strin
 				step.Row, step.Column, step.A, step.B = d.Row, d.Column, d.A, d.B
 			}
 		default:
-			differ(o.Name, fmt.Sprintf("sha256 %s recorded, %s on disk, %s rerun", short(o.SHA256), short(disk), short(sum)))
+			differ(o.Name, fmt.Sprintf("sha256 %s recorded, %s on disk, %s rerun", cache.Short(o.SHA256), cache.Short(disk), cache.Short(sum)))
 		}
 		break
 	}

@@ -7,6 +7,7 @@ import (
 
 	"monomer/job"
 	"monomer/pipeline"
+	"monomer/pipeline/cache"
 	"monomer/schema"
 )
 
@@ -177,8 +178,8 @@ func (b bound[P]) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result,
 // codeOf is the stage's code version (versions.go): its Version, whether
 // it is GoDependent, its NumericEnv. A stage without a Version is keyed by
 // the executable's hash.
-func codeOf(s any) pipeline.Code {
-	var c pipeline.Code
+func codeOf(s any) cache.Code {
+	var c cache.Code
 	if v, ok := s.(interface{ Version() string }); ok {
 		c.Version = v.Version()
 	}

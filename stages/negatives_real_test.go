@@ -11,6 +11,7 @@ import (
 
 	"monomer/job"
 	"monomer/pipeline"
+	"monomer/pipeline/cache"
 	"monomer/schema"
 )
 
@@ -95,11 +96,11 @@ func TestNegativesAutoOnDenseRealGraph(t *testing.T) {
 		t.Errorf("no fallback WARN line:\n%s", logs.String())
 	}
 	stageDir := filepath.Join(dir, "magazine-also_bought", "negatives")
-	b, err := os.ReadFile(filepath.Join(stageDir, pipeline.ManifestName))
+	b, err := os.ReadFile(filepath.Join(stageDir, cache.ManifestName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m pipeline.Manifest
+	var m cache.Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}

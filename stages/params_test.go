@@ -14,6 +14,7 @@ import (
 
 	"monomer/job"
 	"monomer/pipeline"
+	"monomer/pipeline/cache"
 )
 
 // keyText is what the runner hashes of parameters p, as text: p's JSON and
@@ -265,7 +266,7 @@ func TestRunGetsTheKeyedParams(t *testing.T) {
 			t.Errorf("%s did not run", n.ID)
 			continue
 		}
-		m, err := pipeline.ReadManifest(n.Dir(dir))
+		m, err := cache.ReadManifest(n.Dir(dir))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -292,7 +293,7 @@ func TestRunGetsTheKeyedParams(t *testing.T) {
 			t.Errorf("%s: Run got files %v, the key hashed %v", n.ID, files, hashed)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "report", pipeline.ManifestName)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "report", cache.ManifestName)); err != nil {
 		t.Error(err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
+	"monomer/pipeline/cache"
 	"monomer/schema"
 )
 
@@ -427,7 +428,7 @@ func RecommendOne(runDir, experiment, model, asin string, k int, cross bool) (*R
 // subdirectories with a finished ingest, as "a, b" ("no experiment" when
 // there is none).
 func runExperiments(runDir string) string {
-	done, _ := filepath.Glob(filepath.Join(runDir, "*", Ingest{}.Name(), pipeline.ManifestName))
+	done, _ := filepath.Glob(filepath.Join(runDir, "*", Ingest{}.Name(), cache.ManifestName))
 	var names []string
 	for _, p := range done {
 		names = append(names, filepath.Base(filepath.Dir(filepath.Dir(p))))

@@ -16,6 +16,7 @@ import (
 	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
+	"monomer/pipeline/cache"
 	"monomer/report"
 	"monomer/schema"
 )
@@ -274,7 +275,7 @@ func (Report) Run(ctx context.Context, env *pipeline.Env, p reportParams) (*pipe
 	}
 	return &pipeline.Result{Rows: map[string]int64{"metrics": rows},
 		Stats: map[string]any{"experiments": len(reports), "report_files": len(w.Files), "report_skipped": w.Skipped,
-			"job_hash": prov.JobHash, "version": pipeline.Version()},
+			"job_hash": prov.JobHash, "version": cache.Version()},
 		Warnings: warnings}, nil
 }
 

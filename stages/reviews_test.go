@@ -15,6 +15,7 @@ import (
 	"monomer/bow"
 	"monomer/job"
 	"monomer/pipeline"
+	"monomer/pipeline/cache"
 	"monomer/schema"
 )
 
@@ -123,7 +124,7 @@ func TestIngestReviewsTable(t *testing.T) {
 	if len(want.ASIN) < 100 || !slices.Equal(got.ASIN, want.ASIN) || !slices.Equal(got.Summary, want.Summary) || !slices.Equal(got.Text, want.Text) {
 		t.Errorf("reviews table: %d rows, want the %d reviews of the items in file order", len(got.ASIN), len(want.ASIN))
 	}
-	m, err := pipeline.ReadManifest(filepath.Join(dir, "women-bow", "ingest"))
+	m, err := cache.ReadManifest(filepath.Join(dir, "women-bow", "ingest"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"monomer/models"
 	"monomer/pipeline"
+	"monomer/pipeline/cache"
 	"monomer/schema"
 )
 
@@ -152,8 +153,8 @@ func checkProvenance(t *testing.T, dirs [2]string) {
 		}
 	}
 	for i, d := range dirs {
-		m := must(pipeline.ReadManifest(filepath.Join(d, "report")))(t)
-		if m.RunID != runID(d) || m.Stats["job_hash"] != jobHash(job) || m.Stats["version"] != pipeline.Version() {
+		m := must(cache.ReadManifest(filepath.Join(d, "report")))(t)
+		if m.RunID != runID(d) || m.Stats["job_hash"] != jobHash(job) || m.Stats["version"] != cache.Version() {
 			t.Errorf("run %d: report/manifest.json: run_id %q, job_hash %v, version %v", i, m.RunID, m.Stats["job_hash"], m.Stats["version"])
 		}
 	}

@@ -5,7 +5,7 @@ import (
 )
 
 // Code versions: each stage's version is the cache key's code part (see
-// pipeline.Code; Graph reads these methods into it), so a rebuild reruns only the stages whose version
+// cache.Code; Graph reads these methods into it), so a rebuild reruns only the stages whose version
 // changed. Bump a stage's version in the same commit as any change that can
 // change its outputs for the same inputs, including changes to the library
 // code it calls (amazon, bow, graph, models, schema, report) and dependency

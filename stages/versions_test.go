@@ -9,6 +9,7 @@ import (
 
 	"monomer/job"
 	"monomer/pipeline"
+	"monomer/pipeline/cache"
 )
 
 var update = flag.Bool("update", false, "add this build's outputs to testdata/stage-versions.json (`make golden` records every build)")
@@ -45,7 +46,7 @@ func TestStageVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var golden []pipeline.StageRecord
+	var golden []cache.StageRecord
 	b, err := os.ReadFile(goldenVersions)
 	switch {
 	case err == nil:
@@ -56,7 +57,7 @@ func TestStageVersions(t *testing.T) {
 		t.Fatalf("%v (create it with -update)", err)
 	}
 	if *update {
-		out, err := json.MarshalIndent(pipeline.UpdateRecords(golden, now), "", "  ")
+		out, err := json.MarshalIndent(cache.UpdateRecords(golden, now), "", "  ")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +70,7 @@ func TestStageVersions(t *testing.T) {
 		}
 		return
 	}
-	problems, notes := pipeline.CheckStages(golden, now, g)
+	problems, notes := cache.CheckStages(golden, now, g.StageDeps)
 	for _, n := range notes {
 		t.Log(n)
 	}
@@ -81,7 +82,7 @@ func TestStageVersions(t *testing.T) {
 // Every stage declares its version, so no key hashes the executable.
 func TestEveryStageVersioned(t *testing.T) {
 	for _, n := range everyStageGraph(t).Nodes {
-		code, err := pipeline.CodeVersion(n.Stage, n.Code)
+		code, err := cache.CodeVersion(n.Stage, n.Code)
 		if err != nil || code[0] != 'v' {
 			t.Errorf("node %s: code version %q, %v", n.ID, code, err)
 		}
