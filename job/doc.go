@@ -15,8 +15,9 @@
 // malformed --set), name the file and the field's path in it
 // ("experiments[2].graph"), and map to exit code 2.
 //
-// Package job must not import pipeline or stages: the runner depends on the
-// job's types, never the reverse. It reads no file but the job file, runs
+// Package job must not import pipeline or stages, and the runner (package
+// pipeline) does not import job either: package stages turns the resolved
+// job into the runner's nodes. It reads no file but the job file, runs
 // nothing, does not log and does not read the environment itself (callers
 // pass os.Environ() to EnvOverrides).
 package job
