@@ -20,7 +20,7 @@ var (
 	// ErrConfig marks an invalid job file or override.
 	ErrConfig = errors.New("invalid job")
 	// ErrUsage marks a wrong command line, e.g. a --set without '='.
-	// pipeline.ErrUsage is the same error.
+	// The CLI maps it to exit 2, as it does the runner's own ErrUsage.
 	ErrUsage = errors.New("usage")
 )
 

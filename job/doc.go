@@ -20,8 +20,9 @@
 // ("experiments[2].graph"), and map to exit code 2.
 //
 // Package job must not import pipeline, stages, report, schema or Arrow
-// (TestJobImports): the runner depends on the job's types, never the
-// reverse, and a job file is checked without linking the table code. It
-// reads no file but the job file, runs nothing, does not log and does not
-// read the environment itself (callers pass os.Environ() to EnvOverrides).
+// (TestJobImports), and the runner (package pipeline) does not import job
+// either: package stages turns the resolved job into the runner's nodes,
+// and a job file is checked without linking the table code. It reads no
+// file but the job file, runs nothing, does not log and does not read the
+// environment itself (callers pass os.Environ() to EnvOverrides).
 package job

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"monomer/pipeline/cache"
 )
 
 // helper starts the test binary as a fake monomer run on f's job.
@@ -39,13 +41,13 @@ func checkVisible(t *testing.T, runDir string) {
 		if !fileExists(d) {
 			continue
 		}
-		m, err := ReadManifest(d)
+		m, err := cache.ReadManifest(d)
 		if err != nil {
 			t.Errorf("%s is visible without a manifest: %v", d, err)
 			continue
 		}
 		for _, o := range m.Outputs {
-			sum, err := hashFile(filepath.Join(d, o.Name))
+			sum, err := cache.HashFile(filepath.Join(d, o.Name))
 			if err != nil || sum != o.SHA256 {
 				t.Errorf("%s/%s does not match its manifest", d, o.Name)
 			}

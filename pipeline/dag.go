@@ -3,39 +3,104 @@ package pipeline
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
-	"monomer/job"
+	"monomer/pipeline/cache"
 )
 
-// Graph is a job's DAG: the experiment stages of every experiment, in job
-// order and the stages' order, then the job-level stages.
-type Graph struct {
-	Job   *job.Job
+// Spec is what the runner is given to run: a neutral description of a
+// job's DAG, which the layer above (package stages) expands from the job
+// file into experiments × stages × shards × parts. The runner knows
+// nothing else of the job.
+type Spec struct {
+	// Job is the job's name, in every log line and the run log.
+	Job string
+	// Experiments are the job's experiments, in job order: what
+	// --experiment may name.
+	Experiments []string
+	// ExpStages are the stages of every experiment and JobStages the
+	// job-level stages, each in an order where a stage comes after its
+	// Deps: what --only and --from may name, and the order of the golden
+	// records. A stage may have no node (bow-shard in an image-only job).
+	ExpStages, JobStages []StageInfo
+	// Nodes are the DAG's nodes, in experiment order and then the stages'
+	// order (a node after the nodes it depends on), then the job-level
+	// nodes.
 	Nodes []*Node
-	// ExpStages and JobStages are the stage names, in DAG order.
-	ExpStages, JobStages []string
 }
 
-// Node is one stage of one experiment (one shard of it, for a Sharded
-// stage; one part, for a Parted stage), or one job-level stage.
+// StageInfo declares one stage of the Spec.
+type StageInfo struct {
+	Name string
+	// Deps are the upstream stages whose outputs the stage's nodes read.
+	// For an experiment stage: stages of the same experiment. For a
+	// job-level stage: an experiment stage's name means that stage of
+	// every experiment of the job; a job-level stage's name means that
+	// stage. A stage depending on a sharded or parted stage depends on
+	// every shard or part.
+	Deps []string
+}
+
+// Graph is a job's DAG, as NewGraph checked and linked it.
+type Graph struct {
+	// Job and Experiments are the Spec's.
+	Job         string
+	Experiments []string
+	Nodes       []*Node
+	// ExpStages and JobStages are the stage names, in DAG order.
+	ExpStages, JobStages []string
+	deps                 map[string][]string // stage -> its Deps
+}
+
+// Node is one stage of one experiment (one shard of it, for a sharded
+// stage; one part, for a parted stage), or one job-level stage: what the
+// runner keys, runs, locks and commits as one unit. The layer above fills
+// every field but ID and Deps, which NewGraph sets.
 type Node struct {
 	// ID is "<experiment>/<name>", or "<name>" for a job-level stage.
 	ID string
-	// Name is the stage's name, ShardName for a shard or PartName for a
-	// part: the node's directory and what --only may name.
+	// Name is the node's name: the stage's, ShardName for a shard or
+	// PartName for a part; its directory and what --only may name.
 	Name string
+	// Stage is the name of the node's stage (a StageInfo of the Spec).
+	Stage string
 	// Experiment is the experiment's name; "" for a job-level stage.
 	Experiment string
-	Stage      Stage
-	// Shard and Shards: this is shard Shard of Shards (Shards is 0 for a
-	// stage that is not Sharded).
+	// Seed seeds Env.RNG and is part of the key.
+	Seed uint64
+	// Shard and Shards: this is shard Shard of Shards of a sharded stage,
+	// with its own directory (ShardName), key (holding Shard/Shards) and
+	// commit, so a scheduler can run shards on several machines; Shards
+	// is 0 for a stage that is not sharded.
 	Shard, Shards int
-	// Part is the part's name for a node of a Parted stage, else "".
+	// Part is the part's name for a node of a parted stage (PartName;
+	// train has one part per model), else "". The part's name is in its
+	// key, beside the part's own parameters.
 	Part string
+	// Code is the stage's code version, in the key; see CodeVersion.
+	Code cache.Code
+	// Work is what the node computes, and Work.Key what it is keyed by.
+	Work Stage
+	// Config is written to the manifest as the resolved configuration the
+	// node ran under (for a person reading it; the key holds what counts).
+	Config any
+	// Publish names outputs of a job-level node that also appear at the
+	// run directory's root (report publishes metrics.parquet): the runner
+	// hard-links (or copies) each from the node's directory to
+	// RunDir/<name> through a temporary name and a rename, so the root
+	// file is never partial.
+	Publish []string
+	// Preflight, if not nil, tells from the settings alone that the node
+	// would fail for want of a resource (train's memory). Run calls it on
+	// every selected node before it takes a lock or runs anything and
+	// fails at once with its error (which should say the job asks for more
+	// than the machine has); Plan reports it as the node's failure. It
+	// must not read data files.
+	Preflight func() error
+	// Deps are the nodes this one reads, set by NewGraph.
 	Deps []*Node
-	exp  *job.Resolved
 }
 
 // Dir is the node's final directory under runDir.
@@ -43,167 +108,115 @@ func (n *Node) Dir(runDir string) string {
 	return filepath.Join(runDir, n.Experiment, n.Name)
 }
 
-// Sharded is implemented by an experiment stage that runs as several
-// nodes, one per shard, so a scheduler can run them on several machines:
-// shard i of n is node "<stage>-<i>-of-<n>" (ShardName) with its own
-// directory, key (holding i/n), lock, manifest and commit, and Env.Shard
-// and Env.Shards tell Run which one it is. A stage that depends on a
-// sharded stage depends on every shard, and reads shard i from
-// env.InDir(ShardName(stage, i, n)). Shards returning 0 leaves the stage
-// out of the experiment (and its dependents do not wait for it).
-type Sharded interface {
-	Shards(exp *job.Resolved) int
-}
-
-// ShardName is the node name (and directory) of shard i of n of stage.
+// ShardName is the node name (and directory) of shard i of n of stage. A
+// stage depending on a sharded stage reads shard i from
+// env.InDir(ShardName(stage, i, n)).
 func ShardName(stage string, i, n int) string {
 	return fmt.Sprintf("%s-%d-of-%d", stage, i, n)
 }
 
-// Parted is implemented by an experiment stage that runs as one node per
-// named part of the experiment, so each has its own key and a scheduler can
-// run them on several machines: train has one part per learned model, node
-// "train.lmt" (PartName). Each part node has its own directory, key (the
-// part's name and KeyPart's parameters, in place of Key's), lock, manifest
-// and commit, and Env.Part tells Run which part it is. As for Sharded, a
-// stage depending on a parted stage depends on every part and reads part p
-// from env.InDir(PartName(stage, p)); --only and --from naming the stage
-// select all its parts, naming a node one part. Parts returning none leaves
-// the stage out of the experiment.
-type Parted interface {
-	Parts(exp *job.Resolved) []string
-	// KeyPart is Key for one part: the parameters and raw files that
-	// part's Run reads, and nothing of the other parts.
-	KeyPart(exp *job.Resolved, part string) (params any, files []string)
-}
-
-// JobKeyer is implemented by a job-level stage whose work depends on the
-// job's settings: JobKey replaces Key (which gets a nil exp) and may read
-// every experiment's resolved settings (Job.Resolve).
-type JobKeyer interface {
-	JobKey(job *job.Job) (params any, files []string)
-}
-
-// PartName is the node name (and directory) of part of stage.
+// PartName is the node name (and directory) of part of stage. A stage
+// depending on a parted stage reads part p from env.InDir(PartName(stage,
+// p)); --only and --from naming the stage select all its parts, naming a
+// node one part.
 func PartName(stage, part string) string {
 	return stage + "." + part
 }
 
-// Resolved is the node's resolved experiment; nil for a job-level stage.
-func (n *Node) Resolved() *job.Resolved { return n.exp }
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
-// NewGraph builds the DAG. expStages must be in an order where every stage
-// comes after its Deps; so must jobStages. Errors are programming errors
-// (unknown or cyclic deps, duplicate names) except a job whose experiment
-// name collides with a job-level stage or a published file, which wraps
-// ErrConfig.
-func NewGraph(j *job.Job, expStages, jobStages []Stage) (*Graph, error) {
-	g := &Graph{Job: j}
-	seen := map[string]bool{}
-	for _, s := range expStages {
-		for _, d := range s.Deps() {
-			if !slices.Contains(g.ExpStages, d) {
-				return nil, fmt.Errorf("pipeline: stage %s depends on %q, which is not an earlier experiment stage", s.Name(), d)
+// validName reports whether name can be one directory of the run
+// directory: letters, digits, '.', '_' and '-', not starting with a
+// punctuation mark (the rule of job and experiment names too).
+func validName(name string) bool { return nameRE.MatchString(name) }
+
+// NewGraph checks spec and links its nodes to the nodes they depend on.
+// Errors are programming errors of the layer above: unknown or cyclic
+// deps, duplicate or invalid names, a node of an unknown stage or
+// experiment, nodes out of order.
+func NewGraph(spec Spec) (*Graph, error) {
+	g := &Graph{Job: spec.Job, Experiments: spec.Experiments, deps: map[string][]string{}}
+	jobLevel := map[string]bool{}
+	for i, list := range [][]StageInfo{spec.ExpStages, spec.JobStages} {
+		for _, s := range list {
+			for _, d := range s.Deps {
+				_, known := g.deps[d]
+				if !known || (i == 0 && jobLevel[d]) {
+					return nil, fmt.Errorf("pipeline: stage %s depends on %q, which is not an earlier stage it may read", s.Name, d)
+				}
+			}
+			if _, dup := g.deps[s.Name]; dup || !validName(s.Name) {
+				return nil, fmt.Errorf("pipeline: stage name %q is invalid or used twice", s.Name)
+			}
+			g.deps[s.Name] = s.Deps
+			if i == 0 {
+				g.ExpStages = append(g.ExpStages, s.Name)
+			} else {
+				g.JobStages = append(g.JobStages, s.Name)
+				jobLevel[s.Name] = true
 			}
 		}
-		if seen[s.Name()] || !job.ValidName(s.Name()) {
-			return nil, fmt.Errorf("pipeline: stage name %q is invalid or used twice", s.Name())
-		}
-		seen[s.Name()] = true
-		g.ExpStages = append(g.ExpStages, s.Name())
 	}
-	reserved := map[string]string{}
-	for _, s := range jobStages {
-		for _, d := range s.Deps() {
-			if !slices.Contains(g.ExpStages, d) && !slices.Contains(g.JobStages, d) {
-				return nil, fmt.Errorf("pipeline: job stage %s depends on %q, which is not an experiment stage or an earlier job stage", s.Name(), d)
-			}
+	exps := map[string]bool{}
+	for _, e := range spec.Experiments {
+		if exps[e] || !validName(e) {
+			return nil, fmt.Errorf("pipeline: experiment name %q is invalid or used twice", e)
 		}
-		if seen[s.Name()] || !job.ValidName(s.Name()) {
-			return nil, fmt.Errorf("pipeline: stage name %q is invalid or used twice", s.Name())
-		}
-		seen[s.Name()] = true
-		g.JobStages = append(g.JobStages, s.Name())
-		reserved[s.Name()] = "the job-level stage " + s.Name()
-		if p, ok := s.(Publisher); ok {
-			for _, f := range p.Publish() {
-				reserved[f] = "a file published by " + s.Name()
-			}
-		}
+		exps[e] = true
 	}
 	// byStage: "<experiment>/<stage>" (or "<stage>") -> its nodes.
 	byStage := map[string][]*Node{}
-	for i := range j.Experiments {
-		r := j.Resolve(i)
-		if what, ok := reserved[r.Name]; ok {
-			return nil, fmt.Errorf("%w: %s: experiments[%d].name: %q is reserved for %s", job.ErrConfig, filepath.Base(j.Path), i, r.Name, what)
+	at := map[*Node]int{}
+	for i, n := range spec.Nodes {
+		_, known := g.deps[n.Stage]
+		switch {
+		case !known:
+			return nil, fmt.Errorf("pipeline: node %s/%s of an unknown stage %q", n.Experiment, n.Name, n.Stage)
+		case jobLevel[n.Stage] != (n.Experiment == ""):
+			return nil, fmt.Errorf("pipeline: node %s of stage %s: experiment %q", n.Name, n.Stage, n.Experiment)
+		case n.Experiment != "" && !exps[n.Experiment]:
+			return nil, fmt.Errorf("pipeline: node %s of an unknown experiment %q", n.Name, n.Experiment)
+		case !validName(n.Name) || !strings.HasPrefix(n.Name, n.Stage):
+			return nil, fmt.Errorf("pipeline: stage %s: node name %q is invalid", n.Stage, n.Name)
 		}
-		for _, s := range expStages {
-			var deps []*Node
-			for _, d := range s.Deps() {
-				deps = append(deps, byStage[r.Name+"/"+d]...)
-			}
-			key := r.Name + "/" + s.Name()
-			if pt, ok := s.(Parted); ok {
-				byStage[key] = []*Node{}
-				for _, part := range pt.Parts(&r) {
-					name := PartName(s.Name(), part)
-					if !job.ValidName(name) {
-						return nil, fmt.Errorf("pipeline: stage %s: part name %q is invalid", s.Name(), part)
-					}
-					n := &Node{ID: r.Name + "/" + name, Name: name, Experiment: r.Name, Stage: s, Part: part, Deps: deps, exp: &r}
-					byStage[key] = append(byStage[key], n)
-					g.Nodes = append(g.Nodes, n)
-				}
-				continue
-			}
-			sh, ok := s.(Sharded)
-			if !ok {
-				n := &Node{ID: key, Name: s.Name(), Experiment: r.Name, Stage: s, Deps: deps, exp: &r}
-				byStage[key] = []*Node{n}
-				g.Nodes = append(g.Nodes, n)
-				continue
-			}
-			count := sh.Shards(&r)
-			byStage[key] = []*Node{}
-			for k := range count {
-				name := ShardName(s.Name(), k, count)
-				n := &Node{ID: r.Name + "/" + name, Name: name, Experiment: r.Name, Stage: s, Shard: k, Shards: count, Deps: deps, exp: &r}
-				byStage[key] = append(byStage[key], n)
-				g.Nodes = append(g.Nodes, n)
-			}
+		n.ID = n.Name
+		key := n.Stage
+		if n.Experiment != "" {
+			n.ID = n.Experiment + "/" + n.Name
+			key = n.Experiment + "/" + n.Stage
 		}
+		if _, dup := at[n]; dup || slices.ContainsFunc(byStage[key], func(o *Node) bool { return o.ID == n.ID }) {
+			return nil, fmt.Errorf("pipeline: node %s is listed twice", n.ID)
+		}
+		at[n] = i
+		byStage[key] = append(byStage[key], n)
 	}
-	for _, s := range jobStages {
-		n := &Node{ID: s.Name(), Name: s.Name(), Stage: s}
-		for _, d := range s.Deps() {
-			if slices.Contains(g.JobStages, d) {
+	for _, n := range spec.Nodes {
+		n.Deps = nil
+		for _, d := range g.deps[n.Stage] {
+			switch {
+			case n.Experiment != "":
+				n.Deps = append(n.Deps, byStage[n.Experiment+"/"+d]...)
+			case jobLevel[d]:
 				n.Deps = append(n.Deps, byStage[d]...)
-				continue
-			}
-			for _, e := range j.Experiments {
-				n.Deps = append(n.Deps, byStage[e.Name+"/"+d]...)
+			default:
+				for _, e := range spec.Experiments {
+					n.Deps = append(n.Deps, byStage[e+"/"+d]...)
+				}
 			}
 		}
-		byStage[n.ID] = []*Node{n}
+		for _, d := range n.Deps {
+			if at[d] > at[n] {
+				return nil, fmt.Errorf("pipeline: node %s comes before %s, which it depends on", n.ID, d.ID)
+			}
+		}
 		g.Nodes = append(g.Nodes, n)
 	}
 	return g, nil
 }
 
-// selectNodes builds the job's DAG and the nodes opts selects, as Run, Plan
-// and Verify all start.
-func selectNodes(job *job.Job, expStages, jobStages []Stage, opts *Options) (*Graph, map[*Node]bool, error) {
-	g, err := NewGraph(job, expStages, jobStages)
-	if err != nil {
-		return nil, nil, err
-	}
-	sel, err := g.selection(opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	return g, sel, nil
-}
+// StageDeps are the Deps of the stage named stage.
+func (g *Graph) StageDeps(stage string) []string { return g.deps[stage] }
 
 // selection is the set of nodes a run with opts considers.
 func (g *Graph) selection(opts *Options) (map[*Node]bool, error) {
@@ -219,16 +232,8 @@ func (g *Graph) selection(opts *Options) (map[*Node]bool, error) {
 	}
 	exps := map[string]bool{}
 	for _, e := range opts.Experiments {
-		found := false
-		for _, je := range g.Job.Experiments {
-			found = found || je.Name == e
-		}
-		if !found {
-			var names []string
-			for _, je := range g.Job.Experiments {
-				names = append(names, je.Name)
-			}
-			return nil, fmt.Errorf("%w: no experiment %q in job %s (experiments: %s)", ErrUsage, e, g.Job.Name, strings.Join(names, ", "))
+		if !slices.Contains(g.Experiments, e) {
+			return nil, fmt.Errorf("%w: no experiment %q in job %s (experiments: %s)", ErrUsage, e, g.Job, strings.Join(g.Experiments, ", "))
 		}
 		exps[e] = true
 	}
@@ -250,13 +255,13 @@ func (g *Graph) selection(opts *Options) (map[*Node]bool, error) {
 	switch {
 	case opts.Only != "":
 		for n := range sel {
-			sel[n] = sel[n] && (n.Stage.Name() == opts.Only || n.Name == opts.Only)
+			sel[n] = sel[n] && (n.Stage == opts.Only || n.Name == opts.Only)
 		}
 	case opts.From != "":
 		// Nodes are in topological order, so one pass marks descendants.
 		down := map[*Node]bool{}
 		for _, n := range g.Nodes {
-			if n.Stage.Name() == opts.From || n.Name == opts.From {
+			if n.Stage == opts.From || n.Name == opts.From {
 				down[n] = true
 			}
 			for _, d := range n.Deps {

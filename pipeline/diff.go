@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"math"
 	"os"
 	"path"
@@ -15,7 +14,7 @@ import (
 	"slices"
 	"strings"
 
-	"monomer/schema"
+	"monomer/pipeline/cache"
 )
 
 // DiffOptions control Diff.
@@ -24,7 +23,39 @@ type DiffOptions struct {
 	// |a-b| <= Tolerance*max(|a|,|b|). If 0, cells must be identical (NaN
 	// equals NaN, 0 differs from -0).
 	Tolerance float64
+	// Compare compares two tables cell by cell. If nil, tables are
+	// compared by their bytes.
+	Compare CompareFunc
 }
+
+// CompareFunc compares the tables at paths a and b cell by cell, floating
+// point cells with the relative tolerance tol (see DiffOptions); it stops
+// at the first differing row when tol is 0. The runner reads no table
+// format itself: the layer above passes the comparison in (stages uses
+// the schema package's).
+type CompareFunc func(a, b string, tol float64) (*TableDiff, error)
+
+// TableDiff is what a CompareFunc found between two tables.
+type TableDiff struct {
+	// Row is the first row with a cell that differs beyond the tolerance,
+	// Column the first such column in it, A and B both values as text. Row
+	// is -1 when no cell differs.
+	Row    int64
+	Column string
+	A, B   string
+	// Detail describes a difference that is not a cell: another column
+	// count, column name or type, or row count.
+	Detail string
+	// Largest is the largest relative difference between float cells seen
+	// (with a tolerance only), and where.
+	Largest            float64
+	LargestRow         int64
+	LargestColumn      string
+	LargestA, LargestB string
+}
+
+// Differ reports whether the tables differ beyond the tolerance.
+func (d *TableDiff) Differ() bool { return d.Row >= 0 || d.Detail != "" }
 
 // DiffResult is what Diff found.
 type DiffResult struct {
@@ -108,7 +139,7 @@ func Diff(a, b string, opts DiffOptions) (*DiffResult, error) {
 	}
 	stages := dagOrder(ra.stages, rb.stages)
 	byStage := map[string][]string{} // stage directory ("" none) -> its tables
-	for _, rel := range unionKeys(ra.tables, rb.tables) {
+	for _, rel := range cache.UnionKeys(ra.tables, rb.tables) {
 		s := stageOf(rel, ra.stages, rb.stages)
 		byStage[s] = append(byStage[s], rel)
 	}
@@ -134,14 +165,14 @@ func Diff(a, b string, opts DiffOptions) (*DiffResult, error) {
 			if same {
 				continue
 			}
-			if err := diffTable(pa, pb, rel, opts.Tolerance, res, &found); err != nil {
+			if err := diffTable(opts.Compare, pa, pb, rel, opts.Tolerance, res, &found); err != nil {
 				return nil, err
 			}
 		}
 		if s == "" || found {
 			continue
 		}
-		rel := path.Join(s, ManifestName)
+		rel := path.Join(s, cache.ManifestName)
 		ma, mb := ra.stages[s], rb.stages[s]
 		switch {
 		case ma == nil:
@@ -163,7 +194,7 @@ func Diff(a, b string, opts DiffOptions) (*DiffResult, error) {
 // stage directories' manifests, by '/'-separated relative path.
 type runListing struct {
 	tables map[string]bool
-	stages map[string]*Manifest
+	stages map[string]*cache.Manifest
 }
 
 // listRun lists the tables and stage directories under dir. A stage
@@ -172,7 +203,7 @@ type runListing struct {
 // (a manifest deeper down, as under the parent of run directories) does
 // not make dir a run directory.
 func listRun(dir string) (*runListing, error) {
-	l := &runListing{tables: map[string]bool{}, stages: map[string]*Manifest{}}
+	l := &runListing{tables: map[string]bool{}, stages: map[string]*cache.Manifest{}}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -191,8 +222,8 @@ func listRun(dir string) (*runListing, error) {
 		switch {
 		case strings.HasSuffix(rel, ".parquet"):
 			l.tables[rel] = true
-		case d.Name() == ManifestName:
-			m, err := ReadManifest(filepath.Dir(p))
+		case d.Name() == cache.ManifestName:
+			m, err := cache.ReadManifest(filepath.Dir(p))
 			if err != nil {
 				return fmt.Errorf("%w manifest: %w", ErrUnreadable, err)
 			}
@@ -211,7 +242,7 @@ func listRun(dir string) (*runListing, error) {
 		return nil, fmt.Errorf("pipeline: diff: %w run directory: %w", ErrUnreadable, err)
 	}
 	if len(l.stages) == 0 {
-		return nil, fmt.Errorf("%w: %s is not a run directory: no stage directory with a %s in it", ErrUsage, dir, ManifestName)
+		return nil, fmt.Errorf("%w: %s is not a run directory: no stage directory with a %s in it", ErrUsage, dir, cache.ManifestName)
 	}
 	return l, nil
 }
@@ -220,16 +251,16 @@ func listRun(dir string) (*runListing, error) {
 // manifest names its upstream stages, and among the stages ready at a
 // step the first in path order goes next (a/ingest, a/features, ... before
 // b/ingest).
-func dagOrder(a, b map[string]*Manifest) []string {
+func dagOrder(a, b map[string]*cache.Manifest) []string {
 	deps := map[string][]string{}
-	for _, m := range []map[string]*Manifest{a, b} {
+	for _, m := range []map[string]*cache.Manifest{a, b} {
 		for s, man := range m {
 			for _, u := range man.Inputs.Upstream {
 				deps[s] = append(deps[s], path.Join(u.Experiment, u.Stage))
 			}
 		}
 	}
-	todo := unionKeys(a, b)
+	todo := cache.UnionKeys(a, b)
 	done := make(map[string]bool, len(todo))
 	order := make([]string, 0, len(todo))
 	for len(todo) > 0 {
@@ -248,20 +279,13 @@ func dagOrder(a, b map[string]*Manifest) []string {
 }
 
 // stageOf is the stage directory a table belongs to ("" when none).
-func stageOf(rel string, a, b map[string]*Manifest) string {
+func stageOf(rel string, a, b map[string]*cache.Manifest) string {
 	for d := path.Dir(rel); d != "."; d = path.Dir(d) {
 		if a[d] != nil || b[d] != nil {
 			return d
 		}
 	}
 	return ""
-}
-
-// unionKeys returns the keys of a and b, sorted, each once.
-func unionKeys[V any](a, b map[string]V) []string {
-	keys := slices.AppendSeq(slices.Collect(maps.Keys(a)), maps.Keys(b))
-	slices.Sort(keys)
-	return slices.Compact(keys)
 }
 
 // sameBytes compares two files' contents; identical files need no parsing.
@@ -295,10 +319,14 @@ func sameBytes(a, b string) (bool, error) {
 	}
 }
 
-// diffTable compares two tables cell by cell (schema.Compare) and records
-// the first difference and the largest relative one in res.
-func diffTable(pa, pb, rel string, tol float64, res *DiffResult, found *bool) error {
-	d, err := schema.Compare(pa, pb, tol)
+// diffTable compares two tables cell by cell (compare; by their bytes if
+// nil) and records the first difference and the largest relative one in
+// res.
+func diffTable(compare CompareFunc, pa, pb, rel string, tol float64, res *DiffResult, found *bool) error {
+	if compare == nil {
+		compare = compareBytes
+	}
+	d, err := compare(pa, pb, tol)
 	if err != nil {
 		return fmt.Errorf("pipeline: diff: %w table: %w", ErrUnreadable, err)
 	}
@@ -313,11 +341,25 @@ func diffTable(pa, pb, rel string, tol float64, res *DiffResult, found *bool) er
 	return nil
 }
 
+// compareBytes is the CompareFunc of a runner given none: tables are the
+// same when their bytes are.
+func compareBytes(a, b string, _ float64) (*TableDiff, error) {
+	same, err := sameBytes(a, b)
+	if err != nil {
+		return nil, err
+	}
+	d := &TableDiff{Row: -1, LargestRow: -1}
+	if !same {
+		d.Detail = "other bytes (no table comparison given)"
+	}
+	return d, nil
+}
+
 // diffManifest compares two manifests on their outputs: the same names, and
 // the same hashes for every output that is not a table.
-func diffManifest(ma, mb *Manifest) string {
-	oa, ob := ma.outputMap(), mb.outputMap()
-	for _, k := range unionKeys(oa, ob) {
+func diffManifest(ma, mb *cache.Manifest) string {
+	oa, ob := ma.OutputMap(), mb.OutputMap()
+	for _, k := range cache.UnionKeys(oa, ob) {
 		ha, inA := oa[k]
 		hb, inB := ob[k]
 		switch {
@@ -328,7 +370,7 @@ func diffManifest(ma, mb *Manifest) string {
 		case strings.HasSuffix(k, ".parquet"):
 			// compared by content above
 		case ha != hb:
-			return fmt.Sprintf("output %s differs (sha256 %s vs %s)", k, short(ha), short(hb))
+			return fmt.Sprintf("output %s differs (sha256 %s vs %s)", k, cache.Short(ha), cache.Short(hb))
 		}
 	}
 	return ""

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"monomer/pipeline/cache"
 	"monomer/schema"
 )
 
@@ -51,16 +52,16 @@ func writeRun(t *testing.T, dir string, tb cols, extra func(dir string)) {
 // writeStageManifest writes the manifest of stage directory exp/stage
 // (stage alone for a job-level stage) with the given upstream stages and
 // outputs, replacing any there.
-func writeStageManifest(t *testing.T, dir, exp, stage string, upstream []string, outs ...Output) {
+func writeStageManifest(t *testing.T, dir, exp, stage string, upstream []string, outs ...cache.Output) {
 	t.Helper()
-	m := &Manifest{Format: 1, Inputs: KeyInputs{Stage: stage, Experiment: exp}, Outputs: outs}
+	m := &cache.Manifest{Format: 1, Inputs: cache.KeyInputs{Stage: stage, Experiment: exp}, Outputs: outs}
 	for _, u := range upstream {
-		m.Inputs.Upstream = append(m.Inputs.Upstream, UpstreamHash{Experiment: exp, Stage: u})
+		m.Inputs.Upstream = append(m.Inputs.Upstream, cache.UpstreamHash{Experiment: exp, Stage: u})
 	}
 	sdir := filepath.Join(dir, exp, stage)
 	must(t, os.MkdirAll(sdir, 0o755))
-	os.Remove(filepath.Join(sdir, ManifestName))
-	must(t, writeManifest(sdir, m))
+	os.Remove(filepath.Join(sdir, cache.ManifestName))
+	must(t, cache.WriteManifest(sdir, m))
 }
 
 func TestDiff(t *testing.T) {
@@ -94,7 +95,7 @@ func TestDiff(t *testing.T) {
 			}
 		}, want: "e/train/extra.parquet: only in B"},
 		{name: "manifest output hash", extra: func(dir string) {
-			writeStageManifest(t, dir, "e", "train", nil, Output{Name: "metrics.parquet", SHA256: "x"}, Output{Name: "plot.png", SHA256: filepath.Base(dir)})
+			writeStageManifest(t, dir, "e", "train", nil, cache.Output{Name: "metrics.parquet", SHA256: "x"}, cache.Output{Name: "plot.png", SHA256: filepath.Base(dir)})
 		}, want: "e/train/manifest.json: output plot.png differs (sha256 a vs b)"},
 	}
 	for _, tt := range tests {
@@ -106,7 +107,7 @@ func TestDiff(t *testing.T) {
 			tt.change(&tb)
 		}
 		writeRun(t, b, tb, tt.extra)
-		res, err := Diff(a, b, DiffOptions{Tolerance: tt.tol})
+		res, err := Diff(a, b, DiffOptions{Tolerance: tt.tol, Compare: compareTables})
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -159,7 +160,7 @@ func TestDiffDAGOrder(t *testing.T) {
 		writeStageManifest(t, dir, "e", "train.monomer", nil)
 		writeStageManifest(t, dir, "e", "evaluate", []string{"train.monomer"})
 	}
-	res, err := Diff(filepath.Join(root, "a"), filepath.Join(root, "b"), DiffOptions{})
+	res, err := Diff(filepath.Join(root, "a"), filepath.Join(root, "b"), DiffOptions{Compare: compareTables})
 	if err != nil {
 		t.Fatal(err)
 	}

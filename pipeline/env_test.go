@@ -12,24 +12,24 @@ import (
 func TestUndeclaredInput(t *testing.T) {
 	tests := []struct {
 		name, stage string
-		declared    func(env *Env) error // must succeed
-		read        func(env *Env) error // must fail
+		declared    func(env *tEnv) error // must succeed
+		read        func(env *tEnv) error // must fail
 		want        string
 	}{
 		{"upstream of upstream", "split",
-			func(env *Env) error { _, err := env.InDir("negatives"); return err },
-			func(env *Env) error { _, err := env.InDir("ingest"); return err },
+			func(env *tEnv) error { _, err := env.InDir("negatives"); return err },
+			func(env *tEnv) error { _, err := env.InDir("ingest"); return err },
 			"a/split reads a/ingest"},
 		{"another experiment's", "split",
-			func(env *Env) error { _, err := env.StageDir(env.Exp.Name, "negatives"); return err },
-			func(env *Env) error { _, err := env.StageDir("b", "negatives"); return err },
+			func(env *tEnv) error { _, err := env.StageDir(env.Exp.Name, "negatives"); return err },
+			func(env *tEnv) error { _, err := env.StageDir("b", "negatives"); return err },
 			"a/split reads b/negatives"},
 		{"downstream", "negatives",
-			func(env *Env) error { _, err := env.InDir("features"); return err },
-			func(env *Env) error { _, err := env.InDir("train"); return err },
+			func(env *tEnv) error { _, err := env.InDir("features"); return err },
+			func(env *tEnv) error { _, err := env.InDir("train"); return err },
 			"a/negatives reads a/train"},
 		{"job-level", "report",
-			func(env *Env) error {
+			func(env *tEnv) error {
 				for _, e := range env.Job.Experiments {
 					if _, err := env.StageDir(e.Name, "evaluate"); err != nil {
 						return err
@@ -37,7 +37,7 @@ func TestUndeclaredInput(t *testing.T) {
 				}
 				return nil
 			},
-			func(env *Env) error { _, err := env.StageDir("a", "train"); return err },
+			func(env *tEnv) error { _, err := env.StageDir("a", "train"); return err },
 			"report reads a/train"},
 	}
 	for _, tc := range tests {
@@ -56,7 +56,7 @@ func TestUndeclaredInput(t *testing.T) {
 					}
 				}
 			}
-			s.fail = func(env *Env) error {
+			s.fail = func(env *tEnv) error {
 				if err := tc.declared(env); err != nil {
 					return fmt.Errorf("declared input refused: %w", err)
 				}

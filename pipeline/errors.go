@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"syscall"
-
-	"monomer/job"
 )
 
 // Sentinels the CLI maps to exit codes (see cmd/monomer/main.go). Wrap them
@@ -17,9 +15,10 @@ var (
 	ErrBadInput = errors.New("bad input")
 	// ErrLocked: the run directory is held by another live run (exit 4).
 	ErrLocked = errors.New("run directory locked")
-	// ErrUsage: a wrong command line (exit 2), like job.ErrConfig. It is
-	// job.ErrUsage, which --set parsing returns, so one errors.Is serves both.
-	ErrUsage = job.ErrUsage
+	// ErrUsage: a wrong command line (exit 2), like an invalid job file.
+	// The job file's parser has sentinels of its own (package job), which
+	// the CLI maps to the same exit code.
+	ErrUsage = errors.New("usage")
 	// ErrMissingInput: a raw input file the job names does not exist
 	// (exit 5). Unlike bad input it may be there on a retry: data arriving
 	// late is the commonest reason a scheduled run starts too early.
@@ -29,6 +28,8 @@ var (
 	// different (exit 1).
 	ErrUnreadable = errors.New("cannot read")
 )
+
+func notExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
 
 // runDirError explains why the run directory dir cannot be created. Where a
 // retry cannot help (a path through a regular file, no permission, a

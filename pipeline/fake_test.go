@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"monomer/job"
+	"monomer/pipeline/cache"
 	"monomer/schema"
 )
 
@@ -54,9 +55,9 @@ type fakeStage struct {
 	params  func(e *job.Resolved) any
 	files   func(e *job.Resolved) []string
 	rec     *recorder
-	fail    func(env *Env) error // nil: succeed
-	block   string               // experiment whose run waits for ctx
-	blocked chan<- struct{}      // if set, gets a value when the stage starts waiting
+	fail    func(env *tEnv) error // nil: succeed
+	block   string                // experiment whose run waits for ctx
+	blocked chan<- struct{}       // if set, gets a value when the stage starts waiting
 	publish []string
 	version string
 	salt    string // a test switch: non-empty changes the output
@@ -78,7 +79,7 @@ func (s *fakeStage) Key(e *job.Resolved) (any, []string) {
 
 func (s *fakeStage) Publish() []string { return s.publish }
 
-func (s *fakeStage) Run(ctx context.Context, env *Env) (*Result, error) {
+func (s *fakeStage) Run(ctx context.Context, env *tEnv) (*Result, error) {
 	id := s.name
 	if env.Exp != nil {
 		id = env.Exp.Name + "/" + s.name
@@ -172,14 +173,14 @@ type fakeMetrics struct {
 // publishes metrics.parquet. ingest reads the raw file meta.txt; negatives
 // reads settings.swaps_per_edge; split (quietStage) has train_cap in its key
 // but not in its output.
-func fakeDAG(rec *recorder) (exp, j []Stage) {
+func fakeDAG(rec *recorder) (exp, j []tStage) {
 	raw := func(e *job.Resolved) []string { return []string{e.Data.Meta} }
 	mk := func(name string, deps []string, params func(e *job.Resolved) any) *fakeStage {
 		return &fakeStage{name: name, deps: deps, params: params, rec: rec}
 	}
 	ingest := mk("ingest", nil, func(e *job.Resolved) any { return map[string]any{"depth": e.Depth, "category": e.Category} })
 	ingest.files = raw
-	exp = []Stage{
+	exp = []tStage{
 		ingest,
 		mk("features", []string{"ingest"}, func(e *job.Resolved) any { return map[string]any{"scale": e.Settings.ImageScale} }),
 		mk("negatives", []string{"features"}, func(e *job.Resolved) any { return map[string]any{"swaps": e.Settings.SwapsPerEdge} }),
@@ -189,7 +190,7 @@ func fakeDAG(rec *recorder) (exp, j []Stage) {
 	}
 	rep := mk("report", []string{"evaluate"}, nil)
 	rep.publish = []string{"metrics.parquet"}
-	return exp, []Stage{rep}
+	return exp, []tStage{rep}
 }
 
 // quietStage has a parameter (train_cap) in its key that its output does
@@ -225,7 +226,7 @@ experiments:
 type fixture struct {
 	dir, job, runDir string
 	rec              *recorder
-	exp, jobSt       []Stage
+	exp, jobSt       []tStage
 }
 
 func newFixture(t testing.TB) *fixture {
@@ -257,7 +258,7 @@ func (f *fixture) load(t testing.TB, sets ...string) *job.Job {
 func (f *fixture) run(t testing.TB, opts Options, sets ...string) (*Summary, []string, error) {
 	t.Helper()
 	opts.RunDir = f.runDir
-	s, err := Run(context.Background(), f.load(t, sets...), f.exp, f.jobSt, opts)
+	s, err := runJob(context.Background(), f.load(t, sets...), f.exp, f.jobSt, opts)
 	ran := f.rec.take()
 	sort.Strings(ran)
 	return s, ran, err
@@ -278,7 +279,7 @@ func files(t testing.TB, dir string) map[string]string {
 			}
 			return nil
 		}
-		if fi.IsDir() || fi.Name() == ManifestName || rel == RunLogName {
+		if fi.IsDir() || fi.Name() == cache.ManifestName || rel == RunLogName {
 			return nil
 		}
 		b, err := os.ReadFile(p)
@@ -361,7 +362,7 @@ func helperMain() int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	_, err = Run(ctx, j, f.exp, f.jobSt, Options{RunDir: f.runDir, Experiments: exps,
+	_, err = runJob(ctx, j, f.exp, f.jobSt, Options{RunDir: f.runDir, Experiments: exps,
 		Logger: NewLogger(os.Stderr, false)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)

@@ -10,59 +10,8 @@ import (
 	"time"
 
 	"monomer/job"
+	"monomer/pipeline/cache"
 )
-
-func TestHashCache(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "raw.bin")
-	must(t, os.WriteFile(p, []byte("abc"), 0o644))
-	cachePath := filepath.Join(dir, "cache.json")
-	c := loadHashCache(cachePath)
-	const abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-	steps := []struct {
-		name    string
-		change  func()
-		want    string
-		rehash  bool
-		persist bool
-	}{
-		{name: "first", want: abc, rehash: true},
-		{name: "cached", want: abc},
-		{name: "reloaded from disk", want: abc, persist: true},
-		{name: "touched", want: abc, rehash: true, change: func() {
-			later := time.Now().Add(time.Hour)
-			must(t, os.Chtimes(p, later, later))
-		}},
-		{name: "same size, old mtime", rehash: true, change: func() {
-			fi, _ := os.Stat(p)
-			must(t, os.WriteFile(p, []byte("abd"), 0o644))
-			must(t, os.Chtimes(p, fi.ModTime(), fi.ModTime()))
-		}, want: "a52d159f262b2c6ddb724a61840befc36eb30c88877a4030b65cbe86298449c9"},
-	}
-	for _, s := range steps {
-		if s.change != nil {
-			s.change()
-		}
-		if s.persist {
-			c.dirty = true
-			must(t, c.save())
-			c = loadHashCache(cachePath)
-		}
-		before := len(c.entries)
-		c.dirty = false
-		sum, size, err := c.file(p)
-		must(t, err)
-		if sum != s.want || size != 3 {
-			t.Errorf("%s: %s %d", s.name, sum, size)
-		}
-		if c.dirty != s.rehash || len(c.entries) != max(before, 1) {
-			t.Errorf("%s: rehashed %v, want %v", s.name, c.dirty, s.rehash)
-		}
-	}
-	if _, _, err := c.file(filepath.Join(dir, "missing")); !notExist(err) {
-		t.Errorf("missing file: %v", err)
-	}
-}
 
 // Example runs a one-stage job twice: the second run finds the stage up to
 // date.
@@ -80,12 +29,12 @@ experiments:
 		fmt.Println(err)
 		return
 	}
-	stages := []Stage{countStage{}}
+	stages := []tStage{countStage{}}
 	for range 2 {
-		sum, err := Run(context.Background(), j, stages, nil, Options{RunDir: filepath.Join(dir, "run")})
+		sum, err := runJob(context.Background(), j, stages, nil, Options{RunDir: filepath.Join(dir, "run")})
 		fmt.Printf("run %d, skipped %d, err %v\n", sum.Run, sum.Skipped, err)
 	}
-	m, _ := ReadManifest(filepath.Join(dir, "run", "elect", "count"))
+	m, _ := cache.ReadManifest(filepath.Join(dir, "run", "elect", "count"))
 	fmt.Println(m.Outputs[0].Name, *m.Outputs[0].Rows)
 	// Output:
 	// run 1, skipped 0, err <nil>
@@ -101,38 +50,10 @@ func (countStage) Deps() []string { return nil }
 func (countStage) Key(e *job.Resolved) (any, []string) {
 	return map[string]int{"vocab": e.Settings.VocabSize}, []string{e.Data.Meta}
 }
-func (countStage) Run(ctx context.Context, env *Env) (*Result, error) {
+func (countStage) Run(ctx context.Context, env *tEnv) (*Result, error) {
 	s := strings.Repeat(fmt.Sprintln(env.Exp.Settings.VocabSize), 3)
 	err := os.WriteFile(filepath.Join(env.OutDir, "count.txt"), []byte(s), 0o644)
 	return &Result{Rows: map[string]int64{"count": 3}}, err
-}
-
-// BenchmarkHash measures hashing raw inputs: cold (sha256 of the content)
-// and warm (a stat against the side cache).
-func BenchmarkHash(b *testing.B) {
-	for _, size := range []int{1 << 20, 64 << 20} {
-		p := filepath.Join(b.TempDir(), "raw")
-		must(b, os.WriteFile(p, make([]byte, size), 0o644))
-		b.Run(fmt.Sprintf("cold/%dMiB", size>>20), func(b *testing.B) {
-			b.SetBytes(int64(size))
-			for b.Loop() {
-				c := loadHashCache("")
-				if _, _, err := c.file(p); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		b.Run(fmt.Sprintf("warm/%dMiB", size>>20), func(b *testing.B) {
-			c := loadHashCache("")
-			c.file(p)
-			b.SetBytes(int64(size))
-			for b.Loop() {
-				if _, _, err := c.file(p); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
 }
 
 // BenchmarkSkipCheck measures a run in which every stage is up to date, the
@@ -150,12 +71,12 @@ func BenchmarkSkipCheck(b *testing.B) {
 			must(b, os.WriteFile(f.job, []byte(y.String()), 0o644))
 			j := f.load(b)
 			opts := Options{RunDir: f.runDir}
-			if _, err := Run(context.Background(), j, f.exp, f.jobSt, opts); err != nil {
+			if _, err := runJob(context.Background(), j, f.exp, f.jobSt, opts); err != nil {
 				b.Fatal(err)
 			}
 			stages := n*len(f.exp) + len(f.jobSt)
 			for b.Loop() {
-				if s, err := Run(context.Background(), j, f.exp, f.jobSt, opts); err != nil || s.Run != 0 {
+				if s, err := runJob(context.Background(), j, f.exp, f.jobSt, opts); err != nil || s.Run != 0 {
 					b.Fatal(s, err)
 				}
 			}

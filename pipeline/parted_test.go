@@ -2,13 +2,16 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
 	"monomer/job"
+	"monomer/pipeline/cache"
 )
 
 // partedStage is a train with one node per part: part x reads
@@ -25,7 +28,7 @@ func (s partedStage) KeyPart(e *job.Resolved, part string) (any, []string) {
 	return map[string]any{"monomer_k": e.Settings.MonomerK}, nil
 }
 
-func (s partedStage) Run(_ context.Context, env *Env) (*Result, error) {
+func (s partedStage) Run(_ context.Context, env *tEnv) (*Result, error) {
 	s.rec.add(env.Exp.Name + "/" + env.Stage)
 	p, _ := s.KeyPart(env.Exp, env.Part)
 	out := fmt.Sprintf("%s %v %d\n", env.Part, p, env.RNG("train/"+env.Part).Uint64())
@@ -35,7 +38,7 @@ func (s partedStage) Run(_ context.Context, env *Env) (*Result, error) {
 // gather reads every part's output, as evaluate reads train's.
 type gather struct{ *fakeStage }
 
-func (s gather) Run(_ context.Context, env *Env) (*Result, error) {
+func (s gather) Run(_ context.Context, env *tEnv) (*Result, error) {
 	s.rec.add(env.Exp.Name + "/" + env.Stage)
 	var all []byte
 	for _, part := range []string{"x", "y"} {
@@ -58,7 +61,7 @@ func (s gather) Run(_ context.Context, env *Env) (*Result, error) {
 // random numbers of its stage.
 func TestPartedStage(t *testing.T) {
 	f := newFixture(t)
-	f.exp = []Stage{
+	f.exp = []tStage{
 		&fakeStage{name: "ingest", rec: f.rec},
 		partedStage{&fakeStage{name: "train", deps: []string{"ingest"}, rec: f.rec}},
 		gather{&fakeStage{name: "evaluate", deps: []string{"train"}, rec: f.rec}},
@@ -87,15 +90,20 @@ func TestPartedStage(t *testing.T) {
 			t.Errorf("%s: ran %v, want %v", c.name, ran, c.want)
 		}
 	}
-	m, err := ReadManifest(filepath.Join(f.runDir, "a", "train.y"))
+	m, err := cache.ReadManifest(filepath.Join(f.runDir, "a", "train.y"))
 	must(t, err)
-	if m.Inputs.Part != "y" || m.Inputs.Stage != "train" || string(compactJSON(m.Inputs.Params)) != `{"monomer_k":3}` {
+	if m.Inputs.Part != "y" || m.Inputs.Stage != "train" || !jsonEqual(m.Inputs.Params, `{"monomer_k":3}`) {
 		t.Errorf("train.y key inputs %+v, params %s", m.Inputs, m.Inputs.Params)
 	}
-	part := &Env{Exp: &job.Resolved{}, Stage: PartName("train", "x"), Part: "x"}
-	part.Exp.Name, part.Exp.Seed = "a", 7
-	whole := &Env{Exp: part.Exp, Stage: "train"}
+	part := &Env{Experiment: "a", Seed: 7, Stage: PartName("train", "x"), Part: "x"}
+	whole := &Env{Experiment: "a", Seed: 7, Stage: "train"}
 	if part.RNG("p").Uint64() != whole.RNG("p").Uint64() {
 		t.Error("a part draws other random numbers than its stage")
 	}
+}
+
+// jsonEqual reports whether raw holds the JSON value want.
+func jsonEqual(raw []byte, want string) bool {
+	var a, b any
+	return json.Unmarshal(raw, &a) == nil && json.Unmarshal([]byte(want), &b) == nil && reflect.DeepEqual(a, b)
 }

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"monomer/job"
+	"monomer/pipeline/cache"
 )
 
 // Step is one stage as Plan sees it, for --dry-run and status.
@@ -40,30 +40,30 @@ type Step struct {
 // Plan says, without writing anything or taking locks, what Run with the
 // same arguments would do. Stages downstream of one that runs are marked to
 // run, although Run skips them if the upstream's outputs come out unchanged.
-func Plan(job *job.Job, expStages, jobStages []Stage, opts Options) ([]Step, error) {
-	g, sel, err := selectNodes(job, expStages, jobStages, &opts)
+func Plan(g *Graph, opts Options) ([]Step, error) {
+	sel, err := g.selection(&opts)
 	if err != nil {
 		return nil, err
 	}
-	cache := loadHashCache(opts.hashCachePath())
-	cache.path = "" // read only
-	r := &runner{g: g, opts: &opts, cache: cache}
+	hashes := cache.OpenHashCache(opts.hashCachePath())
+	hashes.ReadOnly()
+	r := &runner{g: g, opts: &opts, hashes: hashes}
 	var steps []Step
 	byNode := map[*Node]Step{}
 	for _, n := range g.Nodes {
-		st := Step{ID: n.ID, Experiment: n.Experiment, Stage: n.Stage.Name(), Selected: sel[n]}
+		st := Step{ID: n.ID, Experiment: n.Experiment, Stage: n.Stage, Selected: sel[n]}
 		ev, err := r.evaluate(n)
 		var mu *missingUpstream
 		switch {
 		case errors.As(err, &mu):
 			st.State = Missing
-			if _, serr := os.Stat(filepath.Join(n.Dir(opts.RunDir), ManifestName)); serr == nil {
+			if _, serr := os.Stat(filepath.Join(n.Dir(opts.RunDir), cache.ManifestName)); serr == nil {
 				st.State = Stale
 				st.Reasons = []string{"upstream " + mu.dep.ID + " has no outputs"}
 			}
 		case err != nil:
 			st.State = Missing
-			if _, serr := os.Stat(filepath.Join(n.Dir(opts.RunDir), ManifestName)); serr == nil {
+			if _, serr := os.Stat(filepath.Join(n.Dir(opts.RunDir), cache.ManifestName)); serr == nil {
 				st.State = Stale
 			}
 			st.Reasons = []string{err.Error()}
@@ -72,7 +72,7 @@ func Plan(job *job.Job, expStages, jobStages []Stage, opts Options) ([]Step, err
 			if st.State == UpToDate {
 				st.Restored = ev.manifest.Stats["restored_from_store"] == true
 			} else {
-				st.Restored = opts.store().has(ev.inputs.key())
+				st.Restored = opts.store().Has(ev.inputs.Key())
 			}
 		}
 		var runs, notCurrent []string

@@ -109,7 +109,7 @@ func TestVerifyFileOnDisk(t *testing.T) {
 	}
 	out := filepath.Join(f.runDir, "b", "evaluate", "out.txt")
 	must(t, os.WriteFile(out, []byte("edited by hand\n"), 0o644))
-	res, err := Verify(context.Background(), f.load(t), f.exp, f.jobSt, Options{RunDir: f.runDir, Experiments: []string{"b"}})
+	res, err := verifyJob(context.Background(), f.load(t), f.exp, f.jobSt, Options{RunDir: f.runDir, Experiments: []string{"b"}})
 	must(t, err)
 	first := res.First()
 	if first == nil || first.ID != "b/evaluate" || first.Table != "out.txt" {
@@ -121,7 +121,7 @@ func TestVerifyFileOnDisk(t *testing.T) {
 		t.Errorf("edited: %q (%v)", first.Diff, err)
 	}
 	must(t, os.Remove(out))
-	res, err = Verify(context.Background(), f.load(t), f.exp, f.jobSt, Options{RunDir: f.runDir, Experiments: []string{"b"}})
+	res, err = verifyJob(context.Background(), f.load(t), f.exp, f.jobSt, Options{RunDir: f.runDir, Experiments: []string{"b"}})
 	must(t, err)
 	if first := res.First(); first == nil || first.ID != "b/evaluate" || first.Diff != "recorded, but missing from the run directory" {
 		t.Errorf("deleted: %+v", first)

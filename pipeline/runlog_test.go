@@ -61,7 +61,7 @@ func TestRunLogRecordsRuns(t *testing.T) {
 	cmd := []string{"monomer", "run", "job.yaml"}
 	_, _, err := f.run(t, Options{RunID: "first", Command: cmd})
 	must(t, err)
-	f.exp[1].(*fakeStage).fail = func(env *Env) error {
+	f.exp[1].(*fakeStage).fail = func(env *tEnv) error {
 		if env.Exp.Name == "a" {
 			return ErrBadInput
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"maps"
@@ -16,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"monomer/job"
+	"monomer/pipeline/cache"
 )
 
 // Options control Run and Plan. The zero value (with RunDir set) runs every
@@ -50,7 +49,7 @@ type Options struct {
 	// If empty, no store.
 	Store string
 	// StoreMax caps the store's size in bytes; a run trims the least
-	// recently used entries beyond it at its end. If 0, DefaultStoreMax.
+	// recently used entries beyond it at its end. If 0, cache.DefaultStoreMax.
 	StoreMax int64
 	// BLAS names the BLAS implementation, version and kernel of this process
 	// (models.BLAS), recorded in every manifest's tools.
@@ -63,6 +62,10 @@ type Options struct {
 	// ExitCode maps Run's error to the exit code the run log records. If
 	// nil, 0 for no error and 1 for any.
 	ExitCode func(error) int
+	// Compare locates the first differing cell of a table Verify's rerun
+	// wrote otherwise (see DiffOptions.Compare). If nil, tables are
+	// compared by their bytes.
+	Compare CompareFunc
 }
 
 func (o *Options) logger() *slog.Logger {
@@ -71,6 +74,9 @@ func (o *Options) logger() *slog.Logger {
 	}
 	return o.Logger
 }
+
+// store is the store of outputs Options name, or nil.
+func (o *Options) store() *cache.Store { return cache.NewStore(o.Store, o.StoreMax) }
 
 func (o *Options) hashCachePath() string {
 	if o.HashCache != "" {
@@ -111,20 +117,20 @@ func hook(point, id string) {
 	}
 }
 
-// Run runs the stale selected stages of job in DAG order: expStages for
-// every experiment (in job order), then jobStages. A stage whose key matches
+// Run runs the stale selected nodes of g in DAG order: the experiment
+// stages of every experiment (in job order), then the job-level stages. A stage whose key matches
 // its manifest and whose outputs still hash to the recorded values is
 // skipped. When a stage fails, its downstream stages are not run but other
 // experiments go on; the first error is returned (wrapped, so errors.Is finds
 // ErrBadInput, ErrConfig or context.Canceled). Cancelling ctx stops after the
 // running stage returns; nothing partial is ever visible in the run
 // directory.
-func Run(ctx context.Context, job *job.Job, expStages, jobStages []Stage, opts Options) (*Summary, error) {
+func Run(ctx context.Context, g *Graph, opts Options) (*Summary, error) {
 	start := time.Now()
 	if opts.RunDir == "" {
 		return nil, fmt.Errorf("%w: no run directory", ErrUsage)
 	}
-	g, sel, err := selectNodes(job, expStages, jobStages, &opts)
+	sel, err := g.selection(&opts)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +142,7 @@ func Run(ctx context.Context, job *job.Job, expStages, jobStages []Stage, opts O
 	}
 	// Every line names the job and the run; the text handler leaves both
 	// out (see flattenAttr), a terminal showing one run at a time.
-	log := opts.logger().With(slog.String("job", job.Name), slog.String("run_id", opts.RunID))
+	log := opts.logger().With(slog.String("job", g.Job), slog.String("run_id", opts.RunID))
 	if err := os.MkdirAll(opts.RunDir, 0o755); err != nil {
 		return nil, runDirError(opts.RunDir, err)
 	}
@@ -150,14 +156,14 @@ func Run(ctx context.Context, job *job.Job, expStages, jobStages []Stage, opts O
 		}
 	}()
 
-	r := &runner{g: g, opts: &opts, log: log, cache: loadHashCache(opts.hashCachePath()), sum: &Summary{RunID: opts.RunID,
+	r := &runner{g: g, opts: &opts, log: log, hashes: cache.OpenHashCache(opts.hashCachePath()), sum: &Summary{RunID: opts.RunID,
 		Stages: Stages{Run: []string{}, Skipped: []string{}, Restored: []string{}, Failed: []string{}, Blocked: []string{}}}}
-	rec := RunRecord{Event: "start", RunID: opts.RunID, Job: job.Name, Time: start.UTC(), PID: os.Getpid(),
-		Command: opts.Command, Version: Version(), BLAS: opts.BLAS}
+	rec := RunRecord{Event: "start", RunID: opts.RunID, Job: g.Job, Time: start.UTC(), PID: os.Getpid(),
+		Command: opts.Command, Version: cache.Version(), BLAS: opts.BLAS}
 	if err := appendRunLog(opts.RunDir, &rec); err != nil {
 		log.Warn("run log not written", slog.String("error", err.Error()))
 	}
-	defer r.cache.save()
+	defer r.hashes.Save()
 	var first error
 	failed := map[*Node]string{} // node -> ID of the failed stage that blocks it
 	for _, n := range g.Nodes {
@@ -189,12 +195,12 @@ func Run(ctx context.Context, job *job.Job, expStages, jobStages []Stage, opts O
 				first = err
 			}
 		}
-		if err := r.cache.save(); err != nil {
+		if err := r.hashes.Save(); err != nil {
 			log.Warn("hash cache not saved", slog.String("error", err.Error()))
 		}
 	}
 	if st := opts.store(); st != nil {
-		if tr, err := Trim(st.dir, st.max); err != nil {
+		if tr, err := st.Trim(); err != nil {
 			log.Warn("store not trimmed", slog.String("error", err.Error()))
 		} else if tr.Removed > 0 {
 			log.Info("store trimmed", slog.Int("removed", tr.Removed), slog.Int64("removed_bytes", tr.RemovedBytes), slog.Int64("bytes", tr.KeptBytes))
@@ -282,8 +288,8 @@ func lockFor(g *Graph, sel map[*Node]bool, opts *Options, log *slog.Logger) ([]*
 	if exclusive {
 		// Nobody else is in the run directory: clean all of it.
 		dirs = append(dirs, opts.RunDir)
-		for _, e := range g.Job.Experiments {
-			dirs = append(dirs, filepath.Join(opts.RunDir, e.Name))
+		for _, e := range g.Experiments {
+			dirs = append(dirs, filepath.Join(opts.RunDir, e))
 		}
 	} else {
 		for _, e := range exps {
@@ -363,80 +369,63 @@ func recoverDir(dir string, log *slog.Logger) error {
 		}
 		log.Info("removed what an interrupted run left", slog.String("path", p))
 	}
-	return syncDir(dir)
+	return cache.SyncDir(dir)
 }
 
 type runner struct {
-	g     *Graph
-	opts  *Options
-	log   *slog.Logger
-	cache *hashCache
-	sum   *Summary
+	g      *Graph
+	opts   *Options
+	log    *slog.Logger
+	hashes *cache.HashCache
+	sum    *Summary
 }
 
 // evaluation is a node's standing: its key inputs now and its state.
 type evaluation struct {
-	inputs   KeyInputs
-	manifest *Manifest
+	inputs   cache.KeyInputs
+	manifest *cache.Manifest
 	state    State
 	reasons  []string
 }
 
-// key is the parameters and raw files n's stage declares for n: KeyPart
-// for a part of a Parted stage, JobKey for a job-level JobKeyer, else Key.
-func (r *runner) key(n *Node) (any, []string) {
-	if pt, ok := n.Stage.(Parted); ok && n.Part != "" {
-		return pt.KeyPart(n.exp, n.Part)
-	}
-	if jk, ok := n.Stage.(JobKeyer); ok && n.exp == nil {
-		return jk.JobKey(r.g.Job)
-	}
-	return n.Stage.Key(n.exp)
-}
-
 // inputs computes the key inputs of n from its parameters, raw files and
 // its upstream manifests on disk.
-func (r *runner) inputs(n *Node) (KeyInputs, error) {
-	params, files := r.key(n)
-	pj, err := normalizeParams(params)
+func (r *runner) inputs(n *Node) (cache.KeyInputs, error) {
+	params, files := n.Work.Key()
+	pj, err := cache.NormalizeParams(params)
 	if err != nil {
-		return KeyInputs{}, fmt.Errorf("pipeline: %s: parameters: %w", n.ID, err)
+		return cache.KeyInputs{}, fmt.Errorf("pipeline: %s: parameters: %w", n.ID, err)
 	}
-	code, err := CodeVersion(n.Stage)
+	code, err := cache.CodeVersion(n.Stage, n.Code)
 	if err != nil {
-		return KeyInputs{}, err
+		return cache.KeyInputs{}, err
 	}
-	in := KeyInputs{Stage: n.Stage.Name(), Experiment: n.Experiment, Code: code, Params: pj,
-		Files: []FileHash{}, Upstream: []UpstreamHash{}}
+	in := cache.KeyInputs{Stage: n.Stage, Experiment: n.Experiment, Code: code, Params: pj,
+		Files: []cache.FileHash{}, Upstream: []cache.UpstreamHash{}}
 	if n.Shards > 0 {
 		in.Shard = fmt.Sprintf("%d/%d", n.Shard, n.Shards)
 	}
 	in.Part = n.Part
-	in.Seed = r.g.Job.Seed
-	if n.exp != nil {
-		in.Seed = n.exp.Seed
-	} else if in.Seed == 0 {
-		in.Seed = 1
-	}
+	in.Seed = n.Seed
 	for _, f := range files {
-		sum, size, err := r.cache.file(f)
+		sum, size, err := r.hashes.File(f)
 		if err != nil {
 			if notExist(err) {
 				return in, fmt.Errorf("pipeline: %s: input file %s %w (check data_dir and data in the job file; a retry finds data that arrives late)", n.ID, f, ErrMissingInput)
 			}
 			return in, fmt.Errorf("pipeline: %s: input file: %w", n.ID, err)
 		}
-		in.Files = append(in.Files, FileHash{Path: f, SHA256: sum, Bytes: size})
+		in.Files = append(in.Files, cache.FileHash{Path: f, SHA256: sum, Bytes: size})
 	}
 	for _, d := range n.Deps {
-		m, err := ReadManifest(d.Dir(r.opts.RunDir))
+		m, err := cache.ReadManifest(d.Dir(r.opts.RunDir))
 		if err != nil {
 			if notExist(err) {
 				return in, &missingUpstream{n: n, dep: d}
 			}
 			return in, err
 		}
-		in.Upstream = append(in.Upstream, UpstreamHash{Experiment: d.Experiment, Stage: d.Name, Outputs: m.outputMap()})
+		in.Upstream = append(in.Upstream, cache.UpstreamHash{Experiment: d.Experiment, Stage: d.Name, Outputs: m.OutputMap()})
 	}
 	return in, nil
 }
@@ -456,7 +445,7 @@ func (r *runner) evaluate(n *Node) (*evaluation, error) {
 	}
 	ev := &evaluation{inputs: in}
 	dir := n.Dir(r.opts.RunDir)
-	m, err := ReadManifest(dir)
+	m, err := cache.ReadManifest(dir)
 	switch {
 	case notExist(err):
 		ev.state = Missing
@@ -466,12 +455,12 @@ func (r *runner) evaluate(n *Node) (*evaluation, error) {
 		return ev, nil
 	}
 	ev.manifest = m
-	if m.Format != manifestFormat || m.Key != in.key() {
-		ev.state, ev.reasons = Stale, staleReasons(m.Inputs, in)
+	if m.Format != cache.ManifestFormat || m.Key != in.Key() {
+		ev.state, ev.reasons = Stale, cache.StaleReasons(m.Inputs, in)
 		return ev, nil
 	}
 	for _, o := range m.Outputs {
-		sum, _, err := r.cache.file(filepath.Join(dir, filepath.FromSlash(o.Name)))
+		sum, _, err := r.hashes.File(filepath.Join(dir, filepath.FromSlash(o.Name)))
 		switch {
 		case err != nil:
 			ev.reasons = append(ev.reasons, "output "+o.Name+" is missing")
@@ -491,8 +480,8 @@ func (r *runner) evaluate(n *Node) (*evaluation, error) {
 // and returns the error Run would return for them before running anything
 // (nil when all pass): a dry run fails with Run's error, so with its exit
 // code.
-func Preflight(job *job.Job, expStages, jobStages []Stage, opts Options) error {
-	g, sel, err := selectNodes(job, expStages, jobStages, &opts)
+func Preflight(g *Graph, opts Options) error {
+	sel, err := g.selection(&opts)
 	if err != nil {
 		return err
 	}
@@ -508,19 +497,12 @@ func preflightAll(g *Graph, sel map[*Node]bool) error {
 	return nil
 }
 
-// preflight runs the stage's Preflight (PreflightPart, for a part) when
-// it is selected.
+// preflight runs the node's Preflight when it is selected.
 func preflight(n *Node, selected bool) error {
-	if !selected {
+	if !selected || n.Preflight == nil {
 		return nil
 	}
-	var err error
-	if pp, ok := n.Stage.(PartPreflighter); ok && n.Part != "" {
-		err = pp.PreflightPart(n.exp, n.Part)
-	} else if p, ok := n.Stage.(Preflighter); ok && n.Part == "" {
-		err = p.Preflight(n.exp)
-	}
-	if err != nil {
+	if err := n.Preflight(); err != nil {
 		return fmt.Errorf("pipeline: %s: %w", n.ID, err)
 	}
 	return nil
@@ -551,7 +533,7 @@ func (r *runner) step(ctx context.Context, n *Node) error {
 		} else if m != nil {
 			r.sum.Restored++
 			r.sum.Stages.Restored = append(r.sum.Stages.Restored, n.ID)
-			r.log.Info("stage restore", attrs(n, slog.String("reason", reason), slog.String("from", r.opts.store().entry(m.Key)))...)
+			r.log.Info("stage restore", attrs(n, slog.String("reason", reason), slog.String("from", r.opts.store().Entry(m.Key)))...)
 			return r.publish(n)
 		}
 	}
@@ -563,7 +545,7 @@ func (r *runner) step(ctx context.Context, n *Node) error {
 	r.sum.Run++
 	r.sum.Stages.Run = append(r.sum.Stages.Run, n.ID)
 	if st := r.opts.store(); st != nil {
-		if err := st.put(n.Dir(r.opts.RunDir), m); err != nil {
+		if err := st.Put(n.Dir(r.opts.RunDir), m); err != nil {
 			r.log.Warn("outputs not stored", attrs(n, slog.String("error", err.Error()))...)
 		}
 	}
@@ -586,7 +568,7 @@ func (r *runner) step(ctx context.Context, n *Node) error {
 
 // execute runs the stage into a temporary directory beside its final one,
 // records the outputs in a manifest and renames the directory into place.
-func (r *runner) execute(ctx context.Context, n *Node, in KeyInputs) (*Manifest, error) {
+func (r *runner) execute(ctx context.Context, n *Node, in cache.KeyInputs) (*cache.Manifest, error) {
 	final := n.Dir(r.opts.RunDir)
 	parent := filepath.Dir(final)
 	name := filepath.Base(final)
@@ -609,7 +591,7 @@ func (r *runner) execute(ctx context.Context, n *Node, in KeyInputs) (*Manifest,
 	env := n.env(r, tmp)
 	started := time.Now()
 	hook("run", n.ID)
-	res, err := runStage(ctx, n.Stage, env)
+	res, err := runStage(ctx, n.Work, env)
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
@@ -625,20 +607,16 @@ func (r *runner) execute(ctx context.Context, n *Node, in KeyInputs) (*Manifest,
 		return nil, fmt.Errorf("pipeline: %s: %w", n.ID, err)
 	}
 	hook("sealed", n.ID)
-	var config any = n.exp
-	if n.exp == nil {
-		config = r.g.Job
-	}
-	m := &Manifest{
-		Format: manifestFormat, Key: in.key(), Inputs: in, Outputs: outs, Stats: normalizeStats(res.Stats), Warnings: res.Warnings,
-		Seed: in.Seed, Config: config, Tools: toolVersions(), RunID: r.opts.RunID,
+	m := &cache.Manifest{
+		Format: cache.ManifestFormat, Key: in.Key(), Inputs: in, Outputs: outs, Stats: normalizeStats(res.Stats), Warnings: res.Warnings,
+		Seed: in.Seed, Config: n.Config, Tools: cache.ToolVersions(), RunID: r.opts.RunID,
 		Started: started.UTC(), Finished: finished.UTC(), Seconds: finished.Sub(started).Seconds(),
 	}
 	m.Tools.BLAS = r.opts.BLAS
-	if err := writeManifest(tmp, m); err != nil {
+	if err := cache.WriteManifest(tmp, m); err != nil {
 		return nil, fmt.Errorf("pipeline: %s: %w", n.ID, err)
 	}
-	if err := syncDir(tmp); err != nil {
+	if err := cache.SyncDir(tmp); err != nil {
 		return nil, fmt.Errorf("pipeline: %s: %w", n.ID, err)
 	}
 	hook("manifest", n.ID)
@@ -648,9 +626,9 @@ func (r *runner) execute(ctx context.Context, n *Node, in KeyInputs) (*Manifest,
 	committed = true
 	// Remember the outputs' hashes under their final paths (a rename keeps
 	// inode, size, mtime and ctime) so the next run does not rehash them.
-	r.cache.forget(final)
+	r.hashes.Forget(final)
 	for _, o := range outs {
-		r.cache.remember(filepath.Join(final, filepath.FromSlash(o.Name)), o.SHA256)
+		r.hashes.Remember(filepath.Join(final, filepath.FromSlash(o.Name)), o.SHA256)
 	}
 	return m, nil
 }
@@ -661,16 +639,16 @@ func (n *Node) env(r *runner, out string) *Env {
 	for _, d := range n.Deps {
 		inputs[d.ID] = true
 	}
-	return &Env{Job: r.g.Job, Exp: n.exp, OutDir: out, Stage: n.Name,
+	return &Env{Experiment: n.Experiment, Seed: n.Seed, OutDir: out, Stage: n.Name,
 		Shard: n.Shard, Shards: n.Shards, Part: n.Part, Tracker: r.opts.Tracker,
 		runDir: r.opts.RunDir, inputs: inputs}
 }
 
 // restore commits the store's outputs for in's key as n's stage directory,
 // if the store holds them intact; it returns nil when it does not.
-func (r *runner) restore(n *Node, in KeyInputs) (*Manifest, error) {
+func (r *runner) restore(n *Node, in cache.KeyInputs) (*cache.Manifest, error) {
 	st := r.opts.store()
-	if st == nil || !st.has(in.key()) {
+	if st == nil || !st.Has(in.Key()) {
 		return nil, nil
 	}
 	final := n.Dir(r.opts.RunDir)
@@ -682,24 +660,24 @@ func (r *runner) restore(n *Node, in KeyInputs) (*Manifest, error) {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
 	defer os.RemoveAll(tmp) // gone once committed
-	stored, ok := st.restore(in.key(), tmp)
+	stored, ok := st.Restore(in.Key(), tmp)
 	if !ok {
 		return nil, nil
 	}
-	m := storedManifest(stored)
+	m := cache.StoredManifest(stored)
 	m.Inputs = in
-	if err := writeManifest(tmp, m); err != nil {
+	if err := cache.WriteManifest(tmp, m); err != nil {
 		return nil, fmt.Errorf("pipeline: %s: %w", n.ID, err)
 	}
-	if err := syncDir(tmp); err != nil {
+	if err := cache.SyncDir(tmp); err != nil {
 		return nil, fmt.Errorf("pipeline: %s: %w", n.ID, err)
 	}
 	if err := commitDir(tmp, final, n.ID); err != nil {
 		return nil, fmt.Errorf("pipeline: %s: %w", n.ID, err)
 	}
-	r.cache.forget(final)
+	r.hashes.Forget(final)
 	for _, o := range m.Outputs {
-		r.cache.remember(filepath.Join(final, filepath.FromSlash(o.Name)), o.SHA256)
+		r.hashes.Remember(filepath.Join(final, filepath.FromSlash(o.Name)), o.SHA256)
 	}
 	return m, nil
 }
@@ -716,8 +694,8 @@ func runStage(ctx context.Context, s Stage, env *Env) (res *Result, err error) {
 }
 
 // sealOutputs fsyncs and hashes every file under dir, in name order.
-func (r *runner) sealOutputs(dir string, res *Result) ([]Output, error) {
-	var outs []Output
+func (r *runner) sealOutputs(dir string, res *Result) ([]cache.Output, error) {
+	var outs []cache.Output
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -726,21 +704,21 @@ func (r *runner) sealOutputs(dir string, res *Result) ([]Output, error) {
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
 			if rel != "." {
-				return syncDir(p)
+				return cache.SyncDir(p)
 			}
 			return nil
 		}
 		if !d.Type().IsRegular() {
 			return fmt.Errorf("output %s is not a regular file", rel)
 		}
-		if rel == ManifestName {
-			return fmt.Errorf("the stage wrote %s, which is the runner's", ManifestName)
+		if rel == cache.ManifestName {
+			return fmt.Errorf("the stage wrote %s, which is the runner's", cache.ManifestName)
 		}
 		sum, size, err := syncAndHash(p)
 		if err != nil {
 			return err
 		}
-		o := Output{Name: rel, SHA256: sum, Bytes: size}
+		o := cache.Output{Name: rel, SHA256: sum, Bytes: size}
 		if !strings.Contains(rel, "/") {
 			if rows, ok := res.Rows[strings.TrimSuffix(rel, filepath.Ext(rel))]; ok {
 				o.Rows = &rows
@@ -763,7 +741,7 @@ func syncAndHash(p string) (string, int64, error) {
 	if err != nil {
 		return "", 0, err
 	}
-	sum, err := hashFile(p)
+	sum, err := cache.HashFile(p)
 	if err != nil {
 		return "", 0, err
 	}
@@ -797,7 +775,7 @@ func commitDir(tmp, final, id string) error {
 		}
 		return err
 	}
-	if err := syncDir(parent); err != nil {
+	if err := cache.SyncDir(parent); err != nil {
 		return err
 	}
 	hook("renamed", id)
@@ -807,15 +785,14 @@ func commitDir(tmp, final, id string) error {
 	return nil
 }
 
-// publish links the files a Publisher names from its stage directory to the
-// run directory's root, atomically, when they are not already there.
+// publish links the files a node's Publish names from its directory to
+// the run directory's root, atomically, when they are not already there.
 func (r *runner) publish(n *Node) error {
-	p, ok := n.Stage.(Publisher)
-	if !ok || n.Experiment != "" {
+	if n.Experiment != "" {
 		return nil
 	}
 	dir := n.Dir(r.opts.RunDir)
-	for _, name := range p.Publish() {
+	for _, name := range n.Publish {
 		src := filepath.Join(dir, name)
 		dst := filepath.Join(r.opts.RunDir, name)
 		si, err := os.Stat(src)
@@ -828,7 +805,7 @@ func (r *runner) publish(n *Node) error {
 		tmp := filepath.Join(r.opts.RunDir, fmt.Sprintf(".%s%s%d", name, tmpMark, os.Getpid()))
 		os.Remove(tmp)
 		if err := os.Link(src, tmp); err != nil {
-			if err := copyFile(src, tmp); err != nil {
+			if err := cache.CopyFile(src, tmp); err != nil {
 				os.Remove(tmp)
 				return fmt.Errorf("pipeline: %s: publishing %s: %w", n.ID, name, err)
 			}
@@ -837,30 +814,10 @@ func (r *runner) publish(n *Node) error {
 			os.Remove(tmp)
 			return fmt.Errorf("pipeline: %s: publishing %s: %w", n.ID, name, err)
 		}
-		if err := syncDir(r.opts.RunDir); err != nil {
+		if err := cache.SyncDir(r.opts.RunDir); err != nil {
 			return fmt.Errorf("pipeline: %s: %w", n.ID, err)
 		}
 		hook("published", n.ID)
 	}
 	return nil
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.Create(dst)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, in)
-	if err == nil {
-		err = out.Sync()
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"monomer/job"
+	"monomer/pipeline/cache"
 )
 
 var allStages = []string{"a/evaluate", "a/features", "a/ingest", "a/negatives", "a/split", "a/train",
@@ -145,7 +146,7 @@ func TestOnlyWithoutUpstream(t *testing.T) {
 
 func TestPlan(t *testing.T) {
 	f := newFixture(t)
-	steps, err := Plan(f.load(t), f.exp, f.jobSt, Options{RunDir: f.runDir})
+	steps, err := planJob(f.load(t), f.exp, f.jobSt, Options{RunDir: f.runDir})
 	must(t, err)
 	for _, s := range steps {
 		if s.State != Missing || !s.Run {
@@ -157,7 +158,7 @@ func TestPlan(t *testing.T) {
 	}
 	// A stage whose upstream has no outputs fails, typed: Fail is the
 	// runner's error, Why the same in words.
-	steps, err = Plan(f.load(t), f.exp, f.jobSt, Options{RunDir: f.runDir, Only: "features"})
+	steps, err = planJob(f.load(t), f.exp, f.jobSt, Options{RunDir: f.runDir, Only: "features"})
 	must(t, err)
 	for _, s := range steps {
 		var mu *missingUpstream
@@ -171,7 +172,7 @@ func TestPlan(t *testing.T) {
 	if _, _, err := f.run(t, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	steps, err = Plan(f.load(t, "experiments.b.settings.swaps_per_edge=5"), f.exp, f.jobSt,
+	steps, err = planJob(f.load(t, "experiments.b.settings.swaps_per_edge=5"), f.exp, f.jobSt,
 		Options{RunDir: f.runDir, Experiments: []string{"b"}})
 	must(t, err)
 	got := map[string]string{}
@@ -201,7 +202,7 @@ func fileExists(p string) bool {
 func TestFailureContinuesOtherExperiments(t *testing.T) {
 	f := newFixture(t)
 	bad := fmt.Errorf("amazon: meta.txt: 12 rejects of 100: %w", ErrBadInput)
-	f.exp[1].(*fakeStage).fail = func(env *Env) error {
+	f.exp[1].(*fakeStage).fail = func(env *tEnv) error {
 		if env.Exp.Name == "a" {
 			return bad
 		}
@@ -241,7 +242,7 @@ func TestFailureContinuesOtherExperiments(t *testing.T) {
 
 func TestPanicIsAFailure(t *testing.T) {
 	f := newFixture(t)
-	f.exp[0].(*fakeStage).fail = func(env *Env) error { panic("boom") }
+	f.exp[0].(*fakeStage).fail = func(env *tEnv) error { panic("boom") }
 	_, _, err := f.run(t, Options{})
 	if err == nil || !strings.Contains(err.Error(), "stage panicked: boom") {
 		t.Fatalf("error %v", err)
@@ -259,7 +260,7 @@ func TestCancel(t *testing.T) {
 		<-blocked // a/negatives is running: a/ingest and a/features are done
 		cancel()
 	}()
-	sum, err := Run(ctx, f.load(t), f.exp, f.jobSt, Options{RunDir: f.runDir})
+	sum, err := runJob(ctx, f.load(t), f.exp, f.jobSt, Options{RunDir: f.runDir})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v", err)
 	}
@@ -273,9 +274,9 @@ func TestManifest(t *testing.T) {
 	if _, _, err := f.run(t, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	m, err := ReadManifest(filepath.Join(f.runDir, "a", "evaluate"))
+	m, err := cache.ReadManifest(filepath.Join(f.runDir, "a", "evaluate"))
 	must(t, err)
-	if m.Key != m.Inputs.key() || m.Seed != 7 || len(m.Outputs) != 2 || m.Tools.Go == "" {
+	if m.Key != m.Inputs.Key() || m.Seed != 7 || len(m.Outputs) != 2 || m.Tools.Go == "" {
 		t.Errorf("manifest %+v", m)
 	}
 	if o := m.Outputs[0]; o.Name != "metrics.parquet" || o.Rows == nil || *o.Rows != 2 || len(o.SHA256) != 64 {
@@ -294,7 +295,7 @@ func TestManifest(t *testing.T) {
 	if !ok || r["Settings"].(map[string]any)["K"] != float64(100) {
 		t.Errorf("config %#v", m.Config)
 	}
-	ing, err := ReadManifest(filepath.Join(f.runDir, "b", "ingest"))
+	ing, err := cache.ReadManifest(filepath.Join(f.runDir, "b", "ingest"))
 	must(t, err)
 	if len(ing.Inputs.Files) != 1 || filepath.Base(ing.Inputs.Files[0].Path) != "meta.txt" {
 		t.Errorf("files %+v", ing.Inputs.Files)
@@ -320,7 +321,7 @@ func TestCodeVersion(t *testing.T) {
 		}
 	}
 	tr.version = "2"
-	steps, err := Plan(f.load(t), f.exp, f.jobSt, Options{RunDir: f.runDir})
+	steps, err := planJob(f.load(t), f.exp, f.jobSt, Options{RunDir: f.runDir})
 	must(t, err)
 	for _, s := range steps {
 		if s.ID == "a/train" && (s.State != Stale || s.Reasons[0] != `code version changed ("v1" -> "v2")`) {
@@ -332,45 +333,33 @@ func TestCodeVersion(t *testing.T) {
 // The toolchain and a numeric environment join the code version only of
 // the stages that declare they depend on them.
 func TestCodeVersionParts(t *testing.T) {
-	base := &fakeStage{name: "train", version: "1.2.0"}
 	goVer := runtime.Version() + "/" + runtime.GOARCH
 	tests := []struct {
-		name  string
-		stage Stage
-		want  string
+		name string
+		code cache.Code
+		want string
 	}{
-		{"version only", versionedStage{base}, "v1.2.0"},
-		{"go dependent", goStage{versionedStage{base}, true}, "v1.2.0 " + goVer},
-		{"go independent", goStage{versionedStage{base}, false}, "v1.2.0"},
-		{"numeric", numericStage{goStage{versionedStage{base}, true}, "openblas 0.3.21 Haswell"}, "v1.2.0 " + goVer + " [openblas 0.3.21 Haswell]"},
-		{"numeric empty", numericStage{goStage{versionedStage{base}, false}, ""}, "v1.2.0"},
+		{"version only", cache.Code{Version: "1.2.0"}, "v1.2.0"},
+		{"go dependent", cache.Code{Version: "1.2.0", GoDependent: true}, "v1.2.0 " + goVer},
+		{"numeric", cache.Code{Version: "1.2.0", GoDependent: true, NumericEnv: "openblas 0.3.21 Haswell"}, "v1.2.0 " + goVer + " [openblas 0.3.21 Haswell]"},
+		{"numeric, go independent", cache.Code{Version: "1.2.0", NumericEnv: "openblas 0.3.21 Haswell"}, "v1.2.0 [openblas 0.3.21 Haswell]"},
 	}
 	for _, tc := range tests {
-		got, err := CodeVersion(tc.stage)
+		got, err := cache.CodeVersion("train", tc.code)
 		if err != nil || got != tc.want {
 			t.Errorf("%s: %q, %v; want %q", tc.name, got, err, tc.want)
 		}
 	}
-	for _, bad := range []string{"", "1.0 beta", "[1]"} {
-		if _, err := CodeVersion(versionedStage{&fakeStage{name: "x", version: bad}}); err == nil {
+	for _, bad := range []string{"1.0 beta", "[1]"} {
+		if _, err := cache.CodeVersion("x", cache.Code{Version: bad}); err == nil {
 			t.Errorf("version %q accepted", bad)
 		}
 	}
+	// No version: the executable's hash, so a rebuild reruns the stage.
+	if got, err := cache.CodeVersion("x", cache.Code{GoDependent: true}); err != nil || !strings.HasPrefix(got, "exe:") {
+		t.Errorf("unversioned: %q, %v", got, err)
+	}
 }
-
-type goStage struct {
-	versionedStage
-	dep bool
-}
-
-func (s goStage) GoDependent() bool { return s.dep }
-
-type numericStage struct {
-	goStage
-	env string
-}
-
-func (s numericStage) NumericEnv() string { return s.env }
 
 func TestLockHeldInProcess(t *testing.T) {
 	f := newFixture(t)
@@ -461,7 +450,7 @@ func TestJobKey(t *testing.T) {
 		if c.set != "" {
 			sets = []string{c.set}
 		}
-		steps, err := Plan(f.load(t, sets...), f.exp, f.jobSt, Options{RunDir: f.runDir})
+		steps, err := planJob(f.load(t, sets...), f.exp, f.jobSt, Options{RunDir: f.runDir})
 		must(t, err)
 		for _, s := range steps {
 			want := UpToDate

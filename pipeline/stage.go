@@ -9,51 +9,44 @@ import (
 	"path/filepath"
 	"strings"
 
-	"monomer/job"
+	"monomer/pipeline/cache"
 )
 
-// Stage is one step of an experiment's pipeline, or of the whole job.
+// Stage is the work of one node of the DAG (see Node): one stage of one
+// experiment, one shard or part of it, or one job-level stage. The layer
+// above the runner (package stages) builds it from the stage's typed
+// parameters, so that the value Key returns is the very value Run computes
+// with: nothing Run reads can be missing from the key.
 //
-// Run reads the outputs of the stages named by Deps from env.InDir, and the
-// raw files named by Key, and writes every table it produces into env.OutDir,
-// which is an empty temporary directory. It must not write anywhere else
-// (but for env.FailurePath, below) and must not log: it returns counts in
-// Result and reports progress through env.Track. A nil error means every
-// output was written completely; the runner then hashes the outputs, writes
-// the manifest and renames env.OutDir into place. On error, nothing of
-// env.OutDir becomes visible; a stage that fails on bad input may first leave
-// the evidence (e.g. its rejects table) at env.FailurePath, beside the stage
-// directory, and name it in the error.
+// Key returns the node's parameters (hashed into the cache key as
+// normalised JSON) and the raw files Run reads (their content is hashed,
+// not their paths, so moved data reruns nothing). Upstream outputs need not
+// be listed: their hashes, from the upstream manifests, are part of the key
+// already. Key must return the same value each time it is called.
+//
+// Run reads the outputs of the node's Deps from env.InDir (env.StageDir for
+// a job-level stage), and the raw files named by Key, and writes every
+// table it produces into env.OutDir, which is an empty temporary directory.
+// It must not write anywhere else (but for env.FailurePath, below) and must
+// not log: it returns counts in Result and reports progress through
+// env.Track. A nil error means every output was written completely; the
+// runner then hashes the outputs, writes the manifest and renames
+// env.OutDir into place. On error, nothing of env.OutDir becomes visible; a
+// stage that fails on bad input may first leave the evidence (e.g. its
+// rejects table) at env.FailurePath, beside the stage directory, and name it
+// in the error.
 //
 // Run must be deterministic: the same inputs, key and seed (env.RNG) give
 // byte-identical files, whatever GOMAXPROCS is. Run may create
 // subdirectories of env.OutDir; it must not create manifest.json, which the
 // runner writes. Run should return ctx.Err() soon after ctx is cancelled.
 //
-// Job-level stages (the job list of Run, e.g. report) implement the same
-// interface: Key is called with a nil exp (a JobKeyer's JobKey instead,
-// when the stage reads the job's settings), Run gets env.Exp == nil, their
-// directory is <run directory>/<name>, and they read experiments' outputs
-// through env.StageDir.
-//
 // Env serves Run the directories of its declared inputs only: InDir and
-// StageDir fail, wrapping ErrUndeclaredInput, for a stage that Deps does
+// StageDir fail, wrapping ErrUndeclaredInput, for a node that Deps does
 // not name, so a dependency cannot be used without being declared (and
 // hashed into the key).
 type Stage interface {
-	// Name is the stage's name on the command line and in the run directory.
-	Name() string
-	// Deps are the upstream stages whose outputs Run reads. For an
-	// experiment stage: stages of the same experiment. For a job-level
-	// stage: an experiment stage's name means that stage of every experiment
-	// of the job; a job-level stage's name means that stage.
-	Deps() []string
-	// Key returns the normalised parameters Run reads (hashed into the cache
-	// key, JSON-encodable) and the raw input files it reads (their content is
-	// hashed too). Upstream outputs need not be listed: their hashes, from
-	// the upstream manifests, are part of the key already.
-	Key(exp *job.Resolved) (params any, files []string)
-	// Run computes the stage; see the type's comment.
+	Key() (params any, files []string)
 	Run(ctx context.Context, env *Env) (*Result, error)
 }
 
@@ -71,26 +64,26 @@ type Result struct {
 }
 
 // Warning is one Result warning: a message and the attributes that place
-// it (e.g. model and lambda), logged in key order.
-type Warning struct {
-	Msg   string         `json:"msg"`
-	Attrs map[string]any `json:"attrs,omitempty"`
-}
+// it (e.g. model and lambda), logged in key order. The manifest keeps them.
+type Warning = cache.Warning
 
-// Env is what the runner hands a stage.
+// Env is what the runner hands a stage. It holds nothing of the job's
+// settings: those reach Run only through its keyed parameters (Stage).
 type Env struct {
-	Job *job.Job
-	Exp *job.Resolved
+	// Experiment is the node's experiment, "" for a job-level stage; Seed
+	// is the node's seed (Node.Seed). Both are part of the key.
+	Experiment string
+	Seed       uint64
 	// OutDir is the temporary directory Run writes its outputs into.
 	OutDir string
 	// Stage is the running node's name: the stage's, ShardName's for a
-	// shard of a Sharded stage, PartName's for a part of a Parted one.
+	// shard of a sharded stage, PartName's for a part of a parted one.
 	Stage string
-	// Part is the part's name for a node of a Parted stage (see Parted),
-	// else "".
+	// Part is the part's name for a node of a parted stage (see
+	// Node.Part), else "".
 	Part string
-	// Shard and Shards: the node is shard Shard of Shards (see Sharded);
-	// both 0 for a stage that is not sharded.
+	// Shard and Shards: the node is shard Shard of Shards (see
+	// Node.Shards); both 0 for a stage that is not sharded.
 	Shard, Shards int
 	// Tracker reports progress; nil means none.
 	Tracker func(label string, total int64) Tracker
@@ -110,17 +103,14 @@ var ErrUndeclaredInput = errors.New("pipeline: undeclared input")
 // (ShardName) or part (PartName) of one. Any other stage is an error
 // wrapping ErrUndeclaredInput.
 func (e *Env) InDir(stage string) (string, error) {
-	if e.Exp == nil {
-		return e.StageDir("", stage)
-	}
-	return e.StageDir(e.Exp.Name, stage)
+	return e.StageDir(e.Experiment, stage)
 }
 
 // StageDir is the final directory of node stage of experiment; experiment
 // "" names a job-level stage. Job-level stages read every experiment's
-// outputs this way: for i := range env.Job.Experiments { env.StageDir(
-// env.Job.Experiments[i].Name, "evaluate") }. As for InDir, the node must
-// be one the running stage depends on.
+// outputs this way, naming each experiment (which their parameters list):
+// env.StageDir("men-image", "evaluate"). As for InDir, the node must be
+// one the running stage depends on.
 func (e *Env) StageDir(experiment, stage string) (string, error) {
 	id := stage
 	if experiment != "" {
@@ -128,8 +118,8 @@ func (e *Env) StageDir(experiment, stage string) (string, error) {
 	}
 	if !e.inputs[id] {
 		self := e.Stage
-		if e.Exp != nil {
-			self = e.Exp.Name + "/" + self
+		if e.Experiment != "" {
+			self = e.Experiment + "/" + self
 		}
 		return "", fmt.Errorf("%w: %s reads %s, which is not among its stage's Deps", ErrUndeclaredInput, self, id)
 	}
@@ -143,10 +133,10 @@ func (e *Env) FailurePath(name string) string {
 	return filepath.Join(filepath.Dir(e.OutDir), e.Stage+".failed."+name)
 }
 
-// RNG returns a generator seeded from the job seed, the experiment, the stage
-// and purpose, so streams are independent and stable when others change.
-// Job-level stages get the job's seed and an empty experiment name. A part
-// of a Parted stage draws from its stage's streams (the stage's name, not
+// RNG returns a generator seeded from the node's seed (Env.Seed; 0 means
+// 1), the experiment, the stage and purpose, so streams are independent and
+// stable when others change. Job-level stages have an empty experiment
+// name. A part of a parted stage draws from its stage's streams (the stage's name, not
 // the node's): its purposes must tell the parts apart, and a part then
 // draws what it drew when all parts ran in one node.
 func (e *Env) RNG(purpose string) *rand.Rand {
@@ -154,14 +144,12 @@ func (e *Env) RNG(purpose string) *rand.Rand {
 	if e.Part != "" {
 		stage = strings.TrimSuffix(stage, "."+e.Part)
 	}
-	name, seed := "", uint64(1)
-	if e.Exp != nil {
-		name, seed = e.Exp.Name, e.Exp.Seed
-	} else if e.Job != nil && e.Job.Seed != 0 {
-		seed = e.Job.Seed
+	seed := e.Seed
+	if seed == 0 {
+		seed = 1
 	}
 	h := fnv.New64a()
-	h.Write([]byte(name + "\x00" + stage + "\x00" + purpose))
+	h.Write([]byte(e.Experiment + "\x00" + stage + "\x00" + purpose))
 	return rand.New(rand.NewPCG(seed, h.Sum64()))
 }
 
@@ -171,70 +159,6 @@ func (e *Env) Track(label string, total int64) Tracker {
 		return nopTracker{}
 	}
 	return e.Tracker(label, total)
-}
-
-// Versioned is implemented by a stage that declares the version of the code
-// whose behaviour decides its outputs (like Dagster's code_version). The
-// version goes into the cache key in place of the executable's hash, so a
-// rebuild that does not change the stage's behaviour reruns nothing.
-//
-// The rule: bump the version in the same commit as any change that can
-// change the stage's outputs for the same inputs (a new column, another
-// rounding, another order, a dependency upgrade that writes other bytes);
-// a refactoring that writes the same bytes keeps it. The guard test
-// (stages TestStageVersions) fails when outputs changed under an unchanged
-// version. Versions are compared as strings; use semantic versions
-// ("1.2.0") without spaces.
-type Versioned interface {
-	Version() string
-}
-
-// GoDependent is implemented by a versioned stage whose outputs depend on
-// the Go toolchain: floating-point results of package math or of the
-// fused multiply-adds the compiler emits on some GOARCHes, or the
-// algorithms of math/rand/v2, which carry no stability promise. When
-// GoDependent returns true, the Go version and GOARCH join its code
-// version, so a new toolchain reruns it. Stages that only parse, count and
-// sort leave it out and survive toolchain upgrades.
-type GoDependent interface {
-	GoDependent() bool
-}
-
-// NumericEnv is implemented by a versioned stage whose outputs depend on
-// something of the machine or the build that neither its version nor the
-// toolchain captures, such as the BLAS implementation and CPU kernel that
-// computes its matrix products. The string (e.g. "openblas 0.3.21
-// Haswell"; "" when nothing applies) joins the code version, so outputs of
-// one kernel are never reused by a process running another, and the guard
-// test keeps golden outputs per string.
-type NumericEnv interface {
-	NumericEnv() string
-}
-
-// Preflighter is implemented by a stage that can tell from the resolved
-// settings alone that it would fail for want of a resource, e.g. train's
-// memory. Run calls Preflight on every selected stage before it takes a lock
-// or runs anything, and fails at once with the error (which should wrap
-// ErrConfig: the job asks for more than the machine has); Plan reports it
-// as the stage's failure. Preflight must not read data files.
-type Preflighter interface {
-	Preflight(exp *job.Resolved) error
-}
-
-// PartPreflighter is Preflighter for a Parted stage: each selected part
-// node is checked alone, so a part that fits is not refused for the sake
-// of another that does not. A Parted stage's Preflight is not called.
-type PartPreflighter interface {
-	PreflightPart(exp *job.Resolved, part string) error
-}
-
-// Publisher is implemented by a job-level stage some of whose outputs also
-// appear at the run directory's root (report publishes metrics.parquet as
-// RunDir/metrics.parquet). The runner hard-links (or copies) each named
-// file from the stage's final directory to RunDir/<name> through a
-// temporary name and a rename, so the root file is never partial.
-type Publisher interface {
-	Publish() []string
 }
 
 // Tracker receives progress; it never influences outputs. Add may be called

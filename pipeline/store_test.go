@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"monomer/pipeline/cache"
 )
 
 // TestStoreRestores: switching k away and back restores train's (and
@@ -27,7 +29,7 @@ func TestStoreRestores(t *testing.T) {
 	if !slices.Equal(ran, []string{"a/evaluate", "a/train", "b/evaluate", "b/train", "report"}) {
 		t.Fatalf("k=7 ran %v", ran)
 	}
-	steps, err := Plan(f.load(t), f.exp, f.jobSt, Options{RunDir: f.runDir, Store: opts.Store})
+	steps, err := planJob(f.load(t), f.exp, f.jobSt, Options{RunDir: f.runDir, Store: opts.Store})
 	must(t, err)
 	for _, s := range steps {
 		if s.ID == "a/train" && !strings.HasSuffix(s.Why, "(restored from the store)") {
@@ -42,7 +44,7 @@ func TestStoreRestores(t *testing.T) {
 	if back := files(t, f.runDir); !maps.Equal(first, back) {
 		t.Error("restored outputs differ from the first run's")
 	}
-	m, err := ReadManifest(filepath.Join(f.runDir, "a", "train"))
+	m, err := cache.ReadManifest(filepath.Join(f.runDir, "a", "train"))
 	must(t, err)
 	if m.Stats["restored_from_store"] != true {
 		t.Errorf("manifest stats %v", m.Stats)
@@ -65,7 +67,7 @@ func TestStoreRestores(t *testing.T) {
 
 	// An entry edited in place (as an edit through the hard link of a
 	// freshly run stage would) is dropped, and the stage runs.
-	stored := filepath.Join(opts.store().entry(m.Key), "out.txt")
+	stored := filepath.Join(opts.store().Entry(m.Key), "out.txt")
 	must(t, os.WriteFile(stored, []byte("edited\n"), 0o644))
 	_, _, err = f.run(t, opts, "settings.k=7")
 	must(t, err)
@@ -75,7 +77,7 @@ func TestStoreRestores(t *testing.T) {
 		t.Errorf("after an in-place edit of the entry ran %v", ran)
 	}
 
-	res, err := Trim(opts.Store, 0)
+	res, err := cache.Trim(opts.Store, 0)
 	must(t, err)
 	if res.Kept != 0 || res.Removed < 13 {
 		t.Errorf("trim to 0: %+v", res)

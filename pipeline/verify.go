@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"monomer/job"
+	"monomer/pipeline/cache"
 )
 
 // VerifyStep is one stage's verdict in Verify.
@@ -56,7 +56,7 @@ func (r *VerifyResult) First() *VerifyStep {
 // the run directory but its scratch directory (.verify.tmp-<pid>, removed
 // at the end, or by the next run if killed). A manifest or table that
 // cannot be read is an error wrapping ErrUsage.
-func Verify(ctx context.Context, job *job.Job, expStages, jobStages []Stage, opts Options) (*VerifyResult, error) {
+func Verify(ctx context.Context, g *Graph, opts Options) (*VerifyResult, error) {
 	if opts.RunDir == "" {
 		return nil, fmt.Errorf("%w: no run directory", ErrUsage)
 	}
@@ -66,7 +66,7 @@ func Verify(ctx context.Context, job *job.Job, expStages, jobStages []Stage, opt
 	if fi, err := os.Stat(opts.RunDir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%w: run directory %s does not exist", ErrUsage, opts.RunDir)
 	}
-	g, sel, err := selectNodes(job, expStages, jobStages, &opts)
+	sel, err := g.selection(&opts)
 	if err != nil {
 		return nil, err
 	}
@@ -82,9 +82,9 @@ func Verify(ctx context.Context, job *job.Job, expStages, jobStages []Stage, opt
 	}
 	defer os.RemoveAll(scratch)
 
-	cache := loadHashCache(opts.hashCachePath())
-	cache.path = "" // verify writes nothing but its scratch directory
-	r := &runner{g: g, opts: &opts, log: log, cache: cache, sum: &Summary{}}
+	hashes := cache.OpenHashCache(opts.hashCachePath())
+	hashes.ReadOnly() // verify writes nothing but its scratch directory
+	r := &runner{g: g, opts: &opts, log: log, hashes: hashes, sum: &Summary{}}
 	res := &VerifyResult{}
 	for _, n := range g.Nodes {
 		if !sel[n] {
@@ -113,7 +113,7 @@ func Verify(ctx context.Context, job *job.Job, expStages, jobStages []Stage, opt
 // upToDateKey returns n's manifest when its key matches the inputs now.
 // Its outputs may have been modified since: that is for verifyNode to
 // find and locate.
-func (r *runner) upToDateKey(n *Node) (*Manifest, error) {
+func (r *runner) upToDateKey(n *Node) (*cache.Manifest, error) {
 	in, err := r.inputs(n)
 	var mu *missingUpstream
 	switch {
@@ -122,24 +122,24 @@ func (r *runner) upToDateKey(n *Node) (*Manifest, error) {
 	case err != nil:
 		return nil, err
 	}
-	m, err := ReadManifest(n.Dir(r.opts.RunDir))
+	m, err := cache.ReadManifest(n.Dir(r.opts.RunDir))
 	switch {
 	case notExist(err):
 		return nil, fmt.Errorf("pipeline: verify: %s has not run; run it first", n.ID)
 	case err != nil:
 		return nil, fmt.Errorf("%w: verify: unreadable manifest: %v", ErrUsage, err)
-	case m.Format != manifestFormat || m.Key != in.key():
-		return nil, fmt.Errorf("pipeline: verify: %s is not up to date (stale: %s); run it first", n.ID, strings.Join(staleReasons(m.Inputs, in), "; "))
+	case m.Format != cache.ManifestFormat || m.Key != in.Key():
+		return nil, fmt.Errorf("pipeline: verify: %s is not up to date (stale: %s); run it first", n.ID, strings.Join(cache.StaleReasons(m.Inputs, in), "; "))
 	}
 	return m, nil
 }
 
 // verifyNode reruns n into out and compares what it wrote with m.
-func (r *runner) verifyNode(ctx context.Context, n *Node, m *Manifest, out string) (*VerifyStep, error) {
+func (r *runner) verifyNode(ctx context.Context, n *Node, m *cache.Manifest, out string) (*VerifyStep, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
-	res, err := runStage(ctx, n.Stage, n.env(r, out))
+	res, err := runStage(ctx, n.Work, n.env(r, out))
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: verify: %s: %w", n.ID, err)
 	}
@@ -155,7 +155,7 @@ func (r *runner) verifyNode(ctx context.Context, n *Node, m *Manifest, out strin
 	for _, o := range outs {
 		now[o.Name] = o.SHA256
 	}
-	recorded := m.outputMap()
+	recorded := m.OutputMap()
 	differ := func(name, detail string) {
 		step.Match, step.Table, step.Diff = false, name, detail
 	}
@@ -166,7 +166,7 @@ func (r *runner) verifyNode(ctx context.Context, n *Node, m *Manifest, out strin
 	for _, o := range m.Outputs {
 		final := filepath.Join(dir, filepath.FromSlash(o.Name))
 		sum, ok := now[o.Name]
-		disk, _, err := r.cache.file(final)
+		disk, _, err := r.hashes.File(final)
 		if err != nil && !notExist(err) {
 			return nil, fmt.Errorf("%w: verify: %s: %v", ErrUsage, n.ID, err)
 		}
@@ -184,12 +184,12 @@ func (r *runner) verifyNode(ctx context.Context, n *Node, m *Manifest, out strin
 		case strings.HasSuffix(o.Name, ".parquet"):
 			d := &DiffResult{Row: -1}
 			found := false
-			if err := diffTable(final, filepath.Join(out, filepath.FromSlash(o.Name)), o.Name, 0, d, &found); err != nil {
+			if err := diffTable(r.opts.Compare, final, filepath.Join(out, filepath.FromSlash(o.Name)), o.Name, 0, d, &found); err != nil {
 				return nil, fmt.Errorf("%w: verify: %s: %v", ErrUsage, n.ID, err)
 			}
 			switch {
 			case !found:
-				differ(o.Name, fmt.Sprintf("same cells, other bytes (sha256 %s recorded, %s on disk, %s rerun)", short(o.SHA256), short(disk), short(sum)))
+				differ(o.Name, fmt.Sprintf("same cells, other bytes (sha256 %s recorded, %s on disk, %s rerun)", cache.Short(o.SHA256), cache.Short(disk), cache.Short(sum)))
 			case d.Row < 0:
 				differ(o.Name, d.Detail+note)
 			default:
@@ -197,7 +197,7 @@ func (r *runner) verifyNode(ctx context.Context, n *Node, m *Manifest, out strin
 				step.Row, step.Column, step.A, step.B = d.Row, d.Column, d.A, d.B
 			}
 		default:
-			differ(o.Name, fmt.Sprintf("sha256 %s recorded, %s on disk, %s rerun", short(o.SHA256), short(disk), short(sum)))
+			differ(o.Name, fmt.Sprintf("sha256 %s recorded, %s on disk, %s rerun", cache.Short(o.SHA256), cache.Short(disk), cache.Short(sum)))
 		}
 		break
 	}

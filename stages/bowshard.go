@@ -15,7 +15,7 @@ import (
 
 // BowShard counts one shard of a bag-of-words experiment's candidate terms:
 // the text work that scales out. With vocab_shards: n the DAG holds n nodes
-// bow-shard-<i>-of-<n> between ingest and features (pipeline.Sharded),
+// bow-shard-<i>-of-<n> between ingest and features (ShardedStage),
 // each tagging only the reviews of items with index % n == i, run by the
 // runner like any stage (lock, atomic commit, manifest, key), so an
 // orchestrator runs them as independent tasks. Features then merges their
@@ -23,10 +23,7 @@ import (
 // vectorises against it.
 type BowShard struct{}
 
-var (
-	_ pipeline.Stage   = BowShard{}
-	_ pipeline.Sharded = BowShard{}
-)
+var _ ShardedStage[bowShardParams] = BowShard{}
 
 func (BowShard) Name() string   { return "bow-shard" }
 func (BowShard) Deps() []string { return []string{"ingest"} }
@@ -43,11 +40,11 @@ type bowShardParams struct {
 	UseSummary bool `json:"use_summary"`
 }
 
-// Key: the counts depend on the text options only; the vocabulary size and
-// sample are applied when features merges them. The reviews are ingest's
-// table, an upstream output, so no raw file is named.
-func (BowShard) Key(e *job.Resolved) (any, []string) {
-	return bowShardParams{e.Settings.UseSummary.Get()}, nil
+// Params: the counts depend on the text options only; the vocabulary size
+// and sample are applied when features merges them. The reviews are
+// ingest's table, an upstream output, so no raw file is named.
+func (BowShard) Params(e *job.Resolved) bowShardParams {
+	return bowShardParams{e.Settings.UseSummary.Get()}
 }
 
 // Output files of a shard's directory.
@@ -56,8 +53,7 @@ const (
 	shardInfoFile   = "info.parquet"
 )
 
-func (BowShard) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
-	e := env.Exp
+func (BowShard) Run(ctx context.Context, env *pipeline.Env, p bowShardParams) (*pipeline.Result, error) {
 	it, err := readItems(env.InDir)
 	if err != nil {
 		return nil, err
@@ -67,8 +63,10 @@ func (BowShard) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 		return nil, err
 	}
 	tr := env.Track("tokenise and tag reviews", 0)
-	docs := reviewDocs(ctx, path, it.rows(), e.Settings.UseSummary.Get(), tr.Add)
-	c, err := bow.CountShard(ctx, docs, env.Shard, env.Shards, bowOptions(e))
+	docs := reviewDocs(ctx, path, it.rows(), p.UseSummary, tr.Add)
+	// Counting reads no option but the worker count (the vocabulary's
+	// size and sample apply when features merges the shards).
+	c, err := bow.CountShard(ctx, docs, env.Shard, env.Shards, bow.Options{})
 	tr.Done()
 	if err != nil {
 		return nil, err
@@ -83,7 +81,7 @@ func (BowShard) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 		return nil, err
 	}
 	ni, err := schema.Write(filepath.Join(env.OutDir, shardInfoFile), schema.BowShardCols{Shard: []int32{int32(c.Shard)}, Shards: []int32{int32(c.Shards)},
-		Docs: []int64{c.Docs}, Tokens: []int64{c.Tokens}, LevelTokens: [][]int64{c.LevelTokens}, Fingerprint: []string{shardFingerprint(e, it.asin)}})
+		Docs: []int64{c.Docs}, Tokens: []int64{c.Tokens}, LevelTokens: [][]int64{c.LevelTokens}, Fingerprint: []string{shardFingerprint(p.UseSummary, it.asin)}})
 	if err != nil {
 		return nil, err
 	}
@@ -97,9 +95,9 @@ func (BowShard) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 // text options. The runner's keys already keep shards and features
 // consistent; features checks it anyway, since it reads the shards'
 // directories by name.
-func shardFingerprint(e *job.Resolved, asins []string) string {
+func shardFingerprint(useSummary bool, asins []string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%v\x00%d\x00", e.Settings.UseSummary.Get(), len(asins))
+	fmt.Fprintf(h, "%v\x00%d\x00", useSummary, len(asins))
 	for _, a := range asins {
 		h.Write([]byte(a))
 		h.Write([]byte{0})
@@ -109,8 +107,8 @@ func shardFingerprint(e *job.Resolved, asins []string) string {
 
 // readBowShards reads all n shards' counts of the experiment, written by
 // the bow-shard nodes features depends on.
-func readBowShards(ctx context.Context, env *pipeline.Env, asins []string, n int) ([]*bow.Counts, error) {
-	want := shardFingerprint(env.Exp, asins)
+func readBowShards(ctx context.Context, env *pipeline.Env, asins []string, n int, useSummary bool) ([]*bow.Counts, error) {
+	want := shardFingerprint(useSummary, asins)
 	var out []*bow.Counts
 	for i := range n {
 		dir, err := env.InDir(pipeline.ShardName(BowShard{}.Name(), i, n))
@@ -142,6 +140,6 @@ func readBowShards(ctx context.Context, env *pipeline.Env, asins []string, n int
 	return out, nil
 }
 
-func bowOptions(e *job.Resolved) bow.Options {
-	return bow.Options{VocabSize: e.Settings.VocabSize, SampleTokens: e.Settings.VocabSampleTokens}
+func bowOptions(p featuresParams) bow.Options {
+	return bow.Options{VocabSize: p.VocabSize, SampleTokens: p.VocabSampleTokens}
 }

@@ -14,15 +14,24 @@ import (
 	"monomer/schema"
 )
 
-// Experiment lists the per-experiment stages in DAG order. Stages not built
-// yet are absent, never faked.
-func Experiment() []pipeline.Stage {
-	return []pipeline.Stage{Ingest{}, BowShard{}, Features{}, Negatives{}, Split{}, Train{}, Evaluate{}, Recommend{}}
+// Experiment lists the per-experiment stages in DAG order, each bound to
+// its parameters' type. Stages not built yet are absent, never faked.
+func Experiment() []Stage {
+	return []Stage{
+		Each[ingestParams](Ingest{}),
+		Sharded[bowShardParams](BowShard{}),
+		Each[featuresParams](Features{}),
+		Each[negativesParams](Negatives{}),
+		Each[splitParams](Split{}),
+		Parted[trainParams](Train{}),
+		Each[evaluateParams](Evaluate{}),
+		Each[recommendParams](Recommend{}),
+	}
 }
 
 // Job lists the job-level stages, run after every experiment.
-func Job() []pipeline.Stage {
-	return []pipeline.Stage{Report{}}
+func Job() []Stage {
+	return []Stage{JobLevel[reportParams](Report{})}
 }
 
 // inputs gives the directory of an upstream stage of one experiment:

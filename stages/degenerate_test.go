@@ -45,7 +45,7 @@ func TestDegenerateFitWarned(t *testing.T) {
 	dir := t.TempDir()
 	var logs bytes.Buffer
 	opts := pipeline.Options{RunDir: dir, Logger: pipeline.NewLogger(&logs, false)}
-	if _, err := pipeline.Run(context.Background(), j, Experiment(), Job(), opts); err != nil {
+	if _, err := runStages(context.Background(), j, Experiment(), Job(), opts); err != nil {
 		t.Fatal(err)
 	}
 	warned := map[string]bool{} // "λ flag"

@@ -63,8 +63,8 @@ func TestDemoStory(t *testing.T) {
 			dir := t.TempDir()
 			// Through evaluate: the story is in the test errors, and the
 			// recommendations and report are tested on their own.
-			through := slices.Index(Experiment(), pipeline.Stage(Evaluate{}))
-			if _, err := pipeline.Run(t.Context(), j, Experiment()[:through+1], nil, pipeline.Options{RunDir: dir}); err != nil {
+			through := slices.IndexFunc(Experiment(), func(s Stage) bool { return s.Name() == "evaluate" })
+			if _, err := runStages(t.Context(), j, Experiment()[:through+1], nil, pipeline.Options{RunDir: dir}); err != nil {
 				t.Fatal(err)
 			}
 			img, _ := testPredictions(t, filepath.Join(dir, "men-also_bought-image", "evaluate", "predictions.parquet"))

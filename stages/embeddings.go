@@ -8,6 +8,7 @@ import (
 
 	"monomer/imagefeat"
 	"monomer/job"
+	"monomer/models"
 	"monomer/pipeline"
 	"monomer/schema"
 )
@@ -16,10 +17,10 @@ import (
 // (data.embeddings) where the image path writes its own, so that training
 // reads both alike; the items without a vector are left out of
 // feature_items, as bag-of-words leaves out those without words.
-func embeddingFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.Result, error) {
-	path := env.Exp.Data.Embeddings
+func embeddingFeatures(ctx context.Context, env *pipeline.Env, p featuresParams, it *items) (*pipeline.Result, error) {
+	path := p.Embeddings[0]
 	tr := env.Track("read "+filepath.Base(path), 0)
-	st, err := imagefeat.ExtractEmbeddings(ctx, path, it.rows(), len(it.asin), env.Exp.Settings.RejectRatio.Get(),
+	st, err := imagefeat.ExtractEmbeddings(ctx, path, it.rows(), len(it.asin), p.RejectRatio,
 		filepath.Join(env.OutDir, imageMatrixFile), imagefeat.WithProgress(tr.Add))
 	tr.Done()
 	if errors.Is(err, imagefeat.ErrEmbeddings) {
@@ -30,7 +31,7 @@ func embeddingFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipe
 	}
 	if st.Kept == 0 {
 		return nil, fmt.Errorf("%w: no item of experiment %s has a vector in %s (%d rows, %d of ids that are not items, the first %s; items look like %s)",
-			pipeline.ErrBadInput, env.Exp.Name, path, st.Rows, st.Unknown, st.FirstUnknown, it.asin[0])
+			pipeline.ErrBadInput, env.Experiment, path, st.Rows, st.Unknown, st.FirstUnknown, it.asin[0])
 	}
 	asin := make([]string, 0, st.Kept)
 	idx := make([]int32, 0, st.Kept)
@@ -56,15 +57,15 @@ func embeddingFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipe
 // dimension, the bound job validation applies to image features before the
 // run: a model projects to at most as many dimensions as the features
 // have. Train checks it, whose key holds the sizes.
-func checkEmbeddingDim(e *job.Resolved, model string, dim int) error {
+func checkEmbeddingDim(experiment, model string, s models.Settings, dim int) error {
 	m := registered(model)
 	if m.Bounds == nil {
 		return nil
 	}
-	for _, b := range m.Bounds(e.Settings.Models()) {
+	for _, b := range m.Bounds(s) {
 		if !b.Words && b.Value > dim {
-			return fmt.Errorf("%w: experiment %s: settings.%s: %d is above the dimension of the embeddings in %s, %d (%s)",
-				job.ErrConfig, e.Name, b.Setting, b.Value, filepath.Base(e.Data.Embeddings), dim, b.Why)
+			return fmt.Errorf("%w: experiment %s: settings.%s: %d is above the dimension of the embeddings, %d (%s)",
+				job.ErrConfig, experiment, b.Setting, b.Value, dim, b.Why)
 		}
 	}
 	return nil

@@ -20,17 +20,19 @@ import (
 // point). CT is scored from the count matrix node train.ct wrote.
 type Evaluate struct{}
 
-var _ pipeline.Stage = Evaluate{}
+var _ ExpStage[evaluateParams] = Evaluate{}
 
 func (Evaluate) Name() string   { return "evaluate" }
 func (Evaluate) Deps() []string { return []string{"ingest", "features", "split", "train"} }
 
+// Features is the kind of features the models score on.
 type evaluateParams struct {
-	Models []string `json:"models"`
+	Models   []string `json:"models"`
+	Features string   `json:"features"`
 }
 
-func (Evaluate) Key(e *job.Resolved) (any, []string) {
-	return evaluateParams{Models: e.Models}, nil
+func (Evaluate) Params(e *job.Resolved) evaluateParams {
+	return evaluateParams{Models: e.Models, Features: e.Features}
 }
 
 type predTable struct {
@@ -145,12 +147,12 @@ func readFits(dir string) (map[string]*savedFit, error) {
 	return out, nil
 }
 
-func (Evaluate) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
+func (Evaluate) Run(ctx context.Context, env *pipeline.Env, p evaluateParams) (*pipeline.Result, error) {
 	it, err := readItems(env.InDir)
 	if err != nil {
 		return nil, err
 	}
-	feat, _, closeFeat, err := loadFeatures(env.InDir, env.Exp.Features)
+	feat, _, closeFeat, err := loadFeatures(env.InDir, p.Features)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +161,7 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 	if err != nil {
 		return nil, err
 	}
-	saved, err := readTrainedFits(env.InDir, env.Exp.Models)
+	saved, err := readTrainedFits(env.InDir, p.Models)
 	if err != nil {
 		return nil, err
 	}
@@ -170,8 +172,8 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, e
 	}
 	var pred predTable
 	var met metricTable
-	exp := env.Exp.Name
-	for _, model := range env.Exp.Models {
+	exp := env.Experiment
+	for _, model := range p.Models {
 		var score func([]graph.Pair) ([]float64, []float64, error)
 		var fit *savedFit
 		m := registered(model)

@@ -20,11 +20,11 @@ import (
 // have a feature vector; later stages drop the rest.
 type Features struct{}
 
-var _ pipeline.Stage = Features{}
+var _ ExpStage[featuresParams] = Features{}
 
 func (Features) Name() string { return "features" }
 
-// Deps: the bow-shard nodes exist only with vocab_shards (pipeline.Sharded).
+// Deps: the bow-shard nodes exist only with vocab_shards (ShardedStage).
 func (Features) Deps() []string { return []string{"ingest", "bow-shard"} }
 
 type featuresParams struct {
@@ -35,41 +35,55 @@ type featuresParams struct {
 	UseSummary        bool    `json:"use_summary,omitempty"`
 	VocabSampleTokens int64   `json:"vocab_sample_tokens,omitempty"`
 	RejectRatio       float64 `json:"reject_ratio,omitempty"` // embeddings only
+	// ImageFeatures is the raw image-feature file (image features only),
+	// and Embeddings the embeddings file with its ids file if any
+	// (embeddings only), keyed by their content (Files).
+	ImageFeatures string   `json:"-"`
+	Embeddings    []string `json:"-"`
 }
 
-func (Features) Key(e *job.Resolved) (any, []string) {
+// Files is the image-feature file, for image features, or the embeddings
+// files, for embeddings.
+func (p featuresParams) Files() []string {
+	if p.ImageFeatures == "" {
+		return p.Embeddings
+	}
+	return []string{p.ImageFeatures}
+}
+
+func (Features) Params(e *job.Resolved) featuresParams {
 	if e.Features == "image" {
-		return featuresParams{Kind: "image", ImageScale: e.Settings.ImageScale}, []string{e.Data.ImageFeatures}
+		return featuresParams{Kind: "image", ImageScale: e.Settings.ImageScale, ImageFeatures: e.Data.ImageFeatures}
 	}
 	if e.Features == "embeddings" {
-		return featuresParams{Kind: "embeddings", RejectRatio: e.Settings.RejectRatio.Get()}, imagefeat.EmbeddingFiles(e.Data.Embeddings)
+		return featuresParams{Kind: "embeddings", RejectRatio: e.Settings.RejectRatio.Get(), Embeddings: imagefeat.EmbeddingFiles(e.Data.Embeddings)}
 	}
 	return featuresParams{Kind: "bow", VocabShards: e.Settings.VocabShards.Get(), VocabSize: e.Settings.VocabSize, UseSummary: e.Settings.UseSummary.Get(),
-		VocabSampleTokens: e.Settings.VocabSampleTokens}, nil // the reviews: ingest's table, an upstream output
+		VocabSampleTokens: e.Settings.VocabSampleTokens} // the reviews: ingest's table, an upstream output
 }
 
 // imageMatrixFile is the image-feature matrix inside the features directory.
 const imageMatrixFile = "image.arrow"
 
-func (Features) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
+func (Features) Run(ctx context.Context, env *pipeline.Env, p featuresParams) (*pipeline.Result, error) {
 	it, err := readItems(env.InDir)
 	if err != nil {
 		return nil, err
 	}
-	if env.Exp.Features == "image" {
-		return imageFeatures(ctx, env, it)
+	if p.Kind == "image" {
+		return imageFeatures(ctx, env, p, it)
 	}
-	if env.Exp.Features == "embeddings" {
-		return embeddingFeatures(ctx, env, it)
+	if p.Kind == "embeddings" {
+		return embeddingFeatures(ctx, env, p, it)
 	}
-	return bowFeatures(ctx, env, it)
+	return bowFeatures(ctx, env, p, it)
 }
 
-func imageFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.Result, error) {
+func imageFeatures(ctx context.Context, env *pipeline.Env, p featuresParams, it *items) (*pipeline.Result, error) {
 	rows := it.rows()
 	tr := env.Track("extract image features", 0)
-	st, err := imagefeat.Extract(ctx, env.Exp.Data.ImageFeatures, rows, len(it.asin),
-		float32(env.Exp.Settings.ImageScale), filepath.Join(env.OutDir, imageMatrixFile), imagefeat.WithProgress(tr.Add))
+	st, err := imagefeat.Extract(ctx, p.ImageFeatures, rows, len(it.asin),
+		float32(p.ImageScale), filepath.Join(env.OutDir, imageMatrixFile), imagefeat.WithProgress(tr.Add))
 	tr.Done()
 	if err != nil {
 		return nil, err
@@ -125,13 +139,12 @@ func reviewDocs(ctx context.Context, path string, rows map[string]int32, summary
 	}
 }
 
-func bowFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.Result, error) {
+func bowFeatures(ctx context.Context, env *pipeline.Env, p featuresParams, it *items) (*pipeline.Result, error) {
 	rows := it.rows()
-	s := env.Exp.Settings
-	opts := bowOptions(env.Exp)
+	opts := bowOptions(p)
 	var vocab []bow.Term
-	if s.VocabShards.Get() > 0 {
-		shards, err := readBowShards(ctx, env, it.asin, s.VocabShards.Get())
+	if p.VocabShards > 0 {
+		shards, err := readBowShards(ctx, env, it.asin, p.VocabShards, p.UseSummary)
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +161,7 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, it *items) (*pipeline.R
 		return nil, err
 	}
 	tr := env.Track("tokenise and tag reviews", 0)
-	docs := reviewDocs(ctx, path, rows, s.UseSummary.Get(), tr.Add)
+	docs := reviewDocs(ctx, path, rows, p.UseSummary, tr.Add)
 	var res *bow.Result
 	if vocab != nil {
 		res, err = bow.Vectorize(ctx, docs, len(it.asin), vocab, opts)

@@ -28,7 +28,7 @@ import (
 // and then filtered like the lists of the metadata.
 type Ingest struct{}
 
-var _ pipeline.Stage = Ingest{}
+var _ ExpStage[ingestParams] = Ingest{}
 
 func (Ingest) Name() string   { return "ingest" }
 func (Ingest) Deps() []string { return nil }
@@ -43,6 +43,22 @@ type ingestParams struct {
 	// with a list graph are what they were before these fields existed.
 	Format   string          `json:"format,omitempty"`
 	CoReview *coReviewParams `json:"co_review,omitempty"`
+	// The raw files, keyed by their content (Files), not by where they lie.
+	Meta          string `json:"-"`
+	Reviews       string `json:"-"` // "" without reviews
+	ImageFeatures string `json:"-"` // "" but for image features
+}
+
+// Files are the metadata, the reviews and the image features, those given.
+func (p ingestParams) Files() []string {
+	files := []string{p.Meta}
+	if p.Reviews != "" {
+		files = append(files, p.Reviews)
+	}
+	if p.ImageFeatures != "" {
+		files = append(files, p.ImageFeatures)
+	}
+	return files
 }
 
 // coReviewParams are the co_review settings, keyed only by experiments
@@ -65,15 +81,14 @@ func coReviewOf(e *job.Resolved) *coReviewParams {
 // from the metadata's lists.
 const coReviewGraph = "co_review"
 
-func (Ingest) Key(e *job.Resolved) (any, []string) {
-	files := []string{e.Data.Meta}
-	if e.Data.Reviews != "" {
-		files = append(files, e.Data.Reviews)
-	}
+func (Ingest) Params(e *job.Resolved) ingestParams {
+	p := ingestParams{Category: e.Category, Depth: e.Depth.Get(), Graph: e.Graph, Features: e.Features,
+		RejectRatio: e.Settings.RejectRatio.Get(), Format: e.Data.Format, CoReview: coReviewOf(e),
+		Meta: e.Data.Meta, Reviews: e.Data.Reviews}
 	if e.Features == "image" {
-		files = append(files, e.Data.ImageFeatures)
+		p.ImageFeatures = e.Data.ImageFeatures
 	}
-	return ingestParams{e.Category, e.Depth.Get(), e.Graph, e.Features, e.Settings.RejectRatio.Get(), e.Data.Format, coReviewOf(e)}, files
+	return p
 }
 
 // scopedItem is an item of the experiment while ingest collects them.
@@ -166,8 +181,8 @@ func (s *pathSet) add(paths [][]string) {
 
 func (s *pathSet) list() []string { return slices.Collect(maps.Keys(s.seen)) }
 
-func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
-	in := &ingestion{env: env, exp: env.Exp, stats: map[string]any{}}
+func (Ingest) Run(ctx context.Context, env *pipeline.Env, e ingestParams) (*pipeline.Result, error) {
+	in := &ingestion{env: env, exp: e, stats: map[string]any{}}
 	sc, err := in.scopeItems(ctx)
 	if err != nil {
 		return nil, err
@@ -205,7 +220,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 // count as they go.
 type ingestion struct {
 	env   *pipeline.Env
-	exp   *job.Resolved
+	exp   ingestParams
 	stats map[string]any
 	rej   rejectSink
 	lines int64 // lines read of every file: the rejects' denominator
@@ -228,10 +243,10 @@ func (in *ingestion) scopeItems(ctx context.Context) (*scope, error) {
 	exp := in.exp
 	prefix := amazon.CategoryPrefix(exp.Category)
 	sc := &scope{byASIN: map[string]*scopedItem{}, others: newPathSet(len(prefix))}
-	tr := in.env.Track("read "+filepath.Base(exp.Data.Meta), 0)
-	ms, err := amazon.ReadMetaFormat(ctx, exp.Data.Format, exp.Data.Meta, func(p *amazon.Product) error {
+	tr := in.env.Track("read "+filepath.Base(exp.Meta), 0)
+	ms, err := amazon.ReadMetaFormat(ctx, exp.Format, exp.Meta, func(p *amazon.Product) error {
 		tr.Add(1)
-		sub, path, matched, ok := amazon.Subcategory(p.Categories, prefix, exp.Depth.Get())
+		sub, path, matched, ok := amazon.Subcategory(p.Categories, prefix, exp.Depth)
 		switch {
 		case !matched:
 			sc.outOfScope++
@@ -255,7 +270,7 @@ func (in *ingestion) scopeItems(ctx context.Context) (*scope, error) {
 		return nil, err
 	}
 	if ms.Records == 0 {
-		msg := fmt.Sprintf("%s holds no product records (%d lines)", exp.Data.Meta, ms.Lines)
+		msg := fmt.Sprintf("%s holds no product records (%d lines)", exp.Meta, ms.Lines)
 		if len(in.rej.rows) > 0 {
 			j := in.rej.rows[0]
 			msg += fmt.Sprintf("; first reject: line %d: %s%s", j.Line, j.Err, formatHint(j))
@@ -278,17 +293,17 @@ func (in *ingestion) scopeItems(ctx context.Context) (*scope, error) {
 // derives its graph from them. It returns the number of reviews kept.
 func (in *ingestion) reviews(ctx context.Context, sc *scope) (int64, error) {
 	var co *coReviews
-	if p := coReviewOf(in.exp); p != nil {
+	if p := in.exp.CoReview; p != nil {
 		co = &coReviews{params: *p, users: map[string]int32{}}
 	}
 	var nKept int64
-	if in.exp.Data.Reviews != "" {
+	if in.exp.Reviews != "" {
 		var err error
 		if nKept, err = in.readReviews(ctx, sc, co); err != nil {
 			return 0, err
 		}
 	}
-	if err := in.rej.check(in.env, in.lines, in.exp.Settings.RejectRatio.Get()); err != nil {
+	if err := in.rej.check(in.env, in.lines, in.exp.RejectRatio); err != nil {
 		return 0, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -314,10 +329,10 @@ func (in *ingestion) readReviews(ctx context.Context, sc *scope, co *coReviews) 
 		defer w.Close() // on an early return; the checked Close is below
 		kept = &reviewSink{w: w}
 	}
-	tr := in.env.Track("read "+filepath.Base(exp.Data.Reviews), 0)
+	tr := in.env.Track("read "+filepath.Base(exp.Reviews), 0)
 	var rs amazon.Stats
 	var n int64
-	for r, err := range reviewsOf(exp.Data.Format, exp.Data.Reviews, in.rej.add, &rs) {
+	for r, err := range reviewsOf(exp.Format, exp.Reviews, in.rej.add, &rs) {
 		if err == nil && n%4096 == 0 {
 			err = ctx.Err()
 		}
@@ -339,7 +354,7 @@ func (in *ingestion) readReviews(ctx context.Context, sc *scope, co *coReviews) 
 	}
 	tr.Done()
 	if rs.Records == 0 {
-		return 0, fmt.Errorf("%w: %s holds no review records (%d lines)", pipeline.ErrBadInput, exp.Data.Reviews, rs.Lines)
+		return 0, fmt.Errorf("%w: %s holds no review records (%d lines)", pipeline.ErrBadInput, exp.Reviews, rs.Lines)
 	}
 	var nKept int64
 	if kept != nil {
@@ -360,7 +375,7 @@ func (in *ingestion) images(ctx context.Context, sc *scope) error {
 	if in.exp.Features != "image" {
 		return nil
 	}
-	path := in.exp.Data.ImageFeatures
+	path := in.exp.ImageFeatures
 	asins, err := imagefeat.ScanASINs(ctx, path)
 	if err != nil {
 		return err
@@ -385,7 +400,7 @@ func (in *ingestion) images(ctx context.Context, sc *scope) error {
 	}
 	in.lines += int64(len(asins))
 	in.stats["image_records"] = len(asins)
-	return in.rej.check(in.env, in.lines, in.exp.Settings.RejectRatio.Get())
+	return in.rej.check(in.env, in.lines, in.exp.RejectRatio)
 }
 
 // need is the feature source the experiment's items must have.
@@ -411,7 +426,7 @@ func (in *ingestion) keep(sc *scope) ([]*scopedItem, error) {
 	in.stats["items_dropped_no_image"] = noImage
 	in.stats["items_dropped_no_reviews"] = noReviews
 	if len(idx) == 0 {
-		return nil, sc.emptyError(in.exp, noImage, noReviews)
+		return nil, sc.emptyError(in.env.Experiment, in.exp, noImage, noReviews)
 	}
 	kept := make([]*scopedItem, len(idx))
 	for i, k := range idx {
@@ -422,9 +437,9 @@ func (in *ingestion) keep(sc *scope) ([]*scopedItem, error) {
 
 // emptyError says why an experiment has no items, with the category paths
 // of the file closest to its category when none matched.
-func (sc *scope) emptyError(exp *job.Resolved, noImage, noReviews int64) error {
+func (sc *scope) emptyError(name string, exp ingestParams, noImage, noReviews int64) error {
 	msg := fmt.Sprintf("experiment %s has no items in scope: category %q in %s: of %d products, %d outside the prefix, %d without a subcategory at depth %d",
-		exp.Name, exp.Category, filepath.Base(exp.Data.Meta), sc.meta.Records, sc.outOfScope, sc.noSub, exp.Depth.Get())
+		name, exp.Category, filepath.Base(exp.Meta), sc.meta.Records, sc.outOfScope, sc.noSub, exp.Depth)
 	if sc.noSub > 0 {
 		msg += fmt.Sprintf(" (the deepest path goes %d levels below the prefix)", sc.deepest)
 	}

@@ -94,7 +94,7 @@ func TestIngest2023CoReview(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := filepath.Join(dir, "run")
-	if _, err := pipeline.Run(context.Background(), j, []pipeline.Stage{Ingest{}}, nil, pipeline.Options{RunDir: run, Only: "ingest"}); err != nil {
+	if _, err := runStages(context.Background(), j, named("ingest"), nil, pipeline.Options{RunDir: run, Only: "ingest"}); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(run, "men", "ingest")
@@ -179,8 +179,8 @@ experiments:
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	stageSet := []pipeline.Stage{Ingest{}, BowShard{}, Features{}, Negatives{}, Split{}}
-	if _, err := pipeline.Run(context.Background(), j, stageSet, nil, pipeline.Options{RunDir: dir}); err != nil {
+	stageSet := named("ingest", "bow-shard", "features", "negatives", "split")
+	if _, err := runStages(context.Background(), j, stageSet, nil, pipeline.Options{RunDir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	exp := filepath.Join(dir, "men-co_review")
@@ -232,7 +232,7 @@ func TestIngest2023WithoutFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = pipeline.Run(context.Background(), j, []pipeline.Stage{Ingest{}}, nil, pipeline.Options{RunDir: filepath.Join(dir, "run"), Only: "ingest"})
+	_, err = runStages(context.Background(), j, named("ingest"), nil, pipeline.Options{RunDir: filepath.Join(dir, "run"), Only: "ingest"})
 	const want = `meta_Men.jsonl holds no product records (8 lines); first reject: line 1: field categories: expected a list, found a string at byte 167 (a file of the 2023 release? set data.format: "2023")`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v, want an error containing %q", err, want)
@@ -247,7 +247,7 @@ func TestIngest2023WithoutFormat(t *testing.T) {
 	if j, err = job.Parse(filepath.Join(dir, "job.yaml"), []byte(src)); err != nil {
 		t.Fatal(err)
 	}
-	_, err = pipeline.Run(context.Background(), j, []pipeline.Stage{Ingest{}}, nil, pipeline.Options{RunDir: filepath.Join(dir, "run2"), Only: "ingest"})
+	_, err = runStages(context.Background(), j, named("ingest"), nil, pipeline.Options{RunDir: filepath.Join(dir, "run2"), Only: "ingest"})
 	const want2 = "meta_Old.json holds no product records (1 lines); first reject: line 1: field categories: expected a string, found a list at byte 30 (a file of the 2014 or 2018 release? leave data.format unset)"
 	if err == nil || !strings.Contains(err.Error(), want2) {
 		t.Fatalf("got %v, want an error containing %q", err, want2)
@@ -262,7 +262,7 @@ func TestIngestKey(t *testing.T) {
 	j := loadTestJob(t)
 	r := j.Resolve(0)
 	key := func(r *job.Resolved) string {
-		params, _ := Ingest{}.Key(r)
+		params := Ingest{}.Params(r)
 		b, err := json.Marshal(params)
 		if err != nil {
 			t.Fatal(err)

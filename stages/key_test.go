@@ -20,7 +20,7 @@ func TestKeysHoldOnlyWhatTheExperimentUses(t *testing.T) {
 	j := loadTestJob(t)
 	dir := t.TempDir()
 	opts := pipeline.Options{RunDir: dir, Experiments: []string{"men-image"}}
-	if _, err := pipeline.Run(context.Background(), j, Experiment(), Job(), opts); err != nil {
+	if _, err := runStages(context.Background(), j, Experiment(), Job(), opts); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ key, value string }{
@@ -35,7 +35,7 @@ func TestKeysHoldOnlyWhatTheExperimentUses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		steps, err := pipeline.Plan(changed, Experiment(), Job(), opts)
+		steps, err := planStages(changed, Experiment(), Job(), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,7 @@ func TestKeysHoldOnlyWhatTheExperimentUses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		steps, err := pipeline.Plan(changed, Experiment(), Job(), opts)
+		steps, err := planStages(changed, Experiment(), Job(), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,10 +95,9 @@ func TestTrainKeyPerModel(t *testing.T) {
 		t.Errorf("parts %v, want every model", got)
 	}
 	key := func(model string) string {
-		p, files := Train{}.KeyPart(e, model)
-		b, err := json.Marshal(p)
-		if err != nil || files != nil {
-			t.Fatal(err, files)
+		b, err := json.Marshal(Train{}.PartParams(e, model))
+		if err != nil {
+			t.Fatal(err)
 		}
 		return string(b)
 	}
@@ -121,25 +120,25 @@ func TestTrainKeyPerModel(t *testing.T) {
 // TestNegativesKeyWithoutRewiring: swaps_per_edge is rewiring's setting;
 // with uniform negatives it is not part of the key.
 func TestNegativesKeyWithoutRewiring(t *testing.T) {
-	r := job.Resolved{Settings: job.Defaults()}
+	r := job.Resolved{Experiment: job.Experiment{Graph: "also_bought"}, Settings: job.Defaults()}
 	key := func(method string, swaps int) string {
 		r.Settings.Negatives, r.Settings.SwapsPerEdge = method, swaps
-		p, _ := Negatives{}.Key(&r)
+		p := Negatives{}.Params(&r)
 		b, err := json.Marshal(p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return string(b)
 	}
-	if a, b := key("uniform", 20), key("uniform", 50); a != b || a != `{"method":"uniform"}` {
-		t.Errorf("uniform keys %s and %s, want both {\"method\":\"uniform\"}", a, b)
+	if a, b := key("uniform", 20), key("uniform", 50); a != b || a != `{"method":"uniform","graph":"also_bought"}` {
+		t.Errorf("uniform keys %s and %s, want both {\"method\":\"uniform\",\"graph\":\"also_bought\"}", a, b)
 	}
 	for _, m := range []string{"rewire", "auto"} {
 		if a, b := key(m, 20), key(m, 50); a == b {
 			t.Errorf("%s: swaps_per_edge left out of the key: %s", m, a)
 		}
 	}
-	if got := key("rewire", 20); got != `{"method":"rewire","swaps_per_edge":20}` {
+	if got := key("rewire", 20); got != `{"method":"rewire","swaps_per_edge":20,"graph":"also_bought"}` {
 		t.Errorf("rewire key %s changed form", got)
 	}
 }
@@ -162,7 +161,7 @@ func TestMonomerKRetrainsMonomerAlone(t *testing.T) {
 		return j
 	}
 	planned := func(j *job.Job) (run []string, current map[string]bool) {
-		steps, err := pipeline.Plan(j, Experiment(), Job(), pipeline.Options{RunDir: dir})
+		steps, err := planStages(j, Experiment(), Job(), pipeline.Options{RunDir: dir})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +188,7 @@ func TestMonomerKRetrainsMonomerAlone(t *testing.T) {
 		}
 	}
 	var logs bytes.Buffer
-	if _, err := pipeline.Run(context.Background(), changed, Experiment(), Job(),
+	if _, err := runStages(context.Background(), changed, Experiment(), Job(),
 		pipeline.Options{RunDir: dir, Logger: pipeline.NewLogger(&logs, false)}); err != nil {
 		t.Fatal(err)
 	}

@@ -17,27 +17,29 @@ import (
 // the positives it rewired: the ingest edges whose ends both have features.
 type Negatives struct{}
 
-var _ pipeline.Stage = Negatives{}
+var _ ExpStage[negativesParams] = Negatives{}
 
 func (Negatives) Name() string   { return "negatives" }
 func (Negatives) Deps() []string { return []string{"ingest", "features"} }
 
 // negativesParams: swaps_per_edge only matters to rewiring (omitted, and
 // so left out of the key, with uniform negatives).
+// Graph names the positives' graph in positives.parquet.
 type negativesParams struct {
 	Method       string `json:"method"`
 	SwapsPerEdge int    `json:"swaps_per_edge,omitempty"`
+	Graph        string `json:"graph"`
 }
 
-func (Negatives) Key(e *job.Resolved) (any, []string) {
-	p := negativesParams{Method: e.Settings.Negatives}
+func (Negatives) Params(e *job.Resolved) negativesParams {
+	p := negativesParams{Method: e.Settings.Negatives, Graph: e.Graph}
 	if p.Method != "uniform" {
 		p.SwapsPerEdge = e.Settings.SwapsPerEdge
 	}
-	return p, nil
+	return p
 }
 
-func (Negatives) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
+func (Negatives) Run(ctx context.Context, env *pipeline.Env, p negativesParams) (*pipeline.Result, error) {
 	it, err := readItems(env.InDir)
 	if err != nil {
 		return nil, err
@@ -59,14 +61,14 @@ func (Negatives) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 	stats := map[string]any{
 		"positives":                    len(pos),
 		"positives_dropped_no_feature": len(all) - len(pos),
-		"method":                       env.Exp.Settings.Negatives,
+		"method":                       p.Method,
 	}
 	rng := env.RNG("negatives")
 	var neg []graph.Edge
 	var warnings []pipeline.Warning
-	method := env.Exp.Settings.Negatives
+	method := p.Method
 	if method != "uniform" {
-		neg, err = rewire(ctx, env, pos, it.sub, rng, stats)
+		neg, err = rewire(ctx, env, p.SwapsPerEdge, pos, it.sub, rng, stats)
 		switch {
 		case method == "auto" && errors.Is(err, graph.ErrIncomplete):
 			// Too dense to rewire: the paper's method cannot give |R|
@@ -97,7 +99,7 @@ func (Negatives) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 		stats["uniform"] = st
 	}
 	stats["method_used"] = method
-	np, err := writeEdges(filepath.Join(env.OutDir, "positives.parquet"), it, env.Exp.Graph, pos)
+	np, err := writeEdges(filepath.Join(env.OutDir, "positives.parquet"), it, p.Graph, pos)
 	if err != nil {
 		return nil, err
 	}
@@ -110,11 +112,11 @@ func (Negatives) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 }
 
 // rewire runs the degree-preserving rewiring, adding its stats to stats.
-func rewire(ctx context.Context, env *pipeline.Env, pos []graph.Edge, sub []int32, rng *rand.Rand, stats map[string]any) ([]graph.Edge, error) {
-	tr := env.Track("rewire", int64(env.Exp.Settings.SwapsPerEdge)*int64(len(pos)))
+func rewire(ctx context.Context, env *pipeline.Env, swapsPerEdge int, pos []graph.Edge, sub []int32, rng *rand.Rand, stats map[string]any) ([]graph.Edge, error) {
+	tr := env.Track("rewire", int64(swapsPerEdge)*int64(len(pos)))
 	var done int64
 	neg, st, err := graph.Rewire(ctx, pos, sub, rng, graph.RewireOptions{
-		SwapsPerEdge: env.Exp.Settings.SwapsPerEdge,
+		SwapsPerEdge: swapsPerEdge,
 		Progress: func(d, _ int64) {
 			tr.Add(d - done)
 			done = d

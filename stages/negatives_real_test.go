@@ -11,6 +11,7 @@ import (
 
 	"monomer/job"
 	"monomer/pipeline"
+	"monomer/pipeline/cache"
 	"monomer/schema"
 )
 
@@ -65,19 +66,19 @@ func TestNegativesAutoOnDenseRealGraph(t *testing.T) {
 	for _, stage := range []string{"ingest", "features"} {
 		o := opts
 		o.Only = stage
-		if _, err := pipeline.Run(context.Background(), load("rewire"), Experiment(), Job(), o); err != nil {
+		if _, err := runStages(context.Background(), load("rewire"), Experiment(), Job(), o); err != nil {
 			t.Fatal(err)
 		}
 	}
 
-	_, err := pipeline.Run(context.Background(), load("rewire"), Experiment(), Job(), opts)
+	_, err := runStages(context.Background(), load("rewire"), Experiment(), Job(), opts)
 	if err == nil || !strings.Contains(err.Error(), "pairs still in R") || !strings.Contains(err.Error(), "set negatives: auto") {
 		t.Fatalf("rewire on the dense graph: %v; want the shortfall and the setting to change", err)
 	}
 
 	var logs bytes.Buffer
 	opts.Logger = pipeline.NewLogger(&logs, false)
-	if _, err := pipeline.Run(context.Background(), load("auto"), Experiment(), Job(), opts); err != nil {
+	if _, err := runStages(context.Background(), load("auto"), Experiment(), Job(), opts); err != nil {
 		t.Fatal(err)
 	}
 	var warned bool
@@ -95,11 +96,11 @@ func TestNegativesAutoOnDenseRealGraph(t *testing.T) {
 		t.Errorf("no fallback WARN line:\n%s", logs.String())
 	}
 	stageDir := filepath.Join(dir, "magazine-also_bought", "negatives")
-	b, err := os.ReadFile(filepath.Join(stageDir, pipeline.ManifestName))
+	b, err := os.ReadFile(filepath.Join(stageDir, cache.ManifestName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m pipeline.Manifest
+	var m cache.Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
+	"monomer/pipeline/cache"
 	"monomer/schema"
 )
 
@@ -26,19 +27,21 @@ import (
 // setting of the paper's "limited coverage" claim.
 type Recommend struct{}
 
-var _ pipeline.Stage = Recommend{}
+var _ ExpStage[recommendParams] = Recommend{}
 
 func (Recommend) Name() string   { return "recommend" }
 func (Recommend) Deps() []string { return []string{"ingest", "features", "split", "train"} }
 
+// Features is the kind of features the models retrieve by.
 type recommendParams struct {
-	Models  []string `json:"models"`
-	Queries int      `json:"recommend_queries"`
-	K       int      `json:"recommend_k"`
+	Models   []string `json:"models"`
+	Queries  int      `json:"recommend_queries"`
+	K        int      `json:"recommend_k"`
+	Features string   `json:"features"`
 }
 
-func (Recommend) Key(e *job.Resolved) (any, []string) {
-	return recommendParams{e.Models, e.Settings.RecommendQueries, e.Settings.RecommendK}, nil
+func (Recommend) Params(e *job.Resolved) recommendParams {
+	return recommendParams{e.Models, e.Settings.RecommendQueries, e.Settings.RecommendK, e.Features}
 }
 
 // retrievable reports whether a model has a distance to retrieve by (CT
@@ -137,8 +140,8 @@ type recMetricTable struct {
 	hit, recall               []float64
 }
 
-func (Recommend) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
-	e, err := openRecExperiment(env.InDir, env.Exp.Features, env.Exp.Models)
+func (Recommend) Run(ctx context.Context, env *pipeline.Env, p recommendParams) (*pipeline.Result, error) {
+	e, err := openRecExperiment(env.InDir, p.Features, p.Models)
 	if err != nil {
 		return nil, err
 	}
@@ -147,8 +150,8 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 	if err != nil {
 		return nil, err
 	}
-	k := env.Exp.Settings.RecommendK
-	queries := models.SampleItems(env.RNG("queries"), e.cand, env.Exp.Settings.RecommendQueries)
+	k := p.K
+	queries := models.SampleItems(env.RNG("queries"), e.cand, p.Queries)
 	// Held-out test positives by query, and the positives a model saw.
 	test, known := map[int32][]int32{}, map[int32][]int32{}
 	isCand := make(map[int32]bool, len(e.cand))
@@ -170,12 +173,12 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, 
 		withTest = append(withTest, x)
 	}
 	slices.Sort(withTest)
-	testQueries := models.SampleItems(env.RNG("test_queries"), withTest, env.Exp.Settings.RecommendQueries)
+	testQueries := models.SampleItems(env.RNG("test_queries"), withTest, p.Queries)
 
 	var rec recTable
 	var met recMetricTable
 	stats := map[string]any{"queries": len(queries), "candidates": len(e.cand), "test_queries": len(testQueries)}
-	for _, model := range env.Exp.Models {
+	for _, model := range p.Models {
 		if !retrievable(model) {
 			continue
 		}
@@ -431,7 +434,7 @@ func RecommendOne(runDir, experiment, model, asin string, k int, cross bool) (*R
 // subdirectories with a finished ingest, as "a, b" ("no experiment" when
 // there is none).
 func runExperiments(runDir string) string {
-	done, _ := filepath.Glob(filepath.Join(runDir, "*", Ingest{}.Name(), pipeline.ManifestName))
+	done, _ := filepath.Glob(filepath.Join(runDir, "*", Ingest{}.Name(), cache.ManifestName))
 	var names []string
 	for _, p := range done {
 		names = append(names, filepath.Base(filepath.Dir(filepath.Dir(p))))

@@ -11,6 +11,7 @@ import (
 	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
+	"monomer/pipeline/cache"
 )
 
 // checkEveryModel: the test job trains every registered model, and each
@@ -52,7 +53,7 @@ func checkModels(t *testing.T, j *job.Job, dir string) {
 			if !m.Counted {
 				retrieved = append(retrieved, name)
 			}
-			if _, err := os.Stat(filepath.Join(dir, e.Name, "train."+name, pipeline.ManifestName)); err != nil {
+			if _, err := os.Stat(filepath.Join(dir, e.Name, "train."+name, cache.ManifestName)); err != nil {
 				t.Errorf("%s: no node train.%s: %v", e.Name, name, err)
 			}
 			// The chosen-λ table names every model's test error by title.

@@ -15,6 +15,7 @@ import (
 	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
+	"monomer/pipeline/cache"
 	"monomer/report"
 	"monomer/schema"
 )
@@ -27,10 +28,7 @@ import (
 // (report.Assemble, Markdown, Write).
 type Report struct{}
 
-var (
-	_ pipeline.Stage     = Report{}
-	_ pipeline.Publisher = Report{}
-)
+var _ JobStage[reportParams] = Report{}
 
 // Publish puts the job-level metrics table at the run directory's root.
 func (Report) Publish() []string { return []string{"metrics.parquet"} }
@@ -40,21 +38,39 @@ func (Report) Deps() []string {
 	return []string{"ingest", "features", "train", "evaluate", "recommend"}
 }
 
-func (Report) Key(*job.Resolved) (any, []string) { return struct{}{}, nil }
-
-// reportParams is what the report reads of the job: the size of each
-// experiment's t-SNE maps, and the job's hash, which the report shows.
+// reportParams is what the report reads of the job: its name, seed (as
+// the job file gives it, 0 when unset) and hash, which the report shows,
+// and what it reads of each experiment.
 type reportParams struct {
-	MapItems []int  `json:"report_map_items"`
-	JobHash  string `json:"job_hash"`
+	Job         string      `json:"job"`
+	Seed        uint64      `json:"seed"`
+	JobHash     string      `json:"job_hash"`
+	Experiments []reportExp `json:"experiments"`
 }
 
-func (Report) JobKey(job *job.Job) (any, []string) {
-	p := reportParams{JobHash: jobHash(job)}
-	for i := range job.Experiments {
-		p.MapItems = append(p.MapItems, job.Resolve(i).Settings.ReportMapItems)
+// reportExp is what the report reads of one resolved experiment.
+type reportExp struct {
+	Name     string         `json:"name"`
+	Category string         `json:"category"`
+	Graph    string         `json:"graph"`
+	Features string         `json:"features"`
+	Models   []string       `json:"models"`
+	Settings reportSettings `json:"settings"`
+}
+
+type reportSettings struct {
+	RecommendK     int `json:"recommend_k"`
+	ReportMapItems int `json:"report_map_items"`
+}
+
+func (Report) Params(j *job.Job) reportParams {
+	p := reportParams{Job: j.Name, Seed: j.Seed, JobHash: jobHash(j)}
+	for i := range j.Experiments {
+		r := j.Resolve(i)
+		p.Experiments = append(p.Experiments, reportExp{Name: r.Name, Category: r.Category, Graph: r.Graph, Features: r.Features,
+			Models: r.Models, Settings: reportSettings{RecommendK: r.Settings.RecommendK, ReportMapItems: r.Settings.ReportMapItems}})
 	}
-	return p, nil
+	return p
 }
 
 // jobHash is the hex sha256 of the job's JSON with the file locations
@@ -75,17 +91,17 @@ func jobHash(j *job.Job) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
-	page := &report.Page{Job: env.Job.Name, Markers: report.MarkerLegend()}
+func (Report) Run(ctx context.Context, env *pipeline.Env, p reportParams) (*pipeline.Result, error) {
+	page := &report.Page{Job: p.Job, Markers: report.MarkerLegend()}
 	var (
 		rows     []report.JobMetric
 		warnings []pipeline.Warning
 	)
-	bar := env.Track("report: projecting items", int64(len(env.Job.Experiments)))
-	for i := range env.Job.Experiments {
-		r := env.Job.Resolve(i)
+	bar := env.Track("report: projecting items", int64(len(p.Experiments)))
+	for i := range p.Experiments {
+		r := &p.Experiments[i]
 		pipeline.Describe(bar, "report: projecting the items of "+r.Name)
-		in, err := reportInput(env, &r)
+		in, err := reportInput(env, r)
 		if err != nil {
 			bar.Done()
 			return nil, err
@@ -104,7 +120,7 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		}
 	}
 	bar.Done()
-	prov := &report.Provenance{Job: env.Job.Name, JobHash: jobHash(env.Job), Seed: env.Job.Seed, BLAS: blasEnv()}
+	prov := &report.Provenance{Job: p.Job, JobHash: p.JobHash, Seed: p.Seed, BLAS: blasEnv()}
 	n, err := schema.Write(filepath.Join(env.OutDir, "metrics.parquet"), jobMetricsTable(prov, rows))
 	if err != nil {
 		return nil, err
@@ -125,7 +141,7 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 		mapBar.Add(done - drawn)
 		drawn = done
 	}
-	w, err := report.Write(ctx, env.OutDir, page, report.Options{Seed: env.Job.Seed, Progress: progress})
+	w, err := report.Write(ctx, env.OutDir, page, report.Options{Seed: p.Seed, Progress: progress})
 	if mapBar != nil {
 		mapBar.Done()
 	}
@@ -134,13 +150,13 @@ func (Report) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, err
 	}
 	return &pipeline.Result{Rows: map[string]int64{"metrics": n},
 		Stats: map[string]any{"experiments": len(page.Experiments), "report_files": len(w.Files), "report_skipped": w.Skipped,
-			"job_hash": prov.JobHash, "version": pipeline.Version()},
+			"job_hash": prov.JobHash, "version": cache.Version()},
 		Warnings: warnings}, nil
 }
 
 // reportInput reads what the report shows of experiment r from the tables
 // of its stages.
-func reportInput(env *pipeline.Env, r *job.Resolved) (*report.Input, error) {
+func reportInput(env *pipeline.Env, r *reportExp) (*report.Input, error) {
 	in := expInputs(env, r.Name)
 	out := &report.Input{Name: r.Name, Category: r.Category, Graph: r.Graph, Features: r.Features, Models: r.Models,
 		RecommendK: r.Settings.RecommendK, MapItems: r.Settings.ReportMapItems,
@@ -168,7 +184,7 @@ func reportInput(env *pipeline.Env, r *job.Resolved) (*report.Input, error) {
 	if out.Claims, err = readRecMetrics(recMetrics); err != nil {
 		return nil, err
 	}
-	for _, m := range learned(r) {
+	for _, m := range learned(r.Models) {
 		dir, err := trainDir(in, m)
 		if err != nil {
 			return nil, err

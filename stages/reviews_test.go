@@ -15,6 +15,7 @@ import (
 	"monomer/bow"
 	"monomer/job"
 	"monomer/pipeline"
+	"monomer/pipeline/cache"
 	"monomer/schema"
 )
 
@@ -64,7 +65,7 @@ func TestReviewsReadOncePerExperiment(t *testing.T) {
 		}
 		loops, bytes = 0, 0
 		dir := filepath.Join(t.TempDir(), "run")
-		sum, err := pipeline.Run(context.Background(), j, []pipeline.Stage{Ingest{}, BowShard{}, Features{}}, nil,
+		sum, err := runStages(context.Background(), j, named("ingest", "bow-shard", "features"), nil,
 			pipeline.Options{RunDir: dir})
 		if err != nil {
 			t.Fatal(err)
@@ -93,7 +94,7 @@ func TestReviewsReadOncePerExperiment(t *testing.T) {
 func TestIngestReviewsTable(t *testing.T) {
 	j := loadTestJob(t)
 	dir := filepath.Join(t.TempDir(), "run")
-	if _, err := pipeline.Run(context.Background(), j, []pipeline.Stage{Ingest{}}, nil, pipeline.Options{RunDir: dir}); err != nil {
+	if _, err := runStages(context.Background(), j, named("ingest"), nil, pipeline.Options{RunDir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "men-image", "ingest", reviewsFile)); !errors.Is(err, os.ErrNotExist) {
@@ -123,7 +124,7 @@ func TestIngestReviewsTable(t *testing.T) {
 	if len(want.ASIN) < 100 || !slices.Equal(got.ASIN, want.ASIN) || !slices.Equal(got.Summary, want.Summary) || !slices.Equal(got.Text, want.Text) {
 		t.Errorf("reviews table: %d rows, want the %d reviews of the items in file order", len(got.ASIN), len(want.ASIN))
 	}
-	m, err := pipeline.ReadManifest(filepath.Join(dir, "women-bow", "ingest"))
+	m, err := cache.ReadManifest(filepath.Join(dir, "women-bow", "ingest"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,8 +180,8 @@ func TestFeaturesCancelWhileReading(t *testing.T) {
 	j := loadTestJob(t)
 	j.Experiments = j.Experiments[1:] // women-bow
 	dir := filepath.Join(t.TempDir(), "run")
-	stageSet := []pipeline.Stage{Ingest{}, BowShard{}, Features{}}
-	if _, err := pipeline.Run(context.Background(), j, stageSet, nil, pipeline.Options{RunDir: dir, Only: "ingest"}); err != nil {
+	stageSet := named("ingest", "bow-shard", "features")
+	if _, err := runStages(context.Background(), j, stageSet, nil, pipeline.Options{RunDir: dir, Only: "ingest"}); err != nil {
 		t.Fatal(err)
 	}
 	total, err := schema.NumRows(filepath.Join(dir, "women-bow", "ingest", reviewsFile))
@@ -215,7 +216,7 @@ func TestFeaturesCancelWhileReading(t *testing.T) {
 			}
 		}
 	}
-	_, err = pipeline.Run(ctx, j, stageSet, nil, pipeline.Options{RunDir: dir, Only: "features"})
+	_, err = runStages(ctx, j, stageSet, nil, pipeline.Options{RunDir: dir, Only: "features"})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("features: %v, want context.Canceled", err)
 	}
@@ -234,10 +235,11 @@ func TestReviewsKeyThroughIngest(t *testing.T) {
 	j.Experiments = j.Experiments[1:] // women-bow
 	j.Experiments[0].Settings.VocabShards = job.Set(2)
 	e := j.Resolve(0)
-	for _, s := range []pipeline.Stage{BowShard{}, Features{}} {
-		if _, files := s.Key(&e); len(files) != 0 {
-			t.Errorf("%s key names raw files %v", s.Name(), files)
-		}
+	if files := (Features{}).Params(&e).Files(); len(files) != 0 {
+		t.Errorf("features key names raw files %v", files)
+	}
+	if _, ok := any(BowShard{}.Params(&e)).(RawFiles); ok {
+		t.Errorf("bow-shard's parameters name raw files")
 	}
 	// A plain copy of the reviews the job can point at and the test append to.
 	raw := filepath.Join(t.TempDir(), "reviews.json")
@@ -254,9 +256,9 @@ func TestReviewsKeyThroughIngest(t *testing.T) {
 		t.Fatal(err)
 	}
 	j.Experiments[0].Data.Reviews = raw
-	stageSet := []pipeline.Stage{Ingest{}, BowShard{}, Features{}}
+	stageSet := named("ingest", "bow-shard", "features")
 	opts := pipeline.Options{RunDir: filepath.Join(t.TempDir(), "run")}
-	if _, err := pipeline.Run(context.Background(), j, stageSet, nil, opts); err != nil {
+	if _, err := runStages(context.Background(), j, stageSet, nil, opts); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.OpenFile(raw, os.O_APPEND|os.O_WRONLY, 0)
@@ -270,7 +272,7 @@ func TestReviewsKeyThroughIngest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := pipeline.Run(context.Background(), j, stageSet, nil, opts)
+	sum, err := runStages(context.Background(), j, stageSet, nil, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 // training part (SPEC section 4).
 type Split struct{}
 
-var _ pipeline.Stage = Split{}
+var _ ExpStage[splitParams] = Split{}
 
 func (Split) Name() string   { return "split" }
 func (Split) Deps() []string { return []string{"ingest", "negatives"} }
@@ -23,11 +23,11 @@ type splitParams struct {
 	TrainCap int `json:"train_cap"`
 }
 
-func (Split) Key(e *job.Resolved) (any, []string) {
-	return splitParams{e.Settings.TrainCap}, nil
+func (Split) Params(e *job.Resolved) splitParams {
+	return splitParams{e.Settings.TrainCap}
 }
 
-func (Split) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
+func (Split) Run(ctx context.Context, env *pipeline.Env, p splitParams) (*pipeline.Result, error) {
 	it, err := readItems(env.InDir)
 	if err != nil {
 		return nil, err
@@ -40,7 +40,7 @@ func (Split) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, erro
 	if err != nil {
 		return nil, err
 	}
-	pairs, st := graph.SplitPairs(pos, neg, env.RNG("split"), env.Exp.Settings.TrainCap)
+	pairs, st := graph.SplitPairs(pos, neg, env.RNG("split"), p.TrainCap)
 	n := len(pairs)
 	x, y, split := make([]string, n), make([]string, n), make([]string, n)
 	label := make([]int8, n)

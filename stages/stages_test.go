@@ -74,7 +74,7 @@ func runID(dir string) string { return "test-" + filepath.Base(dir) }
 
 func runJob(t *testing.T, j *job.Job, dir string) {
 	t.Helper()
-	if _, err := pipeline.Run(context.Background(), j, Experiment(), Job(), pipeline.Options{RunDir: dir, RunID: runID(dir)}); err != nil {
+	if _, err := runStages(context.Background(), j, Experiment(), Job(), pipeline.Options{RunDir: dir, RunID: runID(dir)}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -397,13 +397,13 @@ func TestBowShards(t *testing.T) {
 	j := loadTestJob(t)
 	j.Experiments = j.Experiments[1:] // women-bow
 	one, sharded := t.TempDir(), t.TempDir()
-	run := func(dir, only string, stages []pipeline.Stage) *pipeline.Summary {
+	run := func(dir, only string, stages []Stage) *pipeline.Summary {
 		t.Helper()
-		var jobSt []pipeline.Stage
+		var jobSt []Stage
 		if len(stages) == len(Experiment()) {
 			jobSt = Job()
 		}
-		sum, err := pipeline.Run(context.Background(), j, stages, jobSt, pipeline.Options{RunDir: dir, Only: only})
+		sum, err := runStages(context.Background(), j, stages, jobSt, pipeline.Options{RunDir: dir, Only: only})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -414,7 +414,7 @@ func TestBowShards(t *testing.T) {
 	j.Experiments[0].Settings.VocabShards = job.Set(3)
 	e := j.Resolve(0)
 	run(sharded, "ingest", Experiment())
-	if _, err := pipeline.Run(context.Background(), j, Experiment(), Job(), pipeline.Options{RunDir: sharded, Only: "features"}); err == nil ||
+	if _, err := runStages(context.Background(), j, Experiment(), Job(), pipeline.Options{RunDir: sharded, Only: "features"}); err == nil ||
 		!strings.Contains(err.Error(), "women-bow/features needs the outputs of women-bow/bow-shard-0-of-3, which has not run") {
 		t.Fatalf("features without shards: err = %v", err)
 	}
@@ -437,8 +437,8 @@ func TestBowShards(t *testing.T) {
 
 	// Another code version of the shards: every shard is stale and reruns.
 	stages := Experiment()
-	stages[1] = otherVersion{BowShard{}}
-	steps, err := pipeline.Plan(j, stages[:3], nil, pipeline.Options{RunDir: sharded})
+	stages[1] = Sharded[bowShardParams](otherVersion{BowShard{}})
+	steps, err := planStages(j, stages[:3], nil, pipeline.Options{RunDir: sharded})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -485,7 +485,7 @@ func TestIngestRejects(t *testing.T) {
 				t.Fatal(err)
 			}
 			dir := t.TempDir()
-			_, err = pipeline.Run(context.Background(), j, Experiment(), Job(), pipeline.Options{RunDir: dir, Only: "ingest"})
+			_, err = runStages(context.Background(), j, Experiment(), Job(), pipeline.Options{RunDir: dir, Only: "ingest"})
 			failed := filepath.Join(dir, "men", "ingest.failed.rejects.parquet")
 			path := filepath.Join(dir, "men", "ingest", "rejects.parquet")
 			if tc.wantErr {

@@ -104,8 +104,8 @@ func TestSynth2023EndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := t.TempDir()
-	through := slices.Index(Experiment(), pipeline.Stage(Recommend{}))
-	if _, err := pipeline.Run(t.Context(), j, Experiment()[:through+1], nil, pipeline.Options{RunDir: run}); err != nil {
+	through := slices.IndexFunc(Experiment(), func(s Stage) bool { return s.Name() == Recommend{}.Name() })
+	if _, err := runStages(t.Context(), j, Experiment()[:through+1], nil, pipeline.Options{RunDir: run}); err != nil {
 		t.Fatal(err)
 	}
 	exp := j.Experiments[0].Name
@@ -181,8 +181,8 @@ func TestSynth2023BadEmbeddings(t *testing.T) {
 	}
 	j := load2023Job(t, dir)
 	j.Experiments = j.Experiments[:1]
-	through := slices.Index(Experiment(), pipeline.Stage(Features{}))
-	_, err := pipeline.Run(t.Context(), j, Experiment()[:through+1], nil, pipeline.Options{RunDir: t.TempDir()})
+	through := slices.IndexFunc(Experiment(), func(s Stage) bool { return s.Name() == Features{}.Name() })
+	_, err := runStages(t.Context(), j, Experiment()[:through+1], nil, pipeline.Options{RunDir: t.TempDir()})
 	if !errors.Is(err, pipeline.ErrBadInput) || !errors.Is(err, imagefeat.ErrEmbeddings) ||
 		!strings.Contains(err.Error(), "embeddings_Clothing_Shoes_and_Jewelry.parquet") || !strings.Contains(err.Error(), "row 3: ") {
 		t.Errorf("%v, want bad input naming the file and row 3", err)
@@ -199,7 +199,7 @@ func TestSynth2023Recovery(t *testing.T) {
 	w, dir := write2023World(t, "small", 1, 256)
 	j := load2023Job(t, dir)
 	run := t.TempDir()
-	if _, err := pipeline.Run(t.Context(), j, Experiment()[:1], nil, pipeline.Options{RunDir: run}); err != nil {
+	if _, err := runStages(t.Context(), j, Experiment()[:1], nil, pipeline.Options{RunDir: run}); err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range j.Experiments {
@@ -215,17 +215,16 @@ func TestSynth2023Recovery(t *testing.T) {
 // the embeddings' dimension, which validation cannot know before the file
 // is read; the other models of the experiment train.
 func TestCheckEmbeddingDim(t *testing.T) {
-	e := &job.Resolved{Experiment: job.Experiment{Name: "x", Features: "embeddings"},
-		Data: job.Data{Embeddings: "/d/emb.parquet"}, Settings: job.Settings{TrainSettings: models.TrainSettings{K: 40, MonomerK: 8, N: 4}}}
+	s := models.Settings{K: 40, MonomerK: 8, N: 4}
 	for _, tc := range []struct {
 		model string
 		dim   int
 		want  string
 	}{
-		{"lmt", 40, ""}, {"lmt", 39, "settings.k: 40 is above the dimension of the embeddings in emb.parquet, 39"},
+		{"lmt", 40, ""}, {"lmt", 39, "settings.k: 40 is above the dimension of the embeddings, 39"},
 		{"monomer", 8, ""}, {"monomer", 7, "settings.monomer_k: 8"}, {"wnn", 1, ""}, {"ct", 1, ""},
 	} {
-		err := checkEmbeddingDim(e, tc.model, tc.dim)
+		err := checkEmbeddingDim("x", tc.model, s, tc.dim)
 		if tc.want == "" && err != nil || tc.want != "" && (!errors.Is(err, job.ErrConfig) || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s at %d: %v, want %q", tc.model, tc.dim, err, tc.want)
 		}

@@ -63,7 +63,7 @@ func TestTable3Scale(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := t.TempDir()
-	if _, err := pipeline.Run(ctx, j, Experiment(), Job(), pipeline.Options{RunDir: run, Only: "ingest"}); err != nil {
+	if _, err := runStages(ctx, j, Experiment(), Job(), pipeline.Options{RunDir: run, Only: "ingest"}); err != nil {
 		t.Fatal(err)
 	}
 	if len(j.Experiments) != 14 {

@@ -15,6 +15,7 @@ import (
 
 	"monomer/models"
 	"monomer/pipeline"
+	"monomer/pipeline/cache"
 	"monomer/schema"
 )
 
@@ -51,7 +52,7 @@ func checkDeclared(t *testing.T, dir string) {
 
 // fewerDeps is a real stage declaring fewer inputs than it reads.
 type fewerDeps struct {
-	pipeline.Stage
+	Stage
 	deps []string
 }
 
@@ -65,8 +66,8 @@ func TestStageReadsOnlyDeclaredInputs(t *testing.T) {
 	if st[4].Name() != "split" {
 		t.Fatalf("stage 4 is %s", st[4].Name())
 	}
-	st[4] = fewerDeps{Split{}, []string{"ingest"}}
-	_, err := pipeline.Run(t.Context(), job, st, nil, pipeline.Options{RunDir: t.TempDir(), Experiments: []string{"men-image"}})
+	st[4] = fewerDeps{st[4], []string{"ingest"}}
+	_, err := runStages(t.Context(), job, st, nil, pipeline.Options{RunDir: t.TempDir(), Experiments: []string{"men-image"}})
 	if !errors.Is(err, pipeline.ErrUndeclaredInput) || !strings.Contains(err.Error(), "men-image/split reads men-image/negatives") {
 		t.Fatalf("err = %v, want an undeclared input", err)
 	}
@@ -152,8 +153,8 @@ func checkProvenance(t *testing.T, dirs [2]string) {
 		}
 	}
 	for i, d := range dirs {
-		m := must(pipeline.ReadManifest(filepath.Join(d, "report")))(t)
-		if m.RunID != runID(d) || m.Stats["job_hash"] != jobHash(job) || m.Stats["version"] != pipeline.Version() {
+		m := must(cache.ReadManifest(filepath.Join(d, "report")))(t)
+		if m.RunID != runID(d) || m.Stats["job_hash"] != jobHash(job) || m.Stats["version"] != cache.Version() {
 			t.Errorf("run %d: report/manifest.json: run_id %q, job_hash %v, version %v", i, m.RunID, m.Stats["job_hash"], m.Stats["version"])
 		}
 	}

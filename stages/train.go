@@ -16,7 +16,7 @@ import (
 )
 
 // Train fits the experiment's models on the train pairs, choosing λ on the
-// validation pairs: one DAG node per model (pipeline.Parted), train.wnn,
+// validation pairs: one DAG node per model (PartedStage), train.wnn,
 // train.ct, train.lda, train.lmt, train.monomer, each with its own key
 // holding only that model's settings, so changing Monomer's K retrains
 // Monomer alone and a scheduler can train the models on several machines.
@@ -27,10 +27,7 @@ import (
 // iterations: train.ct writes its count matrix, ct_counts.parquet.
 type Train struct{}
 
-var (
-	_ pipeline.Stage  = Train{}
-	_ pipeline.Parted = Train{}
-)
+var _ PartedStage[trainParams] = Train{}
 
 func (Train) Name() string { return "train" }
 
@@ -41,10 +38,10 @@ func (Train) Deps() []string { return []string{"ingest", "features", "split"} }
 // Parts are the experiment's models, in job order.
 func (Train) Parts(e *job.Resolved) []string { return slices.Clone(e.Models) }
 
-// learned are the models of e with learned parameters (fits.parquet and
+// learned are the models of ms with learned parameters (fits.parquet and
 // the like): all but the counted (CT).
-func learned(e *job.Resolved) []string {
-	return slices.DeleteFunc(slices.Clone(e.Models), func(m string) bool { return registered(m).Counted })
+func learned(ms []string) []string {
+	return slices.DeleteFunc(slices.Clone(ms), func(m string) bool { return registered(m).Counted })
 }
 
 // registered is the registry's entry of model, which job validation
@@ -62,31 +59,29 @@ func trainDir(in inputs, model string) (string, error) {
 	return in(pipeline.PartName(Train{}.Name(), model))
 }
 
-// Key is every model's key, by model; the runner keys each node with
-// KeyPart.
-func (t Train) Key(e *job.Resolved) (any, []string) {
-	out := map[string]models.Settings{}
-	for _, m := range t.Parts(e) {
-		out[m] = keyTrainParams(e, m)
-	}
-	return out, nil
-}
-
-// KeyPart is the key of node train.<model>.
-func (Train) KeyPart(e *job.Resolved, model string) (any, []string) {
-	return keyTrainParams(e, model), nil
-}
-
-// keyTrainParams holds only what one model reads (models.Model.Reads): a
+// trainParams holds only what one model reads (models.Model.Reads): a
 // setting of another model is zero and omitted, so changing it reruns
-// nothing of this one.
-func keyTrainParams(e *job.Resolved, model string) models.Settings {
-	return registered(model).Reads(e.Settings.Models())
+// nothing of this one. Features is the kind of features a learned model
+// trains on (CT reads none).
+type trainParams struct {
+	models.Settings
+	Features string `json:"features,omitempty"`
+}
+
+// PartParams are the parameters of node train.<model>: the settings model
+// reads.
+func (Train) PartParams(e *job.Resolved, model string) trainParams {
+	m := registered(model)
+	p := trainParams{Settings: m.Reads(e.Settings.Models())}
+	if !m.Counted {
+		p.Features = e.Features
+	}
+	return p
 }
 
 // specFor is the training spec of a learned model.
-func specFor(e *job.Resolved, model string) models.Spec {
-	return registered(model).Spec(e.Settings.Models())
+func specFor(p trainParams, model string) models.Spec {
+	return registered(model).Spec(p.Settings)
 }
 
 // fitsTable and paramsTable accumulate a model's rows.
@@ -168,15 +163,15 @@ func (t *paramsTable) addRow(model, name string, r int, values []float64) {
 	t.values = append(t.values, values)
 }
 
-func (Train) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
+func (Train) Run(ctx context.Context, env *pipeline.Env, p trainParams) (*pipeline.Result, error) {
 	switch env.Part {
 	case "":
 		return nil, fmt.Errorf("stages: train runs one node per model (train.<model>), and was given none")
 	}
 	if registered(env.Part).Counted {
-		return trainCT(ctx, env)
+		return trainCT(ctx, env, p)
 	}
-	return trainModel(ctx, env, env.Part)
+	return trainModel(ctx, env, p, env.Part)
 }
 
 // ctCountsFile is train.ct's table.
@@ -184,7 +179,7 @@ const ctCountsFile = "ct_counts.parquet"
 
 // trainCT counts the train positives between subcategories (models.FitCT)
 // and writes the count matrix.
-func trainCT(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
+func trainCT(ctx context.Context, env *pipeline.Env, p trainParams) (*pipeline.Result, error) {
 	it, err := readItems(env.InDir)
 	if err != nil {
 		return nil, err
@@ -193,7 +188,7 @@ func trainCT(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	ct, err := models.FitCT(it.sub, it.subName, bySplit(pairs, graph.Train), env.Exp.Settings.CTTop)
+	ct, err := models.FitCT(it.sub, it.subName, bySplit(pairs, graph.Train), p.CTTop)
 	if err != nil {
 		return nil, err
 	}
@@ -232,14 +227,14 @@ func readCT(ctx context.Context, in inputs, it *items) (*models.CT, error) {
 // random streams are named by the model ("train/<model>", "lda" for the
 // topics), so a
 // model draws the same numbers whichever other models the experiment has.
-func trainModel(ctx context.Context, env *pipeline.Env, model string) (*pipeline.Result, error) {
-	feat, counts, closeFeat, err := loadFeatures(env.InDir, env.Exp.Features)
+func trainModel(ctx context.Context, env *pipeline.Env, p trainParams, model string) (*pipeline.Result, error) {
+	feat, counts, closeFeat, err := loadFeatures(env.InDir, p.Features)
 	if err != nil {
 		return nil, err
 	}
 	defer closeFeat()
-	if env.Exp.Features == "embeddings" {
-		if err := checkEmbeddingDim(env.Exp, model, feat.Dim()); err != nil {
+	if p.Features == "embeddings" {
+		if err := checkEmbeddingDim(env.Experiment, model, p.Settings, feat.Dim()); err != nil {
 			return nil, err
 		}
 	}
@@ -255,7 +250,7 @@ func trainModel(ctx context.Context, env *pipeline.Env, model string) (*pipeline
 	stats := map[string]any{}
 	f := feat
 	if registered(model).Topics {
-		topics, words, st, err := fitTopics(ctx, env, counts)
+		topics, words, st, err := fitTopics(ctx, env, p, counts)
 		if err != nil {
 			return nil, err
 		}
@@ -271,7 +266,7 @@ func trainModel(ctx context.Context, env *pipeline.Env, model string) (*pipeline
 		}
 		f = topics
 	}
-	spec := specFor(env.Exp, model)
+	spec := specFor(p, model)
 	bar := newFitProgress(env, model, spec.MaxIter)
 	fit, err := models.Train(ctx, f, train, valid, spec, env.RNG("train/"+model), bar.update)
 	bar.done()
@@ -344,12 +339,12 @@ func degenerateWarnings(model string, fit *models.Fit) []pipeline.Warning {
 // the topic count and the passes: lda_passes, or enough for
 // models.LDAMinUpdates M-steps) and returns the topic proportions of every
 // item.
-func fitTopics(ctx context.Context, env *pipeline.Env, counts *csr) (*models.TopicMatrix, [][]float64, models.LDAStats, error) {
+func fitTopics(ctx context.Context, env *pipeline.Env, p trainParams, counts *csr) (*models.TopicMatrix, [][]float64, models.LDAStats, error) {
 	if counts == nil {
 		return nil, nil, models.LDAStats{}, fmt.Errorf("stages: lda needs bag-of-words features")
 	}
 	lda, st, err := models.FitLDA(ctx, counts, models.LDAOptions{
-		Topics: env.Exp.Settings.Topics, Passes: env.Exp.Settings.LDAPasses, MinUpdates: models.LDAMinUpdates,
+		Topics: p.Topics, Passes: p.LDAPasses, MinUpdates: models.LDAMinUpdates,
 	}, env.RNG("lda"))
 	if err != nil {
 		return nil, nil, st, err

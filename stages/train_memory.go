@@ -52,5 +52,3 @@ func (Train) PreflightPart(e *job.Resolved, model string) error {
 		job.ErrConfig, e.Name, model, pipeline.GiB(need), e.FeatureDim(),
 		e.Settings.K, e.Settings.MonomerK, e.Settings.N, e.Settings.Topics, pipeline.GiB(have))
 }
-
-var _ pipeline.PartPreflighter = Train{}

@@ -37,7 +37,7 @@ func TestTrainMemoryRefused(t *testing.T) {
 		}
 		dir := t.TempDir()
 		opts := pipeline.Options{RunDir: dir, Experiments: []string{"men-image"}}
-		steps, err := pipeline.Plan(j, Experiment(), Job(), opts)
+		steps, err := planStages(j, Experiment(), Job(), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +58,7 @@ func TestTrainMemoryRefused(t *testing.T) {
 		if c.want == "" {
 			continue
 		}
-		_, err = pipeline.Run(context.Background(), j, Experiment(), Job(), opts)
+		_, err = runStages(context.Background(), j, Experiment(), Job(), opts)
 		if !errors.Is(err, job.ErrConfig) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want ErrConfig containing %q", c.set, err, c.want)
 		}

@@ -2,11 +2,10 @@ package stages
 
 import (
 	"monomer/models"
-	"monomer/pipeline"
 )
 
 // Code versions: each stage's version is the cache key's code part (see
-// pipeline.Versioned), so a rebuild reruns only the stages whose version
+// cache.Code; Graph reads these methods into it), so a rebuild reruns only the stages whose version
 // changed. Bump a stage's version in the same commit as any change that can
 // change its outputs for the same inputs, including changes to the library
 // code it calls (amazon, bow, graph, models, schema, report) and dependency
@@ -20,12 +19,12 @@ import (
 func (Ingest) Version() string    { return "1.1.0" } // 1.1: reviews.parquet (bag-of-words experiments)
 func (BowShard) Version() string  { return "1.1.0" } // 1.1: reads ingest's reviews.parquet (same outputs)
 func (Features) Version() string  { return "1.1.0" } // 1.1: reads ingest's reviews.parquet (same outputs)
-func (Negatives) Version() string { return "1.0.0" }
+func (Negatives) Version() string { return "1.1.0" } // 1.1: the graph it names the positives by is in its key (issue 25)
 func (Split) Version() string     { return "1.0.0" }
-func (Train) Version() string     { return "2.8.0" } // 2.8: fits gate_spaces, gate_routes (Monomer's gate use); earlier ones below
-func (Evaluate) Version() string  { return "1.3.0" } // 1.1: WNN SIMD dot; 1.2: WNN distance in wnnkern lane order; 1.3: scores through sparse rows as Train 2.7
-func (Recommend) Version() string { return "1.2.0" } // 1.1: coverage_cross and gini_cross, the lists with the query's own subcategory left out; 1.2: scores in internal/dotkern's fixed arithmetic, the same bits under every BLAS kernel
-func (Report) Version() string    { return "1.3.0" } // 1.1: coverage_cross and gini_cross in metrics.parquet and the claims table; 1.2: one renderer for index.html and tables.md (issue 22), provenance, plots capped; the gate's spaces used and routes under its plot, a small-data warning; 1.3: the two 1.2.0 of issues 22 and 28 merged (each shipped alone), the build left out of the rendered page
+func (Train) Version() string     { return "2.9.0" } // 2.9: the features kind in a learned model's key (issue 25); 2.8: fits gate_spaces, gate_routes (Monomer's gate use); earlier ones below
+func (Evaluate) Version() string  { return "1.4.0" } // 1.4: the features kind in its key (issue 25); 1.1: WNN SIMD dot; 1.2: WNN distance in wnnkern lane order; 1.3: scores through sparse rows as Train 2.7
+func (Recommend) Version() string { return "1.3.0" } // 1.3: the features kind in its key (issue 25); 1.2: scores in internal/dotkern's fixed arithmetic, the same bits under every BLAS kernel; 1.1: coverage_cross and gini_cross, the lists with the query's own subcategory left out
+func (Report) Version() string    { return "1.4.0" } // 1.4: its key holds the job name, seed and what it reads of each experiment (issue 25); 1.1: coverage_cross and gini_cross in metrics.parquet and the claims table; 1.2: one renderer for index.html and tables.md (issue 22), provenance, plots capped; the gate's spaces used and routes under its plot, a small-data warning; 1.3: the two 1.2.0 of issues 22 and 28 merged (each shipped alone), the build left out of the rendered page
 
 // Train's earlier versions: 2: one node per model; 2.1: WNN SIMD dot;
 // 2.2: Monomer item gradients summed per pseudo space; 2.3: train.ct; 2.4:
@@ -64,9 +63,9 @@ func (Report) NumericEnv() string    { return blasEnv() } // it projects items f
 func blasEnv() string { return models.BLAS().String() }
 
 var (
-	_ pipeline.Versioned   = Ingest{}
-	_ pipeline.Versioned   = Report{}
-	_ pipeline.GoDependent = Train{}
-	_ pipeline.NumericEnv  = Train{}
-	_ pipeline.NumericEnv  = Evaluate{}
+	_ interface{ Version() string }    = Ingest{}
+	_ interface{ Version() string }    = Report{}
+	_ interface{ GoDependent() bool }  = Train{}
+	_ interface{ NumericEnv() string } = Train{}
+	_ interface{ NumericEnv() string } = Evaluate{}
 )

@@ -9,6 +9,7 @@ import (
 
 	"monomer/job"
 	"monomer/pipeline"
+	"monomer/pipeline/cache"
 )
 
 var update = flag.Bool("update", false, "add this build's outputs to testdata/stage-versions.json (`make golden` records every build)")
@@ -37,11 +38,15 @@ func TestStageVersions(t *testing.T) {
 	j.Experiments = append(j.Experiments, sharded)
 	dir := t.TempDir()
 	runJob(t, j, dir)
-	now, err := pipeline.RecordStages(j, Experiment(), Job(), dir)
+	g, err := Graph(j, Experiment(), Job())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var golden []pipeline.StageRecord
+	now, err := pipeline.RecordStages(g, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var golden []cache.StageRecord
 	b, err := os.ReadFile(goldenVersions)
 	switch {
 	case err == nil:
@@ -52,7 +57,7 @@ func TestStageVersions(t *testing.T) {
 		t.Fatalf("%v (create it with -update)", err)
 	}
 	if *update {
-		out, err := json.MarshalIndent(pipeline.UpdateRecords(golden, now), "", "  ")
+		out, err := json.MarshalIndent(cache.UpdateRecords(golden, now), "", "  ")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +70,7 @@ func TestStageVersions(t *testing.T) {
 		}
 		return
 	}
-	problems, notes := pipeline.CheckStages(golden, now, append(Experiment(), Job()...))
+	problems, notes := cache.CheckStages(golden, now, g.StageDeps)
 	for _, n := range notes {
 		t.Log(n)
 	}
@@ -76,10 +81,10 @@ func TestStageVersions(t *testing.T) {
 
 // Every stage declares its version, so no key hashes the executable.
 func TestEveryStageVersioned(t *testing.T) {
-	for _, s := range append(Experiment(), Job()...) {
-		code, err := pipeline.CodeVersion(s)
+	for _, n := range everyStageGraph(t).Nodes {
+		code, err := cache.CodeVersion(n.Stage, n.Code)
 		if err != nil || code[0] != 'v' {
-			t.Errorf("stage %s: code version %q, %v", s.Name(), code, err)
+			t.Errorf("node %s: code version %q, %v", n.ID, code, err)
 		}
 	}
 }
@@ -95,7 +100,7 @@ func TestSameBitsEveryBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var golden []pipeline.StageRecord
+	var golden []cache.StageRecord
 	if err := json.Unmarshal(b, &golden); err != nil {
 		t.Fatalf("%s: %v", goldenVersions, err)
 	}

@@ -61,8 +61,11 @@ choose.
 			opts.Only = pipeline.ShardName(stages.BowShard{}.Name(), i, n)
 			opts.Logger = pipeline.NewLogger(os.Stderr, pipeline.IsTerminal(os.Stderr))
 			opts.RunID, opts.Command, opts.ExitCode = flags.runID, os.Args, exitCode
-			exp, jobSt := stageSet()
-			_, err = pipeline.Run(cmd.Context(), j, exp, jobSt, opts)
+			g, err := jobGraph(j)
+			if err != nil {
+				return err
+			}
+			_, err = pipeline.Run(cmd.Context(), g, opts)
 			return err
 		},
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"monomer/pipeline"
+	"monomer/pipeline/cache"
 )
 
 // storeDir is the content-addressed store of stage outputs for run
@@ -65,7 +66,7 @@ outputs: the store holds hard links to them.
 			if opts.Store == "" {
 				return fmt.Errorf("%w: the store is off (MONOMER_STORE=off)", pipeline.ErrUsage)
 			}
-			res, err := pipeline.Trim(opts.Store, max)
+			res, err := cache.Trim(opts.Store, max)
 			if err != nil {
 				return err
 			}

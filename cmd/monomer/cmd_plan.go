@@ -72,8 +72,7 @@ jobs/airflow/monomer_dag.py. It reads only the job file.
 			if err != nil {
 				return err
 			}
-			exp, jobSt := stageSet()
-			g, err := pipeline.NewGraph(j, exp, jobSt)
+			g, err := jobGraph(j)
 			if err != nil {
 				return err
 			}
@@ -82,7 +81,7 @@ jobs/airflow/monomer_dag.py. It reads only the job file.
 				p.Experiments = append(p.Experiments, e.Name)
 			}
 			for _, n := range g.Nodes {
-				t := planTask{ID: taskID(n), Experiment: n.Experiment, Stage: n.Stage.Name(), Part: n.Part, Upstream: []string{}, Command: "run", Dir: n.Dir("")}
+				t := planTask{ID: taskID(n), Experiment: n.Experiment, Stage: n.Stage, Part: n.Part, Upstream: []string{}, Command: "run", Dir: n.Dir("")}
 				for _, d := range n.Deps {
 					t.Upstream = append(t.Upstream, taskID(d))
 				}

@@ -20,8 +20,14 @@ import (
 )
 
 // stageSet returns the experiment and job-level stages; tests replace it.
-var stageSet = func() (exp, job []pipeline.Stage) {
+var stageSet = func() (exp, job []stages.Stage) {
 	return stages.Experiment(), stages.Job()
+}
+
+// jobGraph is the DAG of job's experiments and the stages of stageSet.
+func jobGraph(j *job.Job) (*pipeline.Graph, error) {
+	exp, jobSt := stageSet()
+	return stages.Graph(j, exp, jobSt)
 }
 
 type runFlags struct {
@@ -157,9 +163,12 @@ lines on stderr unless stderr is a terminal.
 				return err
 			}
 			opts.Experiments, opts.Only, opts.From, opts.Force = flags.experiments, flags.only, flags.from, flags.force
-			exp, jobSt := stageSet()
+			g, err := jobGraph(job)
+			if err != nil {
+				return err
+			}
 			if flags.dryRun {
-				steps, err := pipeline.Plan(job, exp, jobSt, opts)
+				steps, err := pipeline.Plan(g, opts)
 				if err != nil {
 					return err
 				}
@@ -168,7 +177,7 @@ lines on stderr unless stderr is a terminal.
 					// with the run's exit code: the error wraps the run's
 					// first failure (a run checks every stage's pre-flight
 					// before running any).
-					if err := pipeline.Preflight(job, exp, jobSt, opts); err != nil {
+					if err := pipeline.Preflight(g, opts); err != nil {
 						first = err
 					}
 					return fmt.Errorf("dry run: %d stage(s) would fail; the first: %w", n, first)
@@ -197,7 +206,7 @@ lines on stderr unless stderr is a terminal.
 			if runHook != nil {
 				runHook(&opts)
 			}
-			if _, err = pipeline.Run(cmd.Context(), job, exp, jobSt, opts); err != nil {
+			if _, err = pipeline.Run(cmd.Context(), g, opts); err != nil {
 				return err
 			}
 			// The visual report, when this run (or an earlier one) rendered it.

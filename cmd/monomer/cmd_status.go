@@ -46,8 +46,11 @@ scheduler's sensor can ask "is there work to do?".
 			if err != nil {
 				return err
 			}
-			exp, jobSt := stageSet()
-			steps, err := pipeline.Plan(job, exp, jobSt, opts)
+			g, err := jobGraph(job)
+			if err != nil {
+				return err
+			}
+			steps, err := pipeline.Plan(g, opts)
 			if err != nil {
 				return err
 			}

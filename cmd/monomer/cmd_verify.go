@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"monomer/pipeline"
+	"monomer/stages"
 )
 
 type verifyFlags struct {
@@ -51,8 +52,12 @@ Exit codes:
 			} else {
 				opts.Logger = pipeline.NewLogger(os.Stderr, false)
 			}
-			exp, jobSt := stageSet()
-			res, err := pipeline.Verify(cmd.Context(), job, exp, jobSt, opts)
+			g, err := jobGraph(job)
+			if err != nil {
+				return err
+			}
+			opts.Compare = stages.CompareTables
+			res, err := pipeline.Verify(cmd.Context(), g, opts)
 			if res != nil {
 				for i := range res.Steps {
 					fmt.Fprintln(cmd.OutOrStdout(), res.Steps[i].String())

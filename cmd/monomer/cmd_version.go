@@ -7,14 +7,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"monomer/models"
-	"monomer/pipeline"
+	"monomer/pipeline/cache"
 )
 
 // versionLine is what --version, the version command and --help print:
 // the build (module version or commit, Go) and the BLAS this binary links
 // (its implementation, version and the CPU kernel loaded).
 func versionLine() string {
-	return fmt.Sprintf("monomer %s, blas %s", pipeline.Version(), models.BLAS())
+	return fmt.Sprintf("monomer %s, blas %s", cache.Version(), models.BLAS())
 }
 
 func newVersionCommand() *cobra.Command {

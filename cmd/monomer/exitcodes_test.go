@@ -78,6 +78,7 @@ func TestREADMEExitCodes(t *testing.T) {
 		{errors.New("x"), "failure"},
 		{job.ErrConfig, "invalid job file"},
 		{pipeline.ErrUsage, "usage error"},
+		{job.ErrUsage, "usage error"}, // a --set without '=': the job's own sentinel since the runner imports no job
 		{pipeline.ErrUnreadable, "could not be read"},
 		{amazon.ErrCorrupt, "corrupt"},
 		{pipeline.ErrBadInput, "bad input"},

@@ -107,7 +107,7 @@ func (e usageError) Unwrap() []error { return []error{pipeline.ErrUsage, e.err} 
 func execute(ctx context.Context, root *cobra.Command, args []string) error {
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
-	if err != nil && cmd == root && !errors.Is(err, pipeline.ErrUsage) {
+	if err != nil && cmd == root && !errors.Is(err, pipeline.ErrUsage) && !errors.Is(err, job.ErrUsage) {
 		return usageError{err}
 	}
 	return err
@@ -119,8 +119,8 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
-	case errors.Is(err, job.ErrConfig), errors.Is(err, pipeline.ErrUsage),
-		errors.Is(err, pipeline.ErrUnreadable):
+	case errors.Is(err, job.ErrConfig), errors.Is(err, job.ErrUsage),
+		errors.Is(err, pipeline.ErrUsage), errors.Is(err, pipeline.ErrUnreadable):
 		return exitUsage
 	case errors.Is(err, pipeline.ErrBadInput),
 		// The readers' sentinels for damaged files: the same file fails

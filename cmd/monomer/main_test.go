@@ -21,6 +21,7 @@ import (
 	"monomer/job"
 	"monomer/pipeline"
 	"monomer/schema"
+	"monomer/stages"
 )
 
 // The test binary doubles as the monomer binary: with GO_MONOMER_MAIN set
@@ -44,18 +45,37 @@ func TestMain(m *testing.M) {
 // reads every experiment's train. Each writes a one-row table whose value
 // hashes everything it read. GO_MONOMER_FAIL=<stage> makes a stage fail
 // with bad input; GO_MONOMER_BLOCK=<stage> makes it wait for cancellation.
-func fakeStages() (exp, job []pipeline.Stage) {
-	return []pipeline.Stage{
-			&fake{name: "ingest"},
-			&fake{name: "train", deps: []string{"ingest"}},
-		}, []pipeline.Stage{
-			&fake{name: "report", deps: []string{"train"}},
+func fakeStages() (exp, job []stages.Stage) {
+	return []stages.Stage{
+			stages.Each[fakeParams](&fake{name: "ingest"}),
+			stages.Each[fakeParams](&fake{name: "train", deps: []string{"ingest"}}),
+		}, []stages.Stage{
+			stages.JobLevel[fakeParams](&fakeJob{fake{name: "report", deps: []string{"train"}}}),
 		}
 }
 
 type fake struct {
 	name string
 	deps []string
+}
+
+// fakeJob is the job-level fake.
+type fakeJob struct{ fake }
+
+// fakeParams are what a fake reads: ingest the category and the meta file,
+// train k, report the experiments.
+type fakeParams struct {
+	Category    string   `json:"category,omitempty"`
+	K           *int     `json:"k,omitempty"`
+	Experiments []string `json:"experiments,omitempty"`
+	Meta        string   `json:"-"`
+}
+
+func (p fakeParams) Files() []string {
+	if p.Meta == "" {
+		return nil
+	}
+	return []string{p.Meta}
 }
 
 // fakeOut is the fake stages' output table.
@@ -66,17 +86,24 @@ type fakeOut struct {
 
 func (f *fake) Name() string   { return f.name }
 func (f *fake) Deps() []string { return f.deps }
-func (f *fake) Key(e *job.Resolved) (any, []string) {
-	if e == nil {
-		return map[string]any{}, nil
-	}
+func (f *fake) Params(e *job.Resolved) fakeParams {
 	if f.name == "ingest" {
-		return map[string]any{"category": e.Category}, []string{e.Data.Meta}
+		return fakeParams{Category: e.Category, Meta: e.Data.Meta}
 	}
-	return map[string]any{"k": e.Settings.K}, nil
+	return fakeParams{K: &e.Settings.K}
 }
 
-func (f *fake) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, error) {
+func (f *fakeJob) Params(j *job.Job) fakeParams {
+	var p fakeParams
+	for _, e := range j.Experiments {
+		p.Experiments = append(p.Experiments, e.Name)
+	}
+	return p
+}
+
+func (f *fakeJob) Publish() []string { return nil }
+
+func (f *fake) Run(ctx context.Context, env *pipeline.Env, p fakeParams) (*pipeline.Result, error) {
 	if os.Getenv("GO_MONOMER_FAIL") == f.name {
 		return nil, fmt.Errorf("fake: 5 of 10 lines rejected: %w", pipeline.ErrBadInput)
 	}
@@ -85,10 +112,9 @@ func (f *fake) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, er
 		return nil, ctx.Err()
 	}
 	h := sha256.New()
-	params, files := f.Key(env.Exp)
-	json.NewEncoder(h).Encode(params)
-	for _, p := range files {
-		b, err := os.ReadFile(p)
+	json.NewEncoder(h).Encode(p)
+	for _, path := range p.Files() {
+		b, err := os.ReadFile(path)
 		if err != nil {
 			return nil, err
 		}
@@ -96,14 +122,13 @@ func (f *fake) Run(ctx context.Context, env *pipeline.Env) (*pipeline.Result, er
 	}
 	var ids []string
 	var vals []float64
-	exps := env.Job.Experiments
-	if env.Exp != nil {
-		exps = exps[:0:0]
-		exps = append(exps, env.Exp.Experiment)
+	exps := p.Experiments
+	if env.Experiment != "" {
+		exps = []string{env.Experiment}
 	}
 	for _, e := range exps {
 		for _, d := range f.deps {
-			dir, err := env.StageDir(e.Name, d)
+			dir, err := env.StageDir(e, d)
 			if err != nil {
 				return nil, err
 			}

@@ -1,8 +1,9 @@
-package pipeline
+package cache
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -32,42 +33,53 @@ import (
 // modification time is its last use; Trim removes the least recently used
 // entries down to a size.
 
-// DefaultStoreMax is the store's size cap when Options.StoreMax is 0.
+// DefaultStoreMax is the store's size cap when none is given.
 const DefaultStoreMax = 20 << 30
 
-type store struct {
+// Store is the store in a directory, with its size cap. A nil *Store is
+// no store: it holds nothing and restores nothing.
+type Store struct {
 	dir string
 	max int64
 }
 
-func (o *Options) store() *store {
-	if o.Store == "" {
+// NewStore is the store in dir, trimmed to max bytes (DefaultStoreMax if
+// 0); nil if dir is "".
+func NewStore(dir string, max int64) *Store {
+	if dir == "" {
 		return nil
 	}
-	m := o.StoreMax
-	if m == 0 {
-		m = DefaultStoreMax
+	if max == 0 {
+		max = DefaultStoreMax
 	}
-	return &store{dir: o.Store, max: m}
+	return &Store{dir: dir, max: max}
 }
 
-func (s *store) entry(key string) string {
+// Trim trims the store to its cap (see Trim).
+func (s *Store) Trim() (*TrimResult, error) { return Trim(s.dir, s.max) }
+
+// tmpMark marks an entry being written, as the runner marks a stage
+// directory being written.
+const tmpMark = ".tmp-"
+
+// Entry is the directory of key's entry.
+func (s *Store) Entry(key string) string {
 	return filepath.Join(s.dir, key[:2], key)
 }
 
 // has reports whether the store holds an entry for key.
-func (s *store) has(key string) bool {
+func (s *Store) Has(key string) bool {
 	if s == nil {
 		return false
 	}
-	_, err := os.Stat(filepath.Join(s.entry(key), ManifestName))
+	_, err := os.Stat(filepath.Join(s.Entry(key), ManifestName))
 	return err == nil
 }
 
 // put adds the committed stage directory dir, whose manifest is m, to the
 // store. An entry already there is kept.
-func (s *store) put(dir string, m *Manifest) error {
-	final := s.entry(m.Key)
+func (s *Store) Put(dir string, m *Manifest) error {
+	final := s.Entry(m.Key)
 	if _, err := os.Stat(final); err == nil {
 		return touch(final)
 	}
@@ -97,24 +109,24 @@ func (s *store) put(dir string, m *Manifest) error {
 // restore copies the entry for key into the empty directory tmp after
 // checking every file against the stored manifest, and returns the
 // manifest. ok is false when there is no usable entry.
-func (s *store) restore(key, tmp string) (*Manifest, bool) {
+func (s *Store) Restore(key, tmp string) (*Manifest, bool) {
 	if s == nil {
 		return nil, false
 	}
-	entry := s.entry(key)
+	entry := s.Entry(key)
 	m, err := ReadManifest(entry)
-	if err != nil || m.Key != key || m.Format != manifestFormat {
+	if err != nil || m.Key != key || m.Format != ManifestFormat {
 		return nil, false
 	}
 	for _, o := range m.Outputs {
 		src := filepath.Join(entry, filepath.FromSlash(o.Name))
-		sum, err := hashFile(src)
+		sum, err := HashFile(src)
 		if err != nil || sum != o.SHA256 {
 			os.RemoveAll(entry) // edited or damaged: never use it again
 			return nil, false
 		}
 		dst := filepath.Join(tmp, filepath.FromSlash(o.Name))
-		if os.MkdirAll(filepath.Dir(dst), 0o755) != nil || copyFile(src, dst) != nil {
+		if os.MkdirAll(filepath.Dir(dst), 0o755) != nil || CopyFile(src, dst) != nil {
 			return nil, false
 		}
 	}
@@ -126,7 +138,28 @@ func linkOrCopy(src, dst string) error {
 	if err := os.Link(src, dst); err == nil {
 		return nil
 	}
-	return copyFile(src, dst)
+	return CopyFile(src, dst)
+}
+
+// CopyFile copies src to dst and fsyncs it.
+func CopyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func touch(dir string) error {
@@ -208,9 +241,9 @@ func Trim(dir string, max int64) (*TrimResult, error) {
 	return res, nil
 }
 
-// storedManifest is the manifest a restored stage gets: the stored one,
+// StoredManifest is the manifest a restored stage gets: the stored one,
 // which records how the outputs were made, with the restore noted.
-func storedManifest(m *Manifest) *Manifest {
+func StoredManifest(m *Manifest) *Manifest {
 	c := *m
 	c.Stats = maps.Clone(m.Stats)
 	if c.Stats == nil {

@@ -1,4 +1,4 @@
-package pipeline
+package cache
 
 import (
 	"crypto/sha256"
@@ -14,13 +14,13 @@ import (
 	"syscall"
 )
 
-// hashCache remembers the sha256 of files by identity, so a 10 GB raw file
+// HashCache remembers the sha256 of files by identity, so a 10 GB raw file
 // is hashed once and not on every run. The identity is device, inode, size,
 // mtime and ctime: touching a file (mtime) makes it miss, and then the
 // rehash finds the same content, so the stage stays up to date; rewriting
 // the content and restoring the mtime still changes ctime, which no user
 // call can set back. Entries are keyed by absolute path.
-type hashCache struct {
+type HashCache struct {
 	path    string // file the cache persists to; "" means memory only
 	mu      sync.Mutex
 	entries map[string]hashEntry
@@ -36,10 +36,10 @@ type hashEntry struct {
 	SHA256  string `json:"sha256"`
 }
 
-// loadHashCache reads the cache file; a missing or unreadable one starts
+// OpenHashCache reads the cache file; a missing or unreadable one starts
 // empty (it is only a cache).
-func loadHashCache(path string) *hashCache {
-	c := &hashCache{path: path, entries: map[string]hashEntry{}}
+func OpenHashCache(path string) *HashCache {
+	c := &HashCache{path: path, entries: map[string]hashEntry{}}
 	if path == "" {
 		return c
 	}
@@ -53,6 +53,10 @@ func loadHashCache(path string) *hashCache {
 	return c
 }
 
+// ReadOnly makes Save write nothing: Plan and Verify read the cache, and
+// write nothing to the run directory.
+func (c *HashCache) ReadOnly() { c.path = "" }
+
 func identity(fi os.FileInfo) hashEntry {
 	e := hashEntry{Size: fi.Size(), MtimeNs: fi.ModTime().UnixNano()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
@@ -63,8 +67,8 @@ func identity(fi os.FileInfo) hashEntry {
 	return e
 }
 
-// file returns the hex sha256 and size of the file at path.
-func (c *hashCache) file(path string) (string, int64, error) {
+// File returns the hex sha256 and size of the file at path.
+func (c *HashCache) File(path string) (string, int64, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", 0, err
@@ -83,7 +87,7 @@ func (c *hashCache) file(path string) (string, int64, error) {
 	if ok && e.Dev == id.Dev && e.Ino == id.Ino && e.Size == id.Size && e.MtimeNs == id.MtimeNs && e.CtimeNs == id.CtimeNs {
 		return e.SHA256, e.Size, nil
 	}
-	sum, err := hashFile(abs)
+	sum, err := HashFile(abs)
 	if err != nil {
 		return "", 0, err
 	}
@@ -99,8 +103,8 @@ func (c *hashCache) file(path string) (string, int64, error) {
 	return sum, id.Size, nil
 }
 
-// remember records sum for the file now at path (just written and hashed).
-func (c *hashCache) remember(path, sum string) {
+// Remember records sum for the file now at path (just written and hashed).
+func (c *HashCache) Remember(path, sum string) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return
@@ -117,8 +121,8 @@ func (c *hashCache) remember(path, sum string) {
 	c.mu.Unlock()
 }
 
-// forget drops entries under dir (stage directories that were replaced).
-func (c *hashCache) forget(dir string) {
+// Forget drops entries under dir (stage directories that were replaced).
+func (c *HashCache) Forget(dir string) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return
@@ -133,9 +137,9 @@ func (c *hashCache) forget(dir string) {
 	}
 }
 
-// save writes the cache atomically when it changed. Concurrent runs sharing
+// Save writes the cache atomically when it changed. Concurrent runs sharing
 // the file may lose each other's entries, which only costs a rehash.
-func (c *hashCache) save() error {
+func (c *HashCache) Save() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.path == "" || !c.dirty {
@@ -159,7 +163,8 @@ func (c *hashCache) save() error {
 	return nil
 }
 
-func hashFile(path string) (string, error) {
+// HashFile is the hex sha256 of the file at path.
+func HashFile(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
@@ -194,10 +199,11 @@ func writeFileAtomic(path string, b []byte) error {
 		os.Remove(tmp)
 		return err
 	}
-	return syncDir(filepath.Dir(path))
+	return SyncDir(filepath.Dir(path))
 }
 
-func syncDir(dir string) error {
+// SyncDir fsyncs directory dir, so the entries renamed into it last.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package pipeline
+package cache
 
 import (
 	"bytes"
@@ -24,9 +24,16 @@ import (
 // outputs beside it were made.
 const ManifestName = "manifest.json"
 
-// manifestFormat versions the manifest and the key derivation; bumping it
+// ManifestFormat versions the manifest and the key derivation; bumping it
 // makes every stage stale once.
-const manifestFormat = 1
+const ManifestFormat = 1
+
+// Warning is one warning of a finished stage: a message and the attributes that place
+// it (e.g. model and lambda), logged in key order.
+type Warning struct {
+	Msg   string         `json:"msg"`
+	Attrs map[string]any `json:"attrs,omitempty"`
+}
 
 // Manifest records one finished stage. It is written last, into the
 // temporary directory, so a stage directory with a manifest is complete.
@@ -113,7 +120,9 @@ type Tools struct {
 }
 
 // key returns the cache key of in.
-func (in KeyInputs) key() string {
+// Key is the cache key of in: the hex sha256 of its canonical JSON, raw
+// files by content (not path).
+func (in KeyInputs) Key() string {
 	c := in
 	c.Files = make([]FileHash, len(in.Files))
 	for i, f := range in.Files {
@@ -122,7 +131,7 @@ func (in KeyInputs) key() string {
 	b, err := json.Marshal(struct {
 		Format int `json:"format"`
 		KeyInputs
-	}{manifestFormat, c})
+	}{ManifestFormat, c})
 	if err != nil {
 		panic(err) // only strings, numbers and validated raw JSON
 	}
@@ -130,9 +139,9 @@ func (in KeyInputs) key() string {
 	return hex.EncodeToString(sum[:])
 }
 
-// normalizeParams returns the canonical JSON of params: object keys sorted,
+// NormalizeParams returns the canonical JSON of params: object keys sorted,
 // numbers as written, no insignificant space.
-func normalizeParams(params any) (json.RawMessage, error) {
+func NormalizeParams(params any) (json.RawMessage, error) {
 	b, err := json.Marshal(params)
 	if err != nil {
 		return nil, err
@@ -146,8 +155,8 @@ func normalizeParams(params any) (json.RawMessage, error) {
 	return json.Marshal(v)
 }
 
-// outputMap returns the manifest's outputs as name -> sha256.
-func (m *Manifest) outputMap() map[string]string {
+// OutputMap returns the manifest's outputs as name -> sha256.
+func (m *Manifest) OutputMap() map[string]string {
 	out := make(map[string]string, len(m.Outputs))
 	for _, o := range m.Outputs {
 		out[o.Name] = o.SHA256
@@ -169,7 +178,9 @@ func ReadManifest(dir string) (*Manifest, error) {
 	return &m, nil
 }
 
-func writeManifest(dir string, m *Manifest) error {
+// WriteManifest writes m as dir/manifest.json, which must not exist, and
+// fsyncs it.
+func WriteManifest(dir string, m *Manifest) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("pipeline: manifest of %s: %w", dir, err)
@@ -189,10 +200,10 @@ func writeManifest(dir string, m *Manifest) error {
 	return err
 }
 
-// staleReasons explains why a stage with inputs now is not up to date
+// StaleReasons explains why a stage with inputs now is not up to date
 // relative to its manifest old: the parameters, files, upstream outputs or
 // code that changed.
-func staleReasons(old, now KeyInputs) []string {
+func StaleReasons(old, now KeyInputs) []string {
 	var r []string
 	if old.Code != now.Code {
 		r = append(r, fmt.Sprintf("code version changed (%s -> %s)", shortCode(old.Code), shortCode(now.Code)))
@@ -210,7 +221,7 @@ func staleReasons(old, now KeyInputs) []string {
 		case i >= len(old.Files):
 			r = append(r, fmt.Sprintf("new input %s", name))
 		case old.Files[i].SHA256 != f.SHA256:
-			r = append(r, fmt.Sprintf("input %s changed (content %s -> %s)", name, short(old.Files[i].SHA256), short(f.SHA256)))
+			r = append(r, fmt.Sprintf("input %s changed (content %s -> %s)", name, Short(old.Files[i].SHA256), Short(f.SHA256)))
 		}
 	}
 	for i := len(now.Files); i < len(old.Files); i++ {
@@ -230,10 +241,10 @@ func staleReasons(old, now KeyInputs) []string {
 		case !ok:
 			r = append(r, fmt.Sprintf("new upstream %s", name))
 		case !maps.Equal(o, u.Outputs):
-			r = append(r, fmt.Sprintf("upstream %s outputs changed (%s)", name, changedNames(o, u.Outputs)))
+			r = append(r, fmt.Sprintf("upstream %s outputs changed (%s)", name, ChangedNames(o, u.Outputs)))
 		}
 	}
-	if len(r) == 0 && old.key() != now.key() {
+	if len(r) == 0 && old.Key() != now.Key() {
 		r = append(r, "cache key format changed")
 	}
 	return r
@@ -242,12 +253,13 @@ func staleReasons(old, now KeyInputs) []string {
 // shortCode shortens an executable hash; a declared version is shown whole.
 func shortCode(s string) string {
 	if strings.HasPrefix(s, "exe:") {
-		return short(s)
+		return Short(s)
 	}
 	return strconv.Quote(s)
 }
 
-func short(s string) string {
+// Short is a hash shortened for a message.
+func Short(s string) string {
 	if len(s) > 12 {
 		return s[:12]
 	}
@@ -257,7 +269,8 @@ func short(s string) string {
 	return s
 }
 
-func changedNames(a, b map[string]string) string {
+// ChangedNames lists the names whose hashes differ between a and b.
+func ChangedNames(a, b map[string]string) string {
 	var names []string
 	for k, v := range b {
 		if a[k] != v {
@@ -297,7 +310,7 @@ func paramChanges(oldRaw, nowRaw json.RawMessage) []string {
 	flatten("", o, fo)
 	flatten("", n, fn)
 	var r []string
-	for _, k := range unionKeys(fo, fn) {
+	for _, k := range UnionKeys(fo, fn) {
 		a, aok := fo[k]
 		b, bok := fn[k]
 		if a == b && aok == bok {
@@ -343,8 +356,8 @@ var (
 	tools     Tools
 )
 
-// toolVersions reads the build information of the running binary once.
-func toolVersions() Tools {
+// ToolVersions reads the build information of the running binary once.
+func ToolVersions() Tools {
 	toolsOnce.Do(func() {
 		bi, ok := debug.ReadBuildInfo()
 		if !ok {
@@ -385,7 +398,7 @@ func toolVersions() Tools {
 // "(devel)"; then the Go version and platform. The run log, the manifests'
 // tools and the report carry the same build information.
 func Version() string {
-	t := toolVersions()
+	t := ToolVersions()
 	v := "(devel)"
 	if _, mv, ok := strings.Cut(t.Module, "@"); ok && mv != "" && mv != "(devel)" {
 		v = mv
@@ -395,10 +408,42 @@ func Version() string {
 	return v + " " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
 }
 
+// Code is a stage's code version, the code part of its nodes' keys (like
+// Dagster's code_version): the version goes into the key in place of the
+// executable's hash, so a rebuild that does not change the stage's
+// behaviour reruns nothing.
+//
+// The rule: bump the version in the same commit as any change that can
+// change the stage's outputs for the same inputs (a new column, another
+// rounding, another order, a dependency upgrade that writes other bytes);
+// a refactoring that writes the same bytes keeps it. The guard test
+// (stages TestStageVersions) fails when outputs changed under an unchanged
+// version. Versions are compared as strings; use semantic versions
+// ("1.2.0") without spaces.
+type Code struct {
+	// Version is the stage's version; "" keys the node by the running
+	// executable's hash instead.
+	Version string
+	// GoDependent: the outputs depend on the Go toolchain (floating point
+	// of package math or of the fused multiply-adds the compiler emits on
+	// some GOARCHes, or the algorithms of math/rand/v2, which carry no
+	// stability promise), so the Go version and GOARCH join the version and
+	// a new toolchain reruns the stage. Stages that only parse, count and
+	// sort leave it false and survive toolchain upgrades.
+	GoDependent bool
+	// NumericEnv names what of the machine or the build decides the
+	// outputs beyond the version and the toolchain, such as the BLAS
+	// implementation and CPU kernel of its matrix products ("openblas
+	// 0.3.21 Haswell"; "" when nothing applies): it joins the version, so
+	// outputs of one kernel are never reused by a process running another,
+	// and the guard test keeps golden outputs per string.
+	NumericEnv string
+}
+
 // CodeVersion returns the code part of a stage's cache key, readable
-// because status prints it when it changes: "v<Version()>", then, if the
-// stage is GoDependent, the Go version and GOARCH ("go1.26.8/amd64"), then,
-// if it is NumericEnv, its string in brackets ("[openblas 0.3.21 Haswell]").
+// because status prints it when it changes: "v<Version>", then, if the
+// stage is GoDependent, the Go version and GOARCH ("go1.26.8/amd64"), then
+// its NumericEnv in brackets ("[openblas 0.3.21 Haswell]") when not empty.
 //
 // Nothing else of the build enters: a rebuild (another commit stamped by
 // -buildvcs, a README edit, a change to another stage) leaves the key
@@ -407,26 +452,22 @@ func Version() string {
 // TestStageVersions) like any other change to a stage's behaviour. The
 // toolchain does enter where it matters, since it changes without a commit.
 //
-// A stage that does not implement Versioned gets "exe:<sha256 of the running
+// A stage without a Version gets "exe:<sha256 of the running
 // executable>": never stale by mistake, but every rebuild reruns it, and
 // hashing the executable costs a second per process.
-func CodeVersion(s Stage) (string, error) {
-	v, ok := s.(Versioned)
-	if !ok {
+func CodeVersion(stage string, c Code) (string, error) {
+	if c.Version == "" {
 		return exeVersion()
 	}
-	ver := v.Version()
-	if ver == "" || strings.ContainsAny(ver, " []") {
-		return "", fmt.Errorf("pipeline: stage %s: code version %q: want a non-empty version without spaces or brackets", s.Name(), ver)
+	if strings.ContainsAny(c.Version, " []") {
+		return "", fmt.Errorf("pipeline: stage %s: code version %q: want a version without spaces or brackets", stage, c.Version)
 	}
-	code := "v" + ver
-	if g, ok := s.(GoDependent); ok && g.GoDependent() {
+	code := "v" + c.Version
+	if c.GoDependent {
 		code += " " + runtime.Version() + "/" + runtime.GOARCH
 	}
-	if n, ok := s.(NumericEnv); ok {
-		if e := n.NumericEnv(); e != "" {
-			code += " [" + e + "]"
-		}
+	if c.NumericEnv != "" {
+		code += " [" + c.NumericEnv + "]"
 	}
 	return code, nil
 }
@@ -441,7 +482,7 @@ func exeVersion() (string, error) {
 	exeOnce.Do(func() {
 		p, err := os.Executable()
 		if err == nil {
-			exeSum, err = hashFile(p)
+			exeSum, err = HashFile(p)
 		}
 		if err != nil {
 			exeErr = fmt.Errorf("pipeline: hashing the executable for the code version: %w", err)
@@ -454,3 +495,10 @@ func exeVersion() (string, error) {
 
 // notExist reports whether err means a missing file.
 func notExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
+// UnionKeys returns the keys of a and b, sorted, each once.
+func UnionKeys[V any](a, b map[string]V) []string {
+	keys := slices.AppendSeq(slices.Collect(maps.Keys(a)), maps.Keys(b))
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}

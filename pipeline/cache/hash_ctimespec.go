@@ -1,6 +1,6 @@
 //go:build darwin || freebsd || netbsd
 
-package pipeline
+package cache
 
 import "syscall"
 

@@ -1,6 +1,6 @@
 //go:build linux || openbsd || dragonfly || solaris || aix
 
-package pipeline
+package cache
 
 import "syscall"
 
