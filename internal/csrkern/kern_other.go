@@ -2,10 +2,12 @@
 
 package csrkern
 
-func rowMul(out []float32, idx []int32, val []float32, w []float32, stride int) {
-	rowMulGo(out, idx, val, w, stride)
+func mulAdd(out []float32, idx []int32, val []float32, src []float32, stride int) {
+	mulAddGo(out, idx, val, src, stride)
 }
 
 func rowAcc(acc []float32, idx []int32, val []float32, g []float32, stride int) {
 	rowAccGo(acc, idx, val, g, stride)
 }
+
+func widest() path { return pathGo }
