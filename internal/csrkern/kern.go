@@ -122,14 +122,22 @@ type Cols struct {
 // non-zeros.
 const l2Budget = 512 << 10
 
-// padded is c rounded up to whole 16-float vectors (64 bytes, a cache
-// line). Rows of that stride, 64-byte aligned, load without crossing cache
-// lines: on Zen 4 that doubled the AVX-512 kernels' rate from L2 (25 to 50
-// GFLOP/CPU-s at C = 100, BENCHMARKS.md).
-func padded(c int) int { return (c + 15) &^ 15 }
+// Stride is c rounded up to whole 16-float vectors (64 bytes, a cache
+// line). Rows of that stride in a 64-byte aligned matrix (Floats) load
+// without crossing cache lines: on Zen 4 that doubled the AVX-512 kernels'
+// rate from L2 (25 to 50 GFLOP/CPU-s at C = 100) and added about a tenth
+// from L3 (BENCHMARKS.md). Give RowMul such a W.
+func Stride(c int) int { return (c + 15) &^ 15 }
+
+// Floats returns n zeroed floats starting on a 64-byte boundary.
+func Floats(n int) []float32 {
+	buf := make([]float32, n+15)
+	skip := int(-uintptr(unsafe.Pointer(&buf[0])) % 64 / 4)
+	return buf[skip : skip+n : skip+n]
+}
 
 // BlockRows is the rows of a Cols block for G rows c floats wide.
-func BlockRows(c int) int { return max(64, l2Budget/(4*padded(max(c, 1)))) }
+func BlockRows(c int) int { return max(64, l2Budget/(4*Stride(max(c, 1)))) }
 
 // NewCols lays out rows 0..rows-1 (row(i) gives row i's indices, ascending
 // and in [0, dim), with its values) in blocks of block rows.
@@ -194,7 +202,7 @@ func (t *Cols) AddTo(acc []float32, g []float32, c, stride int) {
 	if t.rows == 0 || c == 0 {
 		return
 	}
-	cs := padded(c)
+	cs := Stride(c)
 	gb := t.scratch(t.block * cs)
 	for b := range (t.rows + t.block - 1) / t.block {
 		lo, hi := b*t.block, min((b+1)*t.block, t.rows)
@@ -213,9 +221,7 @@ func (t *Cols) AddTo(acc []float32, g []float32, c, stride int) {
 // scratch returns t's n floats starting on a 64-byte boundary.
 func (t *Cols) scratch(n int) []float32 {
 	if len(t.gpad) < n {
-		buf := make([]float32, n+15)
-		skip := int(-uintptr(unsafe.Pointer(&buf[0])) % 64 / 4)
-		t.gpad = buf[skip : skip+n]
+		t.gpad = Floats(n)
 	}
 	return t.gpad[:n]
 }

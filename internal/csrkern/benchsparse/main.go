@@ -14,7 +14,8 @@
 // A shape's figure is the flops on non-zeros of one evaluation's two
 // products, 2·nnz·C each (a multiply and an add a column), per CPU-second
 // of forward (RowMul per row, into P) plus backward (Cols.AddTo per item
-// group, as models does); "old" is the AVX2 RowMul and RowAcc of before.
+// group, as models does); "old" is the AVX2 RowMul (W's rows C apart) and
+// RowAcc of before.
 // The last line is the slowest shape's figure against the peak.
 package main
 
@@ -179,9 +180,15 @@ func describe(m *matrix) string {
 // measure returns the forward and backward GFLOP/CPU-s of the current
 // kernels and of the old ones (AVX2 RowMul, RowAcc), each the best of reps.
 func measure(m *matrix, c, reps int, minFlops float64) (fwd, bwd, oldFwd, oldBwd float64) {
-	wm := make([]float32, m.dim*c)
-	for i := range wm {
-		wm[i] = float32(i%97)/97 - 0.5
+	// W as models lays it out for sparse rows (rows csrkern.Stride(c) apart,
+	// aligned), and as it was before (rows c apart).
+	ws := csrkern.Stride(c)
+	wm, wOld := csrkern.Floats(m.dim*ws), make([]float32, m.dim*c)
+	for r := range m.dim {
+		for k := range c {
+			v := float32((r*c+k)%97)/97 - 0.5
+			wm[r*ws+k], wOld[r*c+k] = v, v
+		}
 	}
 	p := make([]float32, m.rows*c)
 	for i := range p {
@@ -200,11 +207,13 @@ func measure(m *matrix, c, reps int, minFlops float64) (fwd, bwd, oldFwd, oldBwd
 	acc := make([]float32, m.dim*c)
 	flops := 2 * float64(len(m.idx)) * float64(c)
 	passes := max(1, int(minFlops/flops+0.5))
-	forward := func() {
-		for range passes {
-			for i := range m.rows {
-				idx, val := m.row(i)
-				csrkern.RowMul(p[i*c:(i+1)*c], idx, val, wm, c)
+	forward := func(w []float32, stride int) func() {
+		return func() {
+			for range passes {
+				for i := range m.rows {
+					idx, val := m.row(i)
+					csrkern.RowMul(p[i*c:(i+1)*c], idx, val, w, stride)
+				}
 			}
 		}
 	}
@@ -234,9 +243,9 @@ func measure(m *matrix, c, reps int, minFlops float64) (fwd, bwd, oldFwd, oldBwd
 		}
 		return best
 	}
-	fwd, bwd = rate(forward), rate(backward)
+	fwd, bwd = rate(forward(wm, ws)), rate(backward)
 	restore := csrkern.Limit("avx2")
-	oldFwd, oldBwd = rate(forward), rate(oldBackward)
+	oldFwd, oldBwd = rate(forward(wOld, c)), rate(oldBackward)
 	restore()
 	return fwd, bwd, oldFwd, oldBwd
 }
