@@ -60,8 +60,8 @@ func (m *matrix) add(idx []int32, val []float32) {
 
 func main() {
 	scale := flag.String("scale", "small", "synth scale of the generated world (small or larger)")
-	reps := flag.Int("reps", 3, "measurements per figure; the least CPU time is kept (other load only adds)")
-	minFlops := flag.Float64("gflop", 20, "GFLOP per measurement of a product")
+	reps := flag.Int("reps", 5, "measurements per figure; the least CPU time is kept (other load only adds)")
+	minFlops := flag.Float64("gflop", 5, "GFLOP per measurement of a product")
 	flag.Parse()
 	if err := run(*scale, *reps, *minFlops*1e9); err != nil {
 		fmt.Fprintln(os.Stderr, "benchsparse:", err)
