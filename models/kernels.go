@@ -810,7 +810,7 @@ func (e *projEval[T]) backward() {
 		if e.cols != nil {
 			// Built once: the items and their features are fixed for the fit.
 			if e.cols[gi] == nil {
-				e.cols[gi] = csrkern.NewCols(grp.hi-grp.lo, f, csrkern.BlockRows(c), func(i int) ([]int32, []float32) {
+				e.cols[gi] = csrkern.NewCols(grp.hi-grp.lo, f, c, func(i int) ([]int32, []float32) {
 					return e.src.sparse.SparseRow(int(ps.items[grp.lo+i]))
 				})
 			}

@@ -1,8 +1,8 @@
 //go:build ignore
 
 // gen_avx512 writes kern_avx512_amd64.s: the AVX-512 kernels mulz1 …
-// mulz8, one per count of 16-lane vectors a tile holds in registers. They
-// are generated because they differ only in that count.
+// mulz8 and colsz1 … colsz8, one per count of 16-lane vectors a tile holds
+// in registers. They are generated because they differ only in that count.
 package main
 
 import (
@@ -67,6 +67,70 @@ func main() {
 				p("\tVMOVUPS Z%d, %d(DI)", v, 64*v)
 			}
 		}
+		p("\tVZEROUPPER")
+		p("\tRET")
+	}
+	p("")
+	p("// colszN runs mulzN's sums for nf ≥ 1 columns of a Cols block: column i")
+	p("// (feat[i]) adds val[j]·(G row row[j], gsb bytes apart, at gr) over j from")
+	p("// the previous column's end (first for i = 0) to end[i] to the N·16 floats")
+	p("// of the accumulator row at acc + feat[i]·asb, in registers between its")
+	p("// load and store. AX holds the column's end, R11 j.")
+	for nv := 1; nv <= 8; nv++ {
+		p("")
+		p("// func colsz%d(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)", nv)
+		p("TEXT ·colsz%d(SB), NOSPLIT, $0-88", nv)
+		p("\tMOVQ acc+0(FP), DI")
+		p("\tMOVQ asb+8(FP), R9")
+		p("\tMOVQ feat+16(FP), SI")
+		p("\tMOVQ end+24(FP), R10")
+		p("\tMOVQ nf+32(FP), CX")
+		p("\tMOVQ first+40(FP), R11")
+		p("\tMOVQ row+48(FP), R12")
+		p("\tMOVQ val+56(FP), DX")
+		p("\tMOVQ gr+64(FP), R8")
+		p("\tMOVQ gsb+72(FP), R13")
+		p("\tMOVQ mask+80(FP), BX")
+		p("\tKMOVW BX, K1")
+		p("col%d:", nv)
+		p("\tMOVLQSX (R10), AX")
+		p("\tMOVLQSX (SI), BX")
+		p("\tIMULQ R9, BX")
+		for v := 0; v < nv; v++ {
+			if v == nv-1 {
+				p("\tVMOVUPS.Z %d(DI)(BX*1), K1, Z%d", 64*v, v)
+			} else {
+				p("\tVMOVUPS %d(DI)(BX*1), Z%d", 64*v, v)
+			}
+		}
+		p("nz%d:", nv)
+		p("\tMOVLQSX (R12)(R11*4), BX")
+		p("\tIMULQ R13, BX")
+		p("\tVBROADCASTSS (DX)(R11*4), Z31")
+		for v := 0; v < nv; v++ {
+			if v == nv-1 {
+				p("\tVMULPS.Z %d(R8)(BX*1), Z31, K1, Z%d", 64*v, 16+v)
+			} else {
+				p("\tVMULPS %d(R8)(BX*1), Z31, Z%d", 64*v, 16+v)
+			}
+			p("\tVADDPS Z%d, Z%d, Z%d", 16+v, v, v)
+		}
+		p("\tINCQ R11")
+		p("\tCMPQ R11, AX")
+		p("\tJLT nz%d", nv)
+		p("\tMOVLQSX (SI), BX")
+		p("\tIMULQ R9, BX")
+		for v := 0; v < nv; v++ {
+			if v == nv-1 {
+				p("\tVMOVUPS Z%d, K1, %d(DI)(BX*1)", v, 64*v)
+			} else {
+				p("\tVMOVUPS Z%d, %d(DI)(BX*1)", v, 64*v)
+			}
+		}
+		p("\tADDQ $4, SI")
+		p("\tADDQ $4, R10")
+		p("\tDECQ CX")
+		p("\tJNZ col%d", nv)
 		p("\tVZEROUPPER")
 		p("\tRET")
 	}

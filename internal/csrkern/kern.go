@@ -16,7 +16,10 @@
 // package cannot hold Go assembly.
 package csrkern
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 // path is a family of kernels; all give the same bits.
 type path int
@@ -98,29 +101,30 @@ func rowAccGo(acc []float32, idx []int32, val []float32, g []float32, stride int
 }
 
 // Cols holds the rows of a sparse matrix column by column within blocks
-// of consecutive rows, for Xᵀ·G: within a block, column f's non-zeros
-// (row in the block, value) in row order. A fit's features do not change,
-// so it is built once and read by every backward pass.
+// of consecutive rows, for Xᵀ·G: within a block, each column that has
+// non-zeros there, with its non-zeros (row in the block, value) in row
+// order. A fit's features do not change, so it is built once and read by
+// every backward pass.
 //
 // Why: row by row (RowAcc), every non-zero reads and writes a row of the
 // accumulator, F×C floats that do not fit in L2 (1.6 MB at F = 4096, C =
 // 100), so the backward pass waits on memory. By columns, a column's sums
-// stay in registers while its non-zeros read rows of G, and the block's G
-// rows (BlockRows) stay in L2; the accumulator row is read and written once
-// a block. Each sum still adds the same terms in row order, so AddTo gives
-// the bits of RowAcc over the rows in order.
+// stay in registers while its non-zeros read rows of G, and the
+// accumulator row is read and written once a block. AddTo goes through
+// the columns in ranges whose accumulator rows stay in L2, and for each
+// range through the blocks, whose rows of G (about a hundred for image
+// rows) stay in L1 or L2. Each sum still adds the same terms in row order, so AddTo
+// gives the bits of RowAcc over the rows in order.
 type Cols struct {
-	rows, dim, block int
-	start            []int // per block, dim+1 offsets into row and val
-	row              []int32
-	val              []float32
-	gpad             []float32 // AddTo's copy of a block of G
+	rows, dim, c int
+	block, span  int // rows a block, columns a range
+	ranges       int
+	rs           []int // per block, ranges+1 indices into feat: where each range starts
+	feat, end    []int32
+	row          []int32
+	val          []float32
+	gpad         []float32 // AddTo's copy of a block of G
 }
-
-// l2Budget is the bytes of G rows a block of Cols may span: half of Zen 4's
-// 1 MiB L2, leaving room for the accumulator rows and the stream of
-// non-zeros.
-const l2Budget = 512 << 10
 
 // Stride is c rounded up to whole 16-float vectors (64 bytes, a cache
 // line). Rows of that stride in a 64-byte aligned matrix (Floats) load
@@ -136,53 +140,83 @@ func Floats(n int) []float32 {
 	return buf[skip : skip+n : skip+n]
 }
 
-// BlockRows is the rows of a Cols block for G rows c floats wide.
-func BlockRows(c int) int { return max(64, l2Budget/(4*Stride(max(c, 1)))) }
+// Cache budgets of a Cols (Zen 4: L1D 32 KiB, L2 1 MiB a core). A block's
+// rows of G take about 40 KB, a little more than L1, or more where that
+// is needed for its columns to have perColumn non-zeros on average (bags
+// of words), up to half of L2; a range's accumulator rows a quarter of
+// L2. Measured with make bench-sparse (BENCHMARKS.md): at C = 100 on image
+// rows, blocks of 36, 51, 86 and 173 rows (3, 6, 12 and 24 non-zeros a
+// column) gave 46.5, 48.3, 55.5 and 47.7 GFLOP/CPU-s, at C = 50 blocks of
+// 173 rows 47.5 against 41.0 at 102.
+const (
+	gBudget, l2Budget, accBudget = 40 << 10, 512 << 10, 256 << 10
+	perColumn                    = 12
+)
 
 // NewCols lays out rows 0..rows-1 (row(i) gives row i's indices, ascending
-// and in [0, dim), with its values) in blocks of block rows.
-func NewCols(rows, dim, block int, row func(i int) ([]int32, []float32)) *Cols {
-	if block <= 0 {
-		panic("csrkern: Cols block of no rows")
-	}
-	nb := (rows + block - 1) / block
-	t := &Cols{rows: rows, dim: dim, block: block, start: make([]int, nb*(dim+1))}
+// and in [0, dim), with its values) for AddTo with G rows c floats wide.
+func NewCols(rows, dim, c int, row func(i int) ([]int32, []float32)) *Cols {
 	nnz := 0
 	for i := range rows {
-		idx, val := row(i)
-		if len(idx) != len(val) {
-			panic("csrkern: index and value lengths differ")
-		}
-		s := t.start[(i/block)*(dim+1):][:dim+1]
-		for _, f := range idx {
-			if f < 0 || int(f) >= dim {
-				panic("csrkern: column index outside the matrix")
-			}
-			s[f+1]++
-		}
+		idx, _ := row(i)
 		nnz += len(idx)
 	}
-	// Counts to offsets, over all blocks in order.
-	off := 0
-	for b := range nb {
-		s := t.start[b*(dim+1):][:dim+1]
-		s[0] = off
-		for f := 1; f <= dim; f++ {
-			off += s[f]
-			s[f] = off
-		}
+	cs := Stride(max(c, 1))
+	block := l2Budget / (4 * cs)
+	if nnz > 0 {
+		block = max(gBudget/(4*cs), min(block, perColumn*dim*rows/nnz))
 	}
-	t.row, t.val = make([]int32, nnz), make([]float32, nnz)
-	fill := make([]int, dim)
-	for i := range rows {
-		b := i / block
-		if i%block == 0 {
-			copy(fill, t.start[b*(dim+1):][:dim])
+	return newCols(rows, dim, c, block, max(16, accBudget/(4*max(c, 1))), row)
+}
+
+// newCols is NewCols with the block's rows and the range's columns given.
+func newCols(rows, dim, c, block, span int, row func(i int) ([]int32, []float32)) *Cols {
+	if block <= 0 || span <= 0 || dim <= 0 {
+		panic("csrkern: Cols of blocks of no rows or ranges of no columns")
+	}
+	nb := (rows + block - 1) / block
+	ranges := (dim + span - 1) / span
+	t := &Cols{rows: rows, dim: dim, c: c, block: block, span: span, ranges: ranges, rs: make([]int, 0, nb*(ranges+1))}
+	count, pos := make([]int32, dim), make([]int32, dim)
+	for b := range nb {
+		lo, hi := b*block, min((b+1)*block, rows)
+		for i := lo; i < hi; i++ {
+			idx, val := row(i)
+			if len(idx) != len(val) {
+				panic("csrkern: index and value lengths differ")
+			}
+			for _, f := range idx {
+				if f < 0 || int(f) >= dim {
+					panic("csrkern: column index outside the matrix")
+				}
+				count[f]++
+			}
 		}
-		idx, val := row(i)
-		for j, f := range idx {
-			t.row[fill[f]], t.val[fill[f]] = int32(i-b*block), val[j]
-			fill[f]++
+		first, off := len(t.feat), len(t.row)
+		for f, n := range count {
+			if f%span == 0 {
+				t.rs = append(t.rs, len(t.feat))
+			}
+			if n > 0 {
+				pos[f] = int32(off)
+				off += int(n)
+				if off > math.MaxInt32 {
+					panic("csrkern: Cols of 2³¹ non-zeros or more")
+				}
+				t.feat, t.end = append(t.feat, int32(f)), append(t.end, int32(off))
+			}
+		}
+		t.rs = append(t.rs, len(t.feat))
+		t.row, t.val = append(t.row, make([]int32, off-len(t.row))...), append(t.val, make([]float32, off-len(t.val))...)
+		for i := lo; i < hi; i++ {
+			idx, val := row(i)
+			for j, f := range idx {
+				t.row[pos[f]], t.val[pos[f]] = int32(i-lo), val[j]
+				pos[f]++
+			}
+		}
+		for _, f := range t.feat[first:] {
+			count[f] = 0
 		}
 	}
 	return t
@@ -192,29 +226,49 @@ func NewCols(rows, dim, block int, row func(i int) ([]int32, []float32)) *Cols {
 func (t *Cols) NNZ() int { return len(t.row) }
 
 // AddTo adds Xᵀ·G to acc (dim rows, stride floats apart, the first c
-// used): g holds G's rows, c floats each, contiguous. The result has the
-// bits of RowAcc(acc, row i, G row i, stride) for i in order. AddTo keeps
-// a copy of a block of G in t: one Cols is not for concurrent use.
+// used; c as given to NewCols): g holds G's rows, c floats each,
+// contiguous. The result has the bits of RowAcc(acc, row i, G row i,
+// stride) for i in order. AddTo keeps a copy of a block of G in t: one
+// Cols is not for concurrent use.
 func (t *Cols) AddTo(acc []float32, g []float32, c, stride int) {
-	if c > stride || len(g) < t.rows*c || len(acc) < (t.dim-1)*stride+c {
-		panic("csrkern: Cols.AddTo: accumulator or G too short, or rows wider than their stride")
+	if c != t.c || c > stride || len(g) < t.rows*c || len(acc) < (t.dim-1)*stride+c {
+		panic("csrkern: Cols.AddTo: another C than NewCols's, accumulator or G too short, or rows wider than their stride")
 	}
 	if t.rows == 0 || c == 0 {
 		return
 	}
 	cs := Stride(c)
 	gb := t.scratch(t.block * cs)
-	for b := range (t.rows + t.block - 1) / t.block {
-		lo, hi := b*t.block, min((b+1)*t.block, t.rows)
-		for i := lo; i < hi; i++ {
-			copy(gb[(i-lo)*cs:][:c], g[i*c:][:c])
-		}
-		s := t.start[b*(t.dim+1):][:t.dim+1]
-		for f := range t.dim {
-			if lo, hi := s[f], s[f+1]; lo < hi {
-				mulAdd(acc[f*stride:][:c], t.row[lo:hi], t.val[lo:hi], gb, cs)
+	nb := (t.rows + t.block - 1) / t.block
+	for r := range t.ranges {
+		for b := range nb {
+			rs := t.rs[b*(t.ranges+1):]
+			i0, i1 := rs[r], rs[r+1]
+			if i0 == i1 {
+				continue
 			}
+			lo, hi := b*t.block, min((b+1)*t.block, t.rows)
+			for i := lo; i < hi; i++ {
+				copy(gb[(i-lo)*cs:][:c], g[i*c:][:c])
+			}
+			first := 0
+			if i0 > 0 {
+				first = int(t.end[i0-1])
+			}
+			colsAdd(acc, stride, c, t.feat[i0:i1], t.end[i0:i1], first, t.row, t.val, gb, cs)
 		}
+	}
+}
+
+// colsAddGo adds, for each column feat[i] in turn, the sum of val[j]·(row
+// row[j] of g, gs floats apart) over j from the previous column's end
+// (first for i = 0) to end[i], to acc's row feat[i].
+func colsAddGo(acc []float32, stride, c int, feat, end []int32, first int, row []int32, val []float32, g []float32, gs int) {
+	lo := first
+	for i, f := range feat {
+		hi := int(end[i])
+		mulAdd(acc[int(f)*stride:][:c], row[lo:hi], val[lo:hi], g, gs)
+		lo = hi
 	}
 }
 

@@ -64,6 +64,22 @@ func mulAdd(out []float32, idx []int32, val []float32, src []float32, stride int
 	}
 }
 
+// colsAdd is colsAddGo; with AVX-512 and c ≤ 128 (the models' C) one call
+// takes all the columns, whose non-zeros are few (12 on average for image
+// rows, see NewCols): a call each would cost a good share of their sums.
+func colsAdd(acc []float32, stride, c int, feat, end []int32, first int, row []int32, val []float32, g []float32, gs int) {
+	if use != pathAVX512 || c > 16*len(ztiles) {
+		colsAddGo(acc, stride, c, feat, end, first, row, val, g, gs)
+		return
+	}
+	// The kernel's reads and writes, checked once here.
+	_ = acc[int(feat[len(feat)-1])*stride+c-1]
+	_ = row[end[len(end)-1]-1]
+	_ = val[end[len(end)-1]-1]
+	v := (c + 15) / 16
+	ctiles[v-1](&acc[0], stride*4, &feat[0], &end[0], len(feat), first, &row[0], &val[0], &g[0], gs*4, 1<<(c-16*(v-1))-1)
+}
+
 func rowAcc(acc []float32, idx []int32, val []float32, g []float32, stride int) {
 	if use == pathGo || len(idx) == 0 {
 		rowAccGo(acc, idx, val, g, stride)
@@ -76,6 +92,11 @@ func rowAcc(acc []float32, idx []int32, val []float32, g []float32, stride int) 
 		}
 	}
 }
+
+// ctiles[v-1] is colsAdd's kernel of v vectors: for each column, its sums
+// in registers over its non-zeros, as ztiles.
+var ctiles = [...]func(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int){
+	colsz1, colsz2, colsz3, colsz4, colsz5, colsz6, colsz7, colsz8}
 
 // mulW adds to the W-wide tile at out Σ_j val[j]·(the tile at w + idx[j]·sb
 // bytes); accW adds val[j]·(the tile at g) to the tile at acc + idx[j]·sb.
@@ -133,3 +154,27 @@ func mulz7(out *float32, idx *int32, val *float32, n int, src *float32, sb int, 
 
 //go:noescape
 func mulz8(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask int)
+
+//go:noescape
+func colsz1(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+
+//go:noescape
+func colsz2(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+
+//go:noescape
+func colsz3(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+
+//go:noescape
+func colsz4(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+
+//go:noescape
+func colsz5(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+
+//go:noescape
+func colsz6(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+
+//go:noescape
+func colsz7(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+
+//go:noescape
+func colsz8(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)

@@ -321,3 +321,425 @@ loop8:
 	VMOVUPS Z7, K1, 448(DI)
 	VZEROUPPER
 	RET
+
+// colszN runs mulzN's sums for nf ≥ 1 columns of a Cols block: column i
+// (feat[i]) adds val[j]·(G row row[j], gsb bytes apart, at gr) over j from
+// the previous column's end (first for i = 0) to end[i] to the N·16 floats
+// of the accumulator row at acc + feat[i]·asb, in registers between its
+// load and store. AX holds the column's end, R11 j.
+
+// func colsz1(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+TEXT ·colsz1(SB), NOSPLIT, $0-88
+	MOVQ acc+0(FP), DI
+	MOVQ asb+8(FP), R9
+	MOVQ feat+16(FP), SI
+	MOVQ end+24(FP), R10
+	MOVQ nf+32(FP), CX
+	MOVQ first+40(FP), R11
+	MOVQ row+48(FP), R12
+	MOVQ val+56(FP), DX
+	MOVQ gr+64(FP), R8
+	MOVQ gsb+72(FP), R13
+	MOVQ mask+80(FP), BX
+	KMOVW BX, K1
+col1:
+	MOVLQSX (R10), AX
+	MOVLQSX (SI), BX
+	IMULQ R9, BX
+	VMOVUPS.Z 0(DI)(BX*1), K1, Z0
+nz1:
+	MOVLQSX (R12)(R11*4), BX
+	IMULQ R13, BX
+	VBROADCASTSS (DX)(R11*4), Z31
+	VMULPS.Z 0(R8)(BX*1), Z31, K1, Z16
+	VADDPS Z16, Z0, Z0
+	INCQ R11
+	CMPQ R11, AX
+	JLT nz1
+	MOVLQSX (SI), BX
+	IMULQ R9, BX
+	VMOVUPS Z0, K1, 0(DI)(BX*1)
+	ADDQ $4, SI
+	ADDQ $4, R10
+	DECQ CX
+	JNZ col1
+	VZEROUPPER
+	RET
+
+// func colsz2(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+TEXT ·colsz2(SB), NOSPLIT, $0-88
+	MOVQ acc+0(FP), DI
+	MOVQ asb+8(FP), R9
+	MOVQ feat+16(FP), SI
+	MOVQ end+24(FP), R10
+	MOVQ nf+32(FP), CX
+	MOVQ first+40(FP), R11
+	MOVQ row+48(FP), R12
+	MOVQ val+56(FP), DX
+	MOVQ gr+64(FP), R8
+	MOVQ gsb+72(FP), R13
+	MOVQ mask+80(FP), BX
+	KMOVW BX, K1
+col2:
+	MOVLQSX (R10), AX
+	MOVLQSX (SI), BX
+	IMULQ R9, BX
+	VMOVUPS 0(DI)(BX*1), Z0
+	VMOVUPS.Z 64(DI)(BX*1), K1, Z1
+nz2:
+	MOVLQSX (R12)(R11*4), BX
+	IMULQ R13, BX
+	VBROADCASTSS (DX)(R11*4), Z31
+	VMULPS 0(R8)(BX*1), Z31, Z16
+	VADDPS Z16, Z0, Z0
+	VMULPS.Z 64(R8)(BX*1), Z31, K1, Z17
+	VADDPS Z17, Z1, Z1
+	INCQ R11
+	CMPQ R11, AX
+	JLT nz2
+	MOVLQSX (SI), BX
+	IMULQ R9, BX
+	VMOVUPS Z0, 0(DI)(BX*1)
+	VMOVUPS Z1, K1, 64(DI)(BX*1)
+	ADDQ $4, SI
+	ADDQ $4, R10
+	DECQ CX
+	JNZ col2
+	VZEROUPPER
+	RET
+
+// func colsz3(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+TEXT ·colsz3(SB), NOSPLIT, $0-88
+	MOVQ acc+0(FP), DI
+	MOVQ asb+8(FP), R9
+	MOVQ feat+16(FP), SI
+	MOVQ end+24(FP), R10
+	MOVQ nf+32(FP), CX
+	MOVQ first+40(FP), R11
+	MOVQ row+48(FP), R12
+	MOVQ val+56(FP), DX
+	MOVQ gr+64(FP), R8
+	MOVQ gsb+72(FP), R13
+	MOVQ mask+80(FP), BX
+	KMOVW BX, K1
+col3:
+	MOVLQSX (R10), AX
+	MOVLQSX (SI), BX
+	IMULQ R9, BX
+	VMOVUPS 0(DI)(BX*1), Z0
+	VMOVUPS 64(DI)(BX*1), Z1
+	VMOVUPS.Z 128(DI)(BX*1), K1, Z2
+nz3:
+	MOVLQSX (R12)(R11*4), BX
+	IMULQ R13, BX
+	VBROADCASTSS (DX)(R11*4), Z31
+	VMULPS 0(R8)(BX*1), Z31, Z16
+	VADDPS Z16, Z0, Z0
+	VMULPS 64(R8)(BX*1), Z31, Z17
+	VADDPS Z17, Z1, Z1
+	VMULPS.Z 128(R8)(BX*1), Z31, K1, Z18
+	VADDPS Z18, Z2, Z2
+	INCQ R11
+	CMPQ R11, AX
+	JLT nz3
+	MOVLQSX (SI), BX
+	IMULQ R9, BX
+	VMOVUPS Z0, 0(DI)(BX*1)
+	VMOVUPS Z1, 64(DI)(BX*1)
+	VMOVUPS Z2, K1, 128(DI)(BX*1)
+	ADDQ $4, SI
+	ADDQ $4, R10
+	DECQ CX
+	JNZ col3
+	VZEROUPPER
+	RET
+
+// func colsz4(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+TEXT ·colsz4(SB), NOSPLIT, $0-88
+	MOVQ acc+0(FP), DI
+	MOVQ asb+8(FP), R9
+	MOVQ feat+16(FP), SI
+	MOVQ end+24(FP), R10
+	MOVQ nf+32(FP), CX
+	MOVQ first+40(FP), R11
+	MOVQ row+48(FP), R12
+	MOVQ val+56(FP), DX
+	MOVQ gr+64(FP), R8
+	MOVQ gsb+72(FP), R13
+	MOVQ mask+80(FP), BX
+	KMOVW BX, K1
+col4:
+	MOVLQSX (R10), AX
+	MOVLQSX (SI), BX
+	IMULQ R9, BX
+	VMOVUPS 0(DI)(BX*1), Z0
+	VMOVUPS 64(DI)(BX*1), Z1
+	VMOVUPS 128(DI)(BX*1), Z2
+	VMOVUPS.Z 192(DI)(BX*1), K1, Z3
+nz4:
+	MOVLQSX (R12)(R11*4), BX
+	IMULQ R13, BX
+	VBROADCASTSS (DX)(R11*4), Z31
+	VMULPS 0(R8)(BX*1), Z31, Z16
+	VADDPS Z16, Z0, Z0
+	VMULPS 64(R8)(BX*1), Z31, Z17
+	VADDPS Z17, Z1, Z1
+	VMULPS 128(R8)(BX*1), Z31, Z18
+	VADDPS Z18, Z2, Z2
+	VMULPS.Z 192(R8)(BX*1), Z31, K1, Z19
+	VADDPS Z19, Z3, Z3
+	INCQ R11
+	CMPQ R11, AX
+	JLT nz4
+	MOVLQSX (SI), BX
+	IMULQ R9, BX
+	VMOVUPS Z0, 0(DI)(BX*1)
+	VMOVUPS Z1, 64(DI)(BX*1)
+	VMOVUPS Z2, 128(DI)(BX*1)
+	VMOVUPS Z3, K1, 192(DI)(BX*1)
+	ADDQ $4, SI
+	ADDQ $4, R10
+	DECQ CX
+	JNZ col4
+	VZEROUPPER
+	RET
+
+// func colsz5(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+TEXT ·colsz5(SB), NOSPLIT, $0-88
+	MOVQ acc+0(FP), DI
+	MOVQ asb+8(FP), R9
+	MOVQ feat+16(FP), SI
+	MOVQ end+24(FP), R10
+	MOVQ nf+32(FP), CX
+	MOVQ first+40(FP), R11
+	MOVQ row+48(FP), R12
+	MOVQ val+56(FP), DX
+	MOVQ gr+64(FP), R8
+	MOVQ gsb+72(FP), R13
+	MOVQ mask+80(FP), BX
+	KMOVW BX, K1
+col5:
+	MOVLQSX (R10), AX
+	MOVLQSX (SI), BX
+	IMULQ R9, BX
+	VMOVUPS 0(DI)(BX*1), Z0
+	VMOVUPS 64(DI)(BX*1), Z1
+	VMOVUPS 128(DI)(BX*1), Z2
+	VMOVUPS 192(DI)(BX*1), Z3
+	VMOVUPS.Z 256(DI)(BX*1), K1, Z4
+nz5:
+	MOVLQSX (R12)(R11*4), BX
+	IMULQ R13, BX
+	VBROADCASTSS (DX)(R11*4), Z31
+	VMULPS 0(R8)(BX*1), Z31, Z16
+	VADDPS Z16, Z0, Z0
+	VMULPS 64(R8)(BX*1), Z31, Z17
+	VADDPS Z17, Z1, Z1
+	VMULPS 128(R8)(BX*1), Z31, Z18
+	VADDPS Z18, Z2, Z2
+	VMULPS 192(R8)(BX*1), Z31, Z19
+	VADDPS Z19, Z3, Z3
+	VMULPS.Z 256(R8)(BX*1), Z31, K1, Z20
+	VADDPS Z20, Z4, Z4
+	INCQ R11
+	CMPQ R11, AX
+	JLT nz5
+	MOVLQSX (SI), BX
+	IMULQ R9, BX
+	VMOVUPS Z0, 0(DI)(BX*1)
+	VMOVUPS Z1, 64(DI)(BX*1)
+	VMOVUPS Z2, 128(DI)(BX*1)
+	VMOVUPS Z3, 192(DI)(BX*1)
+	VMOVUPS Z4, K1, 256(DI)(BX*1)
+	ADDQ $4, SI
+	ADDQ $4, R10
+	DECQ CX
+	JNZ col5
+	VZEROUPPER
+	RET
+
+// func colsz6(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+TEXT ·colsz6(SB), NOSPLIT, $0-88
+	MOVQ acc+0(FP), DI
+	MOVQ asb+8(FP), R9
+	MOVQ feat+16(FP), SI
+	MOVQ end+24(FP), R10
+	MOVQ nf+32(FP), CX
+	MOVQ first+40(FP), R11
+	MOVQ row+48(FP), R12
+	MOVQ val+56(FP), DX
+	MOVQ gr+64(FP), R8
+	MOVQ gsb+72(FP), R13
+	MOVQ mask+80(FP), BX
+	KMOVW BX, K1
+col6:
+	MOVLQSX (R10), AX
+	MOVLQSX (SI), BX
+	IMULQ R9, BX
+	VMOVUPS 0(DI)(BX*1), Z0
+	VMOVUPS 64(DI)(BX*1), Z1
+	VMOVUPS 128(DI)(BX*1), Z2
+	VMOVUPS 192(DI)(BX*1), Z3
+	VMOVUPS 256(DI)(BX*1), Z4
+	VMOVUPS.Z 320(DI)(BX*1), K1, Z5
+nz6:
+	MOVLQSX (R12)(R11*4), BX
+	IMULQ R13, BX
+	VBROADCASTSS (DX)(R11*4), Z31
+	VMULPS 0(R8)(BX*1), Z31, Z16
+	VADDPS Z16, Z0, Z0
+	VMULPS 64(R8)(BX*1), Z31, Z17
+	VADDPS Z17, Z1, Z1
+	VMULPS 128(R8)(BX*1), Z31, Z18
+	VADDPS Z18, Z2, Z2
+	VMULPS 192(R8)(BX*1), Z31, Z19
+	VADDPS Z19, Z3, Z3
+	VMULPS 256(R8)(BX*1), Z31, Z20
+	VADDPS Z20, Z4, Z4
+	VMULPS.Z 320(R8)(BX*1), Z31, K1, Z21
+	VADDPS Z21, Z5, Z5
+	INCQ R11
+	CMPQ R11, AX
+	JLT nz6
+	MOVLQSX (SI), BX
+	IMULQ R9, BX
+	VMOVUPS Z0, 0(DI)(BX*1)
+	VMOVUPS Z1, 64(DI)(BX*1)
+	VMOVUPS Z2, 128(DI)(BX*1)
+	VMOVUPS Z3, 192(DI)(BX*1)
+	VMOVUPS Z4, 256(DI)(BX*1)
+	VMOVUPS Z5, K1, 320(DI)(BX*1)
+	ADDQ $4, SI
+	ADDQ $4, R10
+	DECQ CX
+	JNZ col6
+	VZEROUPPER
+	RET
+
+// func colsz7(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+TEXT ·colsz7(SB), NOSPLIT, $0-88
+	MOVQ acc+0(FP), DI
+	MOVQ asb+8(FP), R9
+	MOVQ feat+16(FP), SI
+	MOVQ end+24(FP), R10
+	MOVQ nf+32(FP), CX
+	MOVQ first+40(FP), R11
+	MOVQ row+48(FP), R12
+	MOVQ val+56(FP), DX
+	MOVQ gr+64(FP), R8
+	MOVQ gsb+72(FP), R13
+	MOVQ mask+80(FP), BX
+	KMOVW BX, K1
+col7:
+	MOVLQSX (R10), AX
+	MOVLQSX (SI), BX
+	IMULQ R9, BX
+	VMOVUPS 0(DI)(BX*1), Z0
+	VMOVUPS 64(DI)(BX*1), Z1
+	VMOVUPS 128(DI)(BX*1), Z2
+	VMOVUPS 192(DI)(BX*1), Z3
+	VMOVUPS 256(DI)(BX*1), Z4
+	VMOVUPS 320(DI)(BX*1), Z5
+	VMOVUPS.Z 384(DI)(BX*1), K1, Z6
+nz7:
+	MOVLQSX (R12)(R11*4), BX
+	IMULQ R13, BX
+	VBROADCASTSS (DX)(R11*4), Z31
+	VMULPS 0(R8)(BX*1), Z31, Z16
+	VADDPS Z16, Z0, Z0
+	VMULPS 64(R8)(BX*1), Z31, Z17
+	VADDPS Z17, Z1, Z1
+	VMULPS 128(R8)(BX*1), Z31, Z18
+	VADDPS Z18, Z2, Z2
+	VMULPS 192(R8)(BX*1), Z31, Z19
+	VADDPS Z19, Z3, Z3
+	VMULPS 256(R8)(BX*1), Z31, Z20
+	VADDPS Z20, Z4, Z4
+	VMULPS 320(R8)(BX*1), Z31, Z21
+	VADDPS Z21, Z5, Z5
+	VMULPS.Z 384(R8)(BX*1), Z31, K1, Z22
+	VADDPS Z22, Z6, Z6
+	INCQ R11
+	CMPQ R11, AX
+	JLT nz7
+	MOVLQSX (SI), BX
+	IMULQ R9, BX
+	VMOVUPS Z0, 0(DI)(BX*1)
+	VMOVUPS Z1, 64(DI)(BX*1)
+	VMOVUPS Z2, 128(DI)(BX*1)
+	VMOVUPS Z3, 192(DI)(BX*1)
+	VMOVUPS Z4, 256(DI)(BX*1)
+	VMOVUPS Z5, 320(DI)(BX*1)
+	VMOVUPS Z6, K1, 384(DI)(BX*1)
+	ADDQ $4, SI
+	ADDQ $4, R10
+	DECQ CX
+	JNZ col7
+	VZEROUPPER
+	RET
+
+// func colsz8(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+TEXT ·colsz8(SB), NOSPLIT, $0-88
+	MOVQ acc+0(FP), DI
+	MOVQ asb+8(FP), R9
+	MOVQ feat+16(FP), SI
+	MOVQ end+24(FP), R10
+	MOVQ nf+32(FP), CX
+	MOVQ first+40(FP), R11
+	MOVQ row+48(FP), R12
+	MOVQ val+56(FP), DX
+	MOVQ gr+64(FP), R8
+	MOVQ gsb+72(FP), R13
+	MOVQ mask+80(FP), BX
+	KMOVW BX, K1
+col8:
+	MOVLQSX (R10), AX
+	MOVLQSX (SI), BX
+	IMULQ R9, BX
+	VMOVUPS 0(DI)(BX*1), Z0
+	VMOVUPS 64(DI)(BX*1), Z1
+	VMOVUPS 128(DI)(BX*1), Z2
+	VMOVUPS 192(DI)(BX*1), Z3
+	VMOVUPS 256(DI)(BX*1), Z4
+	VMOVUPS 320(DI)(BX*1), Z5
+	VMOVUPS 384(DI)(BX*1), Z6
+	VMOVUPS.Z 448(DI)(BX*1), K1, Z7
+nz8:
+	MOVLQSX (R12)(R11*4), BX
+	IMULQ R13, BX
+	VBROADCASTSS (DX)(R11*4), Z31
+	VMULPS 0(R8)(BX*1), Z31, Z16
+	VADDPS Z16, Z0, Z0
+	VMULPS 64(R8)(BX*1), Z31, Z17
+	VADDPS Z17, Z1, Z1
+	VMULPS 128(R8)(BX*1), Z31, Z18
+	VADDPS Z18, Z2, Z2
+	VMULPS 192(R8)(BX*1), Z31, Z19
+	VADDPS Z19, Z3, Z3
+	VMULPS 256(R8)(BX*1), Z31, Z20
+	VADDPS Z20, Z4, Z4
+	VMULPS 320(R8)(BX*1), Z31, Z21
+	VADDPS Z21, Z5, Z5
+	VMULPS 384(R8)(BX*1), Z31, Z22
+	VADDPS Z22, Z6, Z6
+	VMULPS.Z 448(R8)(BX*1), Z31, K1, Z23
+	VADDPS Z23, Z7, Z7
+	INCQ R11
+	CMPQ R11, AX
+	JLT nz8
+	MOVLQSX (SI), BX
+	IMULQ R9, BX
+	VMOVUPS Z0, 0(DI)(BX*1)
+	VMOVUPS Z1, 64(DI)(BX*1)
+	VMOVUPS Z2, 128(DI)(BX*1)
+	VMOVUPS Z3, 192(DI)(BX*1)
+	VMOVUPS Z4, 256(DI)(BX*1)
+	VMOVUPS Z5, 320(DI)(BX*1)
+	VMOVUPS Z6, 384(DI)(BX*1)
+	VMOVUPS Z7, K1, 448(DI)(BX*1)
+	ADDQ $4, SI
+	ADDQ $4, R10
+	DECQ CX
+	JNZ col8
+	VZEROUPPER
+	RET

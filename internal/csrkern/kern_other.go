@@ -6,6 +6,10 @@ func mulAdd(out []float32, idx []int32, val []float32, src []float32, stride int
 	mulAddGo(out, idx, val, src, stride)
 }
 
+func colsAdd(acc []float32, stride, c int, feat, end []int32, first int, row []int32, val []float32, g []float32, gs int) {
+	colsAddGo(acc, stride, c, feat, end, first, row, val, g, gs)
+}
+
 func rowAcc(acc []float32, idx []int32, val []float32, g []float32, stride int) {
 	rowAccGo(acc, idx, val, g, stride)
 }

@@ -1,6 +1,7 @@
 package csrkern
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -96,8 +97,9 @@ func TestKernelsMatchGo(t *testing.T) {
 
 // TestColsMatchRowAcc: on every path, Cols.AddTo adds Xᵀ·G with the bits
 // of the Go loop of RowAcc over the rows in order, for blocks of one row,
-// of a few, and of all rows, rows of every length (empty ones included),
-// and accumulators that already hold values.
+// of a few, and of all rows, ranges of one column, of a few, and of all,
+// the sizes NewCols picks, rows of every length (empty ones included), and
+// accumulators that already hold values.
 func TestColsMatchRowAcc(t *testing.T) {
 	paths(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(6, 6))
@@ -119,10 +121,16 @@ func TestColsMatchRowAcc(t *testing.T) {
 				idx, val := row(i)
 				rowAccGo(want, idx, val, g[i*cols:(i+1)*cols], stride)
 			}
-			for _, block := range []int{1, 3, 64, max(rows, 1)} {
+			for _, sz := range [][2]int{{1, 1}, {3, 7}, {64, 16}, {max(rows, 1), dim}, {0, 0}} {
+				var c *Cols
+				if sz[0] == 0 {
+					c = NewCols(rows, dim, cols, row)
+				} else {
+					c = newCols(rows, dim, cols, sz[0], sz[1], row)
+				}
 				got := append([]float32(nil), acc0...)
-				NewCols(rows, dim, block, row).AddTo(got, g, cols, stride)
-				same(t, "Cols.AddTo", cols, stride, rows, got, want)
+				c.AddTo(got, g, cols, stride)
+				same(t, fmt.Sprintf("Cols.AddTo, blocks of %d rows, ranges of %d columns,", c.block, c.span), cols, stride, rows, got, want)
 			}
 		}
 	})

@@ -202,7 +202,7 @@ func measure(m *matrix, c, reps int, minFlops float64) (fwd, bwd, oldFwd, oldBwd
 	}
 	cols := make([]*csrkern.Cols, len(groups))
 	for g, gr := range groups {
-		cols[g] = csrkern.NewCols(gr[1]-gr[0], m.dim, csrkern.BlockRows(c), func(i int) ([]int32, []float32) { return m.row(gr[0] + i) })
+		cols[g] = csrkern.NewCols(gr[1]-gr[0], m.dim, c, func(i int) ([]int32, []float32) { return m.row(gr[0] + i) })
 	}
 	acc := make([]float32, m.dim*c)
 	flops := 2 * float64(len(m.idx)) * float64(c)
