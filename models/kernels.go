@@ -508,7 +508,8 @@ type projEval[T Float] struct {
 
 	// Sparse float32 rows: W's rows a whole number of cache lines apart
 	// (ws = csrkern.Stride(c), else c), and per item group its rows by
-	// columns for Xᵀ·G, built by the first backward pass.
+	// columns for Xᵀ·G (and X·W where that is faster), built by the first
+	// pass that needs them.
 	ws   int
 	cols []*csrkern.Cols
 }
@@ -700,6 +701,11 @@ func (e *projEval[T]) project() {
 	}
 	runChunks(len(e.groups), e.workers, func(w, gi int) {
 		grp := e.groups[gi]
+		if e.cols != nil && e.colsOf(gi).PreferMulTo() {
+			e.cols[gi].MulTo(any(e.p[grp.lo*c:grp.hi*c]).([]float32), any(e.w).([]float32), c, e.ws)
+			itemState(grp.lo, grp.hi)
+			return
+		}
 		if e.src.sparse != nil {
 			for i := grp.lo; i < grp.hi; i++ {
 				idx, val := e.src.sparse.SparseRow(int(e.ps.items[i]))
@@ -730,6 +736,18 @@ func (e *projEval[T]) project() {
 			itemState(lo, hi)
 		}
 	})
+}
+
+// colsOf returns item group gi's sparse rows by columns, built the first
+// time: the items and their features are fixed for the fit.
+func (e *projEval[T]) colsOf(gi int) *csrkern.Cols {
+	if e.cols[gi] == nil {
+		grp := e.groups[gi]
+		e.cols[gi] = csrkern.NewCols(grp.hi-grp.lo, e.f, e.c, func(i int) ([]int32, []float32) {
+			return e.src.sparse.SparseRow(int(e.ps.items[grp.lo+i]))
+		})
+	}
+	return e.cols[gi]
 }
 
 // Prefetch distances, measured at 50 k items (BENCHMARKS.md; twice these
@@ -808,13 +826,7 @@ func (e *projEval[T]) backward() {
 		acc := e.acc[gi]
 		clear(acc)
 		if e.cols != nil {
-			// Built once: the items and their features are fixed for the fit.
-			if e.cols[gi] == nil {
-				e.cols[gi] = csrkern.NewCols(grp.hi-grp.lo, f, c, func(i int) ([]int32, []float32) {
-					return e.src.sparse.SparseRow(int(ps.items[grp.lo+i]))
-				})
-			}
-			e.cols[gi].AddTo(any(acc).([]float32), any(e.g[grp.lo*c:grp.hi*c]).([]float32), c, c)
+			e.colsOf(gi).AddTo(any(acc).([]float32), any(e.g[grp.lo*c:grp.hi*c]).([]float32), c, c)
 			return
 		}
 		if e.src.sparse != nil {

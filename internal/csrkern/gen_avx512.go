@@ -134,6 +134,64 @@ func main() {
 		p("\tVZEROUPPER")
 		p("\tRET")
 	}
+	p("")
+	p("// colspzN is colszN turned around for P = X·W: for each column i of a")
+	p("// block (feat[i]), W's row feat[i] (wsb bytes apart, at w) is held in")
+	p("// registers and val[j]·(that row) added to P's row row[j] (psb bytes")
+	p("// apart, at p) in memory, for j from the previous column's end (first for")
+	p("// i = 0) to end[i]. Columns ascending, so each element of P adds its")
+	p("// terms in the order of RowMul. AX holds the column's end, R11 j.")
+	for nv := 1; nv <= 8; nv++ {
+		p("")
+		p("// func colspz%d(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)", nv)
+		p("TEXT ·colspz%d(SB), NOSPLIT, $0-88", nv)
+		p("\tMOVQ p+0(FP), DI")
+		p("\tMOVQ psb+8(FP), R9")
+		p("\tMOVQ feat+16(FP), SI")
+		p("\tMOVQ end+24(FP), R10")
+		p("\tMOVQ nf+32(FP), CX")
+		p("\tMOVQ first+40(FP), R11")
+		p("\tMOVQ row+48(FP), R12")
+		p("\tMOVQ val+56(FP), DX")
+		p("\tMOVQ w+64(FP), R8")
+		p("\tMOVQ wsb+72(FP), R13")
+		p("\tMOVQ mask+80(FP), BX")
+		p("\tKMOVW BX, K1")
+		p("pcol%d:", nv)
+		p("\tMOVLQSX (R10), AX")
+		p("\tMOVLQSX (SI), BX")
+		p("\tIMULQ R13, BX")
+		for v := 0; v < nv; v++ {
+			if v == nv-1 {
+				p("\tVMOVUPS.Z %d(R8)(BX*1), K1, Z%d", 64*v, v)
+			} else {
+				p("\tVMOVUPS %d(R8)(BX*1), Z%d", 64*v, v)
+			}
+		}
+		p("pnz%d:", nv)
+		p("\tMOVLQSX (R12)(R11*4), BX")
+		p("\tIMULQ R9, BX")
+		p("\tVBROADCASTSS (DX)(R11*4), Z31")
+		for v := 0; v < nv; v++ {
+			p("\tVMULPS Z%d, Z31, Z%d", v, 16+v)
+			if v == nv-1 {
+				p("\tVADDPS.Z %d(DI)(BX*1), Z%d, K1, Z%d", 64*v, 16+v, 16+v)
+				p("\tVMOVUPS Z%d, K1, %d(DI)(BX*1)", 16+v, 64*v)
+			} else {
+				p("\tVADDPS %d(DI)(BX*1), Z%d, Z%d", 64*v, 16+v, 16+v)
+				p("\tVMOVUPS Z%d, %d(DI)(BX*1)", 16+v, 64*v)
+			}
+		}
+		p("\tINCQ R11")
+		p("\tCMPQ R11, AX")
+		p("\tJLT pnz%d", nv)
+		p("\tADDQ $4, SI")
+		p("\tADDQ $4, R10")
+		p("\tDECQ CX")
+		p("\tJNZ pcol%d", nv)
+		p("\tVZEROUPPER")
+		p("\tRET")
+	}
 	if err := os.WriteFile("kern_avx512_amd64.s", []byte(b.String()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -272,6 +272,58 @@ func colsAddGo(acc []float32, stride, c int, feat, end []int32, first int, row [
 	}
 }
 
+// colsMulGo is colsMul in Go.
+func colsMulGo(p []float32, ps, c int, feat, end []int32, first int, row []int32, val []float32, w []float32, ws int) {
+	lo := first
+	for i, f := range feat {
+		hi := int(end[i])
+		wr := w[int(f)*ws:][:c]
+		for j := lo; j < hi; j++ {
+			v, pr := val[j], p[int(row[j])*ps:][:c]
+			for k, x := range wr {
+				pr[k] += float32(v * x)
+			}
+		}
+		lo = hi
+	}
+}
+
+// PreferMulTo reports whether MulTo is likely faster than RowMul row by
+// row: where a block's rows of P fit in about L1, which NewCols picks for
+// rows dense enough (image rows: 38 against 30 GFLOP/CPU-s at C = 100 on
+// Zen 4), not for bags of words (25 against 32; BENCHMARKS.md).
+func (t *Cols) PreferMulTo() bool { return t.block*Stride(t.c)*4 <= gBudget }
+
+// MulTo sets P = X·W for the rows of t: out holds P's rows, c floats each
+// (c as given to NewCols), contiguous; w holds W's dim rows, stride floats
+// apart. The result has the bits of RowMul row by row.
+func (t *Cols) MulTo(out []float32, w []float32, c, stride int) {
+	if c != t.c || c > stride || len(out) < t.rows*c || len(w) < (t.dim-1)*stride+c {
+		panic("csrkern: Cols.MulTo: another C than NewCols's, P or W too short, or rows wider than their stride")
+	}
+	if t.rows == 0 || c == 0 {
+		return
+	}
+	cs := Stride(c)
+	pb := t.scratch(t.block * cs)
+	nb := (t.rows + t.block - 1) / t.block
+	for b := range nb {
+		lo, hi := b*t.block, min((b+1)*t.block, t.rows)
+		clear(pb[:(hi-lo)*cs])
+		rs := t.rs[b*(t.ranges+1):]
+		if i0, i1 := rs[0], rs[t.ranges]; i0 < i1 {
+			first := 0
+			if i0 > 0 {
+				first = int(t.end[i0-1])
+			}
+			colsMul(pb, cs, c, t.feat[i0:i1], t.end[i0:i1], first, t.row, t.val, w, stride)
+		}
+		for i := lo; i < hi; i++ {
+			copy(out[i*c:][:c], pb[(i-lo)*cs:][:c])
+		}
+	}
+}
+
 // scratch returns t's n floats starting on a 64-byte boundary.
 func (t *Cols) scratch(n int) []float32 {
 	if len(t.gpad) < n {

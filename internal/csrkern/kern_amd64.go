@@ -98,6 +98,24 @@ func rowAcc(acc []float32, idx []int32, val []float32, g []float32, stride int) 
 var ctiles = [...]func(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int){
 	colsz1, colsz2, colsz3, colsz4, colsz5, colsz6, colsz7, colsz8}
 
+var ptiles = [...]func(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int){
+	colspz1, colspz2, colspz3, colspz4, colspz5, colspz6, colspz7, colspz8}
+
+// colsMul adds, for each column feat[i] in turn, val[j]·(row feat[i] of w,
+// ws floats apart) to row row[j] of p (ps floats apart, c used) for j from
+// the previous column's end (first for i = 0) to end[i].
+func colsMul(p []float32, ps, c int, feat, end []int32, first int, row []int32, val []float32, w []float32, ws int) {
+	if use != pathAVX512 || c > 16*len(ztiles) {
+		colsMulGo(p, ps, c, feat, end, first, row, val, w, ws)
+		return
+	}
+	_ = w[int(feat[len(feat)-1])*ws+c-1]
+	_ = row[end[len(end)-1]-1]
+	_ = val[end[len(end)-1]-1]
+	v := (c + 15) / 16
+	ptiles[v-1](&p[0], ps*4, &feat[0], &end[0], len(feat), first, &row[0], &val[0], &w[0], ws*4, 1<<(c-16*(v-1))-1)
+}
+
 // mulW adds to the W-wide tile at out Σ_j val[j]·(the tile at w + idx[j]·sb
 // bytes); accW adds val[j]·(the tile at g) to the tile at acc + idx[j]·sb.
 
@@ -178,3 +196,27 @@ func colsz7(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, 
 
 //go:noescape
 func colsz8(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+
+//go:noescape
+func colspz1(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)
+
+//go:noescape
+func colspz2(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)
+
+//go:noescape
+func colspz3(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)
+
+//go:noescape
+func colspz4(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)
+
+//go:noescape
+func colspz5(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)
+
+//go:noescape
+func colspz6(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)
+
+//go:noescape
+func colspz7(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)
+
+//go:noescape
+func colspz8(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)

@@ -743,3 +743,410 @@ nz8:
 	JNZ col8
 	VZEROUPPER
 	RET
+
+// colspzN is colszN turned around for P = X·W: for each column i of a
+// block (feat[i]), W's row feat[i] (wsb bytes apart, at w) is held in
+// registers and val[j]·(that row) added to P's row row[j] (psb bytes
+// apart, at p) in memory, for j from the previous column's end (first for
+// i = 0) to end[i]. Columns ascending, so each element of P adds its
+// terms in the order of RowMul. AX holds the column's end, R11 j.
+
+// func colspz1(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)
+TEXT ·colspz1(SB), NOSPLIT, $0-88
+	MOVQ p+0(FP), DI
+	MOVQ psb+8(FP), R9
+	MOVQ feat+16(FP), SI
+	MOVQ end+24(FP), R10
+	MOVQ nf+32(FP), CX
+	MOVQ first+40(FP), R11
+	MOVQ row+48(FP), R12
+	MOVQ val+56(FP), DX
+	MOVQ w+64(FP), R8
+	MOVQ wsb+72(FP), R13
+	MOVQ mask+80(FP), BX
+	KMOVW BX, K1
+pcol1:
+	MOVLQSX (R10), AX
+	MOVLQSX (SI), BX
+	IMULQ R13, BX
+	VMOVUPS.Z 0(R8)(BX*1), K1, Z0
+pnz1:
+	MOVLQSX (R12)(R11*4), BX
+	IMULQ R9, BX
+	VBROADCASTSS (DX)(R11*4), Z31
+	VMULPS Z0, Z31, Z16
+	VADDPS.Z 0(DI)(BX*1), Z16, K1, Z16
+	VMOVUPS Z16, K1, 0(DI)(BX*1)
+	INCQ R11
+	CMPQ R11, AX
+	JLT pnz1
+	ADDQ $4, SI
+	ADDQ $4, R10
+	DECQ CX
+	JNZ pcol1
+	VZEROUPPER
+	RET
+
+// func colspz2(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)
+TEXT ·colspz2(SB), NOSPLIT, $0-88
+	MOVQ p+0(FP), DI
+	MOVQ psb+8(FP), R9
+	MOVQ feat+16(FP), SI
+	MOVQ end+24(FP), R10
+	MOVQ nf+32(FP), CX
+	MOVQ first+40(FP), R11
+	MOVQ row+48(FP), R12
+	MOVQ val+56(FP), DX
+	MOVQ w+64(FP), R8
+	MOVQ wsb+72(FP), R13
+	MOVQ mask+80(FP), BX
+	KMOVW BX, K1
+pcol2:
+	MOVLQSX (R10), AX
+	MOVLQSX (SI), BX
+	IMULQ R13, BX
+	VMOVUPS 0(R8)(BX*1), Z0
+	VMOVUPS.Z 64(R8)(BX*1), K1, Z1
+pnz2:
+	MOVLQSX (R12)(R11*4), BX
+	IMULQ R9, BX
+	VBROADCASTSS (DX)(R11*4), Z31
+	VMULPS Z0, Z31, Z16
+	VADDPS 0(DI)(BX*1), Z16, Z16
+	VMOVUPS Z16, 0(DI)(BX*1)
+	VMULPS Z1, Z31, Z17
+	VADDPS.Z 64(DI)(BX*1), Z17, K1, Z17
+	VMOVUPS Z17, K1, 64(DI)(BX*1)
+	INCQ R11
+	CMPQ R11, AX
+	JLT pnz2
+	ADDQ $4, SI
+	ADDQ $4, R10
+	DECQ CX
+	JNZ pcol2
+	VZEROUPPER
+	RET
+
+// func colspz3(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)
+TEXT ·colspz3(SB), NOSPLIT, $0-88
+	MOVQ p+0(FP), DI
+	MOVQ psb+8(FP), R9
+	MOVQ feat+16(FP), SI
+	MOVQ end+24(FP), R10
+	MOVQ nf+32(FP), CX
+	MOVQ first+40(FP), R11
+	MOVQ row+48(FP), R12
+	MOVQ val+56(FP), DX
+	MOVQ w+64(FP), R8
+	MOVQ wsb+72(FP), R13
+	MOVQ mask+80(FP), BX
+	KMOVW BX, K1
+pcol3:
+	MOVLQSX (R10), AX
+	MOVLQSX (SI), BX
+	IMULQ R13, BX
+	VMOVUPS 0(R8)(BX*1), Z0
+	VMOVUPS 64(R8)(BX*1), Z1
+	VMOVUPS.Z 128(R8)(BX*1), K1, Z2
+pnz3:
+	MOVLQSX (R12)(R11*4), BX
+	IMULQ R9, BX
+	VBROADCASTSS (DX)(R11*4), Z31
+	VMULPS Z0, Z31, Z16
+	VADDPS 0(DI)(BX*1), Z16, Z16
+	VMOVUPS Z16, 0(DI)(BX*1)
+	VMULPS Z1, Z31, Z17
+	VADDPS 64(DI)(BX*1), Z17, Z17
+	VMOVUPS Z17, 64(DI)(BX*1)
+	VMULPS Z2, Z31, Z18
+	VADDPS.Z 128(DI)(BX*1), Z18, K1, Z18
+	VMOVUPS Z18, K1, 128(DI)(BX*1)
+	INCQ R11
+	CMPQ R11, AX
+	JLT pnz3
+	ADDQ $4, SI
+	ADDQ $4, R10
+	DECQ CX
+	JNZ pcol3
+	VZEROUPPER
+	RET
+
+// func colspz4(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)
+TEXT ·colspz4(SB), NOSPLIT, $0-88
+	MOVQ p+0(FP), DI
+	MOVQ psb+8(FP), R9
+	MOVQ feat+16(FP), SI
+	MOVQ end+24(FP), R10
+	MOVQ nf+32(FP), CX
+	MOVQ first+40(FP), R11
+	MOVQ row+48(FP), R12
+	MOVQ val+56(FP), DX
+	MOVQ w+64(FP), R8
+	MOVQ wsb+72(FP), R13
+	MOVQ mask+80(FP), BX
+	KMOVW BX, K1
+pcol4:
+	MOVLQSX (R10), AX
+	MOVLQSX (SI), BX
+	IMULQ R13, BX
+	VMOVUPS 0(R8)(BX*1), Z0
+	VMOVUPS 64(R8)(BX*1), Z1
+	VMOVUPS 128(R8)(BX*1), Z2
+	VMOVUPS.Z 192(R8)(BX*1), K1, Z3
+pnz4:
+	MOVLQSX (R12)(R11*4), BX
+	IMULQ R9, BX
+	VBROADCASTSS (DX)(R11*4), Z31
+	VMULPS Z0, Z31, Z16
+	VADDPS 0(DI)(BX*1), Z16, Z16
+	VMOVUPS Z16, 0(DI)(BX*1)
+	VMULPS Z1, Z31, Z17
+	VADDPS 64(DI)(BX*1), Z17, Z17
+	VMOVUPS Z17, 64(DI)(BX*1)
+	VMULPS Z2, Z31, Z18
+	VADDPS 128(DI)(BX*1), Z18, Z18
+	VMOVUPS Z18, 128(DI)(BX*1)
+	VMULPS Z3, Z31, Z19
+	VADDPS.Z 192(DI)(BX*1), Z19, K1, Z19
+	VMOVUPS Z19, K1, 192(DI)(BX*1)
+	INCQ R11
+	CMPQ R11, AX
+	JLT pnz4
+	ADDQ $4, SI
+	ADDQ $4, R10
+	DECQ CX
+	JNZ pcol4
+	VZEROUPPER
+	RET
+
+// func colspz5(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)
+TEXT ·colspz5(SB), NOSPLIT, $0-88
+	MOVQ p+0(FP), DI
+	MOVQ psb+8(FP), R9
+	MOVQ feat+16(FP), SI
+	MOVQ end+24(FP), R10
+	MOVQ nf+32(FP), CX
+	MOVQ first+40(FP), R11
+	MOVQ row+48(FP), R12
+	MOVQ val+56(FP), DX
+	MOVQ w+64(FP), R8
+	MOVQ wsb+72(FP), R13
+	MOVQ mask+80(FP), BX
+	KMOVW BX, K1
+pcol5:
+	MOVLQSX (R10), AX
+	MOVLQSX (SI), BX
+	IMULQ R13, BX
+	VMOVUPS 0(R8)(BX*1), Z0
+	VMOVUPS 64(R8)(BX*1), Z1
+	VMOVUPS 128(R8)(BX*1), Z2
+	VMOVUPS 192(R8)(BX*1), Z3
+	VMOVUPS.Z 256(R8)(BX*1), K1, Z4
+pnz5:
+	MOVLQSX (R12)(R11*4), BX
+	IMULQ R9, BX
+	VBROADCASTSS (DX)(R11*4), Z31
+	VMULPS Z0, Z31, Z16
+	VADDPS 0(DI)(BX*1), Z16, Z16
+	VMOVUPS Z16, 0(DI)(BX*1)
+	VMULPS Z1, Z31, Z17
+	VADDPS 64(DI)(BX*1), Z17, Z17
+	VMOVUPS Z17, 64(DI)(BX*1)
+	VMULPS Z2, Z31, Z18
+	VADDPS 128(DI)(BX*1), Z18, Z18
+	VMOVUPS Z18, 128(DI)(BX*1)
+	VMULPS Z3, Z31, Z19
+	VADDPS 192(DI)(BX*1), Z19, Z19
+	VMOVUPS Z19, 192(DI)(BX*1)
+	VMULPS Z4, Z31, Z20
+	VADDPS.Z 256(DI)(BX*1), Z20, K1, Z20
+	VMOVUPS Z20, K1, 256(DI)(BX*1)
+	INCQ R11
+	CMPQ R11, AX
+	JLT pnz5
+	ADDQ $4, SI
+	ADDQ $4, R10
+	DECQ CX
+	JNZ pcol5
+	VZEROUPPER
+	RET
+
+// func colspz6(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)
+TEXT ·colspz6(SB), NOSPLIT, $0-88
+	MOVQ p+0(FP), DI
+	MOVQ psb+8(FP), R9
+	MOVQ feat+16(FP), SI
+	MOVQ end+24(FP), R10
+	MOVQ nf+32(FP), CX
+	MOVQ first+40(FP), R11
+	MOVQ row+48(FP), R12
+	MOVQ val+56(FP), DX
+	MOVQ w+64(FP), R8
+	MOVQ wsb+72(FP), R13
+	MOVQ mask+80(FP), BX
+	KMOVW BX, K1
+pcol6:
+	MOVLQSX (R10), AX
+	MOVLQSX (SI), BX
+	IMULQ R13, BX
+	VMOVUPS 0(R8)(BX*1), Z0
+	VMOVUPS 64(R8)(BX*1), Z1
+	VMOVUPS 128(R8)(BX*1), Z2
+	VMOVUPS 192(R8)(BX*1), Z3
+	VMOVUPS 256(R8)(BX*1), Z4
+	VMOVUPS.Z 320(R8)(BX*1), K1, Z5
+pnz6:
+	MOVLQSX (R12)(R11*4), BX
+	IMULQ R9, BX
+	VBROADCASTSS (DX)(R11*4), Z31
+	VMULPS Z0, Z31, Z16
+	VADDPS 0(DI)(BX*1), Z16, Z16
+	VMOVUPS Z16, 0(DI)(BX*1)
+	VMULPS Z1, Z31, Z17
+	VADDPS 64(DI)(BX*1), Z17, Z17
+	VMOVUPS Z17, 64(DI)(BX*1)
+	VMULPS Z2, Z31, Z18
+	VADDPS 128(DI)(BX*1), Z18, Z18
+	VMOVUPS Z18, 128(DI)(BX*1)
+	VMULPS Z3, Z31, Z19
+	VADDPS 192(DI)(BX*1), Z19, Z19
+	VMOVUPS Z19, 192(DI)(BX*1)
+	VMULPS Z4, Z31, Z20
+	VADDPS 256(DI)(BX*1), Z20, Z20
+	VMOVUPS Z20, 256(DI)(BX*1)
+	VMULPS Z5, Z31, Z21
+	VADDPS.Z 320(DI)(BX*1), Z21, K1, Z21
+	VMOVUPS Z21, K1, 320(DI)(BX*1)
+	INCQ R11
+	CMPQ R11, AX
+	JLT pnz6
+	ADDQ $4, SI
+	ADDQ $4, R10
+	DECQ CX
+	JNZ pcol6
+	VZEROUPPER
+	RET
+
+// func colspz7(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)
+TEXT ·colspz7(SB), NOSPLIT, $0-88
+	MOVQ p+0(FP), DI
+	MOVQ psb+8(FP), R9
+	MOVQ feat+16(FP), SI
+	MOVQ end+24(FP), R10
+	MOVQ nf+32(FP), CX
+	MOVQ first+40(FP), R11
+	MOVQ row+48(FP), R12
+	MOVQ val+56(FP), DX
+	MOVQ w+64(FP), R8
+	MOVQ wsb+72(FP), R13
+	MOVQ mask+80(FP), BX
+	KMOVW BX, K1
+pcol7:
+	MOVLQSX (R10), AX
+	MOVLQSX (SI), BX
+	IMULQ R13, BX
+	VMOVUPS 0(R8)(BX*1), Z0
+	VMOVUPS 64(R8)(BX*1), Z1
+	VMOVUPS 128(R8)(BX*1), Z2
+	VMOVUPS 192(R8)(BX*1), Z3
+	VMOVUPS 256(R8)(BX*1), Z4
+	VMOVUPS 320(R8)(BX*1), Z5
+	VMOVUPS.Z 384(R8)(BX*1), K1, Z6
+pnz7:
+	MOVLQSX (R12)(R11*4), BX
+	IMULQ R9, BX
+	VBROADCASTSS (DX)(R11*4), Z31
+	VMULPS Z0, Z31, Z16
+	VADDPS 0(DI)(BX*1), Z16, Z16
+	VMOVUPS Z16, 0(DI)(BX*1)
+	VMULPS Z1, Z31, Z17
+	VADDPS 64(DI)(BX*1), Z17, Z17
+	VMOVUPS Z17, 64(DI)(BX*1)
+	VMULPS Z2, Z31, Z18
+	VADDPS 128(DI)(BX*1), Z18, Z18
+	VMOVUPS Z18, 128(DI)(BX*1)
+	VMULPS Z3, Z31, Z19
+	VADDPS 192(DI)(BX*1), Z19, Z19
+	VMOVUPS Z19, 192(DI)(BX*1)
+	VMULPS Z4, Z31, Z20
+	VADDPS 256(DI)(BX*1), Z20, Z20
+	VMOVUPS Z20, 256(DI)(BX*1)
+	VMULPS Z5, Z31, Z21
+	VADDPS 320(DI)(BX*1), Z21, Z21
+	VMOVUPS Z21, 320(DI)(BX*1)
+	VMULPS Z6, Z31, Z22
+	VADDPS.Z 384(DI)(BX*1), Z22, K1, Z22
+	VMOVUPS Z22, K1, 384(DI)(BX*1)
+	INCQ R11
+	CMPQ R11, AX
+	JLT pnz7
+	ADDQ $4, SI
+	ADDQ $4, R10
+	DECQ CX
+	JNZ pcol7
+	VZEROUPPER
+	RET
+
+// func colspz8(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)
+TEXT ·colspz8(SB), NOSPLIT, $0-88
+	MOVQ p+0(FP), DI
+	MOVQ psb+8(FP), R9
+	MOVQ feat+16(FP), SI
+	MOVQ end+24(FP), R10
+	MOVQ nf+32(FP), CX
+	MOVQ first+40(FP), R11
+	MOVQ row+48(FP), R12
+	MOVQ val+56(FP), DX
+	MOVQ w+64(FP), R8
+	MOVQ wsb+72(FP), R13
+	MOVQ mask+80(FP), BX
+	KMOVW BX, K1
+pcol8:
+	MOVLQSX (R10), AX
+	MOVLQSX (SI), BX
+	IMULQ R13, BX
+	VMOVUPS 0(R8)(BX*1), Z0
+	VMOVUPS 64(R8)(BX*1), Z1
+	VMOVUPS 128(R8)(BX*1), Z2
+	VMOVUPS 192(R8)(BX*1), Z3
+	VMOVUPS 256(R8)(BX*1), Z4
+	VMOVUPS 320(R8)(BX*1), Z5
+	VMOVUPS 384(R8)(BX*1), Z6
+	VMOVUPS.Z 448(R8)(BX*1), K1, Z7
+pnz8:
+	MOVLQSX (R12)(R11*4), BX
+	IMULQ R9, BX
+	VBROADCASTSS (DX)(R11*4), Z31
+	VMULPS Z0, Z31, Z16
+	VADDPS 0(DI)(BX*1), Z16, Z16
+	VMOVUPS Z16, 0(DI)(BX*1)
+	VMULPS Z1, Z31, Z17
+	VADDPS 64(DI)(BX*1), Z17, Z17
+	VMOVUPS Z17, 64(DI)(BX*1)
+	VMULPS Z2, Z31, Z18
+	VADDPS 128(DI)(BX*1), Z18, Z18
+	VMOVUPS Z18, 128(DI)(BX*1)
+	VMULPS Z3, Z31, Z19
+	VADDPS 192(DI)(BX*1), Z19, Z19
+	VMOVUPS Z19, 192(DI)(BX*1)
+	VMULPS Z4, Z31, Z20
+	VADDPS 256(DI)(BX*1), Z20, Z20
+	VMOVUPS Z20, 256(DI)(BX*1)
+	VMULPS Z5, Z31, Z21
+	VADDPS 320(DI)(BX*1), Z21, Z21
+	VMOVUPS Z21, 320(DI)(BX*1)
+	VMULPS Z6, Z31, Z22
+	VADDPS 384(DI)(BX*1), Z22, Z22
+	VMOVUPS Z22, 384(DI)(BX*1)
+	VMULPS Z7, Z31, Z23
+	VADDPS.Z 448(DI)(BX*1), Z23, K1, Z23
+	VMOVUPS Z23, K1, 448(DI)(BX*1)
+	INCQ R11
+	CMPQ R11, AX
+	JLT pnz8
+	ADDQ $4, SI
+	ADDQ $4, R10
+	DECQ CX
+	JNZ pcol8
+	VZEROUPPER
+	RET

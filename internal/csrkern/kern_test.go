@@ -96,7 +96,8 @@ func TestKernelsMatchGo(t *testing.T) {
 }
 
 // TestColsMatchRowAcc: on every path, Cols.AddTo adds Xᵀ·G with the bits
-// of the Go loop of RowAcc over the rows in order, for blocks of one row,
+// of the Go loop of RowAcc over the rows in order, and Cols.MulTo forms
+// X·W with those of RowMul's, for blocks of one row,
 // of a few, and of all rows, ranges of one column, of a few, and of all,
 // the sizes NewCols picks, rows of every length (empty ones included), and
 // accumulators that already hold values.
@@ -131,6 +132,17 @@ func TestColsMatchRowAcc(t *testing.T) {
 				got := append([]float32(nil), acc0...)
 				c.AddTo(got, g, cols, stride)
 				same(t, fmt.Sprintf("Cols.AddTo, blocks of %d rows, ranges of %d columns,", c.block, c.span), cols, stride, rows, got, want)
+
+				// P = X·W with acc0 as W (dim rows, stride apart).
+				p := make([]float32, rows*cols)
+				draw(rng, p) // MulTo overwrites
+				c.MulTo(p, acc0, cols, stride)
+				for i := range rows {
+					idx, val := row(i)
+					pw := make([]float32, cols)
+					mulAddGo(pw, idx, val, acc0, stride)
+					same(t, fmt.Sprintf("Cols.MulTo row %d, blocks of %d rows,", i, c.block), cols, stride, len(idx), p[i*cols:(i+1)*cols], pw)
+				}
 			}
 		}
 	})

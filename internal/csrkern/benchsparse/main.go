@@ -217,6 +217,13 @@ func measure(m *matrix, c, reps int, minFlops float64) (fwd, bwd, oldFwd, oldBwd
 			}
 		}
 	}
+	forwardCols := func() {
+		for range passes {
+			for g, gr := range groups {
+				cols[g].MulTo(p[gr[0]*c:gr[1]*c], wm, c, ws)
+			}
+		}
+	}
 	backward := func() {
 		for range passes {
 			for g := range groups {
@@ -244,6 +251,7 @@ func measure(m *matrix, c, reps int, minFlops float64) (fwd, bwd, oldFwd, oldBwd
 		return best
 	}
 	fwd, bwd = rate(forward(wm, ws)), rate(backward)
+	fmt.Printf("  (forward through Cols: %.1f)\n", rate(forwardCols))
 	restore := csrkern.Limit("avx2")
 	oldFwd, oldBwd = rate(forward(wOld, c)), rate(oldBackward)
 	restore()
