@@ -13,8 +13,9 @@
 //
 // A shape's figure is the flops on non-zeros of one evaluation's two
 // products, 2·nnz·C each (a multiply and an add a column), per CPU-second
-// of forward (RowMul per row, into P) plus backward (Cols.AddTo per item
-// group, as models does); "old" is the AVX2 RowMul (W's rows C apart) and
+// of forward plus backward as models does them: per item group,
+// Cols.MulTo where Cols.PreferMulTo (image rows) or else RowMul row by
+// row, then Cols.AddTo. "old" is the AVX2 RowMul (W's rows C apart) and
 // RowAcc of before.
 // The last line is the slowest shape's figure against the peak.
 package main
@@ -207,20 +208,27 @@ func measure(m *matrix, c, reps int, minFlops float64) (fwd, bwd, oldFwd, oldBwd
 	acc := make([]float32, m.dim*c)
 	flops := 2 * float64(len(m.idx)) * float64(c)
 	passes := max(1, int(minFlops/flops+0.5))
-	forward := func(w []float32, stride int) func() {
-		return func() {
-			for range passes {
-				for i := range m.rows {
-					idx, val := m.row(i)
-					csrkern.RowMul(p[i*c:(i+1)*c], idx, val, w, stride)
-				}
+	forwardOld := func() {
+		for range passes {
+			for i := range m.rows {
+				idx, val := m.row(i)
+				csrkern.RowMul(p[i*c:(i+1)*c], idx, val, wOld, c)
 			}
 		}
 	}
-	forwardCols := func() {
+	// forwardNew is models' forward: by columns where Cols prefers it
+	// (image rows), else RowMul row by row.
+	forwardNew := func() {
 		for range passes {
 			for g, gr := range groups {
-				cols[g].MulTo(p[gr[0]*c:gr[1]*c], wm, c, ws)
+				if cols[g].PreferMulTo() {
+					cols[g].MulTo(p[gr[0]*c:gr[1]*c], wm, c, ws)
+					continue
+				}
+				for i := gr[0]; i < gr[1]; i++ {
+					idx, val := m.row(i)
+					csrkern.RowMul(p[i*c:(i+1)*c], idx, val, wm, ws)
+				}
 			}
 		}
 	}
@@ -250,10 +258,9 @@ func measure(m *matrix, c, reps int, minFlops float64) (fwd, bwd, oldFwd, oldBwd
 		}
 		return best
 	}
-	fwd, bwd = rate(forward(wm, ws)), rate(backward)
-	fmt.Printf("  (forward through Cols: %.1f)\n", rate(forwardCols))
+	fwd, bwd = rate(forwardNew), rate(backward)
 	restore := csrkern.Limit("avx2")
-	oldFwd, oldBwd = rate(forward(wOld, c)), rate(oldBackward)
+	oldFwd, oldBwd = rate(forwardOld), rate(oldBackward)
 	restore()
 	return fwd, bwd, oldFwd, oldBwd
 }
