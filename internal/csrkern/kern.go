@@ -1,7 +1,7 @@
 // Package csrkern holds the float32 kernels that multiply sparse feature
 // rows (column indices ascending, with their values) by a dense row-major
-// matrix: a row of P = X·W, and Xᵀ·G, row by row or through a column
-// layout built once (Cols). Image features (ReLU activations, mostly
+// matrix: P = X·W and Xᵀ·G, row by row (RowMul, RowAcc) or through a
+// column layout built once (Cols), which reuses rows in L1. Image features (ReLU activations, mostly
 // zeros) and bags of words take them; with a few hundred non-zeros in 4096
 // columns they do a seventh of a dense gemm's arithmetic.
 //
@@ -145,9 +145,9 @@ func Floats(n int) []float32 {
 // is needed for its columns to have perColumn non-zeros on average (bags
 // of words), up to half of L2; a range's accumulator rows a quarter of
 // L2. Measured with make bench-sparse (BENCHMARKS.md): at C = 100 on image
-// rows, blocks of 36, 51, 86 and 173 rows (3, 6, 12 and 24 non-zeros a
+// rows, blocks of 36, 43, 86 and 173 rows (3, 6, 12 and 24 non-zeros a
 // column) gave 46.5, 48.3, 55.5 and 47.7 GFLOP/CPU-s, at C = 50 blocks of
-// 173 rows 47.5 against 41.0 at 102.
+// 173 rows 47.5 against 41.0 at 64.
 const (
 	gBudget, l2Budget, accBudget = 40 << 10, 512 << 10, 256 << 10
 	perColumn                    = 12
