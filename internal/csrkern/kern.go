@@ -101,10 +101,10 @@ func rowAccGo(acc []float32, idx []int32, val []float32, g []float32, stride int
 }
 
 // Cols holds the rows of a sparse matrix column by column within blocks
-// of consecutive rows, for Xᵀ·G: within a block, each column that has
-// non-zeros there, with its non-zeros (row in the block, value) in row
-// order. A fit's features do not change, so it is built once and read by
-// every backward pass.
+// of consecutive rows, for Xᵀ·G (AddTo) and X·W (MulTo): within a block,
+// each column that has non-zeros there, with its non-zeros (row in the
+// block, value) in row order. A fit's features do not change, so it is
+// built once and read by every evaluation.
 //
 // Why: row by row (RowAcc), every non-zero reads and writes a row of the
 // accumulator, F×C floats that do not fit in L2 (1.6 MB at F = 4096, C =
@@ -113,8 +113,10 @@ func rowAccGo(acc []float32, idx []int32, val []float32, g []float32, stride int
 // accumulator row is read and written once a block. AddTo goes through
 // the columns in ranges whose accumulator rows stay in L2, and for each
 // range through the blocks, whose rows of G (about a hundred for image
-// rows) stay in L1 or L2. Each sum still adds the same terms in row order, so AddTo
-// gives the bits of RowAcc over the rows in order.
+// rows) stay in L1 or L2. Each sum still adds the same terms in row
+// order, so AddTo gives the bits of RowAcc over the rows in order. MulTo
+// turns this around: a column's row of W in registers, added into the
+// block's rows of P.
 type Cols struct {
 	rows, dim, c int
 	block, span  int // rows a block, columns a range
@@ -123,7 +125,7 @@ type Cols struct {
 	feat, end    []int32
 	row          []int32
 	val          []float32
-	gpad         []float32 // AddTo's copy of a block of G
+	gpad         []float32 // a block of G (AddTo) or P (MulTo), padded and aligned
 }
 
 // Stride is c rounded up to whole 16-float vectors (64 bytes, a cache
@@ -154,7 +156,8 @@ const (
 )
 
 // NewCols lays out rows 0..rows-1 (row(i) gives row i's indices, ascending
-// and in [0, dim), with its values) for AddTo with G rows c floats wide.
+// and in [0, dim), with its values) for AddTo and MulTo with rows of G and
+// P c floats wide.
 func NewCols(rows, dim, c int, row func(i int) ([]int32, []float32)) *Cols {
 	nnz := 0
 	for i := range rows {
