@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/monomer
 
-.PHONY: build build-openblas run test test-purego bench lint testdata test-openblas bench-openblas test-airflow airflow-venv
+.PHONY: build build-openblas run test test-purego bench bench-sparse lint testdata test-openblas bench-openblas test-airflow airflow-venv
 
 # Fast by default: build with OpenBLAS (cgo, -tags openblas) when
 # -lopenblas links. When it does not and we are root with apt-get, Debian's
@@ -63,6 +63,13 @@ bench: build
 
 # Explicit OpenBLAS targets (fail without libopenblas-dev).
 OPENBLAS := CGO_ENABLED=1 CGO_LDFLAGS=-lopenblas
+# The sparse products of LMT and Monomer (internal/csrkern) against the
+# FMA peak measured in the same run, in CPU-seconds, on the small synth
+# world's image rows and bags of words (pure Go and assembly, no BLAS).
+# Its last line is the figure BENCHMARKS.md quotes.
+bench-sparse:
+	$(GO) run ./internal/csrkern/benchsparse
+
 build-openblas:
 	$(OPENBLAS) $(GO) build -tags openblas -o $(BIN) ./cmd/monomer
 

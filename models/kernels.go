@@ -240,23 +240,24 @@ func pairLogLik(z float64, related bool) (ll, dz float64) {
 	return -sp, -sg
 }
 
-// sparseMul sets out = Σ_j val_j·W[idx_j], W's rows len(out) wide: the
+// sparseMul sets out = Σ_j val_j·W[idx_j], W's rows stride apart: the
 // float32 kernels of package csrkern, which hold the sums in registers,
 // or one axpy a non-zero (the same bits for float32).
-func sparseMul[T Float](out []T, idx []int32, val []float32, w []T, axpy func(T, []T, []T)) {
-	c := len(out)
+func sparseMul[T Float](out []T, idx []int32, val []float32, w []T, stride int, axpy func(T, []T, []T)) {
 	if o, ok := any(out).([]float32); ok {
-		csrkern.RowMul(o, idx, val, any(w).([]float32), c)
+		csrkern.RowMul(o, idx, val, any(w).([]float32), stride)
 		return
 	}
 	clear(out)
 	for j, col := range idx {
-		axpy(T(val[j]), w[int(col)*c:int(col+1)*c], out)
+		axpy(T(val[j]), w[int(col)*stride:][:len(out)], out)
 	}
 }
 
 // sparseAcc adds val_j·g to row idx_j of acc (rows len(g) wide) for every
-// j: one row's share of Xᵀ·G, as sparseMul.
+// j: one row's share of Xᵀ·G, as sparseMul. The evaluation takes it for
+// float64; float32 takes csrkern.Cols, whose bits are those of this over
+// the rows in order (TestSparseColsSameBits).
 func sparseAcc[T Float](acc []T, idx []int32, val []float32, g []T, axpy func(T, []T, []T)) {
 	c := len(g)
 	if a, ok := any(acc).([]float32); ok {
@@ -496,7 +497,7 @@ type projEval[T Float] struct {
 
 	axpy    func(alpha T, x, y []T)
 	tiny    T
-	w, p, g []T            // W (F×C), P and G (items×C)
+	w, p, g []T            // W (F×C, rows ws apart), P and G (items×C)
 	is      []T            // per item state (items×kern.itemLen())
 	acc     [][]T          // per item group F×C
 	scratch [][]T          // per worker rowBlock×F dense rows
@@ -504,6 +505,13 @@ type projEval[T Float] struct {
 	spans   []blockSpan[T] // per rowBlock of items (item groups are whole blocks)
 	st      []T            // per pair state, in x order (see pairSet)
 	dg      []T            // per pair ∂f/∂d, in x order
+
+	// Sparse float32 rows: W's rows a whole number of cache lines apart
+	// (ws = csrkern.Stride(c), else c), and per item group its rows by
+	// columns for Xᵀ·G (and X·W where that is faster), built by the first
+	// pass that needs them.
+	ws   int
+	cols []*csrkern.Cols
 }
 
 func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, workers int) *projEval[T] {
@@ -513,14 +521,20 @@ func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, worker
 	c, n := kern.cols(), len(ps.items)
 	e := &projEval[T]{
 		kern: kern, src: src, ps: ps, workers: workers,
-		f: src.dim, c: c, groups: itemGroups(n), axpy: axpyFunc[T](), tiny: tinyFor[T](),
-		w:       make([]T, src.dim*c),
+		f: src.dim, c: c, ws: c, groups: itemGroups(n), axpy: axpyFunc[T](), tiny: tinyFor[T](),
 		p:       make([]T, n*c),
 		is:      make([]T, n*kern.itemLen()),
 		scratch: make([][]T, workers),
 		spanBuf: make([][]T, workers),
 		st:      make([]T, len(ps.x)*kern.stateLen()),
 		dg:      make([]T, len(ps.x)),
+	}
+	if _, f32 := any(T(0)).(float32); f32 && src.sparse != nil {
+		e.ws = csrkern.Stride(c)
+		e.w = any(csrkern.Floats(src.dim * e.ws)).([]T)
+		e.cols = make([]*csrkern.Cols, len(e.groups))
+	} else {
+		e.w = make([]T, src.dim*c)
 	}
 	// Where each block's rows lie depends on the items only: found once,
 	// read by every forward and backward pass.
@@ -534,8 +548,17 @@ func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, worker
 }
 
 func (e *projEval[T]) eval(theta []float64, loss func(p int, d float64) float64, grad []float64) {
-	for i, v := range theta {
-		e.w[i] = T(v)
+	if e.ws == e.c {
+		for i, v := range theta {
+			e.w[i] = T(v)
+		}
+	} else {
+		for r := range e.f {
+			row := e.w[r*e.ws : r*e.ws+e.c]
+			for k, v := range theta[r*e.c : (r+1)*e.c] {
+				row[k] = T(v)
+			}
+		}
 	}
 	flushRow(e.w, e.tiny)
 	e.project()
@@ -678,10 +701,15 @@ func (e *projEval[T]) project() {
 	}
 	runChunks(len(e.groups), e.workers, func(w, gi int) {
 		grp := e.groups[gi]
+		if e.cols != nil && e.colsOf(gi).PreferMulTo() {
+			e.cols[gi].MulTo(any(e.p[grp.lo*c:grp.hi*c]).([]float32), any(e.w).([]float32), c, e.ws)
+			itemState(grp.lo, grp.hi)
+			return
+		}
 		if e.src.sparse != nil {
 			for i := grp.lo; i < grp.hi; i++ {
 				idx, val := e.src.sparse.SparseRow(int(e.ps.items[i]))
-				sparseMul(e.p[i*c:(i+1)*c], idx, val, e.w, e.axpy)
+				sparseMul(e.p[i*c:(i+1)*c], idx, val, e.w, e.ws, e.axpy)
 				itemState(i, i+1)
 			}
 			return
@@ -708,6 +736,18 @@ func (e *projEval[T]) project() {
 			itemState(lo, hi)
 		}
 	})
+}
+
+// colsOf returns item group gi's sparse rows by columns, built the first
+// time: the items and their features are fixed for the fit.
+func (e *projEval[T]) colsOf(gi int) *csrkern.Cols {
+	if e.cols[gi] == nil {
+		grp := e.groups[gi]
+		e.cols[gi] = csrkern.NewCols(grp.hi-grp.lo, e.f, e.c, func(i int) ([]int32, []float32) {
+			return e.src.sparse.SparseRow(int(e.ps.items[grp.lo+i]))
+		})
+	}
+	return e.cols[gi]
 }
 
 // Prefetch distances, measured at 50 k items (BENCHMARKS.md; twice these
@@ -785,6 +825,10 @@ func (e *projEval[T]) backward() {
 		flushRow(e.g[grp.lo*c:grp.hi*c], e.tiny)
 		acc := e.acc[gi]
 		clear(acc)
+		if e.cols != nil {
+			e.colsOf(gi).AddTo(any(acc).([]float32), any(e.g[grp.lo*c:grp.hi*c]).([]float32), c, c)
+			return
+		}
 		if e.src.sparse != nil {
 			for i := grp.lo; i < grp.hi; i++ {
 				idx, val := e.src.sparse.SparseRow(int(ps.items[i]))

@@ -264,7 +264,8 @@ func checkSameAtProcs(t *testing.T, feat Features, train, valid []graph.Pair, sp
 type benchSize struct {
 	name         string
 	items, pairs int
-	dim, nnz     int // nnz 0: dense features
+	dim, nnz     int     // nnz 0: dense features
+	relu         float64 // dense rows of this density (ReLU-like), which prepare packs as sparse rows
 	medium       bool
 	// gaps: the feature matrix has items·10/9 rows and the pairs use a
 	// random 90 % of them, as at Women's size, where about 10 % of the
@@ -279,6 +280,7 @@ type benchSize struct {
 var benchSizes = []benchSize{
 	{name: "dense-4096/items=5k/pairs=20k", items: 5000, pairs: 20000, dim: 4096},
 	{name: "sparse-5000/items=50k/pairs=200k", items: 50000, pairs: 200000, dim: 5000, nnz: 50},
+	{name: "relu-4096/items=10k/pairs=40k", items: 10000, pairs: 40000, dim: 4096, relu: 0.14},
 	{name: "dense-4096/items=50k/pairs=200k", items: 50000, pairs: 200000, dim: 4096, medium: true},
 	{name: "dense-4096/items=50k/pairs=200k/gaps=10%", items: 50000, pairs: 200000, dim: 4096, medium: true, gaps: true},
 }
@@ -301,9 +303,18 @@ func BenchmarkObjective(b *testing.B) {
 		if sz.gaps {
 			rows = sz.items * 10 / 9
 		}
-		if sz.nnz == 0 {
+		switch {
+		case sz.relu > 0:
+			d := reluDense(rng, rows, sz.dim, sz.relu)
+			feat, nnz = d, 0
+			for _, v := range d.data {
+				if v != 0 {
+					nnz++
+				}
+			}
+		case sz.nnz == 0:
 			feat = randDense(rng, rows, sz.dim)
-		} else {
+		default:
 			sf := benchSparse(rng, sz.items, sz.dim, sz.nnz)
 			feat = sf
 			nnz = 0
@@ -328,7 +339,7 @@ func BenchmarkObjective(b *testing.B) {
 				// The ceiling: the same two products as raw sgemm on the
 				// same blocks and workers, timed in this run.
 				rawCPU := math.NaN()
-				if sz.nnz == 0 && spec.Model != ModelWNN {
+				if sz.nnz == 0 && sz.relu == 0 && spec.Model != ModelWNN {
 					rawCPU = rawSgemmCPU(feat.(Dense), ps.items, sz.dim, int(cols))
 				}
 				cpu0 := cpuSeconds()

@@ -1,11 +1,51 @@
 package csrkern
 
+import (
+	"math"
+	"unsafe"
+)
+
+// path is a family of kernels; all give the same bits.
+type path int
+
+const (
+	pathGo path = iota
+	pathAVX2
+	pathAVX512
+)
+
+// best is the widest path the CPU (and the OS, for the AVX-512 registers)
+// supports; use is the one the kernels take, lowered by the tests to
+// compare every path on the same machine.
+var best, use = widest(), widest()
+
+var pathNames = [...]string{pathGo: "go", pathAVX2: "avx2", pathAVX512: "avx512"}
+
+// Path names the kernels in use: "avx512", "avx2" or "go".
+func Path() string { return pathNames[use] }
+
+// Limit makes the kernels take at most the named path ("go", "avx2"), for
+// benchmarks that compare paths on one machine, until restore is called.
+// It is not safe while kernels run.
+func Limit(name string) (restore func()) {
+	prev := use
+	for p, n := range pathNames {
+		if n == name && path(p) < use {
+			use = path(p)
+		}
+	}
+	return func() { use = prev }
+}
+
 // RowMul sets out[k] = Σ_j val[j]·w[idx[j]·stride+k] for k < len(out).
 // idx must be in [0, rows of w) with len(out) ≤ stride; it panics where
 // the first or last index would read outside w (indices are ascending).
 func RowMul(out []float32, idx []int32, val []float32, w []float32, stride int) {
 	checkRows(idx, val, len(w), stride, len(out))
-	rowMul(out, idx, val, w, stride)
+	clear(out)
+	if len(idx) > 0 {
+		mulAdd(out, idx, val, w, stride)
+	}
 }
 
 // RowAcc adds val[j]·g[k] to acc[idx[j]·stride+k] for every j and k <
@@ -24,10 +64,11 @@ func checkRows(idx []int32, val []float32, n, stride, cols int) {
 	}
 }
 
-func rowMulGo(out []float32, idx []int32, val []float32, w []float32, stride int) {
-	clear(out)
+// mulAddGo is the reference of every mul kernel: out[k] += val[j]·src row
+// idx[j], j in order, each product rounded before it is added.
+func mulAddGo(out []float32, idx []int32, val []float32, src []float32, stride int) {
 	for j, col := range idx {
-		v, row := val[j], w[int(col)*stride:][:len(out)]
+		v, row := val[j], src[int(col)*stride:][:len(out)]
 		for k := range out {
 			out[k] += float32(v * row[k])
 		}
@@ -41,4 +82,239 @@ func rowAccGo(acc []float32, idx []int32, val []float32, g []float32, stride int
 			row[k] += float32(v * x)
 		}
 	}
+}
+
+// Cols holds the rows of a sparse matrix column by column within blocks
+// of consecutive rows, for Xᵀ·G (AddTo) and X·W (MulTo): within a block,
+// each column that has non-zeros there, with its non-zeros (row in the
+// block, value) in row order. A fit's features do not change, so it is
+// built once and read by every evaluation.
+//
+// Why: row by row (RowAcc), every non-zero reads and writes a row of the
+// accumulator, F×C floats that do not fit in L2 (1.6 MB at F = 4096, C =
+// 100), so the backward pass waits on memory. By columns, a column's sums
+// stay in registers while its non-zeros read rows of G, and the
+// accumulator row is read and written once a block. AddTo goes through
+// the columns in ranges whose accumulator rows stay in L2, and for each
+// range through the blocks, whose rows of G (about a hundred for image
+// rows) stay in L1 or L2. Each sum still adds the same terms in row
+// order, so AddTo gives the bits of RowAcc over the rows in order. MulTo
+// turns this around: a column's row of W in registers, added into the
+// block's rows of P.
+type Cols struct {
+	rows, dim, c int
+	block, span  int // rows a block, columns a range
+	ranges       int
+	rs           []int // per block, ranges+1 indices into feat: where each range starts
+	feat, end    []int32
+	row          []int32
+	val          []float32
+	gpad         []float32 // a block of G (AddTo) or P (MulTo), padded and aligned
+}
+
+// Stride is c rounded up to whole 16-float vectors (64 bytes, a cache
+// line). Rows of that stride in a 64-byte aligned matrix (Floats) load
+// without crossing cache lines: on Zen 4 that doubled the AVX-512 kernels'
+// rate from L2 (25 to 50 GFLOP/CPU-s at C = 100) and added about a tenth
+// from L3 (BENCHMARKS.md). Give RowMul such a W.
+func Stride(c int) int { return (c + 15) &^ 15 }
+
+// Floats returns n zeroed floats starting on a 64-byte boundary.
+func Floats(n int) []float32 {
+	buf := make([]float32, n+15)
+	skip := int(-uintptr(unsafe.Pointer(&buf[0])) % 64 / 4)
+	return buf[skip : skip+n : skip+n]
+}
+
+// Cache budgets of a Cols (Zen 4: L1D 32 KiB, L2 1 MiB a core). A block's
+// rows of G take about 40 KB, a little more than L1, or more where that
+// is needed for its columns to have perColumn non-zeros on average (bags
+// of words), up to half of L2; a range's accumulator rows a quarter of
+// L2. Measured with make bench-sparse (BENCHMARKS.md): at C = 100 on image
+// rows, blocks of 36, 43, 86 and 173 rows (3, 6, 12 and 24 non-zeros a
+// column) gave 46.5, 48.3, 55.5 and 47.7 GFLOP/CPU-s, at C = 50 blocks of
+// 173 rows 47.5 against 41.0 at 64.
+const (
+	gBudget, l2Budget, accBudget = 40 << 10, 512 << 10, 256 << 10
+	perColumn                    = 12
+)
+
+// NewCols lays out rows 0..rows-1 (row(i) gives row i's indices, ascending
+// and in [0, dim), with its values) for AddTo and MulTo with rows of G and
+// P c floats wide.
+func NewCols(rows, dim, c int, row func(i int) ([]int32, []float32)) *Cols {
+	nnz := 0
+	for i := range rows {
+		idx, _ := row(i)
+		nnz += len(idx)
+	}
+	cs := Stride(max(c, 1))
+	block := l2Budget / (4 * cs)
+	if nnz > 0 {
+		block = max(gBudget/(4*cs), min(block, perColumn*dim*rows/nnz))
+	}
+	return newCols(rows, dim, c, block, max(16, accBudget/(4*max(c, 1))), row)
+}
+
+// newCols is NewCols with the block's rows and the range's columns given.
+func newCols(rows, dim, c, block, span int, row func(i int) ([]int32, []float32)) *Cols {
+	if block <= 0 || span <= 0 || dim <= 0 {
+		panic("csrkern: Cols of blocks of no rows or ranges of no columns")
+	}
+	nb := (rows + block - 1) / block
+	ranges := (dim + span - 1) / span
+	t := &Cols{rows: rows, dim: dim, c: c, block: block, span: span, ranges: ranges, rs: make([]int, 0, nb*(ranges+1))}
+	count, pos := make([]int32, dim), make([]int32, dim)
+	for b := range nb {
+		lo, hi := b*block, min((b+1)*block, rows)
+		for i := lo; i < hi; i++ {
+			idx, val := row(i)
+			if len(idx) != len(val) {
+				panic("csrkern: index and value lengths differ")
+			}
+			for _, f := range idx {
+				if f < 0 || int(f) >= dim {
+					panic("csrkern: column index outside the matrix")
+				}
+				count[f]++
+			}
+		}
+		first, off := len(t.feat), len(t.row)
+		for f, n := range count {
+			if f%span == 0 {
+				t.rs = append(t.rs, len(t.feat))
+			}
+			if n > 0 {
+				pos[f] = int32(off)
+				off += int(n)
+				if off > math.MaxInt32 {
+					panic("csrkern: Cols of 2³¹ non-zeros or more")
+				}
+				t.feat, t.end = append(t.feat, int32(f)), append(t.end, int32(off))
+			}
+		}
+		t.rs = append(t.rs, len(t.feat))
+		t.row, t.val = append(t.row, make([]int32, off-len(t.row))...), append(t.val, make([]float32, off-len(t.val))...)
+		for i := lo; i < hi; i++ {
+			idx, val := row(i)
+			for j, f := range idx {
+				t.row[pos[f]], t.val[pos[f]] = int32(i-lo), val[j]
+				pos[f]++
+			}
+		}
+		for _, f := range t.feat[first:] {
+			count[f] = 0
+		}
+	}
+	return t
+}
+
+// NNZ is the number of non-zeros held.
+func (t *Cols) NNZ() int { return len(t.row) }
+
+// AddTo adds Xᵀ·G to acc (dim rows, stride floats apart, the first c
+// used; c as given to NewCols): g holds G's rows, c floats each,
+// contiguous. The result has the bits of RowAcc(acc, row i, G row i,
+// stride) for i in order. AddTo keeps a copy of a block of G in t: one
+// Cols is not for concurrent use.
+func (t *Cols) AddTo(acc []float32, g []float32, c, stride int) {
+	if c != t.c || c > stride || len(g) < t.rows*c || len(acc) < (t.dim-1)*stride+c {
+		panic("csrkern: Cols.AddTo: another C than NewCols's, accumulator or G too short, or rows wider than their stride")
+	}
+	if t.rows == 0 || c == 0 {
+		return
+	}
+	cs := Stride(c)
+	gb := t.scratch(t.block * cs)
+	nb := (t.rows + t.block - 1) / t.block
+	for r := range t.ranges {
+		for b := range nb {
+			rs := t.rs[b*(t.ranges+1):]
+			i0, i1 := rs[r], rs[r+1]
+			if i0 == i1 {
+				continue
+			}
+			lo, hi := b*t.block, min((b+1)*t.block, t.rows)
+			for i := lo; i < hi; i++ {
+				copy(gb[(i-lo)*cs:][:c], g[i*c:][:c])
+			}
+			first := 0
+			if i0 > 0 {
+				first = int(t.end[i0-1])
+			}
+			colsAdd(acc, stride, c, t.feat[i0:i1], t.end[i0:i1], first, t.row, t.val, gb, cs)
+		}
+	}
+}
+
+// colsAddGo adds, for each column feat[i] in turn, the sum of val[j]·(row
+// row[j] of g, gs floats apart) over j from the previous column's end
+// (first for i = 0) to end[i], to acc's row feat[i].
+func colsAddGo(acc []float32, stride, c int, feat, end []int32, first int, row []int32, val []float32, g []float32, gs int) {
+	lo := first
+	for i, f := range feat {
+		hi := int(end[i])
+		mulAdd(acc[int(f)*stride:][:c], row[lo:hi], val[lo:hi], g, gs)
+		lo = hi
+	}
+}
+
+// colsMulGo is colsMul in Go.
+func colsMulGo(p []float32, ps, c int, feat, end []int32, first int, row []int32, val []float32, w []float32, ws int) {
+	lo := first
+	for i, f := range feat {
+		hi := int(end[i])
+		wr := w[int(f)*ws:][:c]
+		for j := lo; j < hi; j++ {
+			v, pr := val[j], p[int(row[j])*ps:][:c]
+			for k, x := range wr {
+				pr[k] += float32(v * x)
+			}
+		}
+		lo = hi
+	}
+}
+
+// PreferMulTo reports whether MulTo is likely faster than RowMul row by
+// row: where a block's rows of P fit in about L1, which NewCols picks for
+// rows dense enough (image rows: 38 against 30 GFLOP/CPU-s at C = 100 on
+// Zen 4), not for bags of words (25 against 32; BENCHMARKS.md).
+func (t *Cols) PreferMulTo() bool { return t.block*Stride(t.c)*4 <= gBudget }
+
+// MulTo sets P = X·W for the rows of t: out holds P's rows, c floats each
+// (c as given to NewCols), contiguous; w holds W's dim rows, stride floats
+// apart. The result has the bits of RowMul row by row.
+func (t *Cols) MulTo(out []float32, w []float32, c, stride int) {
+	if c != t.c || c > stride || len(out) < t.rows*c || len(w) < (t.dim-1)*stride+c {
+		panic("csrkern: Cols.MulTo: another C than NewCols's, P or W too short, or rows wider than their stride")
+	}
+	if t.rows == 0 || c == 0 {
+		return
+	}
+	cs := Stride(c)
+	pb := t.scratch(t.block * cs)
+	nb := (t.rows + t.block - 1) / t.block
+	for b := range nb {
+		lo, hi := b*t.block, min((b+1)*t.block, t.rows)
+		clear(pb[:(hi-lo)*cs])
+		rs := t.rs[b*(t.ranges+1):]
+		if i0, i1 := rs[0], rs[t.ranges]; i0 < i1 {
+			first := 0
+			if i0 > 0 {
+				first = int(t.end[i0-1])
+			}
+			colsMul(pb, cs, c, t.feat[i0:i1], t.end[i0:i1], first, t.row, t.val, w, stride)
+		}
+		for i := lo; i < hi; i++ {
+			copy(out[i*c:][:c], pb[(i-lo)*cs:][:c])
+		}
+	}
+}
+
+// scratch returns t's n floats starting on a 64-byte boundary.
+func (t *Cols) scratch(n int) []float32 {
+	if len(t.gpad) < n {
+		t.gpad = Floats(n)
+	}
+	return t.gpad[:n]
 }

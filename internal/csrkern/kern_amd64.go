@@ -6,37 +6,82 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// hasAVX2 selects the assembly kernels; the Go ones give the same bits.
-var hasAVX2 = cpu.X86.HasAVX2
+//go:generate go run gen_avx512.go
+
+func widest() path {
+	switch {
+	case cpu.X86.HasAVX512F:
+		return pathAVX512
+	case cpu.X86.HasAVX2:
+		return pathAVX2
+	}
+	return pathGo
+}
 
 // kernel is one assembly tile kernel: dst and src are the tile's first
 // element in the output (or accumulator) and in w (or g).
 type kernel func(dst *float32, idx *int32, val *float32, n int, src *float32, sb int)
 
-// tiles lists the assembly's tile widths, widest first, with their
-// kernels: each runs its columns over all of a row's non-zeros, keeping the
-// tile's sums (RowMul) or g's tile (RowAcc) in registers, 96 columns in
-// twelve 8-lane registers down to single columns.
+// tiles lists the AVX2 tile widths, widest first, with their kernels: each
+// runs its columns over all of a row's non-zeros, keeping the tile's sums
+// (mul) or g's tile (acc) in registers, 96 columns in twelve 8-lane
+// registers down to single columns.
 var tiles = [...]struct {
 	width    int
 	mul, acc kernel
 }{{96, mul96, acc96}, {32, mul32, acc32}, {8, mul8, acc8}, {4, mul4, acc4}, {1, mul1, acc1}}
 
-func rowMul(out []float32, idx []int32, val []float32, w []float32, stride int) {
-	if !hasAVX2 || len(idx) == 0 {
-		rowMulGo(out, idx, val, w, stride)
-		return
-	}
-	k := 0
-	for _, t := range tiles {
-		for ; k+t.width <= len(out); k += t.width {
-			t.mul(&out[k], unsafe.SliceData(idx), unsafe.SliceData(val), len(idx), &w[k], stride*4)
+// zkernel is an AVX-512 tile kernel of 16-lane vectors, the last one's
+// lanes masked by mask.
+type zkernel func(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask int)
+
+// ztiles[v-1] holds v vectors (16·v columns) in registers; up to 8 leaves
+// registers for the products and lets C = 104 (Monomer, K = 20, N = 4)
+// take one pass over a row's non-zeros.
+var ztiles = [...]zkernel{mulz1, mulz2, mulz3, mulz4, mulz5, mulz6, mulz7, mulz8}
+
+// mulAdd adds Σ_j val[j]·src[idx[j]·stride+k] to out[k], in j order; idx
+// is not empty and in range.
+func mulAdd(out []float32, idx []int32, val []float32, src []float32, stride int) {
+	pi, pv := unsafe.SliceData(idx), unsafe.SliceData(val)
+	switch use {
+	case pathAVX512:
+		const widest = 16 * len(ztiles)
+		for k := 0; k < len(out); k += widest {
+			n := min(widest, len(out)-k)
+			v := (n + 15) / 16
+			ztiles[v-1](&out[k], pi, pv, len(idx), &src[k], stride*4, 1<<(n-16*(v-1))-1)
 		}
+	case pathAVX2:
+		k := 0
+		for _, t := range tiles {
+			for ; k+t.width <= len(out); k += t.width {
+				t.mul(&out[k], pi, pv, len(idx), &src[k], stride*4)
+			}
+		}
+	default:
+		mulAddGo(out, idx, val, src, stride)
 	}
 }
 
+// colsAdd is colsAddGo; with AVX-512 and c ≤ 128 (the models' C) one call
+// takes all the columns, whose non-zeros are few (12 on average for image
+// rows, see NewCols): a call each would cost a good share of their sums.
+func colsAdd(acc []float32, stride, c int, feat, end []int32, first int, row []int32, val []float32, g []float32, gs int) {
+	if use != pathAVX512 || c > 16*len(ztiles) {
+		colsAddGo(acc, stride, c, feat, end, first, row, val, g, gs)
+		return
+	}
+	// The kernel's reads and writes, checked once here.
+	_ = acc[int(feat[len(feat)-1])*stride+c-1]
+	_ = row[end[len(end)-1]-1]
+	_ = val[end[len(end)-1]-1]
+	v := (c + 15) / 16
+	ctiles[v-1](&acc[0], stride*4, &feat[0], &end[0], len(feat), first, &row[0], &val[0], &g[0], gs*4, 1<<(c-16*(v-1))-1)
+}
+
 func rowAcc(acc []float32, idx []int32, val []float32, g []float32, stride int) {
-	if !hasAVX2 || len(idx) == 0 {
+	if use == pathGo || len(idx) == 0 {
 		rowAccGo(acc, idx, val, g, stride)
 		return
 	}
@@ -48,7 +93,30 @@ func rowAcc(acc []float32, idx []int32, val []float32, g []float32, stride int) 
 	}
 }
 
-// mulW sets the W-wide tile at out to Σ_j val[j]·(the tile at w + idx[j]·sb
+// ctiles[v-1] is colsAdd's kernel of v vectors: for each column, its sums
+// in registers over its non-zeros, as ztiles.
+var ctiles = [...]func(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int){
+	colsz1, colsz2, colsz3, colsz4, colsz5, colsz6, colsz7, colsz8}
+
+var ptiles = [...]func(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int){
+	colspz1, colspz2, colspz3, colspz4, colspz5, colspz6, colspz7, colspz8}
+
+// colsMul adds, for each column feat[i] in turn, val[j]·(row feat[i] of w,
+// ws floats apart) to row row[j] of p (ps floats apart, c used) for j from
+// the previous column's end (first for i = 0) to end[i].
+func colsMul(p []float32, ps, c int, feat, end []int32, first int, row []int32, val []float32, w []float32, ws int) {
+	if use != pathAVX512 || c > 16*len(ztiles) {
+		colsMulGo(p, ps, c, feat, end, first, row, val, w, ws)
+		return
+	}
+	_ = w[int(feat[len(feat)-1])*ws+c-1]
+	_ = row[end[len(end)-1]-1]
+	_ = val[end[len(end)-1]-1]
+	v := (c + 15) / 16
+	ptiles[v-1](&p[0], ps*4, &feat[0], &end[0], len(feat), first, &row[0], &val[0], &w[0], ws*4, 1<<(c-16*(v-1))-1)
+}
+
+// mulW adds to the W-wide tile at out Σ_j val[j]·(the tile at w + idx[j]·sb
 // bytes); accW adds val[j]·(the tile at g) to the tile at acc + idx[j]·sb.
 
 //go:noescape
@@ -80,3 +148,75 @@ func acc4(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int)
 
 //go:noescape
 func acc1(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int)
+
+//go:noescape
+func mulz1(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask int)
+
+//go:noescape
+func mulz2(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask int)
+
+//go:noescape
+func mulz3(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask int)
+
+//go:noescape
+func mulz4(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask int)
+
+//go:noescape
+func mulz5(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask int)
+
+//go:noescape
+func mulz6(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask int)
+
+//go:noescape
+func mulz7(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask int)
+
+//go:noescape
+func mulz8(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask int)
+
+//go:noescape
+func colsz1(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+
+//go:noescape
+func colsz2(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+
+//go:noescape
+func colsz3(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+
+//go:noescape
+func colsz4(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+
+//go:noescape
+func colsz5(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+
+//go:noescape
+func colsz6(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+
+//go:noescape
+func colsz7(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+
+//go:noescape
+func colsz8(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)
+
+//go:noescape
+func colspz1(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)
+
+//go:noescape
+func colspz2(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)
+
+//go:noescape
+func colspz3(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)
+
+//go:noescape
+func colspz4(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)
+
+//go:noescape
+func colspz5(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)
+
+//go:noescape
+func colspz6(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)
+
+//go:noescape
+func colspz7(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)
+
+//go:noescape
+func colspz8(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)

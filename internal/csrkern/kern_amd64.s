@@ -1,7 +1,8 @@
 #include "textflag.h"
 
 // Each kernel runs one tile of columns over all n ≥ 1 non-zeros of a row:
-// DI the output (mul) or accumulator (acc) tile, SI idx, DX val, CX n, R8
+// DI the output (mul: its sums start from the values there, which RowMul
+// zeroes and Cols.AddTo does not) or accumulator (acc) tile, SI idx, DX val, CX n, R8
 // the w (mul) or g (acc) tile, R9 the stride in bytes; AX counts non-zeros,
 // BX is idx[j]·stride. Products are rounded before they are added (VMULPS
 // then VADDPS), as the Go loops do. The widest tile holds 96 columns in
@@ -44,18 +45,18 @@
 // func mul96(out *float32, idx *int32, val *float32, n int, w *float32, sb int)
 TEXT ·mul96(SB), NOSPLIT, $0-48
 	ARGS(out, w)
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VMOVUPS 192(DI), Y6
+	VMOVUPS 224(DI), Y7
+	VMOVUPS 256(DI), Y8
+	VMOVUPS 288(DI), Y9
+	VMOVUPS 320(DI), Y10
+	VMOVUPS 352(DI), Y11
 
 mul96loop:
 	ROW(Y15)
@@ -125,10 +126,10 @@ acc96loop:
 // func mul32(out *float32, idx *int32, val *float32, n int, w *float32, sb int)
 TEXT ·mul32(SB), NOSPLIT, $0-48
 	ARGS(out, w)
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
 
 mul32loop:
 	ROW(Y15)
@@ -166,7 +167,7 @@ acc32loop:
 // func mul8(out *float32, idx *int32, val *float32, n int, w *float32, sb int)
 TEXT ·mul8(SB), NOSPLIT, $0-48
 	ARGS(out, w)
-	VXORPS Y0, Y0, Y0
+	VMOVUPS 0(DI), Y0
 
 mul8loop:
 	ROW(Y15)
@@ -192,7 +193,7 @@ acc8loop:
 // func mul4(out *float32, idx *int32, val *float32, n int, w *float32, sb int)
 TEXT ·mul4(SB), NOSPLIT, $0-48
 	ARGS(out, w)
-	VXORPS X0, X0, X0
+	VMOVUPS 0(DI), X0
 
 mul4loop:
 	ROW(X15)
@@ -218,7 +219,7 @@ acc4loop:
 // func mul1(out *float32, idx *int32, val *float32, n int, w *float32, sb int)
 TEXT ·mul1(SB), NOSPLIT, $0-48
 	ARGS(out, w)
-	VXORPS X0, X0, X0
+	VMOVSS 0(DI), X0
 
 mul1loop:
 	MOVLQSX (SI)(AX*4), BX

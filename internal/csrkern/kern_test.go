@@ -1,6 +1,7 @@
 package csrkern
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -36,36 +37,115 @@ func sparseRow(rng *rand.Rand, rows, nnz int) ([]int32, []float32) {
 	return idx, val
 }
 
-// TestKernelsMatchGo: whatever the CPU runs (the AVX2 tiles here), RowMul
-// and RowAcc give the bits of the plain loops, at widths around every tile
-// boundary, strides wider than the row, empty rows and full ones.
-func TestKernelsMatchGo(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 5))
-	widths := []int{1, 3, 4, 5, 7, 8, 9, 12, 31, 32, 33, 36, 40, 63, 64, 95, 96, 97, 100, 104, 128, 129, 200}
-	for _, cols := range widths {
-		for _, pad := range []int{0, 1, 5} {
-			stride, rows := cols+pad, 1+rng.IntN(60)
-			for _, nnz := range []int{0, 1, rows / 3, rows} {
-				idx, val := sparseRow(rng, rows, nnz)
-				w := make([]float32, rows*stride)
-				draw(rng, w)
-				got, want := make([]float32, cols), make([]float32, cols)
-				draw(rng, got) // RowMul overwrites
-				RowMul(got, idx, val, w, stride)
-				rowMulGo(want, idx, val, w, stride)
-				same(t, "RowMul", cols, stride, len(idx), got, want)
+// paths runs fn once for each kernel path this machine has (Go, AVX2,
+// AVX-512), with the kernels set to take it.
+func paths(t *testing.T, fn func(t *testing.T)) {
+	t.Helper()
+	defer func() { use = best }()
+	for p := pathGo; p <= pathAVX512; p++ {
+		if p > best {
+			t.Logf("%s kernels not run: the CPU lacks them", pathNames[p])
+			continue
+		}
+		use = p
+		t.Run(pathNames[p], fn)
+	}
+}
 
-				g := make([]float32, cols)
-				draw(rng, g)
-				accGot := make([]float32, rows*stride)
-				draw(rng, accGot)
-				accWant := append([]float32(nil), accGot...)
-				RowAcc(accGot, idx, val, g, stride)
-				rowAccGo(accWant, idx, val, g, stride)
-				same(t, "RowAcc", cols, stride, len(idx), accGot, accWant)
+// widths are tile boundaries of every path (AVX2 tiles of 96, 32, 8, 4, 1;
+// AVX-512 vectors of 16 and tiles of 128) and the models' C: LMT's 100
+// and 50, Monomer's 104 and 54.
+var widths = []int{1, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 31, 32, 33, 36, 40, 47, 48, 49, 50, 54, 63, 64, 65,
+	95, 96, 97, 100, 104, 111, 112, 113, 127, 128, 129, 144, 200, 257}
+
+// nnzs are the non-zero counts a row takes: empty, around the AVX-512
+// kernels' prefetch distance (8 ahead), a third, all.
+func nnzs(rows int) []int { return []int{0, 1, 7, 8, 9, 17, rows / 3, rows} }
+
+// TestKernelsMatchGo: on every path the CPU has, RowMul and RowAcc give
+// the bits of the plain loops, at widths around every tile boundary,
+// strides wider than the row, empty rows and full ones.
+func TestKernelsMatchGo(t *testing.T) {
+	paths(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(5, 5))
+		for _, cols := range widths {
+			for _, pad := range []int{0, 1, 5} {
+				stride, rows := cols+pad, 1+rng.IntN(60)
+				for _, nnz := range nnzs(rows) {
+					idx, val := sparseRow(rng, rows, nnz)
+					w := make([]float32, rows*stride)
+					draw(rng, w)
+					got, want := make([]float32, cols), make([]float32, cols)
+					draw(rng, got) // RowMul overwrites
+					RowMul(got, idx, val, w, stride)
+					mulAddGo(want, idx, val, w, stride)
+					same(t, "RowMul", cols, stride, len(idx), got, want)
+
+					g := make([]float32, cols)
+					draw(rng, g)
+					accGot := make([]float32, rows*stride)
+					draw(rng, accGot)
+					accWant := append([]float32(nil), accGot...)
+					RowAcc(accGot, idx, val, g, stride)
+					rowAccGo(accWant, idx, val, g, stride)
+					same(t, "RowAcc", cols, stride, len(idx), accGot, accWant)
+				}
 			}
 		}
-	}
+	})
+}
+
+// TestColsMatchRowAcc: on every path, Cols.AddTo adds Xᵀ·G with the bits
+// of the Go loop of RowAcc over the rows in order, and Cols.MulTo forms
+// X·W with those of RowMul's, for blocks of one row,
+// of a few, and of all rows, ranges of one column, of a few, and of all,
+// the sizes NewCols picks, rows of every length (empty ones included), and
+// accumulators that already hold values.
+func TestColsMatchRowAcc(t *testing.T) {
+	paths(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(6, 6))
+		for _, cols := range widths {
+			pad := rng.IntN(3)
+			stride, dim, rows := cols+pad, 1+rng.IntN(70), rng.IntN(120)
+			x := make([][2]any, rows)
+			for i := range x {
+				idx, val := sparseRow(rng, dim, nnzs(dim)[rng.IntN(8)])
+				x[i] = [2]any{idx, val}
+			}
+			row := func(i int) ([]int32, []float32) { return x[i][0].([]int32), x[i][1].([]float32) }
+			g := make([]float32, rows*cols)
+			draw(rng, g)
+			acc0 := make([]float32, dim*stride)
+			draw(rng, acc0)
+			want := append([]float32(nil), acc0...)
+			for i := range rows {
+				idx, val := row(i)
+				rowAccGo(want, idx, val, g[i*cols:(i+1)*cols], stride)
+			}
+			for _, sz := range [][2]int{{1, 1}, {3, 7}, {64, 16}, {max(rows, 1), dim}, {0, 0}} {
+				var c *Cols
+				if sz[0] == 0 {
+					c = NewCols(rows, dim, cols, row)
+				} else {
+					c = newCols(rows, dim, cols, sz[0], sz[1], row)
+				}
+				got := append([]float32(nil), acc0...)
+				c.AddTo(got, g, cols, stride)
+				same(t, fmt.Sprintf("Cols.AddTo, blocks of %d rows, ranges of %d columns,", c.block, c.span), cols, stride, rows, got, want)
+
+				// P = X·W with acc0 as W (dim rows, stride apart).
+				p := make([]float32, rows*cols)
+				draw(rng, p) // MulTo overwrites
+				c.MulTo(p, acc0, cols, stride)
+				for i := range rows {
+					idx, val := row(i)
+					pw := make([]float32, cols)
+					mulAddGo(pw, idx, val, acc0, stride)
+					same(t, fmt.Sprintf("Cols.MulTo row %d, blocks of %d rows,", i, c.block), cols, stride, len(idx), p[i*cols:(i+1)*cols], pw)
+				}
+			}
+		}
+	})
 }
 
 func same(t *testing.T, what string, cols, stride, nnz int, got, want []float32) {

@@ -1,0 +1,65 @@
+package models
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestSparseColsSameBits: the float32 evaluation on sparse rows, with W's
+// rows padded to csrkern.Stride and Xᵀ·G through csrkern.Cols, gives the
+// bits of the row-by-row kernels it replaced (W's rows C apart, RowAcc
+// into each item group's accumulator), objective and gradient, for LMT
+// and Monomer at the paper's shapes (C = 100, 104) and the also_viewed ones
+// (C = 50, 54), over several item groups.
+func TestSparseColsSameBits(t *testing.T) {
+	const items, dim = 1500, 120
+	rng := rand.New(rand.NewPCG(7, 7))
+	feat := reluDense(rng, items, dim, 0.14)
+	pairs := randPairs(rng, items, 4000)
+	sp, ps, err := prepare(feat, dim, pairs, "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp.sparse == nil {
+		t.Fatal("prepare kept ReLU features at density 0.14 dense")
+	}
+	for _, spec := range []Spec{
+		{Model: ModelLMT, K: 100}, {Model: ModelMonomer, K: 20, N: 4},
+		{Model: ModelLMT, K: 50}, {Model: ModelMonomer, K: 10, N: 4},
+	} {
+		spec, err := spec.resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := newModel(spec.Model, dim, spec.K, spec.N)
+		if err != nil {
+			t.Fatal(err)
+		}
+		theta := (&trainer{model: m, train: newObjective(m.evaluator(sp, ps, false, 0), ps.labels)}).init(sp, ps, rand.New(rand.NewPCG(3, 3)))
+		eval := func(rowByRow bool) (float64, []float64) {
+			ev := m.evaluator(sp, ps, false, 0)
+			pe := ev.(*projEval[float32])
+			if len(pe.groups) < 2 || pe.cols == nil || pe.ws == pe.c {
+				t.Fatalf("%s: %d item groups, Cols %v, W stride %d for C = %d: not the path under test", spec.Model, len(pe.groups), pe.cols != nil, pe.ws, pe.c)
+			}
+			if rowByRow {
+				pe.cols, pe.ws, pe.w = nil, pe.c, make([]float32, dim*pe.c)
+			}
+			obj := newObjective(ev, ps.labels)
+			obj.lambda = 1e-4
+			grad := make([]float64, len(theta))
+			return obj.eval(theta, grad), grad
+		}
+		fc, gc := eval(false)
+		fr, gr := eval(true)
+		if math.Float64bits(fc) != math.Float64bits(fr) {
+			t.Errorf("%s K=%d: objective %v by columns, %v row by row", spec.Model, spec.K, fc, fr)
+		}
+		for i := range gr {
+			if math.Float64bits(gc[i]) != math.Float64bits(gr[i]) {
+				t.Fatalf("%s K=%d: gradient element %d is %v by columns, %v row by row", spec.Model, spec.K, i, gc[i], gr[i])
+			}
+		}
+	}
+}
