@@ -235,36 +235,31 @@ func reportInput(env *pipeline.Env, r *reportExp) (*report.Input, error) {
 // readFlags adds the flags of each model's chosen fit in the fits table
 // at path to flags.
 func readFlags(path string, flags map[string][]string) error {
-	return schema.Read(path, func(t *schema.Cols) error {
-		model, sel, fl := t.Strings("model"), t.Bools("selected"), t.Strings("flags")
-		if err := t.Err(); err != nil {
-			return err
+	var c schema.FitsCols
+	if err := schema.ReadFields(context.TODO(), path, &c, &c.Model, &c.Selected, &c.Flags); err != nil {
+		return err
+	}
+	for i := range c.Model {
+		if c.Selected[i] && c.Flags[i] != "" {
+			flags[c.Model[i]] = strings.Split(c.Flags[i], ",")
 		}
-		for i := range model {
-			if sel[i] && fl[i] != "" {
-				flags[model[i]] = strings.Split(fl[i], ",")
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // readMetrics reads the evaluate stage's metrics table.
 func readMetrics(path string) ([]report.Metric, error) {
-	var out []report.Metric
-	err := schema.Read(path, func(t *schema.Cols) error {
-		model, split, errs, auc, ll := t.Strings("model"), t.Strings("split"), t.Float64s("error"), t.Float64s("auc"), t.Float64s("log_likelihood")
-		pairs, lambda, k, n, iters, sel := t.Int64s("pairs"), t.Float64s("lambda"), t.Int32s("k"), t.Int32s("n"), t.Int32s("iterations"), t.Bools("selected")
-		if t.Err() != nil {
-			return nil
-		}
-		for i := range model {
-			out = append(out, report.Metric{Model: model[i], Split: split[i], Error: errs[i], AUC: auc[i], LogLikelihood: ll[i],
-				Pairs: pairs[i], Lambda: lambda[i], K: k[i], N: n[i], Iterations: iters[i], Selected: sel[i]})
-		}
-		return nil
-	})
-	return out, err
+	var c schema.MetricsCols
+	if err := schema.ReadFields(context.TODO(), path, &c, &c.Model, &c.Split, &c.Error, &c.AUC, &c.LogLikelihood,
+		&c.Pairs, &c.Lambda, &c.K, &c.N, &c.Iterations, &c.Selected); err != nil {
+		return nil, err
+	}
+	out := make([]report.Metric, len(c.Model))
+	for i := range c.Model {
+		out[i] = report.Metric{Model: c.Model[i], Split: c.Split[i], Error: c.Error[i], AUC: c.AUC[i], LogLikelihood: c.LogLikelihood[i],
+			Pairs: c.Pairs[i], Lambda: c.Lambda[i], K: c.K[i], N: c.N[i], Iterations: c.Iterations[i], Selected: c.Selected[i]}
+	}
+	return out, nil
 }
 
 // jobMetricsTable is the job metrics table. Every row names the job and
@@ -294,6 +289,8 @@ func jobMetricsTable(p *report.Provenance, rows []report.JobMetric) schema.JobMe
 // columns iteration, objective and valid_error, and model and lambda when
 // the trace holds several fits (without them it is one curve, its model
 // ""). A missing or unreadable trace leaves the curves out of the page.
+// It reads by column name on purpose: traces of several layouts (one fit
+// or many, int32 or int64 iterations) are all drawn.
 func readTrace(path string) []report.TracePoint {
 	if _, err := os.Stat(path); err != nil {
 		return nil
@@ -337,19 +334,17 @@ func readRecommendations(path string) ([]report.Recommendation, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, nil
 	}
-	var out []report.Recommendation
-	err := schema.Read(path, func(c *schema.Cols) error {
-		model, query, item, prob, dist := c.Strings("model"), c.Strings("query"), c.Strings("item"), c.Float64s("probability"), c.Float64s("distance")
-		same, space := c.Bools("same_subcategory"), c.Int32s("space")
-		if c.Err() != nil {
-			return nil
-		}
-		for i := range model {
-			out = append(out, report.Recommendation{Model: model[i], Query: query[i], Item: item[i], Prob: prob[i], Dist: dist[i], Same: same[i], Space: int(space[i])})
-		}
-		return nil
-	})
-	return out, err
+	var c schema.RecommendationsCols
+	if err := schema.ReadFields(context.TODO(), path, &c, &c.Model, &c.Query, &c.Item, &c.Probability, &c.Distance,
+		&c.SameSubcategory, &c.Space); err != nil {
+		return nil, err
+	}
+	out := make([]report.Recommendation, len(c.Model))
+	for i := range c.Model {
+		out[i] = report.Recommendation{Model: c.Model[i], Query: c.Query[i], Item: c.Item[i], Prob: c.Probability[i], Dist: c.Distance[i],
+			Same: c.SameSubcategory[i], Space: int(c.Space[i])}
+	}
+	return out, nil
 }
 
 // readRecMetrics reads recommend_metrics.parquet by model; a missing file
