@@ -101,14 +101,12 @@ type settler interface{ settle() }
 
 func (o *Opt[T]) settle() { o.set = true }
 
-// zero reports whether a setting's value is left out of a key: as
-// encoding/json's omitempty, so -0 is zero.
+// zero reports whether a setting's value is left out of a key, as
+// encoding/json's omitempty would: -0 is zero (IsZero), and so is an empty
+// list.
 func zero(v reflect.Value) bool {
-	switch v.Kind() {
-	case reflect.Slice, reflect.Map, reflect.String:
+	if v.Kind() == reflect.Slice {
 		return v.Len() == 0
-	case reflect.Float32, reflect.Float64:
-		return v.Float() == 0
 	}
 	return v.IsZero()
 }
