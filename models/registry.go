@@ -77,7 +77,7 @@ func (m *Model) Spaces() bool { return m.Scorer == ModelMonomer }
 // Spec is the training spec of learned model m under s.
 func (m *Model) Spec(s TrainSettings) Spec {
 	spec := Spec{Model: m.Scorer, Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery,
-		Patience: max(s.Patience, 0), WarmStart: s.WarmStart.Get(), Store: s.LBFGSStore}
+		Patience: max(s.Patience, 0), WarmStart: s.WarmStart.Get()}
 	switch m.Scorer {
 	case ModelLMT:
 		spec.K = s.K
@@ -93,7 +93,7 @@ func (m *Model) Spec(s TrainSettings) Spec {
 func learnedReads(own func(from TrainSettings, to *TrainSettings)) func(TrainSettings) TrainSettings {
 	return func(s TrainSettings) TrainSettings {
 		out := TrainSettings{Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery,
-			Patience: s.Patience, WarmStart: s.WarmStart, LBFGSStore: s.LBFGSStore}
+			Patience: s.Patience, WarmStart: s.WarmStart}
 		if own != nil {
 			own(s, &out)
 		}

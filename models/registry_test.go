@@ -70,7 +70,7 @@ func TestReadsKeepsWhatTheModelReads(t *testing.T) {
 		Lambdas: []float64{1e-4}, MaxIter: 20, ValidEvery: 5, Patience: 3, CTTop: 0.5}
 	// Which settings each model reads: the trainer's five for every
 	// learned model, then its own.
-	trainer := []string{"Lambdas", "MaxIter", "ValidEvery", "Patience", "WarmStart", "LBFGSStore"}
+	trainer := []string{"Lambdas", "MaxIter", "ValidEvery", "Patience", "WarmStart"}
 	reads := map[string][]string{
 		"wnn":     trainer,
 		"ct":      {"CTTop"},

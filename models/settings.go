@@ -45,7 +45,4 @@ type TrainSettings struct {
 	// WarmStart trains the λ grid from the largest λ to the smallest, each
 	// from the parameters kept at the one before (Spec.WarmStart).
 	WarmStart setting.Opt[bool] `yaml:"warm_start" default:"false"`
-	// LBFGSStore is how many past steps L-BFGS keeps to approximate the
-	// curvature (Spec.Store). If 0, 20, as the original code.
-	LBFGSStore int `yaml:"lbfgs_store" json:",omitzero" min:"0" cap:"1000"`
 }
