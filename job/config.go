@@ -101,14 +101,6 @@ type Experiment struct {
 	Settings Settings `yaml:"settings"`
 }
 
-// Models are the settings of the models in s, which each model's
-// models.Model.Reads picks from.
-func (s Settings) Models() models.Settings {
-	return models.Settings{K: s.K, MonomerK: s.MonomerK, N: s.N, GatePenalty: s.GatePenalty, GateInit: s.GateInit,
-		Topics: s.Topics, LDAPasses: s.LDAPasses, Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery,
-		Patience: s.Patience, WarmStart: s.WarmStart.Get(), CTTop: s.CTTop}
-}
-
 // Resolved is an experiment with every setting and path filled in.
 type Resolved struct {
 	Experiment

@@ -167,7 +167,7 @@ func (r *Resolved) checkBounds(at string) error {
 		if m.Bounds == nil || !slices.Contains(r.Models, m.Name) {
 			continue
 		}
-		for _, b := range m.Bounds(s.Models()) {
+		for _, b := range m.Bounds(s.TrainSettings) {
 			limit, of := dim, what
 			if b.Words {
 				limit, of = s.VocabSize, "vocab_size"

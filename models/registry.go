@@ -39,32 +39,15 @@ type Model struct {
 	// Monomer's E₁..E_N), which the report draws.
 	Embeds bool
 	// Reads keeps the settings the model reads of s and zeroes the others,
-	// so that changing another model's settings retrains nothing of it.
-	Reads func(s Settings) Settings
+	// so that changing another model's settings retrains nothing of it
+	// (its train node is keyed by what Reads returns).
+	Reads func(s TrainSettings) TrainSettings
 	// Bounds are its sizes that the data bound (checked when a job trains
 	// it).
-	Bounds func(s Settings) []Bound
+	Bounds func(s TrainSettings) []Bound
 	// Size is what training it holds at feature dimension dim, for the
 	// memory check before a run; nil: nothing that grows with the settings.
-	Size func(dim int64, s Settings) Size
-}
-
-// Settings are the models' settings as a job file names them (job.Settings
-// holds them with their defaults). A model's Reads keeps its own.
-type Settings struct {
-	K           int       `json:"k,omitempty"`
-	MonomerK    int       `json:"monomer_k,omitempty"`
-	N           int       `json:"n,omitempty"`
-	GatePenalty float64   `json:"gate_penalty,omitempty"`
-	GateInit    float64   `json:"gate_init,omitempty"`
-	Topics      int       `json:"topics,omitempty"`
-	LDAPasses   int       `json:"lda_passes,omitempty"`
-	Lambdas     []float64 `json:"lambdas,omitempty"`
-	MaxIter     int       `json:"max_iter,omitempty"`
-	ValidEvery  int       `json:"valid_every,omitempty"`
-	Patience    int       `json:"patience,omitempty"`
-	WarmStart   bool      `json:"warm_start,omitempty"`
-	CTTop       float64   `json:"ct_top,omitempty"`
+	Size func(dim int64, s TrainSettings) Size
 }
 
 // Bound is a size setting that may not exceed a size of the data.
@@ -92,9 +75,9 @@ type Size struct {
 func (m *Model) Spaces() bool { return m.Scorer == ModelMonomer }
 
 // Spec is the training spec of learned model m under s.
-func (m *Model) Spec(s Settings) Spec {
+func (m *Model) Spec(s TrainSettings) Spec {
 	spec := Spec{Model: m.Scorer, Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery,
-		Patience: max(s.Patience, 0), WarmStart: s.WarmStart}
+		Patience: max(s.Patience, 0), WarmStart: s.WarmStart.Get()}
 	switch m.Scorer {
 	case ModelLMT:
 		spec.K = s.K
@@ -107,9 +90,9 @@ func (m *Model) Spec(s Settings) Spec {
 
 // learnedReads keeps the trainer's settings, which every learned model
 // reads, and the ones own copies from s.
-func learnedReads(own func(from Settings, to *Settings)) func(Settings) Settings {
-	return func(s Settings) Settings {
-		out := Settings{Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery,
+func learnedReads(own func(from TrainSettings, to *TrainSettings)) func(TrainSettings) TrainSettings {
+	return func(s TrainSettings) TrainSettings {
+		out := TrainSettings{Lambdas: s.Lambdas, MaxIter: s.MaxIter, ValidEvery: s.ValidEvery,
 			Patience: s.Patience, WarmStart: s.WarmStart}
 		if own != nil {
 			own(s, &out)
@@ -126,32 +109,32 @@ func projects(name string) string {
 var registry = []Model{
 	{Name: ModelWNN, Title: "WNN", Column: 0, Scorer: ModelWNN,
 		Reads: learnedReads(nil),
-		Size:  func(f int64, _ Settings) Size { return Size{Params: f + 1} }},
+		Size:  func(f int64, _ TrainSettings) Size { return Size{Params: f + 1} }},
 	{Name: ModelCT, Title: "CT", Column: 1, Counted: true,
-		Reads: func(s Settings) Settings { return Settings{CTTop: s.CTTop} }},
+		Reads: func(s TrainSettings) TrainSettings { return TrainSettings{CTTop: s.CTTop} }},
 	{Name: ModelLMT, Title: "LMT", Column: 3, Scorer: ModelLMT, Embeds: true,
-		Reads:  learnedReads(func(s Settings, o *Settings) { o.K = s.K }),
-		Bounds: func(s Settings) []Bound { return []Bound{{Setting: "k", Value: s.K, Why: projects(ModelLMT)}} },
-		Size:   func(f int64, s Settings) Size { return Size{Params: f*int64(s.K) + 1} }},
+		Reads:  learnedReads(func(s TrainSettings, o *TrainSettings) { o.K = s.K }),
+		Bounds: func(s TrainSettings) []Bound { return []Bound{{Setting: "k", Value: s.K, Why: projects(ModelLMT)}} },
+		Size:   func(f int64, s TrainSettings) Size { return Size{Params: f*int64(s.K) + 1} }},
 	{Name: ModelMonomer, Title: "Monomer", Column: 4, Scorer: ModelMonomer, Embeds: true,
-		Reads: learnedReads(func(s Settings, o *Settings) {
+		Reads: learnedReads(func(s TrainSettings, o *TrainSettings) {
 			o.MonomerK, o.N, o.GatePenalty, o.GateInit = s.MonomerK, s.N, s.GatePenalty, s.GateInit
 		}),
-		Bounds: func(s Settings) []Bound {
+		Bounds: func(s TrainSettings) []Bound {
 			return []Bound{{Setting: "monomer_k", Value: s.MonomerK, Why: projects(ModelMonomer)},
 				{Setting: "n", Value: s.N, Why: projects(ModelMonomer)}}
 		},
-		Size: func(f int64, s Settings) Size {
+		Size: func(f int64, s TrainSettings) Size {
 			k, n := int64(s.MonomerK), int64(s.N)
 			return Size{Params: f*(n*k+k+n) + 1}
 		}},
 	// LDA+WNN (paper §4.3): WNN on the items' topic proportions.
 	{Name: ModelLDA, Title: "LDA", Column: 2, Bow: true, Scorer: ModelWNN, Topics: true,
-		Reads: learnedReads(func(s Settings, o *Settings) { o.Topics, o.LDAPasses = s.Topics, s.LDAPasses }),
-		Bounds: func(s Settings) []Bound {
+		Reads: learnedReads(func(s TrainSettings, o *TrainSettings) { o.Topics, o.LDAPasses = s.Topics, s.LDAPasses }),
+		Bounds: func(s TrainSettings) []Bound {
 			return []Bound{{Setting: "topics", Value: s.Topics, Words: true, Why: "more topics than words"}}
 		},
-		Size: func(f int64, s Settings) Size {
+		Size: func(f int64, s TrainSettings) Size {
 			t := int64(s.Topics)
 			return Size{Params: t + 1, TopicWords: t * f}
 		}},

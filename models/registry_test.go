@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"monomer/internal/setting"
 )
 
 // The registry in the order a job's default list uses and the names the
@@ -45,7 +47,7 @@ func TestRegistry(t *testing.T) {
 		}
 		// A learned model's spec is one Train accepts, and its scorer is
 		// the family NewFit rebuilds.
-		s := Settings{K: 3, MonomerK: 2, N: 2, Topics: 4, MaxIter: 5}
+		s := TrainSettings{K: 3, MonomerK: 2, N: 2, Topics: 4, MaxIter: 5}
 		spec := m.Spec(s)
 		if _, err := spec.resolve(); err != nil {
 			t.Errorf("%s: spec %+v: %v", m.Name, spec, err)
@@ -64,7 +66,7 @@ func TestRegistry(t *testing.T) {
 // with no setting of another model: a setting read but not keyed would
 // give stale cache hits, one keyed but not read needless retraining.
 func TestReadsKeepsWhatTheModelReads(t *testing.T) {
-	base := Settings{K: 10, MonomerK: 4, N: 3, GatePenalty: 1, GateInit: 0.01, Topics: 6, LDAPasses: 2,
+	base := TrainSettings{K: 10, MonomerK: 4, N: 3, GatePenalty: 1, GateInit: 0.01, Topics: 6, LDAPasses: 2,
 		Lambdas: []float64{1e-4}, MaxIter: 20, ValidEvery: 5, Patience: 3, CTTop: 0.5}
 	// Which settings each model reads: the trainer's five for every
 	// learned model, then its own.
@@ -76,7 +78,7 @@ func TestReadsKeepsWhatTheModelReads(t *testing.T) {
 		"monomer": append(slices.Clone(trainer), "MonomerK", "N", "GatePenalty", "GateInit"),
 		"lda":     append(slices.Clone(trainer), "Topics", "LDAPasses"),
 	}
-	typ := reflect.TypeFor[Settings]()
+	typ := reflect.TypeFor[TrainSettings]()
 	for _, m := range Models() {
 		want, ok := reads[m.Name]
 		if !ok {
@@ -96,6 +98,8 @@ func TestReadsKeepsWhatTheModelReads(t *testing.T) {
 				v.SetBool(!v.Bool())
 			case reflect.Slice:
 				v.Set(reflect.ValueOf([]float64{0, 1e-3}))
+			case reflect.Struct: // an Opt
+				v.Set(reflect.ValueOf(setting.Set(!s.WarmStart.Get())))
 			}
 			keyed := !reflect.DeepEqual(m.Reads(s), m.Reads(base))
 			if keyed != slices.Contains(want, field) {

@@ -4,7 +4,9 @@ import "monomer/internal/setting"
 
 // TrainSettings are the job settings of training (declared as package
 // setting describes). The sizes are capped far above any sensible value
-// before the feature dimension bounds them (the job checks that).
+// before the feature dimension bounds them (the job checks that). Each
+// registered model reads its own of them (Model.Reads), and its train node
+// is keyed by those, named by their yaml keys (setting.Key).
 type TrainSettings struct {
 	// K is the embedding rank of LMT (DefaultLMTK, paper Table 2).
 	K int `yaml:"k" default:"100" min:"0" cap:"1_000_000"`

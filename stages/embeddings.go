@@ -57,7 +57,7 @@ func embeddingFeatures(ctx context.Context, env *pipeline.Env, p featuresParams,
 // dimension, the bound job validation applies to image features before the
 // run: a model projects to at most as many dimensions as the features
 // have. Train checks it, whose key holds the sizes.
-func checkEmbeddingDim(experiment, model string, s models.Settings, dim int) error {
+func checkEmbeddingDim(experiment, model string, s models.TrainSettings, dim int) error {
 	m := registered(model)
 	if m.Bounds == nil {
 		return nil

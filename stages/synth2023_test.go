@@ -215,7 +215,7 @@ func TestSynth2023Recovery(t *testing.T) {
 // the embeddings' dimension, which validation cannot know before the file
 // is read; the other models of the experiment train.
 func TestCheckEmbeddingDim(t *testing.T) {
-	s := models.Settings{K: 40, MonomerK: 8, N: 4}
+	s := models.TrainSettings{K: 40, MonomerK: 8, N: 4}
 	for _, tc := range []struct {
 		model string
 		dim   int

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"monomer/graph"
+	"monomer/internal/setting"
 	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
@@ -60,19 +61,24 @@ func trainDir(in inputs, model string) (string, error) {
 }
 
 // trainParams holds only what one model reads (models.Model.Reads): a
-// setting of another model is zero and omitted, so changing it reruns
-// nothing of this one. Features is the kind of features a learned model
-// trains on (CT reads none).
+// setting of another model is zero and left out of the key, so changing it
+// reruns nothing of this one. Features is the kind of features a learned
+// model trains on (CT reads none). The key is setting.Key's: the settings
+// by their job-file names, so a new model setting needs no line here.
 type trainParams struct {
-	models.Settings
-	Features string `json:"features,omitempty"`
+	models.TrainSettings `yaml:",inline"`
+	Features             string `yaml:"features"`
 }
+
+// MarshalJSON is the node's key (setting.Key): a method of trainParams, not
+// of TrainSettings, whose promotion would take over the job's JSON.
+func (p trainParams) MarshalJSON() ([]byte, error) { return setting.Key(p) }
 
 // PartParams are the parameters of node train.<model>: the settings model
 // reads.
 func (Train) PartParams(e *job.Resolved, model string) trainParams {
 	m := registered(model)
-	p := trainParams{Settings: m.Reads(e.Settings.Models())}
+	p := trainParams{TrainSettings: setting.Settle(m.Reads(e.Settings.TrainSettings))}
 	if !m.Counted {
 		p.Features = e.Features
 	}
@@ -81,7 +87,7 @@ func (Train) PartParams(e *job.Resolved, model string) trainParams {
 
 // specFor is the training spec of a learned model.
 func specFor(p trainParams, model string) models.Spec {
-	return registered(model).Spec(p.Settings)
+	return registered(model).Spec(p.TrainSettings)
 }
 
 // fitsTable and paramsTable accumulate a model's rows.
@@ -234,7 +240,7 @@ func trainModel(ctx context.Context, env *pipeline.Env, p trainParams, model str
 	}
 	defer closeFeat()
 	if p.Features == "embeddings" {
-		if err := checkEmbeddingDim(env.Experiment, model, p.Settings, feat.Dim()); err != nil {
+		if err := checkEmbeddingDim(env.Experiment, model, p.TrainSettings, feat.Dim()); err != nil {
 			return nil, err
 		}
 	}

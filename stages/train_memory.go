@@ -35,7 +35,7 @@ func trainMemory(e *job.Resolved, model string) int64 {
 	if m.Size == nil {
 		return 0
 	}
-	sz := m.Size(int64(e.FeatureDim()), e.Settings.Models())
+	sz := m.Size(int64(e.FeatureDim()), e.Settings.TrainSettings)
 	return sz.Params*bytesPerParam + sz.TopicWords*ldaBytesPerWeight
 }
 

@@ -39,6 +39,10 @@
 // setting whose zero means something (reject_ratio: 0, use_summary:
 // false) is an Opt, unset only when absent from the file.
 //
+// A stage keyed by settings (train, by the models' settings it reads) keys
+// them with Key: the settings by their yaml keys, zeros left out, so adding a
+// setting changes no key where its value is zero.
+//
 // The number types are int, int64 and float64, plus string, Opt[bool] and
 // []float64: what job's checks of a value's type (an integer, a number,
 // true or false) know. job's tests hold every declaration to these rules.
