@@ -106,7 +106,8 @@ experiments:
 )
 
 // TestJobHashes pins the job hash (and the resolved settings) of every job
-// file shipped in jobs/ and of the tests' jobs, recorded before the
+// file shipped in jobs/ and of the tests' jobs (a new job file gets its pin
+// when it is added), recorded before the
 // settings moved into the libraries (the resolved hashes recomputed on that
 // code when they came to cover only the settings of then): moving, embedding or reordering a
 // field must not change a hash a report or a cache key holds.
@@ -123,6 +124,7 @@ func TestJobHashes(t *testing.T) {
 		"scale-women.yaml":        {"516cf6f5de99ba61519d1ba580024c48c65c160a93ab787cc2897cfa30c0e92e", "630b2a3844a7238fcf335c8923713faee813b01fce4e27513ec59e1c99678627"},
 		"stages":                  {"f9efa5bd31d7598a66576147d4555fae83e8be7a60d76ebdd82854e2bbd285eb", "417491104a3514a69805bbfce6c057d2ecffefdb2cdb2c6552786e410e686378"},
 		"stages-sharded":          {"59f2d6663c38321249d9e8c29782c4e2856302473660ad6d45c43cb4c161862e", "857e930d1eaee9b1041ad4998934eb01edb7f47f538e172bb2ab02cd45a5fec3"},
+		"synthetic-2023.yaml":     {"f3b0dce89327d2a47ec7fa9646145f5d9bb669bcc8f6dba5c0a1dbd3cbd7fefa", "5aa4d828d70d6d330c0ecd6701be6a83ed6d8bed58efdce7d9ae18f784bc8728"},
 		"synthetic-small.yaml":    {"8ea160c3525f3d02e0cf77e0c4762d8967a0b7c2d4b67d3c71e25d407b9f00ca", "9ce974dcf060f41b849d3fafa13678796c47aea7d44a4f25e27403f499a0a1e4"},
 	}
 	got := map[string]pin{}

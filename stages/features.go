@@ -45,10 +45,11 @@ type featuresParams struct {
 // Files is the image-feature file, for image features, or the embeddings
 // files, for embeddings.
 func (p featuresParams) Files() []string {
-	if p.ImageFeatures == "" {
-		return p.Embeddings
+	var files []string
+	if p.ImageFeatures != "" {
+		files = append(files, p.ImageFeatures)
 	}
-	return []string{p.ImageFeatures}
+	return append(files, p.Embeddings...)
 }
 
 func (Features) Params(e *job.Resolved) featuresParams {

@@ -27,7 +27,7 @@ func keyText(t *testing.T, p any) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b) + "\x00" + strings.Join(files, "\x00")
+	return fmt.Sprintf("%s\x00%q", b, files) // quoted: no file list reads as another
 }
 
 // leaves calls visit with every settable leaf of v (a bool, number or
