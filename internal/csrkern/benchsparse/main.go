@@ -28,9 +28,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"time"
-
-	"golang.org/x/sys/unix"
 
 	"monomer/bow"
 	"monomer/internal/csrkern"
@@ -270,14 +267,6 @@ func cpuSeconds(fn func()) float64 {
 	t0 := threadCPU()
 	fn()
 	return (threadCPU() - t0).Seconds()
-}
-
-func threadCPU() time.Duration {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
-		panic(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func cpuName() string {
