@@ -257,6 +257,13 @@ func TestParseDollars(t *testing.T) {
 		{"$", 0, false},
 		{"$10.99 - $15.99", 0, false},
 		{".a-box-inner", 0, false},
+		// The digit range at both ends, first character and later ones.
+		{"$0.99", 0.99, true},
+		{"$9.95", 9.95, true},
+		{"$/5", 0, false},
+		{"$:5", 0, false},
+		{"$1/2", 0, false},
+		{"$1:30", 0, false},
 	}
 	for _, tt := range tests {
 		got, ok := parseDollars([]byte(tt.in))
