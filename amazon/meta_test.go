@@ -180,6 +180,16 @@ func TestParseMeta(t *testing.T) {
 			want: Product{ASIN: "B1"},
 		},
 		{
+			name: "sales ranks starting with 0, 9 and a minus sign",
+			line: `{'asin': 'A1', 'salesRank': {'Toys': 9, 'Books': 0, 'Music': -1, 'Games': 90}}`,
+			want: Product{ASIN: "A1", SalesRank: []Rank{{"Toys", 9}, {"Books", 0}, {"Music", -1}, {"Games", 90}}},
+		},
+		{
+			name: "an empty image list keeps no image",
+			line: `{"asin": "B1", "image": [], "imageURL": []}`,
+			want: Product{ASIN: "B1"},
+		},
+		{
 			name: "image fields by preference whatever their order",
 			line: `{"asin": "B1", "image": ["i"], "imageURLHighRes": ["h1", "h2"], "imageURL": ["u"]}`,
 			want: Product{ASIN: "B1", ImURL: "h1"},
@@ -216,6 +226,9 @@ func TestParseMetaErrors(t *testing.T) {
 		{"missing colon", `{'asin' 'B0001'}`, "unexpected `'` at byte 8, expected `:`"},
 		{"missing comma", `{'asin': 'B0001' 'title': 'x'}`, "unexpected `'` at byte 17, expected `,` or `}`"},
 		{"cut short", `{'asin': 'B0001',`, "unexpected end of line at byte 17, expected a value"},
+		{"cut short before salesRank's value", `{'asin': 'B0001', 'salesRank': `, "unexpected end of line at byte 31, expected a value"},
+		{"cut short before related's value", `{'asin': 'B0001', 'related': `, "unexpected end of line at byte 29, expected a value"},
+		{"cut short before a sales rank", `{'asin': 'B0001', 'salesRank': {'Toys': `, "unexpected end of line at byte 40, expected a value"},
 		{"not a dict", `['asin', 'B0001']`, "unexpected `[` at byte 0, expected `{`"},
 		{"missing asin", `{'title': 'x', 'related': {'also_bought': ['B0001']}}`, "missing asin"},
 		{"null asin", `{'asin': None}`, "missing asin"},
@@ -257,6 +270,13 @@ func TestParseDollars(t *testing.T) {
 		{"$", 0, false},
 		{"$10.99 - $15.99", 0, false},
 		{".a-box-inner", 0, false},
+		// The digit range at both ends, first character and later ones.
+		{"$0.99", 0.99, true},
+		{"$9.95", 9.95, true},
+		{"$/5", 0, false},
+		{"$:5", 0, false},
+		{"$1/2", 0, false},
+		{"$1:30", 0, false},
 	}
 	for _, tt := range tests {
 		got, ok := parseDollars([]byte(tt.in))
@@ -281,6 +301,10 @@ func TestParseRankText(t *testing.T) {
 		{"in Toys", "", 0, false},
 		{"12 in (", "", 0, false},
 		{",5 in Toys", "", 0, false},
+		// The digit range at both ends; digits that run to the end.
+		{"1,024 in Toys", "Toys", 1024, true},
+		{"9 in Books", "Books", 9, true},
+		{"12", "", 0, false},
 	}
 	for _, tt := range tests {
 		cat, n, ok := parseRankText([]byte(tt.in))

@@ -371,6 +371,18 @@ func TestReadMetaBOMAndCRLF(t *testing.T) {
 	}
 }
 
+// A bad first line after a byte-order mark: its offset is past the mark.
+func TestReadMetaBOMFirstLineRejected(t *testing.T) {
+	_, rejects, _, err := readAll(writeFile(t, "meta_BOM1.json", []byte("\uFEFF{'asin': ?}\n{'asin': 'A1'}\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Reject{{File: "meta_BOM1.json", Line: 1, Offset: 3, Err: "field asin: expected a string, found `?` at byte 9", Excerpt: "{'asin': ?}"}}
+	if !reflect.DeepEqual(rejects, want) {
+		t.Errorf("rejects %+v, want %+v", rejects, want)
+	}
+}
+
 func TestOpenDirectory(t *testing.T) {
 	dir := t.TempDir()
 	_, err := Open(dir)

@@ -115,6 +115,16 @@ func TestParseReview2023(t *testing.T) {
 			want: Review{ASIN: "P1", UnixReviewTime: -1},
 		},
 		{
+			name: "numbers starting with 0 and 9",
+			line: `{"parent_asin": "P1", "rating": 0.5, "timestamp": 9000}`,
+			want: Review{ASIN: "P1", Overall: 0.5, UnixReviewTime: 9},
+		},
+		{
+			name: "numbers starting with 9 and 0",
+			line: `{"parent_asin": "P1", "rating": 9, "timestamp": 0}`,
+			want: Review{ASIN: "P1", Overall: 9},
+		},
+		{
 			name: "the 2018 fields are not read",
 			line: `{"parent_asin": "P1", "reviewerID": "A", "unixReviewTime": 5, "overall": 3, "summary": "s", "reviewText": "t"}`,
 			want: Review{ASIN: "P1"},

@@ -48,6 +48,16 @@ func TestParseReview(t *testing.T) {
 			want: Review{ASIN: "B1", Summary: "s"},
 		},
 		{
+			name: "numbers starting with 0 and 9",
+			line: `{"asin": "B1", "overall": 0.5, "unixReviewTime": 9}`,
+			want: Review{ASIN: "B1", Overall: 0.5, UnixReviewTime: 9},
+		},
+		{
+			name: "numbers starting with 9 and 0",
+			line: `{"asin": "B1", "overall": 9, "unixReviewTime": 0}`,
+			want: Review{ASIN: "B1", Overall: 9},
+		},
+		{
 			name: "HTML entities are kept",
 			line: `{"asin": "B1", "reviewText": "&#34;quoted&#34; &amp;"}`,
 			want: Review{ASIN: "B1", ReviewText: "&#34;quoted&#34; &amp;"},
@@ -73,6 +83,8 @@ func TestParseReviewErrors(t *testing.T) {
 		{"missing asin", `{"reviewerID": "A1", "overall": 5.0}`, "missing asin"},
 		{"overall as a string", `{"asin": "B1", "overall": "5"}`, "field overall: expected a number, found a string at byte 26"},
 		{"fractional time", `{"asin": "B1", "unixReviewTime": 1.5}`, "field unixReviewTime: expected an integer at byte 33"},
+		{"cut short before overall", `{"asin": "B1", "overall": `, "unexpected end of line at byte 26, expected a value"},
+		{"cut short before the time", `{"asin": "B1", "unixReviewTime": `, "unexpected end of line at byte 33, expected a value"},
 		{"unterminated text", `{"asin": "B1", "reviewText": "abc`, "unterminated string at byte 29"},
 		{"bad escape", `{"asin": "B1", "reviewText": "a\qb"}`, "invalid escape `\\q` at byte 31"},
 		{"trailing garbage", `{"asin": "B1"},`, "trailing garbage at byte 14"},

@@ -49,6 +49,25 @@ func TestHandTags(t *testing.T) {
 	}
 }
 
+// HTML entities are unescaped wherever they are, also at the first byte of a
+// review (the 2014 files escape quotes and ampersands: "&quot;Great&quot;").
+func TestTagUnescapesEntities(t *testing.T) {
+	for _, tt := range []struct{ escaped, plain string }{
+		{"&quot;Soft&quot; leather &amp; a great price.", `"Soft" leather & a great price.`},
+		{"&amp; soft leather", "& soft leather"},
+		{"Soft leather &amp;", "Soft leather &"},
+	} {
+		toks, tags, err := Tag(tt.escaped)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantToks, wantTags, _ := Tag(tt.plain)
+		if !slices.Equal(toks, wantToks) || !slices.Equal(tags, wantTags) {
+			t.Errorf("Tag(%q) = %q %q, want those of %q: %q %q", tt.escaped, toks, tags, tt.plain, wantToks, wantTags)
+		}
+	}
+}
+
 func TestHandCorpus(t *testing.T) {
 	// Candidates (stems), from the tags above:
 	//   doc 0 (item 0): soft/adj leather/noun "soft leather" great/adj price/noun "great price"

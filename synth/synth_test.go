@@ -661,14 +661,17 @@ func TestTextScales(t *testing.T) {
 	want := []struct {
 		name, file             string
 		subcats, items, ab, av int
+		// Reviews an item with reviews: the 2014 release's reviews over the
+		// items its ratings file names (Movies 4,607,047 / 200,941 = 22.9).
+		reviews float64
 	}{
-		{"Electronics", "Electronics", 306, 412082, 1654552, 718361},
-		{"Automotive", "Automotive", 178, 312642, 959353, 1298774},
-		{"Video Games", "Video_Games", 16, 49801, 314124, 54559},
-		{"Movies & TV", "Movies_and_TV", 2, 199737, 648256, 49924},
-		{"Office Products", "Office_Products", 245, 127054, 448720, 370630},
-		{"Home & Kitchen", "Home_and_Kitchen", 81, 393781, 560574, 960925},
-		{"Cell Phones & Accessories", "Cell_Phones_and_Accessories", 28, 317965, 867418, 225785},
+		{"Electronics", "Electronics", 306, 412082, 1654552, 718361, 16},
+		{"Automotive", "Automotive", 178, 312642, 959353, 1298774, 4},
+		{"Video Games", "Video_Games", 16, 49801, 314124, 54559, 26},
+		{"Movies & TV", "Movies_and_TV", 2, 199737, 648256, 49924, 23},
+		{"Office Products", "Office_Products", 245, 127054, 448720, 370630, 10},
+		{"Home & Kitchen", "Home_and_Kitchen", 81, 393781, 560574, 960925, 10},
+		{"Cell Phones & Accessories", "Cell_Phones_and_Accessories", 28, 317965, 867418, 225785, 11},
 	}
 	if len(cfgs) != len(want) {
 		t.Fatalf("%d configs", len(cfgs))
@@ -679,6 +682,9 @@ func TestTextScales(t *testing.T) {
 		if len(c.Tops) != 1 || top.Name != w.name || c.Name != w.file || top.Subcats != w.subcats || top.Items != w.items ||
 			math.Abs(top.AlsoBought*float64(w.items)-float64(w.ab)) > 0.5 || math.Abs(top.AlsoViewed*float64(w.items)-float64(w.av)) > 0.5 {
 			t.Errorf("config %d: %+v, want %+v", i, c, w)
+		}
+		if c.ReviewsMean != w.reviews {
+			t.Errorf("%s: %g reviews an item, want %g", w.name, c.ReviewsMean, w.reviews)
 		}
 		s, err := c.Shrunk(0.001)
 		if err != nil {
