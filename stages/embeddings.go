@@ -56,17 +56,24 @@ func embeddingFeatures(ctx context.Context, env *pipeline.Env, p featuresParams,
 // checkEmbeddingDim applies to model, once the file has told the
 // dimension, the bound job validation applies to image features before the
 // run: a model projects to at most as many dimensions as the features
-// have. Train checks it, whose key holds the sizes.
+// have; and the memory training needs, as the pre-flight does for image
+// and bag-of-words features. Train checks it, whose key holds the sizes.
 func checkEmbeddingDim(experiment, model string, s models.TrainSettings, dim int) error {
 	m := registered(model)
-	if m.Bounds == nil {
-		return nil
-	}
-	for _, b := range m.Bounds(s) {
-		if !b.Words && b.Value > dim {
-			return fmt.Errorf("%w: experiment %s: settings.%s: %d is above the dimension of the embeddings, %d (%s)",
-				job.ErrConfig, experiment, b.Setting, b.Value, dim, b.Why)
+	if m.Bounds != nil {
+		for _, b := range m.Bounds(s) {
+			if !b.Words && b.Value > dim {
+				return fmt.Errorf("%w: experiment %s: settings.%s: %d is above the dimension of the embeddings (its data.embeddings file), %d (%s)",
+					job.ErrConfig, experiment, b.Setting, b.Value, dim, b.Why)
+			}
 		}
+	}
+	// The pre-flight memory check could not know the dimension (job
+	// validation reads no data file): the same check, now that it is known.
+	need := modelMemory(model, dim, s)
+	if have, err := machineMemory(); err == nil && need > have {
+		return fmt.Errorf("%w: experiment %s: training %s needs about %s (%d-dimensional embeddings from its data.embeddings file), more than the %s this machine has available; lower the sizes",
+			job.ErrConfig, experiment, model, pipeline.GiB(need), dim, pipeline.GiB(have))
 	}
 	return nil
 }

@@ -213,16 +213,22 @@ func TestSynth2023Recovery(t *testing.T) {
 
 // TestCheckEmbeddingDim: train refuses (exit 2) a model whose sizes exceed
 // the embeddings' dimension, which validation cannot know before the file
-// is read; the other models of the experiment train.
+// is read, or whose training needs more memory than the machine has at
+// that dimension (the pre-flight saw none); the other models train.
 func TestCheckEmbeddingDim(t *testing.T) {
+	defer func(f func() (int64, error)) { machineMemory = f }(machineMemory)
+	machineMemory = func() (int64, error) { return 1 << 30, nil }
 	s := models.TrainSettings{K: 40, MonomerK: 8, N: 4}
 	for _, tc := range []struct {
 		model string
 		dim   int
 		want  string
 	}{
-		{"lmt", 40, ""}, {"lmt", 39, "settings.k: 40 is above the dimension of the embeddings, 39"},
+		{"lmt", 40, ""}, {"lmt", 39, "settings.k: 40 is above the dimension of the embeddings (its data.embeddings file), 39"},
 		{"monomer", 8, ""}, {"monomer", 7, "settings.monomer_k: 8"}, {"wnn", 1, ""}, {"ct", 1, ""},
+		// 40 × 10⁷ LMT parameters at 520 bytes each: 208 GB, not 1 GiB; WNN
+		// at 10⁶ dimensions: 0.5 GB.
+		{"lmt", 10_000_000, "training lmt needs about"}, {"wnn", 1_000_000, ""},
 	} {
 		err := checkEmbeddingDim("x", tc.model, s, tc.dim)
 		if tc.want == "" && err != nil || tc.want != "" && (!errors.Is(err, job.ErrConfig) || !strings.Contains(err.Error(), tc.want)) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"monomer/job"
+	"monomer/models"
 	"monomer/pipeline"
 )
 
@@ -31,11 +32,16 @@ const (
 // what grows with the settings; per-item and per-pair buffers, which grow
 // with the data instead, are left out, so it is a lower bound.
 func trainMemory(e *job.Resolved, model string) int64 {
+	return modelMemory(model, e.FeatureDim(), e.Settings.TrainSettings)
+}
+
+// modelMemory is trainMemory for features of dimension dim.
+func modelMemory(model string, dim int, s models.TrainSettings) int64 {
 	m := registered(model)
 	if m.Size == nil {
 		return 0
 	}
-	sz := m.Size(int64(e.FeatureDim()), e.Settings.TrainSettings)
+	sz := m.Size(int64(dim), s)
 	return sz.Params*bytesPerParam + sz.TopicWords*ldaBytesPerWeight
 }
 
