@@ -47,21 +47,22 @@ type Sparse interface {
 // builds keeps their choice, and so their results, the same.
 const maxSparseDensity = 0.25
 
-// denseDensity is the share of non-zero values in the first dim columns of
-// the rows of items.
-func denseDensity(d Dense, items []int32, dim int) float64 {
-	if len(items) == 0 || dim == 0 {
-		return 0
-	}
-	var nnz int64
+// nonZeros counts the non-zero values in the first dim columns of the rows
+// of items, stopping as soon as they exceed maxSparseDensity of all the
+// values: ok says they did not, and only then is nnz the whole count.
+func nonZeros(d Dense, items []int32, dim int) (nnz int64, ok bool) {
+	budget := int64(maxSparseDensity * float64(len(items)) * float64(dim))
 	for _, it := range items {
 		for _, v := range d.Row(int(it))[:dim] {
 			if v != 0 {
 				nnz++
 			}
 		}
+		if nnz > budget {
+			return nnz, false
+		}
 	}
-	return float64(nnz) / (float64(len(items)) * float64(dim))
+	return nnz, true
 }
 
 // packedRows holds the non-zeros of some rows of a dense matrix, as sparse
@@ -92,17 +93,9 @@ func (p *packedRows) SparseRow(i int) ([]int32, []float32) {
 // sign of a zero one); NaN and infinite values are kept. It reads the rows twice, counting first so the
 // copy is allocated once.
 func packSparse(d Dense, items []int32, dim int) *packedRows {
-	budget := int64(maxSparseDensity * float64(len(items)) * float64(dim))
-	var nnz int64
-	for _, it := range items {
-		for _, v := range d.Row(int(it))[:dim] {
-			if v != 0 {
-				nnz++
-			}
-		}
-		if nnz > budget {
-			return nil
-		}
+	nnz, ok := nonZeros(d, items, dim)
+	if !ok {
+		return nil
 	}
 	p := &packedRows{dim: dim, off: make([]int64, d.Rows()+1), idx: make([]int32, 0, nnz), val: make([]float32, 0, nnz),
 		packed: make([]bool, d.Rows())}

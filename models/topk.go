@@ -120,7 +120,7 @@ func (f *Fit) Project(feat Features, items []int32) (*Projection, error) {
 		}
 		return p, nil
 	}
-	if denseDensity(src.dense, items, f.Dim) <= maxSparseDensity {
+	if _, ok := nonZeros(src.dense, items, f.Dim); ok {
 		for r, it := range items {
 			out := p.Row(r)
 			for j, v := range src.dense.Row(int(it))[:f.Dim] {

@@ -215,21 +215,17 @@ func (b *VectorBatch) fill(idCol, vecCol arrow.Array) error {
 	b.Off, b.Null, b.ValueNull = b.Off[:0], b.Null[:0], nil
 	var vals arrow.Array
 	switch l := vecCol.(type) {
-	case *array.List:
-		vals = l.ListValues()
+	case *array.List, *array.LargeList: // 32- and 64-bit offsets, read alike
+		vl := l.(interface {
+			ListValues() arrow.Array
+			ValueOffsets(int) (int64, int64)
+		})
+		vals = vl.ListValues()
 		for i := range n {
-			lo, _ := l.ValueOffsets(i)
+			lo, _ := vl.ValueOffsets(i)
 			b.Off = append(b.Off, int(lo))
 		}
-		_, hi := l.ValueOffsets(n - 1)
-		b.Off = append(b.Off, int(hi))
-	case *array.LargeList:
-		vals = l.ListValues()
-		for i := range n {
-			lo, _ := l.ValueOffsets(i)
-			b.Off = append(b.Off, int(lo))
-		}
-		_, hi := l.ValueOffsets(n - 1)
+		_, hi := vl.ValueOffsets(n - 1)
 		b.Off = append(b.Off, int(hi))
 	case *array.FixedSizeList:
 		vals = l.ListValues()
