@@ -114,7 +114,7 @@ const (
 
 // Scales lists the names Scale accepts: the clothing worlds, then the
 // paper's text categories (Table 3), then "table3", all seven of them.
-var Scales = []string{"tiny", "small", "medium", "women",
+var Scales = []string{"tiny", "small", "medium", "women", "men", "boys", "girls", "baby",
 	"elect", "auto", "games", "movies", "office", "home", "phones", "table3"}
 
 // ScaleSet returns the worlds a scale name stands for: one for every name
@@ -156,6 +156,10 @@ func (c Config) Shrunk(f float64) (Config, error) {
 //	small   five tops, 52 subcategories, 20,000 image items
 //	medium  five tops with the paper's subcategory counts, 100,000 image items
 //	women   Women, 116 subcategories, 659,566 image items: the paper's largest set
+//	men, boys, girls, baby
+//	        one other top of Table 1 at the paper's size (Baby: 6
+//	        subcategories, 36,588 image items), so that any Table 2
+//	        experiment can run at full size
 //	elect, auto, games, movies, office, home, phones
 //	        one text category of Table 3 at the paper's size (Electronics:
 //	        306 subcategories, 412,082 items with reviews, 1,654,552
@@ -197,6 +201,14 @@ func Scale(name string) (Config, error) {
 		}
 	case "women":
 		c.Tops = []Top{{"Women", 116, 659566, womenAB, womenAV}}
+	case "men":
+		c.Tops = []Top{{"Men", 56, 306215, menAB, menAV}}
+	case "boys":
+		c.Tops = []Top{{"Boys", 41, 42156, boysAB, boysAV}}
+	case "girls":
+		c.Tops = []Top{{"Girls", 44, 56593, girlsAB, girlsAV}}
+	case "baby":
+		c.Tops = []Top{{"Baby", 6, 36588, babyAB, babyAV}}
 	case "table3":
 		return Config{}, fmt.Errorf("%w: scale table3 is seven worlds (ScaleSet)", ErrConfig)
 	default:

@@ -583,6 +583,30 @@ func TestScales(t *testing.T) {
 	if ab, av := cfg.Tops[0].AlsoBought*659566, cfg.Tops[0].AlsoViewed*659566; math.Abs(ab-1923952) > 1 || math.Abs(av-1691121) > 1 {
 		t.Errorf("women scale expects %.0f also_bought and %.0f also_viewed edges", ab, av)
 	}
+	// The other tops of the paper's Table 1: subcategories, items, edges.
+	for _, row := range []struct {
+		scale, top     string
+		subcats, items int
+		bought, viewed float64
+	}{
+		{"men", "Men", 56, 306215, 1075547, 635610},
+		{"boys", "Boys", 41, 42156, 169503, 75689},
+		{"girls", "Girls", 44, 56593, 191964, 97881},
+		{"baby", "Baby", 6, 36588, 96253, 95784},
+	} {
+		cfg, err := synth.Scale(row.scale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp := cfg.Tops
+		if len(tp) != 1 || tp[0].Name != row.top || tp[0].Subcats != row.subcats || tp[0].Items != row.items {
+			t.Errorf("%s scale: %+v", row.scale, tp)
+			continue
+		}
+		if ab, av := tp[0].AlsoBought*float64(row.items), tp[0].AlsoViewed*float64(row.items); math.Abs(ab-row.bought) > 1 || math.Abs(av-row.viewed) > 1 {
+			t.Errorf("%s scale expects %.0f also_bought and %.0f also_viewed edges, want %.0f and %.0f", row.scale, ab, av, row.bought, row.viewed)
+		}
+	}
 	if _, err := synth.Scale("huge"); !errors.Is(err, synth.ErrConfig) {
 		t.Errorf("unknown scale: %v", err)
 	}

@@ -28,7 +28,7 @@ type genFlags struct {
 func newGenCommand() *cobra.Command {
 	var flags genFlags
 	cmd := &cobra.Command{
-		Use:   "gen --scale tiny|small|medium|women|elect|...|table3 --seed N --out DIR [--name NAME] [--format 2023 [--dim N]]",
+		Use:   "gen --scale tiny|small|medium|women|men|...|baby|elect|...|table3 --seed N --out DIR [--name NAME] [--format 2023 [--dim N]]",
 		Short: "Generate synthetic data in the Amazon formats, with planted structure",
 		Long: `gen writes DIR/meta_NAME.json.gz (2014 Python-literal metadata),
 DIR/reviews_NAME.json.gz (JSON lines) and DIR/image_features_NAME.b (ASIN +
@@ -37,7 +37,8 @@ learn; see the synth package documentation for the generative model.
 
 Scales: tiny (1,900 image items: the committed demo data), small (20,000),
 medium (100,000), women (659,566 items and a 10.8 GB .b file, the paper's
-largest category). The same --seed gives byte-identical files whatever the
+largest category); men, boys, girls and baby write the other tops of the
+paper's Table 1 at their sizes (Baby: 36,588 items). The same --seed gives byte-identical files whatever the
 number of workers.
 
 Text scales (the paper's Table 3, no image features): elect, auto, games,
@@ -60,7 +61,7 @@ feature dimension (default 4096); jobs/synthetic-2023.yaml runs such a world.
 		RunE:    func(cmd *cobra.Command, _ []string) error { return runGen(cmd, &flags) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&flags.scale, "scale", "", "data set: tiny, small, medium, women, or a Table 3 text category at its size: elect, auto, games, movies, office, home, phones, table3 (all seven) (required)")
+	f.StringVar(&flags.scale, "scale", "", "data set: tiny, small, medium, women, men, boys, girls, baby (Table 1 sizes), or a Table 3 text category at its size: elect, auto, games, movies, office, home, phones, table3 (all seven) (required)")
 	f.Uint64Var(&flags.seed, "seed", 1, "random seed")
 	f.StringVar(&flags.out, "out", "", "output directory, created if missing (required)")
 	f.StringVar(&flags.name, "name", "Clothing_Shoes_and_Jewelry", "data set name in the file names (text scales: the category's, e.g. Electronics)")
