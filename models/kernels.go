@@ -11,6 +11,7 @@ import (
 
 	"monomer/graph"
 	"monomer/internal/csrkern"
+	"monomer/internal/hugemem"
 	"monomer/internal/prefetch"
 
 	"gonum.org/v1/gonum/blas"
@@ -522,12 +523,12 @@ func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, worker
 	e := &projEval[T]{
 		kern: kern, src: src, ps: ps, workers: workers,
 		f: src.dim, c: c, ws: c, groups: itemGroups(n), axpy: axpyFunc[T](), tiny: tinyFor[T](),
-		p:       make([]T, n*c),
+		p:       hugemem.Slice[T](n * c),
 		is:      make([]T, n*kern.itemLen()),
 		scratch: make([][]T, workers),
 		spanBuf: make([][]T, workers),
-		st:      make([]T, len(ps.x)*kern.stateLen()),
-		dg:      make([]T, len(ps.x)),
+		st:      hugemem.Slice[T](len(ps.x) * kern.stateLen()),
+		dg:      hugemem.Slice[T](len(ps.x)),
 	}
 	if _, f32 := any(T(0)).(float32); f32 && src.sparse != nil {
 		e.ws = csrkern.Stride(c)
@@ -547,7 +548,9 @@ func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, worker
 	return e
 }
 
-func (e *projEval[T]) eval(theta []float64, loss func(p int, d float64) float64, grad []float64) {
+func (e *projEval[T]) order() []int32 { return e.ps.byX }
+
+func (e *projEval[T]) eval(theta []float64, loss func(k int, d float64) float64, grad []float64) {
 	if e.ws == e.c {
 		for i, v := range theta {
 			e.w[i] = T(v)
@@ -780,7 +783,7 @@ func (e *projEval[T]) prefetchItem(i int) {
 
 // pairs computes every pair's distance and stores loss's ∂f/∂d, in x order:
 // the x rows of P are read in sequence, the y rows at addresses known ahead.
-func (e *projEval[T]) pairs(loss func(p int, d float64) float64) {
+func (e *projEval[T]) pairs(loss func(k int, d float64) float64) {
 	ps, n, c, sl, il := e.ps, len(e.ps.x), e.c, e.kern.stateLen(), e.kern.itemLen()
 	runChunks((n+pairChunk-1)/pairChunk, e.workers, func(_, ch int) {
 		hi := min((ch+1)*pairChunk, n)
@@ -790,7 +793,7 @@ func (e *projEval[T]) pairs(loss func(p int, d float64) float64) {
 			}
 			x, y := int(ps.xEnd[k]), int(ps.yEnd[k])
 			d := e.kern.dist(e.p[x*c:(x+1)*c], e.p[y*c:(y+1)*c], e.is[x*il:(x+1)*il], e.st[k*sl:(k+1)*sl])
-			g := T(loss(int(ps.byX[k]), float64(d)))
+			g := T(loss(k, float64(d)))
 			if g < e.tiny && g > -e.tiny {
 				g = 0
 			}
@@ -804,7 +807,7 @@ func (e *projEval[T]) backward() {
 	f, c := e.f, e.c
 	ps := e.ps
 	if e.g == nil {
-		e.g = make([]T, len(e.p))
+		e.g = hugemem.Slice[T](len(e.p))
 		e.acc = make([][]T, len(e.groups))
 		for i := range e.acc {
 			e.acc[i] = make([]T, f*c)
