@@ -3,8 +3,8 @@ package models
 import (
 	"context"
 	"encoding/binary"
-	"hash/fnv"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"os"

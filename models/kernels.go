@@ -476,7 +476,28 @@ type pairKernel[T Float] interface {
 	itemLen() int
 	item(pr, is []T)
 	dist(px, py, isx, st []T) T
-	itemGrad(e *projEval[T], i int, pr, gr []T)
+	itemGrad(e *projEval[T], i int, pr, gr []T, sc *combo)
+}
+
+// combo is an item group's scratch for csrkern.Combine: the terms of an
+// item's row of G as offsets of rows of P and their coefficients. With
+// float32 kernels the models form G_i by one Combine per block of G_i (its
+// sums in registers, one read of each row of P) instead of an axpy a pair
+// into memory: the same terms in the same order, so the same bits.
+type combo struct {
+	off  []int32
+	coef []float32
+}
+
+// add appends the term coef·P[off:].
+func (sc *combo) add(off int, coef float32) {
+	sc.off, sc.coef = append(sc.off, int32(off)), append(sc.coef, coef)
+}
+
+// combine sets out to the sum of the terms, in order, and empties sc.
+func (sc *combo) combine(out, p []float32) {
+	csrkern.Combine(out, sc.off, sc.coef, p)
+	sc.off, sc.coef = sc.off[:0], sc.coef[:0]
 }
 
 // projEval evaluates a projection model (LMT, Monomer). One evaluation:
@@ -507,6 +528,11 @@ type projEval[T Float] struct {
 	st      []T            // per pair state, in x order (see pairSet)
 	dg      []T            // per pair ∂f/∂d, in x order
 
+	// Float32 kernels with P's offsets within int32: P and G as float32
+	// (for Combine), and a combo per item group; nil otherwise.
+	p32, g32 []float32
+	combos   []combo
+
 	// Sparse float32 rows: W's rows a whole number of cache lines apart
 	// (ws = csrkern.Stride(c), else c), and per item group its rows by
 	// columns for Xᵀ·G (and X·W where that is faster), built by the first
@@ -536,6 +562,9 @@ func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, worker
 		e.cols = make([]*csrkern.Cols, len(e.groups))
 	} else {
 		e.w = make([]T, src.dim*c)
+	}
+	if p32, ok := any(e.p).([]float32); ok && len(p32) < math.MaxInt32 {
+		e.p32, e.combos = p32, make([]combo, len(e.groups))
 	}
 	// Where each block's rows lie depends on the items only: found once,
 	// read by every forward and backward pass.
@@ -808,6 +837,9 @@ func (e *projEval[T]) backward() {
 	ps := e.ps
 	if e.g == nil {
 		e.g = hugemem.Slice[T](len(e.p))
+		if e.p32 != nil {
+			e.g32 = any(e.g).([]float32)
+		}
 		e.acc = make([][]T, len(e.groups))
 		for i := range e.acc {
 			e.acc[i] = make([]T, f*c)
@@ -823,7 +855,11 @@ func (e *projEval[T]) backward() {
 			}
 			gr := e.g[i*c : (i+1)*c]
 			clear(gr)
-			e.kern.itemGrad(e, i, e.p[i*c:(i+1)*c], gr)
+			var sc *combo
+			if e.combos != nil {
+				sc = &e.combos[gi]
+			}
+			e.kern.itemGrad(e, i, e.p[i*c:(i+1)*c], gr, sc)
 		}
 		flushRow(e.g[grp.lo*c:grp.hi*c], e.tiny)
 		acc := e.acc[gi]

@@ -440,8 +440,10 @@ func (f *Fit) Score(feat Features, pairs []graph.Pair) (dist, prob []float64, er
 		return nil, nil, err
 	}
 	dist = make([]float64, len(pairs))
-	m.evaluator(src, ps, f.Float64, 0).eval(theta, func(p int, d float64) float64 {
-		dist[p] = d
+	ev := m.evaluator(src, ps, f.Float64, 0)
+	order := ev.order()
+	ev.eval(theta, func(k int, d float64) float64 {
+		dist[order[k]] = d
 		return 0
 	}, nil)
 	prob = make([]float64, len(pairs))
