@@ -9,7 +9,8 @@ import (
 // TestSparseColsSameBits: the float32 evaluation on sparse rows, with W's
 // rows padded to csrkern.Stride and Xᵀ·G through csrkern.Cols, gives the
 // bits of the row-by-row kernels it replaced (W's rows C apart, RowAcc
-// into each item group's accumulator), objective and gradient, for LMT
+// into each item group's accumulator, each item's row of G by one axpy a
+// term instead of csrkern.Combine), objective and gradient, for LMT
 // and Monomer at the paper's shapes (C = 100, 104) and the also_viewed ones
 // (C = 50, 54), over several item groups.
 func TestSparseColsSameBits(t *testing.T) {
@@ -40,11 +41,11 @@ func TestSparseColsSameBits(t *testing.T) {
 		eval := func(rowByRow bool) (float64, []float64) {
 			ev := m.evaluator(sp, ps, false, 0)
 			pe := ev.(*projEval[float32])
-			if len(pe.groups) < 2 || pe.cols == nil || pe.ws == pe.c {
+			if len(pe.groups) < 2 || pe.cols == nil || pe.ws == pe.c || pe.combos == nil {
 				t.Fatalf("%s: %d item groups, Cols %v, W stride %d for C = %d: not the path under test", spec.Model, len(pe.groups), pe.cols != nil, pe.ws, pe.c)
 			}
 			if rowByRow {
-				pe.cols, pe.ws, pe.w = nil, pe.c, make([]float32, dim*pe.c)
+				pe.cols, pe.ws, pe.w, pe.combos = nil, pe.c, make([]float32, dim*pe.c), nil
 			}
 			obj := newObjective(ev, ps.labels)
 			obj.lambda = 1e-4

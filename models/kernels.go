@@ -532,6 +532,9 @@ type projEval[T Float] struct {
 	// (for Combine), and a combo per item group; nil otherwise.
 	p32, g32 []float32
 	combos   []combo
+	// The columns of a row of P the kernel reads at a pair's y end and at
+	// its x end, for the prefetches (rowParts; all of them by default).
+	yPart, xPart [2]int
 
 	// Sparse float32 rows: W's rows a whole number of cache lines apart
 	// (ws = csrkern.Stride(c), else c), and per item group its rows by
@@ -562,6 +565,10 @@ func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, worker
 		e.cols = make([]*csrkern.Cols, len(e.groups))
 	} else {
 		e.w = make([]T, src.dim*c)
+	}
+	e.yPart, e.xPart = [2]int{0, c}, [2]int{0, c}
+	if rp, ok := kern.(rowParts); ok {
+		e.yPart, e.xPart = rp.parts()
 	}
 	if p32, ok := any(e.p).([]float32); ok && len(p32) < math.MaxInt32 {
 		e.p32, e.combos = p32, make([]combo, len(e.groups))
@@ -787,9 +794,18 @@ func (e *projEval[T]) colsOf(gi int) *csrkern.Cols {
 // ahead, the item gradients for what the item pfItems ahead reads.
 const pfPairs, pfItems = 8, 2
 
-// prefetchRow starts loading row i of P.
-func (e *projEval[T]) prefetchRow(i int) {
-	prefetch.Span(unsafe.Pointer(&e.p[i*e.c]), e.c*int(unsafe.Sizeof(e.p[0])))
+// rowParts is a pairKernel that reads only parts of the other end's row of
+// P: y is the columns it reads of a pair's y end, x of its x end, each
+// [lo, hi). Monomer reads a y end's N spaces and an x end's anchor
+// space (its first K columns), so loading the whole row (7 cache lines at
+// C = 104) for the latter fetched 5 lines in vain for every pair.
+type rowParts interface {
+	parts() (y, x [2]int)
+}
+
+// prefetchPart starts loading columns part of row i of P.
+func (e *projEval[T]) prefetchPart(i int, part [2]int) {
+	prefetch.Span(unsafe.Pointer(&e.p[i*e.c+part[0]]), (part[1]-part[0])*int(unsafe.Sizeof(e.p[0])))
 }
 
 // prefetchItem starts loading what itemGrad reads for item i besides its
@@ -798,10 +814,10 @@ func (e *projEval[T]) prefetchRow(i int) {
 func (e *projEval[T]) prefetchItem(i int) {
 	ps, sl := e.ps, e.kern.stateLen()
 	for k := ps.xOff[i]; k < ps.xOff[i+1]; k++ {
-		e.prefetchRow(int(ps.yEnd[k]))
+		e.prefetchPart(int(ps.yEnd[k]), e.yPart)
 	}
 	for j := ps.yOff[i]; j < ps.yOff[i+1]; j++ {
-		e.prefetchRow(int(ps.yOther[j]))
+		e.prefetchPart(int(ps.yOther[j]), e.xPart)
 		kx := int(ps.yPos[j])
 		prefetch.Span(unsafe.Pointer(&e.dg[kx]), 1)
 		if sl > 0 {
@@ -818,7 +834,7 @@ func (e *projEval[T]) pairs(loss func(k int, d float64) float64) {
 		hi := min((ch+1)*pairChunk, n)
 		for k := ch * pairChunk; k < hi; k++ {
 			if k+pfPairs < hi {
-				e.prefetchRow(int(ps.yEnd[k+pfPairs]))
+				e.prefetchPart(int(ps.yEnd[k+pfPairs]), e.yPart)
 			}
 			x, y := int(ps.xEnd[k]), int(ps.yEnd[k])
 			d := e.kern.dist(e.p[x*c:(x+1)*c], e.p[y*c:(y+1)*c], e.is[x*il:(x+1)*il], e.st[k*sl:(k+1)*sl])

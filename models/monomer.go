@@ -141,6 +141,12 @@ func (m monomerKernel[T]) item(pr, s []T) {
 	}
 }
 
+// parts: dist and itemGrad read a y end's spaces E₁…E_N and an x end's
+// anchor E₀ (the x end's gate comes from the item state).
+func (m monomerKernel[T]) parts() (y, x [2]int) {
+	return [2]int{m.k, (m.n + 1) * m.k}, [2]int{0, m.k}
+}
+
 func (m monomerKernel[T]) dist(px, py, sx, st []T) T {
 	k, n := m.k, m.n
 	a := px[:k]
