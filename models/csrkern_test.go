@@ -64,3 +64,43 @@ func TestSparseColsSameBits(t *testing.T) {
 		}
 	}
 }
+
+// TestObjectiveInPairOrder: the evaluators hand the objective its pairs in
+// x order, yet f and ∂f/∂c are the sums in pair order of the pairs' terms
+// at their own distances (as before the per-pair arrays followed the x
+// order), for every evaluator kind.
+func TestObjectiveInPairOrder(t *testing.T) {
+	const items, dim = 600, 60
+	rng := rand.New(rand.NewPCG(8, 8))
+	feat := reluDense(rng, items, dim, 0.14)
+	pairs := randPairs(rng, items, 3000)
+	sp, ps, err := prepare(feat, dim, pairs, "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range []Spec{{Model: ModelLMT, K: 8}, {Model: ModelMonomer, K: 4, N: 3}, {Model: ModelWNN}} {
+		spec, _ := spec.resolve()
+		m, err := newModel(spec.Model, dim, spec.K, spec.N)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj := newObjective(m.evaluator(sp, ps, false, 0), ps.labels)
+		theta := (&trainer{model: m, train: obj}).init(sp, ps, rand.New(rand.NewPCG(3, 3)))
+		grad := make([]float64, len(theta))
+		f := obj.eval(theta, grad)
+		d := obj.distances(theta[1:])
+		var sum, gc float64
+		n := float64(len(d))
+		for p, dp := range d {
+			ll, dz := pairLogLik(theta[0]-dp, ps.labels[p])
+			sum += ll
+			gc += dz / n
+		}
+		if want := -sum / n; math.Float64bits(f) != math.Float64bits(want) {
+			t.Errorf("%s: f %v, the pair-order sum %v", spec.Model, f, want)
+		}
+		if math.Float64bits(grad[0]) != math.Float64bits(-gc) {
+			t.Errorf("%s: ∂f/∂c %v, the pair-order sum %v", spec.Model, grad[0], -gc)
+		}
+	}
+}
