@@ -9,7 +9,8 @@ import (
 // TestSparseColsSameBits: the float32 evaluation on sparse rows, with W's
 // rows padded to csrkern.Stride and Xᵀ·G through csrkern.Cols, gives the
 // bits of the row-by-row kernels it replaced (W's rows C apart, RowAcc
-// into each item group's accumulator), objective and gradient, for LMT
+// into each item group's accumulator, each item's row of G by one axpy a
+// term instead of csrkern.Combine), objective and gradient, for LMT
 // and Monomer at the paper's shapes (C = 100, 104) and the also_viewed ones
 // (C = 50, 54), over several item groups.
 func TestSparseColsSameBits(t *testing.T) {
@@ -40,11 +41,11 @@ func TestSparseColsSameBits(t *testing.T) {
 		eval := func(rowByRow bool) (float64, []float64) {
 			ev := m.evaluator(sp, ps, false, 0)
 			pe := ev.(*projEval[float32])
-			if len(pe.groups) < 2 || pe.cols == nil || pe.ws == pe.c {
+			if len(pe.groups) < 2 || pe.cols == nil || pe.ws == pe.c || pe.combos == nil {
 				t.Fatalf("%s: %d item groups, Cols %v, W stride %d for C = %d: not the path under test", spec.Model, len(pe.groups), pe.cols != nil, pe.ws, pe.c)
 			}
 			if rowByRow {
-				pe.cols, pe.ws, pe.w = nil, pe.c, make([]float32, dim*pe.c)
+				pe.cols, pe.ws, pe.w, pe.combos = nil, pe.c, make([]float32, dim*pe.c), nil
 			}
 			obj := newObjective(ev, ps.labels)
 			obj.lambda = 1e-4
@@ -60,6 +61,46 @@ func TestSparseColsSameBits(t *testing.T) {
 			if math.Float64bits(gc[i]) != math.Float64bits(gr[i]) {
 				t.Fatalf("%s K=%d: gradient element %d is %v by columns, %v row by row", spec.Model, spec.K, i, gc[i], gr[i])
 			}
+		}
+	}
+}
+
+// TestObjectiveInPairOrder: the evaluators hand the objective its pairs in
+// x order, yet f and ∂f/∂c are the sums in pair order of the pairs' terms
+// at their own distances (as before the per-pair arrays followed the x
+// order), for every evaluator kind.
+func TestObjectiveInPairOrder(t *testing.T) {
+	const items, dim = 600, 60
+	rng := rand.New(rand.NewPCG(8, 8))
+	feat := reluDense(rng, items, dim, 0.14)
+	pairs := randPairs(rng, items, 3000)
+	sp, ps, err := prepare(feat, dim, pairs, "train")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range []Spec{{Model: ModelLMT, K: 8}, {Model: ModelMonomer, K: 4, N: 3}, {Model: ModelWNN}} {
+		spec, _ := spec.resolve()
+		m, err := newModel(spec.Model, dim, spec.K, spec.N)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj := newObjective(m.evaluator(sp, ps, false, 0), ps.labels)
+		theta := (&trainer{model: m, train: obj}).init(sp, ps, rand.New(rand.NewPCG(3, 3)))
+		grad := make([]float64, len(theta))
+		f := obj.eval(theta, grad)
+		d := obj.distances(theta[1:])
+		var sum, gc float64
+		n := float64(len(d))
+		for p, dp := range d {
+			ll, dz := pairLogLik(theta[0]-dp, ps.labels[p])
+			sum += ll
+			gc += dz / n
+		}
+		if want := -sum / n; math.Float64bits(f) != math.Float64bits(want) {
+			t.Errorf("%s: f %v, the pair-order sum %v", spec.Model, f, want)
+		}
+		if math.Float64bits(grad[0]) != math.Float64bits(-gc) {
+			t.Errorf("%s: ∂f/∂c %v, the pair-order sum %v", spec.Model, grad[0], -gc)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"monomer/graph"
 	"monomer/internal/csrkern"
+	"monomer/internal/hugemem"
 	"monomer/internal/prefetch"
 
 	"gonum.org/v1/gonum/blas"
@@ -475,7 +476,28 @@ type pairKernel[T Float] interface {
 	itemLen() int
 	item(pr, is []T)
 	dist(px, py, isx, st []T) T
-	itemGrad(e *projEval[T], i int, pr, gr []T)
+	itemGrad(e *projEval[T], i int, pr, gr []T, sc *combo)
+}
+
+// combo is an item group's scratch for csrkern.Combine: the terms of an
+// item's row of G as offsets of rows of P and their coefficients. With
+// float32 kernels the models form G_i by one Combine per block of G_i (its
+// sums in registers, one read of each row of P) instead of an axpy a pair
+// into memory: the same terms in the same order, so the same bits.
+type combo struct {
+	off  []int32
+	coef []float32
+}
+
+// add appends the term coef·P[off:].
+func (sc *combo) add(off int, coef float32) {
+	sc.off, sc.coef = append(sc.off, int32(off)), append(sc.coef, coef)
+}
+
+// combine sets out to the sum of the terms, in order, and empties sc.
+func (sc *combo) combine(out, p []float32) {
+	csrkern.Combine(out, sc.off, sc.coef, p)
+	sc.off, sc.coef = sc.off[:0], sc.coef[:0]
 }
 
 // projEval evaluates a projection model (LMT, Monomer). One evaluation:
@@ -506,6 +528,14 @@ type projEval[T Float] struct {
 	st      []T            // per pair state, in x order (see pairSet)
 	dg      []T            // per pair ∂f/∂d, in x order
 
+	// Float32 kernels with P's offsets within int32: P and G as float32
+	// (for Combine), and a combo per item group; nil otherwise.
+	p32, g32 []float32
+	combos   []combo
+	// The columns of a row of P the kernel reads at a pair's y end and at
+	// its x end, for the prefetches (rowParts; all of them by default).
+	yPart, xPart [2]int
+
 	// Sparse float32 rows: W's rows a whole number of cache lines apart
 	// (ws = csrkern.Stride(c), else c), and per item group its rows by
 	// columns for Xᵀ·G (and X·W where that is faster), built by the first
@@ -522,12 +552,12 @@ func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, worker
 	e := &projEval[T]{
 		kern: kern, src: src, ps: ps, workers: workers,
 		f: src.dim, c: c, ws: c, groups: itemGroups(n), axpy: axpyFunc[T](), tiny: tinyFor[T](),
-		p:       make([]T, n*c),
+		p:       hugemem.Slice[T](n * c),
 		is:      make([]T, n*kern.itemLen()),
 		scratch: make([][]T, workers),
 		spanBuf: make([][]T, workers),
-		st:      make([]T, len(ps.x)*kern.stateLen()),
-		dg:      make([]T, len(ps.x)),
+		st:      hugemem.Slice[T](len(ps.x) * kern.stateLen()),
+		dg:      hugemem.Slice[T](len(ps.x)),
 	}
 	if _, f32 := any(T(0)).(float32); f32 && src.sparse != nil {
 		e.ws = csrkern.Stride(c)
@@ -535,6 +565,13 @@ func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, worker
 		e.cols = make([]*csrkern.Cols, len(e.groups))
 	} else {
 		e.w = make([]T, src.dim*c)
+	}
+	e.yPart, e.xPart = [2]int{0, c}, [2]int{0, c}
+	if rp, ok := kern.(rowParts); ok {
+		e.yPart, e.xPart = rp.parts()
+	}
+	if p32, ok := any(e.p).([]float32); ok && len(p32) < math.MaxInt32 {
+		e.p32, e.combos = p32, make([]combo, len(e.groups))
 	}
 	// Where each block's rows lie depends on the items only: found once,
 	// read by every forward and backward pass.
@@ -547,7 +584,9 @@ func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, worker
 	return e
 }
 
-func (e *projEval[T]) eval(theta []float64, loss func(p int, d float64) float64, grad []float64) {
+func (e *projEval[T]) order() []int32 { return e.ps.byX }
+
+func (e *projEval[T]) eval(theta []float64, loss func(k int, d float64) float64, grad []float64) {
 	if e.ws == e.c {
 		for i, v := range theta {
 			e.w[i] = T(v)
@@ -755,9 +794,18 @@ func (e *projEval[T]) colsOf(gi int) *csrkern.Cols {
 // ahead, the item gradients for what the item pfItems ahead reads.
 const pfPairs, pfItems = 8, 2
 
-// prefetchRow starts loading row i of P.
-func (e *projEval[T]) prefetchRow(i int) {
-	prefetch.Span(unsafe.Pointer(&e.p[i*e.c]), e.c*int(unsafe.Sizeof(e.p[0])))
+// rowParts is a pairKernel that reads only parts of the other end's row of
+// P: y is the columns it reads of a pair's y end, x of its x end, each
+// [lo, hi). Monomer reads a y end's N spaces and an x end's anchor
+// space (its first K columns), so loading the whole row (7 cache lines at
+// C = 104) for the latter fetched 5 lines in vain for every pair.
+type rowParts interface {
+	parts() (y, x [2]int)
+}
+
+// prefetchPart starts loading columns part of row i of P.
+func (e *projEval[T]) prefetchPart(i int, part [2]int) {
+	prefetch.Span(unsafe.Pointer(&e.p[i*e.c+part[0]]), (part[1]-part[0])*int(unsafe.Sizeof(e.p[0])))
 }
 
 // prefetchItem starts loading what itemGrad reads for item i besides its
@@ -766,10 +814,10 @@ func (e *projEval[T]) prefetchRow(i int) {
 func (e *projEval[T]) prefetchItem(i int) {
 	ps, sl := e.ps, e.kern.stateLen()
 	for k := ps.xOff[i]; k < ps.xOff[i+1]; k++ {
-		e.prefetchRow(int(ps.yEnd[k]))
+		e.prefetchPart(int(ps.yEnd[k]), e.yPart)
 	}
 	for j := ps.yOff[i]; j < ps.yOff[i+1]; j++ {
-		e.prefetchRow(int(ps.yOther[j]))
+		e.prefetchPart(int(ps.yOther[j]), e.xPart)
 		kx := int(ps.yPos[j])
 		prefetch.Span(unsafe.Pointer(&e.dg[kx]), 1)
 		if sl > 0 {
@@ -780,17 +828,17 @@ func (e *projEval[T]) prefetchItem(i int) {
 
 // pairs computes every pair's distance and stores loss's ∂f/∂d, in x order:
 // the x rows of P are read in sequence, the y rows at addresses known ahead.
-func (e *projEval[T]) pairs(loss func(p int, d float64) float64) {
+func (e *projEval[T]) pairs(loss func(k int, d float64) float64) {
 	ps, n, c, sl, il := e.ps, len(e.ps.x), e.c, e.kern.stateLen(), e.kern.itemLen()
 	runChunks((n+pairChunk-1)/pairChunk, e.workers, func(_, ch int) {
 		hi := min((ch+1)*pairChunk, n)
 		for k := ch * pairChunk; k < hi; k++ {
 			if k+pfPairs < hi {
-				e.prefetchRow(int(ps.yEnd[k+pfPairs]))
+				e.prefetchPart(int(ps.yEnd[k+pfPairs]), e.yPart)
 			}
 			x, y := int(ps.xEnd[k]), int(ps.yEnd[k])
 			d := e.kern.dist(e.p[x*c:(x+1)*c], e.p[y*c:(y+1)*c], e.is[x*il:(x+1)*il], e.st[k*sl:(k+1)*sl])
-			g := T(loss(int(ps.byX[k]), float64(d)))
+			g := T(loss(k, float64(d)))
 			if g < e.tiny && g > -e.tiny {
 				g = 0
 			}
@@ -804,7 +852,10 @@ func (e *projEval[T]) backward() {
 	f, c := e.f, e.c
 	ps := e.ps
 	if e.g == nil {
-		e.g = make([]T, len(e.p))
+		e.g = hugemem.Slice[T](len(e.p))
+		if e.p32 != nil {
+			e.g32 = any(e.g).([]float32)
+		}
 		e.acc = make([][]T, len(e.groups))
 		for i := range e.acc {
 			e.acc[i] = make([]T, f*c)
@@ -820,7 +871,11 @@ func (e *projEval[T]) backward() {
 			}
 			gr := e.g[i*c : (i+1)*c]
 			clear(gr)
-			e.kern.itemGrad(e, i, e.p[i*c:(i+1)*c], gr)
+			var sc *combo
+			if e.combos != nil {
+				sc = &e.combos[gi]
+			}
+			e.kern.itemGrad(e, i, e.p[i*c:(i+1)*c], gr, sc)
 		}
 		flushRow(e.g[grp.lo*c:grp.hi*c], e.tiny)
 		acc := e.acc[gi]

@@ -62,10 +62,28 @@ func (l lmtKernel[T]) dist(px, py, _, _ []T) T {
 
 // itemGrad forms LMT's row G_i = Σ_q 2g_q (p_i − p_other(q)) over the
 // item's pairs as (Σ_q 2g_q)·p_i − Σ_q 2g_q·p_other(q): one SIMD axpy a pair
-// instead of a scalar loop, and none for pairs whose g was flushed to zero.
-func (l lmtKernel[T]) itemGrad(e *projEval[T], i int, pr, gr []T) {
+// instead of a scalar loop, and none for pairs whose g was flushed to zero;
+// with float32 kernels the same terms in one Combine (sc not nil).
+func (l lmtKernel[T]) itemGrad(e *projEval[T], i int, pr, gr []T, sc *combo) {
 	c, ps := e.c, e.ps
 	var s T
+	if sc != nil {
+		for k := ps.xOff[i]; k < ps.xOff[i+1]; k++ {
+			if g := e.dg[k]; g != 0 {
+				s += g
+				sc.add(int(ps.yEnd[k])*c, float32(-2*g))
+			}
+		}
+		for j := ps.yOff[i]; j < ps.yOff[i+1]; j++ {
+			if g := e.dg[ps.yPos[j]]; g != 0 {
+				s += g
+				sc.add(int(ps.yOther[j])*c, float32(-2*g))
+			}
+		}
+		sc.add(i*c, float32(2*s))
+		sc.combine(e.g32[i*c:(i+1)*c], e.p32)
+		return
+	}
 	for k := ps.xOff[i]; k < ps.xOff[i+1]; k++ {
 		if g := e.dg[k]; g != 0 {
 			y := int(ps.yEnd[k])

@@ -440,8 +440,10 @@ func (f *Fit) Score(feat Features, pairs []graph.Pair) (dist, prob []float64, er
 		return nil, nil, err
 	}
 	dist = make([]float64, len(pairs))
-	m.evaluator(src, ps, f.Float64, 0).eval(theta, func(p int, d float64) float64 {
-		dist[p] = d
+	ev := m.evaluator(src, ps, f.Float64, 0)
+	order := ev.order()
+	ev.eval(theta, func(k int, d float64) float64 {
+		dist[order[k]] = d
 		return 0
 	}, nil)
 	prob = make([]float64, len(pairs))
@@ -498,8 +500,14 @@ type model interface {
 type evaluator interface {
 	// eval computes every pair's distance at θ and passes it to loss, which
 	// returns g = ∂f/∂d for that pair (loss is called concurrently for
-	// different pairs). If grad is not nil it receives Σ_p g_p ∂d_p/∂θ.
-	eval(theta []float64, loss func(p int, d float64) float64, grad []float64)
+	// different pairs). The pair is named by its position k in the pair
+	// set's x order (pair order()[k]): the evaluators go through the pairs
+	// in that order, and the objective's per-pair arrays are kept in it so
+	// that their reads and writes are sequential. If grad is not nil it
+	// receives Σ_p g_p ∂d_p/∂θ.
+	eval(theta []float64, loss func(k int, d float64) float64, grad []float64)
+	// order is the pair set's x order: order()[k] is the pair at position k.
+	order() []int32
 }
 
 // splitEvaluator is an evaluator that keeps its forward state, so the

@@ -141,6 +141,12 @@ func (m monomerKernel[T]) item(pr, s []T) {
 	}
 }
 
+// parts: dist and itemGrad read a y end's spaces E₁…E_N and an x end's
+// anchor E₀ (the x end's gate comes from the item state).
+func (m monomerKernel[T]) parts() (y, x [2]int) {
+	return [2]int{m.k, (m.n + 1) * m.k}, [2]int{0, m.k}
+}
+
 func (m monomerKernel[T]) dist(px, py, sx, st []T) T {
 	k, n := m.k, m.n
 	a := px[:k]
@@ -168,9 +174,16 @@ func (m monomerKernel[T]) dist(px, py, sx, st []T) T {
 //
 // skipping the terms whose g or s_j was flushed to zero. The loops are
 // plain Go on purpose: at K ≈ 20 a BLAS axpy call costs more than its work.
-func (m monomerKernel[T]) itemGrad(e *projEval[T], i int, pr, gr []T) {
+//
+// With float32 kernels (sc not nil) each of a_i's and the b_j,i's sums is
+// one Combine of the same terms in the same order.
+func (m monomerKernel[T]) itemGrad(e *projEval[T], i int, pr, gr []T, sc *combo) {
 	c, k, n, sl, ps := e.c, m.k, m.n, m.stateLen(), e.ps
 	ga, gz := gr[:k], gr[(n+1)*k:(n+1)*k+n]
+	if sc != nil {
+		m.itemGrad32(e, i, gz, sc)
+		return
+	}
 	// Space by space, each pass over all the item's pairs: the scattered
 	// rows' blocks b_j,y of one pass are independent loads the CPU overlaps
 	// (pair by pair, the misses of a row came one after another).
@@ -208,6 +221,44 @@ func (m monomerKernel[T]) itemGrad(e *projEval[T], i int, pr, gr []T) {
 			axpyGo(-cj, e.p[x*c:x*c+k], gb)
 		}
 		axpyGo(sb, pr[(j+1)*k:(j+2)*k], gb)
+	}
+}
+
+// itemGrad32 is itemGrad's float32 path: the terms of each axpy sequence
+// gathered in sc, then summed by one Combine.
+func (m monomerKernel[T]) itemGrad32(e *projEval[T], i int, gz []T, sc *combo) {
+	c, k, n, sl, ps := e.c, m.k, m.n, m.stateLen(), e.ps
+	xlo, xhi := int(ps.xOff[i]), int(ps.xOff[i+1])
+	var sa T
+	for j := range n {
+		for kx := xlo; kx < xhi; kx++ {
+			g, sj := e.dg[kx], e.st[kx*sl+j]
+			if g == 0 || sj == 0 {
+				continue
+			}
+			cj := 2 * g * sj
+			sa += cj
+			sc.add(int(ps.yEnd[kx])*c+(j+1)*k, float32(-cj))
+			gz[j] += g * sj * (e.st[kx*sl+n+j] - e.st[kx*sl+2*n])
+		}
+	}
+	sc.add(i*c, float32(sa))
+	sc.combine(e.g32[i*c:i*c+k], e.p32)
+	ylo, yhi := int(ps.yOff[i]), int(ps.yOff[i+1])
+	for j := range n {
+		var sb T
+		for ky := ylo; ky < yhi; ky++ {
+			kx := int(ps.yPos[ky])
+			g, sj := e.dg[kx], e.st[kx*sl+j]
+			if g == 0 || sj == 0 {
+				continue
+			}
+			cj := 2 * g * sj
+			sb += cj
+			sc.add(int(ps.yOther[ky])*c, float32(-cj))
+		}
+		sc.add(i*c+(j+1)*k, float32(sb))
+		sc.combine(e.g32[i*c+(j+1)*k:i*c+(j+2)*k], e.p32)
 	}
 }
 

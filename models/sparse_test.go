@@ -192,7 +192,7 @@ func TestWNNProductsBudget(t *testing.T) {
 			e := newWNNEval[float32](src, ps, 0)
 			grad := make([]float64, dim)
 			var f float64
-			e.eval(theta, func(p int, d float64) float64 { f += d * float64(p%7); return float64(p % 7) }, grad)
+			e.eval(theta, func(k int, d float64) float64 { f += d * float64(k%7); return float64(k % 7) }, grad)
 			return e, f, grad
 		}
 		e, fs, gs := eval(sp)

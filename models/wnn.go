@@ -88,7 +88,9 @@ func newWNNEval[T Float](src rowSource, ps *pairSet, workers int) *wnnEval[T] {
 	}
 }
 
-func (e *wnnEval[T]) eval(theta []float64, loss func(p int, d float64) float64, grad []float64) {
+func (e *wnnEval[T]) order() []int32 { return e.ps.byX }
+
+func (e *wnnEval[T]) eval(theta []float64, loss func(k int, d float64) float64, grad []float64) {
 	if e.src.sparse != nil && !e.viaDense {
 		if e.z == nil {
 			// Beyond their budget (maxProductsShare) the products would
@@ -141,7 +143,7 @@ func (e *wnnEval[T]) eval(theta []float64, loss func(p int, d float64) float64, 
 		for k := lo; k < hi; k++ {
 			x, y := int(ps.items[ps.xEnd[k]]), int(ps.items[ps.yEnd[k]])
 			q := e.diff(x, y, e.q[w])
-			g := T(loss(int(ps.byX[k]), float64(e.dot(e.w2, q))))
+			g := T(loss(k, float64(e.dot(e.w2, q))))
 			if acc == nil || (g < e.tiny && g > -e.tiny) {
 				continue
 			}
@@ -165,7 +167,7 @@ func (e *wnnEval[T]) eval(theta []float64, loss func(p int, d float64) float64, 
 // denseChunk runs x-order positions [lo, hi) on float32 dense rows: one
 // pass over both rows for the distance, and for the gradient a second pass
 // that finds them in cache; no per-pair buffer is written.
-func (e *wnnEval[T]) denseChunk(w2, acc []float32, lo, hi int, loss func(p int, d float64) float64) {
+func (e *wnnEval[T]) denseChunk(w2, acc []float32, lo, hi int, loss func(k int, d float64) float64) {
 	ps, rows, f := e.ps, e.src.dense, e.src.dim
 	tiny := float32(e.tiny)
 	row := func(local int32) []float32 { return rows.Row(int(ps.items[local]))[:f] }
@@ -184,7 +186,7 @@ func (e *wnnEval[T]) denseChunk(w2, acc []float32, lo, hi int, loss func(p int, 
 		if k+1 < hi {
 			next = row(ps.yEnd[k+1])
 		}
-		g := float32(loss(int(ps.byX[k]), float64(wnnkern.Dist(w2, fx, fy, next))))
+		g := float32(loss(k, float64(wnnkern.Dist(w2, fx, fy, next))))
 		if acc == nil || (g < tiny && g > -tiny) {
 			continue
 		}
@@ -218,7 +220,7 @@ func (e *wnnEval[T]) diff(x, y int, qBuf []T) []T {
 // but put that error at 1e-7: Score's probabilities and the Retriever's
 // float64 ones then differed by up to 3e-9, past TestTopKMatchesBruteForce's
 // 1e-9). d is clamped at 0.
-func (e *wnnEval[T]) sparseEval(theta []float64, loss func(p int, d float64) float64, grad []float64) {
+func (e *wnnEval[T]) sparseEval(theta []float64, loss func(k int, d float64) float64, grad []float64) {
 	ps, f := e.ps, e.src.dim
 	n := len(ps.x)
 	groups := itemGroups(len(ps.items))
@@ -257,7 +259,7 @@ func (e *wnnEval[T]) sparseEval(theta []float64, loss func(p int, d float64) flo
 			a, b := z.off[k-lo], z.off[k-lo+1]
 			idx, val := z.idx[a:b], z.val[a:b]
 			cross := weightedSum(w2, idx, val, false)
-			g := loss(int(ps.byX[k]), max(e.sq[ps.xEnd[k]]+e.sq[ps.yEnd[k]]-2*cross, 0))
+			g := loss(k, max(e.sq[ps.xEnd[k]]+e.sq[ps.yEnd[k]]-2*cross, 0))
 			if acc == nil || (g < float64(e.tiny) && g > -float64(e.tiny)) {
 				e.dg64[k] = 0
 				continue

@@ -48,6 +48,27 @@ func RowMul(out []float32, idx []int32, val []float32, w []float32, stride int) 
 	}
 }
 
+// Combine sets out[k] = Σ_j coef[j]·src[off[j]+k] for k < len(out): a
+// linear combination of rows of src that start at any element offsets, in
+// any order (the models' item gradients: rows of P of an item's pairs).
+// The terms are added in j order to a zero start, each product rounded
+// before it is added, as a sequence of axpys into a cleared out would; the
+// sums stay in registers. It panics where a row would leave src.
+func Combine(out []float32, off []int32, coef []float32, src []float32) {
+	if len(off) != len(coef) {
+		panic("csrkern: offset and coefficient lengths differ")
+	}
+	for _, o := range off {
+		if o < 0 || int(o)+len(out) > len(src) {
+			panic("csrkern: row outside the matrix")
+		}
+	}
+	clear(out)
+	if len(off) > 0 && len(out) > 0 {
+		mulAdd(out, off, coef, src, 1)
+	}
+}
+
 // RowAcc adds val[j]·g[k] to acc[idx[j]·stride+k] for every j and k <
 // len(g), in j order; the bounds are those of RowMul.
 func RowAcc(acc []float32, idx []int32, val []float32, g []float32, stride int) {

@@ -95,6 +95,39 @@ func TestKernelsMatchGo(t *testing.T) {
 	})
 }
 
+// TestCombineMatchesAxpys: on every path, Combine gives the bits of
+// axpys into a cleared row, j in order, at every width, for rows at any
+// offsets (unaligned, overlapping, repeated, in any order) and at the very
+// end of src.
+func TestCombineMatchesAxpys(t *testing.T) {
+	paths(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(6, 6))
+		for _, cols := range widths {
+			src := make([]float32, 3*cols+40)
+			draw(rng, src)
+			for _, n := range []int{0, 1, 2, 7, 9, 17, 40} {
+				off, coef := make([]int32, n), make([]float32, n)
+				for j := range off {
+					off[j] = int32(rng.IntN(len(src) - cols + 1))
+				}
+				if n > 0 {
+					off[n-1] = int32(len(src) - cols)
+				}
+				draw(rng, coef)
+				got, want := make([]float32, cols), make([]float32, cols)
+				draw(rng, got) // Combine overwrites
+				for j, o := range off {
+					for k := range want {
+						want[k] += float32(coef[j] * src[int(o)+k])
+					}
+				}
+				Combine(got, off, coef, src)
+				same(t, "Combine", cols, cols, n, got, want)
+			}
+		}
+	})
+}
+
 // TestColsMatchRowAcc: on every path, Cols.AddTo adds Xᵀ·G with the bits
 // of the Go loop of RowAcc over the rows in order, and Cols.MulTo forms
 // X·W with those of RowMul's, for blocks of one row,
