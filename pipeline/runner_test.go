@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -327,37 +326,6 @@ func TestCodeVersion(t *testing.T) {
 		if s.ID == "a/train" && (s.State != Stale || s.Reasons[0] != `code version changed ("v1" -> "v2")`) {
 			t.Errorf("a/train: %+v", s)
 		}
-	}
-}
-
-// The toolchain and a numeric environment join the code version only of
-// the stages that declare they depend on them.
-func TestCodeVersionParts(t *testing.T) {
-	goVer := runtime.Version() + "/" + runtime.GOARCH
-	tests := []struct {
-		name string
-		code cache.Code
-		want string
-	}{
-		{"version only", cache.Code{Version: "1.2.0"}, "v1.2.0"},
-		{"go dependent", cache.Code{Version: "1.2.0", GoDependent: true}, "v1.2.0 " + goVer},
-		{"numeric", cache.Code{Version: "1.2.0", GoDependent: true, NumericEnv: "openblas 0.3.21 Haswell"}, "v1.2.0 " + goVer + " [openblas 0.3.21 Haswell]"},
-		{"numeric, go independent", cache.Code{Version: "1.2.0", NumericEnv: "openblas 0.3.21 Haswell"}, "v1.2.0 [openblas 0.3.21 Haswell]"},
-	}
-	for _, tc := range tests {
-		got, err := cache.CodeVersion("train", tc.code)
-		if err != nil || got != tc.want {
-			t.Errorf("%s: %q, %v; want %q", tc.name, got, err, tc.want)
-		}
-	}
-	for _, bad := range []string{"1.0 beta", "[1]"} {
-		if _, err := cache.CodeVersion("x", cache.Code{Version: bad}); err == nil {
-			t.Errorf("version %q accepted", bad)
-		}
-	}
-	// No version: the executable's hash, so a rebuild reruns the stage.
-	if got, err := cache.CodeVersion("x", cache.Code{GoDependent: true}); err != nil || !strings.HasPrefix(got, "exe:") {
-		t.Errorf("unversioned: %q, %v", got, err)
 	}
 }
 
