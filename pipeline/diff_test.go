@@ -168,3 +168,28 @@ func TestDiffDAGOrder(t *testing.T) {
 		t.Errorf("got %q, want %q", res.String(), want)
 	}
 }
+
+// TestDiffTolerance: without a tolerance Diff stops at the first
+// difference; with one it reads every table, and the largest difference
+// may be in a later table than the first.
+func TestDiffTolerance(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	writeRun(t, a, baseTable(), nil)
+	tb := baseTable()
+	tb.p[0] = 0.6
+	writeRun(t, b, tb, func(dir string) { // the table outside the stage, compared last
+		_, err := schema.Write(filepath.Join(dir, "metrics.parquet"), diffCols{tb.asin[:1], tb.n[:1], []float64{5}, tb.w[:1]})
+		must(t, err)
+	})
+	exact, err := Diff(a, b, DiffOptions{Compare: compareTables})
+	must(t, err)
+	if exact.Table != "e/train/metrics.parquet" || exact.Row != 0 || exact.Tables != 1 || exact.LargestTable != "" || exact.LargestRow != -1 {
+		t.Errorf("without a tolerance: %+v, want the stage's table, one table read, no largest (row -1)", exact)
+	}
+	tol, err := Diff(a, b, DiffOptions{Compare: compareTables, Tolerance: 1e-6})
+	must(t, err)
+	if tol.Table != "e/train/metrics.parquet" || tol.Tables != 2 || tol.LargestTable != "metrics.parquet" || tol.LargestRow != 0 || tol.LargestA != "0.5" {
+		t.Errorf("with a tolerance: %+v, want the first difference in the stage's table, the largest in metrics.parquet", tol)
+	}
+}
