@@ -94,6 +94,13 @@ func TestDiff(t *testing.T) {
 				schema.Write(filepath.Join(dir, "e", "train", "extra.parquet"), diffCols{})
 			}
 		}, want: "e/train/extra.parquet: only in B"},
+		{name: "hidden entries", extra: func(dir string) { // a stage being written, on one side
+			if strings.HasSuffix(dir, "b") {
+				tmp := filepath.Join(dir, "e", ".train.tmp-9")
+				must(t, os.MkdirAll(tmp, 0o755))
+				schema.Write(filepath.Join(tmp, "metrics.parquet"), diffCols{})
+			}
+		}, same: true, want: "identical (2 tables, 1 manifests)"},
 		{name: "manifest output hash", extra: func(dir string) {
 			writeStageManifest(t, dir, "e", "train", nil, cache.Output{Name: "metrics.parquet", SHA256: "x"}, cache.Output{Name: "plot.png", SHA256: filepath.Base(dir)})
 		}, want: "e/train/manifest.json: output plot.png differs (sha256 a vs b)"},
