@@ -101,6 +101,13 @@ func TestDiff(t *testing.T) {
 				schema.Write(filepath.Join(tmp, "metrics.parquet"), diffCols{})
 			}
 		}, same: true, want: "identical (2 tables, 1 manifests)"},
+		{name: "table in a stage's subdirectory", extra: func(dir string) {
+			must(t, os.MkdirAll(filepath.Join(dir, "e", "train", "sub"), 0o755))
+			schema.Write(filepath.Join(dir, "e", "train", "sub", "t.parquet"), diffCols{[]string{filepath.Base(dir)}, []int32{1}, []float64{1}, [][]float32{nil}})
+		}, want: `e/train/sub/t.parquet: row 0, column asin: "a" vs "b"`},
+		{name: "job-level stage's manifest", extra: func(dir string) {
+			writeStageManifest(t, dir, "", "report", []string{"train"}, cache.Output{Name: "report.html", SHA256: filepath.Base(dir)})
+		}, want: "report/manifest.json: output report.html differs (sha256 a vs b)"},
 		{name: "manifest output hash", extra: func(dir string) {
 			writeStageManifest(t, dir, "e", "train", nil, cache.Output{Name: "metrics.parquet", SHA256: "x"}, cache.Output{Name: "plot.png", SHA256: filepath.Base(dir)})
 		}, want: "e/train/manifest.json: output plot.png differs (sha256 a vs b)"},
@@ -151,7 +158,8 @@ func TestDiffNotRunDirectory(t *testing.T) {
 }
 
 // TestDiffDAGOrder: the first difference named is the upstream stage's
-// (train.monomer), though evaluate's table comes first in path order.
+// (train.monomer), though evaluate's table comes first in path order, and
+// though train.monomer's own upstream stage is in neither run.
 func TestDiffDAGOrder(t *testing.T) {
 	root := t.TempDir()
 	for i, dir := range []string{filepath.Join(root, "a"), filepath.Join(root, "b")} {
@@ -164,7 +172,8 @@ func TestDiffDAGOrder(t *testing.T) {
 			_, err := schema.Write(filepath.Join(sdir, name), diffCols{tb.asin, tb.n, tb.p, tb.w})
 			must(t, err)
 		}
-		writeStageManifest(t, dir, "e", "train.monomer", nil)
+		// split is in neither run: it must not hold train.monomer back.
+		writeStageManifest(t, dir, "e", "train.monomer", []string{"split"})
 		writeStageManifest(t, dir, "e", "evaluate", []string{"train.monomer"})
 	}
 	res, err := Diff(filepath.Join(root, "a"), filepath.Join(root, "b"), DiffOptions{Compare: compareTables})
