@@ -105,6 +105,10 @@ func TestDiff(t *testing.T) {
 			must(t, os.MkdirAll(filepath.Join(dir, "e", "train", "sub"), 0o755))
 			schema.Write(filepath.Join(dir, "e", "train", "sub", "t.parquet"), diffCols{[]string{filepath.Base(dir)}, []int32{1}, []float64{1}, [][]float32{nil}})
 		}, want: `e/train/sub/t.parquet: row 0, column asin: "a" vs "b"`},
+		{name: "table outside any stage directory", extra: func(dir string) {
+			must(t, os.MkdirAll(filepath.Join(dir, "other"), 0o755))
+			schema.Write(filepath.Join(dir, "other", "t.parquet"), diffCols{[]string{filepath.Base(dir)}, []int32{1}, []float64{1}, [][]float32{nil}})
+		}, want: `other/t.parquet: row 0, column asin: "a" vs "b"`},
 		{name: "job-level stage's manifest", extra: func(dir string) {
 			writeStageManifest(t, dir, "", "report", []string{"train"}, cache.Output{Name: "report.html", SHA256: filepath.Base(dir)})
 		}, want: "report/manifest.json: output report.html differs (sha256 a vs b)"},
