@@ -213,3 +213,27 @@ func TestDiffTolerance(t *testing.T) {
 		t.Errorf("with a tolerance: %+v, want the first difference in the stage's table, the largest in metrics.parquet", tol)
 	}
 }
+
+// TestDiffBytes: without a CompareFunc tables are compared by their bytes,
+// past the first 64 KiB block read.
+func TestDiffBytes(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	big := make([]byte, 100<<10)
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	for _, dir := range []string{a, b} {
+		writeRun(t, dir, baseTable(), nil)
+		must(t, os.WriteFile(filepath.Join(dir, "e", "train", "big.parquet"), big, 0o644))
+	}
+	if res, err := Diff(a, b, DiffOptions{}); err != nil || !res.Identical || res.Tables != 3 {
+		t.Errorf("same bytes: %v %v", res, err)
+	}
+	big[90<<10]++
+	must(t, os.WriteFile(filepath.Join(b, "e", "train", "big.parquet"), big, 0o644))
+	res, err := Diff(a, b, DiffOptions{})
+	if want := "e/train/big.parquet: other bytes (no table comparison given)"; err != nil || res.String() != want {
+		t.Errorf("a byte changed at 90 KiB: %v %v, want %q", res, err, want)
+	}
+}
