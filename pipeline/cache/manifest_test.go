@@ -179,6 +179,10 @@ func TestStaleReasons(t *testing.T) {
 	if got := StaleReasons(KeyInputs{Params: json.RawMessage(`{"a":1,"b":2}`)}, KeyInputs{Params: json.RawMessage(`{"b":2,"a":1}`)}); !slices.Equal(got, []string{"params changed"}) {
 		t.Errorf("params in another key order: %q", got)
 	}
+	// An empty object is a value of its own, not an absent one.
+	if got := StaleReasons(KeyInputs{Params: json.RawMessage(`{"o":{}}`)}, KeyInputs{Params: json.RawMessage(`{"o":1}`)}); !slices.Equal(got, []string{"param o changed ({} -> 1)"}) {
+		t.Errorf("empty object param: %q", got)
+	}
 	// Nothing the reasons look at changed, but the key did.
 	if got := StaleReasons(KeyInputs{Shard: "0/2"}, KeyInputs{Shard: "1/2"}); !slices.Equal(got, []string{"cache key format changed"}) {
 		t.Errorf("shard only: %q", got)
