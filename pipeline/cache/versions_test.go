@@ -51,6 +51,12 @@ func TestGuardEnvironments(t *testing.T) {
 	if p, n := CheckStages(golden, []StageRecord{now("blas Zen", "z")}, stages); len(p) != 0 || len(n) != 1 || !strings.Contains(n[0], `none is "blas Zen"`) {
 		t.Errorf("new kernel where the recorded ones disagree: %q %q", p, n)
 	}
+	// Re-recording the one environment of a record replaces the record.
+	single := UpdateRecords(nil, []StageRecord{now("blas go", "g")})
+	single = UpdateRecords(single, []StageRecord{now("blas go", "g3")})
+	if len(single) != 1 || single[0].Outputs["e/fits.parquet"] != "g3" || strings.Join(single[0].Envs, ",") != "blas go" {
+		t.Errorf("re-recorded the only environment: %+v", single)
+	}
 	bumped := now("blas go", "g2")
 	bumped.Version = "2"
 	if up := UpdateRecords(golden, []StageRecord{bumped}); len(up) != 1 || strings.Join(up[0].Envs, ",") != "blas go" {
