@@ -209,7 +209,7 @@ func TestFailureContinuesOtherExperiments(t *testing.T) {
 	}
 	var logs bytes.Buffer
 	sum, ran, err := f.run(t, Options{Logger: NewLogger(&logs, false)})
-	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "pipeline: a/features: amazon: meta.txt") {
+	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "pipeline: a/features: amazon: meta.txt") || strings.Contains(err.Error(), "stages failed") {
 		t.Fatalf("error %v", err)
 	}
 	want := []string{"a/features", "a/ingest", "b/evaluate", "b/features", "b/ingest", "b/negatives", "b/split", "b/train"}
@@ -228,6 +228,12 @@ func TestFailureContinuesOtherExperiments(t *testing.T) {
 		if !strings.Contains(withoutRun(logs.String()), w) {
 			t.Errorf("log lacks %s:\n%s", w, logs.String())
 		}
+	}
+	// Both experiments failing: the first error, and how many failed.
+	f.exp[1].(*fakeStage).fail = func(*tEnv) error { return bad }
+	_, _, err = f.run(t, Options{Force: true})
+	if err == nil || !strings.HasPrefix(err.Error(), "pipeline: a/features: amazon") || !strings.HasSuffix(err.Error(), "(2 stages failed)") {
+		t.Errorf("two failures: error %v", err)
 	}
 	// Fixed, the next run resumes at the failed stage.
 	f.exp[1].(*fakeStage).fail = nil
