@@ -366,6 +366,15 @@ func TestStaleLockTakenOver(t *testing.T) {
 	if len(b) != 0 {
 		t.Errorf("lock file after the run: %q", b)
 	}
+	// The same for an experiment's lock, taken by a run of that experiment.
+	must(t, os.WriteFile(filepath.Join(f.runDir, "a", LockName), []byte("pid 999998 started 2026-01-01T00:00:00Z on gone\n"), 0o644))
+	logs.Reset()
+	if _, _, err := f.run(t, Options{Experiments: []string{"a"}, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(withoutRun(logs.String()), `"msg":"took over the lock of a run that is gone","experiment":"a","holder":"pid 999998 started 2026-01-01T00:00:00Z on gone"`) {
+		t.Errorf("experiment lock, log:\n%s", logs.String())
+	}
 }
 
 func TestExperimentLocks(t *testing.T) {
