@@ -35,3 +35,17 @@ func TestShardInKey(t *testing.T) {
 		t.Errorf("%d distinct keys for an unsharded node and two shards", len(keys))
 	}
 }
+
+// Every selected node's Preflight runs before anything, not only the
+// first's; an unselected node's does not.
+func TestPreflightAll(t *testing.T) {
+	ok := &Node{ID: "a/ingest", Preflight: func() error { return nil }}
+	bad := &Node{ID: "a/train", Preflight: func() error { return fmt.Errorf("needs 9 GiB") }}
+	g := &Graph{Nodes: []*Node{ok, bad}}
+	if err := preflightAll(g, map[*Node]bool{ok: true, bad: true}); err == nil || err.Error() != "pipeline: a/train: needs 9 GiB" {
+		t.Errorf("error %v", err)
+	}
+	if err := preflightAll(g, map[*Node]bool{ok: true}); err != nil {
+		t.Errorf("unselected node's preflight ran: %v", err)
+	}
+}
