@@ -513,3 +513,21 @@ func TestOnePass(t *testing.T) {
 		t.Fatalf("CountShard: %d loops in all, %v", loops, err)
 	}
 }
+
+// A term's surface form is its most frequent one, ties going to the
+// smallest string whatever order the workers saw them in.
+func TestSurfaceTie(t *testing.T) {
+	for _, docs := range [][]Doc{
+		{{0, "Great price."}, {1, "Great prices."}},
+		{{0, "Great prices."}, {1, "Great price."}},
+	} {
+		res, err := Build(t.Context(), SliceDocs(docs), 2, Options{VocabSize: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(res.Vocab, func(v Term) bool { return v.Term == "price" })
+		if i < 0 || res.Vocab[i].Surface != "price" {
+			t.Errorf("docs %q: vocabulary %v, want price with surface \"price\" (a tie of 1 and 1)", docs, res.Vocab)
+		}
+	}
+}

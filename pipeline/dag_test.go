@@ -7,7 +7,8 @@ import (
 
 // NewGraph refuses a Spec the layer above got wrong, naming what is wrong,
 // and links a good one: a stage depending on a sharded one depends on
-// every shard, a job-level stage on that stage of every experiment.
+// every shard, a job-level stage on that stage of every experiment, and
+// on an earlier job-level stage.
 func TestNewGraph(t *testing.T) {
 	stages := []StageInfo{{Name: "ingest"}, {Name: "bow-shard", Deps: []string{"ingest"}}, {Name: "features", Deps: []string{"ingest", "bow-shard"}}}
 	node := func(exp, stage, name string) *Node { return &Node{Experiment: exp, Stage: stage, Name: name} }
@@ -15,12 +16,12 @@ func TestNewGraph(t *testing.T) {
 		return []*Node{
 			node("a", "ingest", "ingest"), node("a", "bow-shard", "bow-shard-0-of-2"), node("a", "bow-shard", "bow-shard-1-of-2"), node("a", "features", "features"),
 			node("b", "ingest", "ingest"), node("b", "features", "features"),
-			node("", "report", "report"),
+			node("", "report", "report"), node("", "summary", "summary"),
 		}
 	}
 	spec := func(nodes []*Node) Spec {
 		return Spec{Job: "j", Experiments: []string{"a", "b"}, ExpStages: stages,
-			JobStages: []StageInfo{{Name: "report", Deps: []string{"features"}}}, Nodes: nodes}
+			JobStages: []StageInfo{{Name: "report", Deps: []string{"features"}}, {Name: "summary", Deps: []string{"report"}}}, Nodes: nodes}
 	}
 	g, err := NewGraph(spec(good()))
 	if err != nil {
@@ -38,6 +39,9 @@ func TestNewGraph(t *testing.T) {
 	}
 	if got := ids(g.Nodes[6].Deps); got != "a/features b/features" {
 		t.Errorf("report depends on %s", got)
+	}
+	if got := ids(g.Nodes[7].Deps); got != "report" {
+		t.Errorf("summary depends on %s", got)
 	}
 	tests := []struct {
 		name string

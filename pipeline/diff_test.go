@@ -94,6 +94,24 @@ func TestDiff(t *testing.T) {
 				schema.Write(filepath.Join(dir, "e", "train", "extra.parquet"), diffCols{})
 			}
 		}, want: "e/train/extra.parquet: only in B"},
+		{name: "hidden entries", extra: func(dir string) { // a stage being written, on one side
+			if strings.HasSuffix(dir, "b") {
+				tmp := filepath.Join(dir, "e", ".train.tmp-9")
+				must(t, os.MkdirAll(tmp, 0o755))
+				schema.Write(filepath.Join(tmp, "metrics.parquet"), diffCols{})
+			}
+		}, same: true, want: "identical (2 tables, 1 manifests)"},
+		{name: "table in a stage's subdirectory", extra: func(dir string) {
+			must(t, os.MkdirAll(filepath.Join(dir, "e", "train", "sub"), 0o755))
+			schema.Write(filepath.Join(dir, "e", "train", "sub", "t.parquet"), diffCols{[]string{filepath.Base(dir)}, []int32{1}, []float64{1}, [][]float32{nil}})
+		}, want: `e/train/sub/t.parquet: row 0, column asin: "a" vs "b"`},
+		{name: "table outside any stage directory", extra: func(dir string) {
+			must(t, os.MkdirAll(filepath.Join(dir, "other"), 0o755))
+			schema.Write(filepath.Join(dir, "other", "t.parquet"), diffCols{[]string{filepath.Base(dir)}, []int32{1}, []float64{1}, [][]float32{nil}})
+		}, want: `other/t.parquet: row 0, column asin: "a" vs "b"`},
+		{name: "job-level stage's manifest", extra: func(dir string) {
+			writeStageManifest(t, dir, "", "report", []string{"train"}, cache.Output{Name: "report.html", SHA256: filepath.Base(dir)})
+		}, want: "report/manifest.json: output report.html differs (sha256 a vs b)"},
 		{name: "manifest output hash", extra: func(dir string) {
 			writeStageManifest(t, dir, "e", "train", nil, cache.Output{Name: "metrics.parquet", SHA256: "x"}, cache.Output{Name: "plot.png", SHA256: filepath.Base(dir)})
 		}, want: "e/train/manifest.json: output plot.png differs (sha256 a vs b)"},
@@ -144,7 +162,8 @@ func TestDiffNotRunDirectory(t *testing.T) {
 }
 
 // TestDiffDAGOrder: the first difference named is the upstream stage's
-// (train.monomer), though evaluate's table comes first in path order.
+// (train.monomer), though evaluate's table comes first in path order, and
+// though train.monomer's own upstream stage is in neither run.
 func TestDiffDAGOrder(t *testing.T) {
 	root := t.TempDir()
 	for i, dir := range []string{filepath.Join(root, "a"), filepath.Join(root, "b")} {
@@ -157,7 +176,8 @@ func TestDiffDAGOrder(t *testing.T) {
 			_, err := schema.Write(filepath.Join(sdir, name), diffCols{tb.asin, tb.n, tb.p, tb.w})
 			must(t, err)
 		}
-		writeStageManifest(t, dir, "e", "train.monomer", nil)
+		// split is in neither run: it must not hold train.monomer back.
+		writeStageManifest(t, dir, "e", "train.monomer", []string{"split"})
 		writeStageManifest(t, dir, "e", "evaluate", []string{"train.monomer"})
 	}
 	res, err := Diff(filepath.Join(root, "a"), filepath.Join(root, "b"), DiffOptions{Compare: compareTables})
@@ -166,5 +186,54 @@ func TestDiffDAGOrder(t *testing.T) {
 	}
 	if want := "e/train.monomer/params.parquet: row 1, column p: 0.25 vs 1.25"; res.String() != want {
 		t.Errorf("got %q, want %q", res.String(), want)
+	}
+}
+
+// TestDiffTolerance: without a tolerance Diff stops at the first
+// difference; with one it reads every table, and the largest difference
+// may be in a later table than the first.
+func TestDiffTolerance(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	writeRun(t, a, baseTable(), nil)
+	tb := baseTable()
+	tb.p[0] = 0.6
+	writeRun(t, b, tb, func(dir string) { // the table outside the stage, compared last
+		_, err := schema.Write(filepath.Join(dir, "metrics.parquet"), diffCols{tb.asin[:1], tb.n[:1], []float64{5}, tb.w[:1]})
+		must(t, err)
+	})
+	exact, err := Diff(a, b, DiffOptions{Compare: compareTables})
+	must(t, err)
+	if exact.Table != "e/train/metrics.parquet" || exact.Row != 0 || exact.Tables != 1 || exact.LargestTable != "" || exact.LargestRow != -1 {
+		t.Errorf("without a tolerance: %+v, want the stage's table, one table read, no largest (row -1)", exact)
+	}
+	tol, err := Diff(a, b, DiffOptions{Compare: compareTables, Tolerance: 1e-6})
+	must(t, err)
+	if tol.Table != "e/train/metrics.parquet" || tol.Tables != 2 || tol.LargestTable != "metrics.parquet" || tol.LargestRow != 0 || tol.LargestA != "0.5" {
+		t.Errorf("with a tolerance: %+v, want the first difference in the stage's table, the largest in metrics.parquet", tol)
+	}
+}
+
+// TestDiffBytes: without a CompareFunc tables are compared by their bytes,
+// past the first 64 KiB block read.
+func TestDiffBytes(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	big := make([]byte, 100<<10)
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	for _, dir := range []string{a, b} {
+		writeRun(t, dir, baseTable(), nil)
+		must(t, os.WriteFile(filepath.Join(dir, "e", "train", "big.parquet"), big, 0o644))
+	}
+	if res, err := Diff(a, b, DiffOptions{}); err != nil || !res.Identical || res.Tables != 3 {
+		t.Errorf("same bytes: %v %v", res, err)
+	}
+	big[90<<10]++
+	must(t, os.WriteFile(filepath.Join(b, "e", "train", "big.parquet"), big, 0o644))
+	res, err := Diff(a, b, DiffOptions{})
+	if want := "e/train/big.parquet: other bytes (no table comparison given)"; err != nil || res.String() != want {
+		t.Errorf("a byte changed at 90 KiB: %v %v, want %q", res, err, want)
 	}
 }

@@ -126,3 +126,12 @@ func TestRunLogSurvivesKill(t *testing.T) {
 		t.Fatalf("after the torn line: %+v (%d skipped)", recs, skipped)
 	}
 }
+
+// Durations in the logs and the run log are seconds to the millisecond.
+func TestRound3(t *testing.T) {
+	for x, want := range map[float64]float64{0: 0, 1.2344: 1.234, 1.2345001: 1.235, 61.0005: 61.001, 3600: 3600} {
+		if got := round3(x); got != want {
+			t.Errorf("round3(%v) = %v, want %v", x, got, want)
+		}
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -210,7 +209,7 @@ func TestFailureContinuesOtherExperiments(t *testing.T) {
 	}
 	var logs bytes.Buffer
 	sum, ran, err := f.run(t, Options{Logger: NewLogger(&logs, false)})
-	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "pipeline: a/features: amazon: meta.txt") {
+	if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "pipeline: a/features: amazon: meta.txt") || strings.Contains(err.Error(), "stages failed") {
 		t.Fatalf("error %v", err)
 	}
 	want := []string{"a/features", "a/ingest", "b/evaluate", "b/features", "b/ingest", "b/negatives", "b/split", "b/train"}
@@ -229,6 +228,12 @@ func TestFailureContinuesOtherExperiments(t *testing.T) {
 		if !strings.Contains(withoutRun(logs.String()), w) {
 			t.Errorf("log lacks %s:\n%s", w, logs.String())
 		}
+	}
+	// Both experiments failing: the first error, and how many failed.
+	f.exp[1].(*fakeStage).fail = func(*tEnv) error { return bad }
+	_, _, err = f.run(t, Options{Force: true})
+	if err == nil || !strings.HasPrefix(err.Error(), "pipeline: a/features: amazon") || !strings.HasSuffix(err.Error(), "(2 stages failed)") {
+		t.Errorf("two failures: error %v", err)
 	}
 	// Fixed, the next run resumes at the failed stage.
 	f.exp[1].(*fakeStage).fail = nil
@@ -330,37 +335,6 @@ func TestCodeVersion(t *testing.T) {
 	}
 }
 
-// The toolchain and a numeric environment join the code version only of
-// the stages that declare they depend on them.
-func TestCodeVersionParts(t *testing.T) {
-	goVer := runtime.Version() + "/" + runtime.GOARCH
-	tests := []struct {
-		name string
-		code cache.Code
-		want string
-	}{
-		{"version only", cache.Code{Version: "1.2.0"}, "v1.2.0"},
-		{"go dependent", cache.Code{Version: "1.2.0", GoDependent: true}, "v1.2.0 " + goVer},
-		{"numeric", cache.Code{Version: "1.2.0", GoDependent: true, NumericEnv: "openblas 0.3.21 Haswell"}, "v1.2.0 " + goVer + " [openblas 0.3.21 Haswell]"},
-		{"numeric, go independent", cache.Code{Version: "1.2.0", NumericEnv: "openblas 0.3.21 Haswell"}, "v1.2.0 [openblas 0.3.21 Haswell]"},
-	}
-	for _, tc := range tests {
-		got, err := cache.CodeVersion("train", tc.code)
-		if err != nil || got != tc.want {
-			t.Errorf("%s: %q, %v; want %q", tc.name, got, err, tc.want)
-		}
-	}
-	for _, bad := range []string{"1.0 beta", "[1]"} {
-		if _, err := cache.CodeVersion("x", cache.Code{Version: bad}); err == nil {
-			t.Errorf("version %q accepted", bad)
-		}
-	}
-	// No version: the executable's hash, so a rebuild reruns the stage.
-	if got, err := cache.CodeVersion("x", cache.Code{GoDependent: true}); err != nil || !strings.HasPrefix(got, "exe:") {
-		t.Errorf("unversioned: %q, %v", got, err)
-	}
-}
-
 func TestLockHeldInProcess(t *testing.T) {
 	f := newFixture(t)
 	must(t, os.MkdirAll(f.runDir, 0o755))
@@ -391,6 +365,15 @@ func TestStaleLockTakenOver(t *testing.T) {
 	must(t, err)
 	if len(b) != 0 {
 		t.Errorf("lock file after the run: %q", b)
+	}
+	// The same for an experiment's lock, taken by a run of that experiment.
+	must(t, os.WriteFile(filepath.Join(f.runDir, "a", LockName), []byte("pid 999998 started 2026-01-01T00:00:00Z on gone\n"), 0o644))
+	logs.Reset()
+	if _, _, err := f.run(t, Options{Experiments: []string{"a"}, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(withoutRun(logs.String()), `"msg":"took over the lock of a run that is gone","experiment":"a","holder":"pid 999998 started 2026-01-01T00:00:00Z on gone"`) {
+		t.Errorf("experiment lock, log:\n%s", logs.String())
 	}
 }
 

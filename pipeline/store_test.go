@@ -49,6 +49,14 @@ func TestStoreRestores(t *testing.T) {
 	if m.Stats["restored_from_store"] != true {
 		t.Errorf("manifest stats %v", m.Stats)
 	}
+	// The plan marks restored stages (status shows "restored"), only them.
+	steps, err = planJob(f.load(t), f.exp, f.jobSt, Options{RunDir: f.runDir, Store: opts.Store})
+	must(t, err)
+	for _, s := range steps {
+		if want, ok := map[string]bool{"a/train": true, "a/ingest": false}[s.ID]; ok && (s.State != UpToDate || s.Restored != want) {
+			t.Errorf("plan after the restore: %s %v restored %v, want up to date, restored %v", s.ID, s.State, s.Restored, want)
+		}
+	}
 	if _, _, err := f.run(t, opts); err != nil {
 		t.Fatal(err)
 	}

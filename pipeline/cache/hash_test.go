@@ -1,9 +1,11 @@
 package cache
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -64,6 +66,77 @@ func TestHashCache(t *testing.T) {
 	}
 	if _, _, err := c.File(filepath.Join(dir, "missing")); !notExist(err) {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// The cache file: what Save writes is what the next OpenHashCache reads;
+// entries of deleted files are dropped; Forget drops a directory's entries
+// and no one else's; a read-only cache and an unchanged one write nothing;
+// a damaged file starts empty.
+func TestHashCacheFile(t *testing.T) {
+	dir := t.TempDir()
+	stage, sibling := filepath.Join(dir, "a", "train"), filepath.Join(dir, "a", "train2")
+	must(t, os.MkdirAll(stage, 0o755))
+	must(t, os.MkdirAll(sibling, 0o755))
+	fits, other, gone := filepath.Join(stage, "fits.parquet"), filepath.Join(sibling, "fits.parquet"), filepath.Join(dir, "gone")
+	for _, p := range []string{fits, other, gone} {
+		must(t, os.WriteFile(p, []byte(p), 0o644))
+	}
+	cachePath := filepath.Join(dir, "hashes.json")
+	c := OpenHashCache(cachePath)
+	c.Remember(fits, "f")
+	c.Remember(other, "o")
+	c.Remember(gone, "g")
+	must(t, os.Remove(gone))
+	must(t, c.Save())
+	if c.dirty {
+		t.Error("dirty after Save")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("in %s after Save: %v, want a and hashes.json (a temporary file left?)", dir, ents)
+	}
+	c = OpenHashCache(cachePath)
+	if len(c.entries) != 2 || c.entries[fits].SHA256 != "f" || c.entries[other].SHA256 != "o" {
+		t.Fatalf("reloaded %+v, want fits and train2's file (gone dropped)", c.entries)
+	}
+	// Remembered sums are served without reading the file.
+	if sum, size, err := c.File(fits); err != nil || sum != "f" || size != int64(len(fits)) {
+		t.Errorf("File of a remembered file: %q %d %v", sum, size, err)
+	}
+	// Forget(train) must not take train2 along (a shared prefix).
+	c.Forget(stage)
+	if _, ok := c.entries[fits]; ok || len(c.entries) != 1 || !c.dirty {
+		t.Errorf("after Forget(%s): %+v", stage, c.entries)
+	}
+	c.Forget(sibling)
+	if len(c.entries) != 0 {
+		t.Errorf("after Forget(%s): %+v", sibling, c.entries)
+	}
+
+	must(t, os.WriteFile(cachePath, []byte("{}"), 0o644))
+	c = OpenHashCache(cachePath)
+	c.Remember(fits, "f")
+	c.ReadOnly()
+	must(t, c.Save())
+	if b, _ := os.ReadFile(cachePath); string(b) != "{}" {
+		t.Errorf("a read-only cache wrote %s", b)
+	}
+	c = OpenHashCache(cachePath)
+	must(t, os.Remove(cachePath))
+	must(t, c.Save())
+	if _, err := os.Stat(cachePath); !notExist(err) {
+		t.Errorf("an unchanged cache wrote its file: %v", err)
+	}
+
+	must(t, os.WriteFile(cachePath, []byte(`{"x": 1`), 0o644))
+	if c := OpenHashCache(cachePath); c.entries == nil || len(c.entries) != 0 {
+		t.Errorf("damaged cache file: entries %v", c.entries)
+	}
+	if _, _, err := c.File(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("File of a directory: %v", err)
+	}
+	if sum, err := HashFile(fits); err != nil || sum != fmt.Sprintf("%x", sha256.Sum256([]byte(fits))) {
+		t.Errorf("HashFile %q %v", sum, err)
 	}
 }
 
