@@ -468,10 +468,10 @@ func prepare(feat Features, dim int, pairs []graph.Pair, what string) (rowSource
 		return src, nil, err
 	}
 	if src.dense != nil {
-		// The dense rows stay at hand for WNN (see wnnEval.eval).
-		if sp := packSparse(src.dense, ps.items, src.dim); sp != nil {
-			src.sparse = sp
-		}
+		// Packed by the evaluators that read them row by row (see
+		// rowSource.lean); the dense rows stay at hand for WNN (see
+		// wnnEval.eval).
+		src.nnz, src.lean = nonZeros(src.dense, ps.items, src.dim)
 	}
 	return src, ps, nil
 }

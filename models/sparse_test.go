@@ -88,8 +88,8 @@ func TestPrepareLayout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if (src.sparse != nil) != tc.sparse {
-			t.Errorf("%s: sparse %v, want %v", tc.name, src.sparse != nil, tc.sparse)
+		if got := src.sparse != nil || src.lean; got != tc.sparse {
+			t.Errorf("%s: sparse %v, want %v", tc.name, got, tc.sparse)
 		}
 	}
 }
@@ -125,7 +125,7 @@ func TestSparseMatchesDense(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sp.sparse == nil {
+			if !sp.lean {
 				t.Fatal("prepare kept ReLU features at density 0.14 dense")
 			}
 			dense, err := newRowSource(feat)
@@ -179,11 +179,11 @@ func TestWNNProductsBudget(t *testing.T) {
 		}
 		pairs := randPairs(rng, items, 2000)
 		sp, ps, err := prepare(feat, dim, pairs, "train")
-		if err != nil || sp.sparse == nil {
-			t.Fatalf("%s: prepare: sparse %v, %v", tc.name, sp.sparse != nil, err)
+		if err != nil || !sp.lean {
+			t.Fatalf("%s: prepare: sparse %v, %v", tc.name, sp.lean, err)
 		}
 		dense := sp
-		dense.sparse = nil
+		dense.lean = false
 		theta := make([]float64, dim)
 		for i := range theta {
 			theta[i] = 0.1 + rng.Float64()

@@ -82,7 +82,7 @@ func newWNNEval[T Float](src rowSource, ps *pairSet, workers int) *wnnEval[T] {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	return &wnnEval[T]{
-		src: src, ps: ps, workers: workers, axpy: axpyFunc[T](), dot: dotFunc[T](), tiny: tinyFor[T](),
+		src: src.packed(ps.items), ps: ps, workers: workers, axpy: axpyFunc[T](), dot: dotFunc[T](), tiny: tinyFor[T](),
 		w2: make([]T, src.dim),
 		q:  make([][]T, workers),
 	}

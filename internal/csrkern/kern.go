@@ -141,7 +141,8 @@ const (
 
 // NewCols lays out rows 0..rows-1 (row(i) gives row i's indices, ascending
 // and in [0, dim), with its values) for AddTo and MulTo with rows of G and
-// P c floats wide.
+// P c floats wide. It is done with row(i)'s slices before calling row again,
+// so row may return them in the same storage each time.
 func NewCols(rows, dim, c int, row func(i int) ([]int32, []float32)) *Cols {
 	nnz := 0
 	for i := range rows {
