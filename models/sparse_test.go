@@ -256,3 +256,80 @@ func TestValidErrorIsScores(t *testing.T) {
 		}
 	}
 }
+
+// TestWNNProductsSameBits: WNN's pair products, kept as y's values and
+// their columns (16 or 32 bits wide), give every pair the distance of the
+// products z = f_x·f_y kept in float64 (summed by weightedSum, as before
+// they were compacted), bit for bit, and both column widths the same
+// value and gradient bits.
+func TestWNNProductsSameBits(t *testing.T) {
+	const items, dim = 500, 200
+	rng := rand.New(rand.NewPCG(9, 9))
+	feat := reluDense(rng, items, dim, 0.14)
+	pairs := randPairs(rng, items, 3*wnnChunk/2) // two chunks
+	sp, ps, err := prepare(feat, dim, pairs, "train")
+	if err != nil || !sp.lean {
+		t.Fatalf("prepare: lean %v, %v", sp.lean, err)
+	}
+	theta := make([]float64, dim)
+	for i := range theta {
+		theta[i] = 0.1 + rng.Float64()
+	}
+	w2 := make([]float64, dim)
+	for i, w := range theta {
+		w2[i] = w * w
+	}
+	// The distances from float64 products, pair by pair.
+	want := make([]float64, len(pairs))
+	for p, pr := range pairs {
+		ix, vx := feat.Row(int(pr.X)), feat.Row(int(pr.Y))
+		var idx []int32
+		var z []float64
+		var nx, ny []int32
+		var sx, sy []float32
+		for c := range dim {
+			if ix[c] != 0 {
+				nx, sx = append(nx, int32(c)), append(sx, ix[c])
+			}
+			if vx[c] != 0 {
+				ny, sy = append(ny, int32(c)), append(sy, vx[c])
+			}
+			if ix[c] != 0 && vx[c] != 0 {
+				idx, z = append(idx, int32(c)), append(z, float64(ix[c])*float64(vx[c]))
+			}
+		}
+		want[p] = max(weightedSum(w2, nx, sx, true)+weightedSum(w2, ny, sy, true)-2*weightedSum(w2, idx, z, false), 0)
+	}
+	eval := func() ([]float64, []float64, *wnnEval[float32]) {
+		e := newWNNEval[float32](sp, ps, 0)
+		d := make([]float64, len(pairs))
+		grad := make([]float64, dim)
+		e.eval(theta, func(p int, v float64) float64 { d[p] = v; return float64(p%5) - 2 }, grad)
+		return d, grad, e
+	}
+	d16, g16, e := eval()
+	if e.viaDense || e.z[0].col16 == nil {
+		t.Fatalf("via dense rows %v, 16-bit columns %v: not the path under test", e.viaDense, e.z[0].col16 != nil)
+	}
+	for p := range want {
+		if math.Float64bits(d16[p]) != math.Float64bits(want[p]) {
+			t.Fatalf("pair %d: distance %v, from float64 products %v", p, d16[p], want[p])
+		}
+	}
+	defer func(l int) { col16Limit = l }(col16Limit)
+	col16Limit = dim - 1
+	d32, g32, e := eval()
+	if e.z[0].col32 == nil {
+		t.Fatal("32-bit columns not used")
+	}
+	for p := range d16 {
+		if math.Float64bits(d16[p]) != math.Float64bits(d32[p]) {
+			t.Fatalf("pair %d: distance %v with 16-bit columns, %v with 32", p, d16[p], d32[p])
+		}
+	}
+	for i := range g16 {
+		if math.Float64bits(g16[i]) != math.Float64bits(g32[i]) {
+			t.Fatalf("gradient %d: %v with 16-bit columns, %v with 32", i, g16[i], g32[i])
+		}
+	}
+}

@@ -72,6 +72,7 @@ type wnnEval[T Float] struct {
 	dg64  []float64 // per pair ∂f/∂d, in x order
 	acc64 [][]float64
 	z     []pairProducts // per chunk, built at the first evaluation
+	xb    [][]float64    // per worker the current x's row spread out
 	// viaDense: the products would exceed their budget, so the pairs run
 	// on the dense rows.
 	viaDense bool
@@ -212,12 +213,14 @@ func (e *wnnEval[T]) diff(x, y int, qBuf []T) []T {
 // scattered rows a pair. For ReLU features, 14 % non-zero at Women's size,
 // a pair has 180 products where its two rows have about 1,000 non-zeros
 // (and 8,192 values).
-// The sums cancel where y is close to x: z is exact in float64 and summed
-// in float64, so d's error stays near 1e-16 of s_x + s_y (z in float32
-// would save a third of its 4.3 GB at Women's size, 180 products a pair,
-// but put that error at 1e-7: Score's probabilities and the Retriever's
-// float64 ones then differed by up to 3e-9, past TestTopKMatchesBruteForce's
-// 1e-9). d is clamped at 0.
+// The sums cancel where y is close to x: z is exact in float64 (a product
+// of two float32) and summed in float64, so d's error stays near 1e-16 of
+// s_x + s_y (z rounded to float32 put it at 1e-7: Score's probabilities
+// and the Retriever's float64 ones then differed by up to 3e-9, past
+// TestTopKMatchesBruteForce's 1e-9). So the products are kept as y's
+// value and its column (6 bytes, 12 as a float64 and an int32: 4.3 GB at
+// Women's size, 180 products a pair), and z is formed again from x's row,
+// spread out once for its run of pairs: the same bits. d is clamped at 0.
 func (e *wnnEval[T]) sparseEval(theta []float64, loss func(p int, d float64) float64, grad []float64) {
 	ps, f := e.ps, e.src.dim
 	n := len(ps.x)
@@ -245,27 +248,49 @@ func (e *wnnEval[T]) sparseEval(theta []float64, loss func(p int, d float64) flo
 			e.acc64[i] = make([]float64, f)
 		}
 	}
-	runChunks(chunks, e.workers, func(_, ch int) {
+	if e.xb == nil {
+		e.xb = make([][]float64, e.workers)
+	}
+	runChunks(chunks, e.workers, func(w, ch int) {
 		var acc []float64
 		if grad != nil {
 			acc = e.acc64[ch]
 			clear(acc)
 		}
+		if e.xb[w] == nil {
+			e.xb[w] = make([]float64, f)
+		}
+		xb := e.xb[w]
 		z := &e.z[ch]
 		lo, hi := ch*wnnChunk, min((ch+1)*wnnChunk, n)
+		var ix []int32
+		last := int32(-1)
 		for k := lo; k < hi; k++ {
+			if x := ps.xEnd[k]; x != last {
+				ix = spreadRow(xb, ix, e.src.sparse, int(ps.items[x]))
+				last = x
+			}
 			a, b := z.off[k-lo], z.off[k-lo+1]
-			idx, val := z.idx[a:b], z.val[a:b]
-			cross := weightedSum(w2, idx, val, false)
+			var cross float64
+			if z.col16 != nil {
+				cross = crossSum(w2, xb, z.col16[a:b], z.vy[a:b])
+			} else {
+				cross = crossSum(w2, xb, z.col32[a:b], z.vy[a:b])
+			}
 			g := loss(int(ps.byX[k]), max(e.sq[ps.xEnd[k]]+e.sq[ps.yEnd[k]]-2*cross, 0))
 			if acc == nil || (g < float64(e.tiny) && g > -float64(e.tiny)) {
 				e.dg64[k] = 0
 				continue
 			}
 			e.dg64[k] = g
-			for j, c := range idx {
-				acc[c] -= 2 * g * val[j]
+			if z.col16 != nil {
+				subProducts(acc, g, xb, z.col16[a:b], z.vy[a:b])
+			} else {
+				subProducts(acc, g, xb, z.col32[a:b], z.vy[a:b])
 			}
+		}
+		for _, c := range ix {
+			xb[c] = 0
 		}
 	})
 	if grad == nil {
@@ -305,13 +330,57 @@ func (e *wnnEval[T]) sparseEval(theta []float64, loss func(p int, d float64) flo
 }
 
 // pairProducts holds, for the pairs of one chunk (x-order positions lo..),
-// z = f_x ∘ f_y on supp x ∩ supp y: pair lo+k's columns are
-// idx[off[k]:off[k+1]], ascending, its products val likewise.
+// z = f_x ∘ f_y on supp x ∩ supp y as the columns and f_y there: pair
+// lo+k's columns are col16 (features of at most 2¹⁶ columns) or col32
+// [off[k]:off[k+1]], ascending, f_y's values vy likewise.
 type pairProducts struct {
-	off []int
-	idx []int32
-	val []float64
+	off   []int
+	col16 []uint16
+	col32 []int32
+	vy    []float32
 }
+
+// spreadRow clears the columns ix of xb and spreads sparse row i into it,
+// returning the row's columns.
+func spreadRow(xb []float64, ix []int32, rows Sparse, i int) []int32 {
+	for _, c := range ix {
+		xb[c] = 0
+	}
+	ix, vx := rows.SparseRow(i)
+	for j, c := range ix {
+		xb[c] = float64(vx[j])
+	}
+	return ix
+}
+
+// crossSum is Σ_j w2[c_j] z_j with z_j = xb[c_j]·vy_j, as weightedSum sums
+// the products z (the same bits).
+func crossSum[I uint16 | int32](w2, xb []float64, col []I, vy []float32) float64 {
+	term := func(c I, y float32) float64 { return w2[c] * (xb[c] * float64(y)) }
+	var s [4]float64
+	j := 0
+	for ; j+4 <= len(col); j += 4 {
+		cc, yy := col[j:j+4:j+4], vy[j:j+4:j+4]
+		for l := range 4 {
+			s[l] += term(cc[l], yy[l])
+		}
+	}
+	for ; j < len(col); j++ {
+		s[0] += term(col[j], vy[j])
+	}
+	return (s[0] + s[1]) + (s[2] + s[3])
+}
+
+// subProducts subtracts 2·g·z_j from acc[c_j], z_j = xb[c_j]·vy_j.
+func subProducts[I uint16 | int32](acc []float64, g float64, xb []float64, col []I, vy []float32) {
+	for j, c := range col {
+		acc[c] -= 2 * g * (xb[c] * float64(vy[j]))
+	}
+}
+
+// col16Limit is the feature dimension up to which products keep their
+// columns as uint16 (a variable for the tests of the int32 path).
+var col16Limit = 1 << 16
 
 // maxProductsShare bounds the pair products WNN keeps: at most F /
 // maxProductsShare a pair on average (256 at F = 4096, 3 KB, against the
@@ -332,8 +401,8 @@ func (e *wnnEval[T]) productsOf(budget int) []pairProducts {
 	// end: appending into each chunk's own lists left up to half of 4.3 GB
 	// as garbage at Women's size, which the collector let the heap keep.
 	type lists struct {
-		idx []int32
-		val []float64
+		col []int32
+		vy  []float32
 	}
 	scratch := make([]lists, e.workers)
 	var total atomic.Int64
@@ -348,7 +417,7 @@ func (e *wnnEval[T]) productsOf(budget int) []pairProducts {
 		lo, hi := ch*wnnChunk, min((ch+1)*wnnChunk, n)
 		z := pairProducts{off: make([]int, 1, hi-lo+1)}
 		zl := &scratch[w]
-		zl.idx, zl.val = zl.idx[:0], zl.val[:0]
+		zl.col, zl.vy = zl.col[:0], zl.vy[:0]
 		var ix []int32
 		last := int32(-1)
 		for k := lo; k < hi; k++ {
@@ -366,18 +435,26 @@ func (e *wnnEval[T]) productsOf(budget int) []pairProducts {
 			iy, vy := e.src.sparse.SparseRow(int(ps.items[ps.yEnd[k]]))
 			for j, c := range iy {
 				if xb[c] != 0 {
-					zl.idx = append(zl.idx, c)
-					zl.val = append(zl.val, xb[c]*float64(vy[j]))
+					zl.col = append(zl.col, c)
+					zl.vy = append(zl.vy, vy[j])
 				}
 			}
-			z.off = append(z.off, len(zl.idx))
+			z.off = append(z.off, len(zl.col))
 		}
 		for _, c := range ix {
 			xb[c] = 0
 		}
-		z.idx, z.val = slices.Clone(zl.idx), slices.Clone(zl.val)
+		if f <= col16Limit {
+			z.col16 = make([]uint16, len(zl.col))
+			for j, c := range zl.col {
+				z.col16[j] = uint16(c)
+			}
+		} else {
+			z.col32 = slices.Clone(zl.col)
+		}
+		z.vy = slices.Clone(zl.vy)
 		out[ch] = z
-		total.Add(int64(len(z.idx)))
+		total.Add(int64(len(z.vy)))
 	})
 	if total.Load() > int64(budget) {
 		return nil
