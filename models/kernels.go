@@ -296,6 +296,34 @@ func (s rowSource) packed(items []int32) rowSource {
 	return s
 }
 
+// sharePacked returns a and b (lean rows of the ascending items ai and bi)
+// with one packing of both sets' rows, or as they are where the rows of
+// both are denser than maxSparseDensity together.
+func sharePacked(a rowSource, ai []int32, b rowSource, bi []int32) (rowSource, rowSource) {
+	if !a.lean || !b.lean || a.sparse != nil || b.sparse != nil {
+		return a, b
+	}
+	var items, only []int32 // the union, and bi's items not in ai
+	i := 0
+	for _, it := range bi {
+		for ; i < len(ai) && ai[i] < it; i++ {
+			items = append(items, ai[i])
+		}
+		if i < len(ai) && ai[i] == it {
+			continue // taken from ai
+		}
+		items, only = append(items, it), append(only, it)
+	}
+	items = append(items, ai[i:]...)
+	nnz, ok := nonZeros(a.dense, only, a.dim)
+	if !ok || float64(a.nnz+nnz) > maxSparseDensity*float64(len(items))*float64(a.dim) {
+		return a, b
+	}
+	p := packRows(a.dense, items, a.dim, a.nnz+nnz)
+	a.sparse, b.sparse = p, p
+	return a, b
+}
+
 // nonZeroRow returns row i's non-zeros, columns ascending: the sparse row,
 // or a lean dense row's, the latter in idx and val (dim long).
 func (s rowSource) nonZeroRow(i int, idx []int32, val []float32) ([]int32, []float32) {

@@ -3,6 +3,7 @@ package models
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"monomer/graph"
@@ -331,5 +332,47 @@ func TestWNNProductsSameBits(t *testing.T) {
 		if math.Float64bits(g16[i]) != math.Float64bits(g32[i]) {
 			t.Fatalf("gradient %d: %v with 16-bit columns, %v with 32", i, g16[i], g32[i])
 		}
+	}
+}
+
+// TestSharePacked: the train and validation sets' lean rows are packed
+// once, every item of either set readable with its non-zeros; where the
+// validation items alone are too dense, each set keeps its lean rows.
+func TestSharePacked(t *testing.T) {
+	const rows, dim = 60, 40
+	rng := rand.New(rand.NewPCG(5, 5))
+	feat := reluDense(rng, rows, dim, 0.14)
+	a, ai := rowSource{dense: feat, dim: dim, rows: rows}, []int32{0, 3, 4, 10, 11, 30, 59}
+	b, bi := a, []int32{1, 3, 11, 12, 58}
+	a.nnz, a.lean = nonZeros(feat, ai, dim)
+	b.nnz, b.lean = nonZeros(feat, bi, dim)
+	sa, sb := sharePacked(a, ai, b, bi)
+	if sa.sparse == nil || sa.sparse != sb.sparse {
+		t.Fatalf("not one packing: %v, %v", sa.sparse, sb.sparse)
+	}
+	p := sa.sparse.(*packedRows)
+	if want, _ := nonZeros(feat, []int32{0, 1, 3, 4, 10, 11, 12, 30, 58, 59}, dim); int64(len(p.idx)) != want || cap(p.idx) != len(p.idx) {
+		t.Errorf("%d non-zeros packed (capacity %d), want %d", len(p.idx), cap(p.idx), want)
+	}
+	for _, it := range append(slices.Clone(ai), bi...) {
+		idx, val := sa.sparse.SparseRow(int(it))
+		n := 0
+		for c, v := range feat.Row(int(it)) {
+			if v != 0 {
+				if n >= len(idx) || idx[n] != int32(c) || val[n] != v {
+					t.Fatalf("row %d: %v %v, not its non-zeros", it, idx, val)
+				}
+				n++
+			}
+		}
+		if n != len(idx) {
+			t.Fatalf("row %d: %d non-zeros packed, want %d", it, len(idx), n)
+		}
+	}
+	for c := range dim {
+		feat.data[58*dim+c] = 1 // a validation-only row all non-zero
+	}
+	if sa, sb := sharePacked(a, ai, b, bi); sa.sparse != nil || sb.sparse != nil {
+		t.Error("packed validation-only rows denser than maxSparseDensity")
 	}
 }

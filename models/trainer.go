@@ -73,14 +73,22 @@ func Train(ctx context.Context, feat Features, train, valid []graph.Pair, spec S
 	}
 	t := &trainer{spec: spec, model: m, progress: progress, src: src, trainSet: trainSet}
 	scale := featureScale(src, trainSet.items)
-	t.train = newObjective(m.evaluator(src, trainSet, spec.Float64, spec.Workers), trainSet.labels)
-	t.train.scale, t.train.penalty = scale, penalty
+	var vsrc rowSource
+	var validSet *pairSet
 	if len(valid) > 0 {
-		// Its own rows: packed sparse rows hold only their pair set's items.
-		vsrc, validSet, err := prepare(feat, src.dim, valid, "valid")
+		vsrc, validSet, err = prepare(feat, src.dim, valid, "valid")
 		if err != nil {
 			return nil, err
 		}
+		if _, ok := m.(wnn); ok || spec.Float64 {
+			// These evaluators read lean rows one by one, packed: once
+			// for both pair sets, whose items are mostly the same.
+			src, vsrc = sharePacked(src, trainSet.items, vsrc, validSet.items)
+		}
+	}
+	t.train = newObjective(m.evaluator(src, trainSet, spec.Float64, spec.Workers), trainSet.labels)
+	t.train.scale, t.train.penalty = scale, penalty
+	if len(valid) > 0 {
 		t.valid = newObjective(m.evaluator(vsrc, validSet, spec.Float64, spec.Workers), validSet.labels)
 		t.valid.scale = scale
 	}
