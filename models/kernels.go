@@ -296,12 +296,20 @@ func (s rowSource) packed(items []int32) rowSource {
 	return s
 }
 
-// sharePacked returns a and b (lean rows of the ascending items ai and bi)
-// with one packing of both sets' rows, or as they are where the rows of
-// both are denser than maxSparseDensity together.
-func sharePacked(a rowSource, ai []int32, b rowSource, bi []int32) (rowSource, rowSource) {
+// sharedRows are the items of two pair sets whose lean rows are packed
+// once for both (the validation items are mostly training items too), and
+// their non-zeros.
+type sharedRows struct {
+	items []int32
+	nnz   int64
+}
+
+// shareRows plans one packing of the lean rows of the ascending items ai
+// (of a) and bi (of b), or returns nil where either is not lean or the
+// rows of both are denser than maxSparseDensity together.
+func shareRows(a rowSource, ai []int32, b rowSource, bi []int32) *sharedRows {
 	if !a.lean || !b.lean || a.sparse != nil || b.sparse != nil {
-		return a, b
+		return nil
 	}
 	var items, only []int32 // the union, and bi's items not in ai
 	i := 0
@@ -317,9 +325,14 @@ func sharePacked(a rowSource, ai []int32, b rowSource, bi []int32) (rowSource, r
 	items = append(items, ai[i:]...)
 	nnz, ok := nonZeros(a.dense, only, a.dim)
 	if !ok || float64(a.nnz+nnz) > maxSparseDensity*float64(len(items))*float64(a.dim) {
-		return a, b
+		return nil
 	}
-	p := packRows(a.dense, items, a.dim, a.nnz+nnz)
+	return &sharedRows{items: items, nnz: a.nnz + nnz}
+}
+
+// pack returns a and b with the rows of sh packed once for both.
+func (sh *sharedRows) pack(a, b rowSource) (rowSource, rowSource) {
+	p := packRows(a.dense, sh.items, a.dim, sh.nnz)
 	a.sparse, b.sparse = p, p
 	return a, b
 }

@@ -106,6 +106,11 @@ type Spec struct {
 	// evaluation (the BLAS gemm schedules its own). If 0, GOMAXPROCS.
 	// Results do not depend on it.
 	Workers int
+	// Memory, if set, is given the bytes Train estimates it will hold for
+	// its data (pair sets, rows, per-pair state; not the parameters, which
+	// grow with the settings alone) once it has counted them, before it
+	// allocates the large part; an error from it ends Train.
+	Memory func(data int64) error
 }
 
 func (s Spec) resolve() (Spec, error) {

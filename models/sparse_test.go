@@ -346,7 +346,11 @@ func TestSharePacked(t *testing.T) {
 	b, bi := a, []int32{1, 3, 11, 12, 58}
 	a.nnz, a.lean = nonZeros(feat, ai, dim)
 	b.nnz, b.lean = nonZeros(feat, bi, dim)
-	sa, sb := sharePacked(a, ai, b, bi)
+	sh := shareRows(a, ai, b, bi)
+	if sh == nil {
+		t.Fatal("no shared packing")
+	}
+	sa, sb := sh.pack(a, b)
 	if sa.sparse == nil || sa.sparse != sb.sparse {
 		t.Fatalf("not one packing: %v, %v", sa.sparse, sb.sparse)
 	}
@@ -372,7 +376,7 @@ func TestSharePacked(t *testing.T) {
 	for c := range dim {
 		feat.data[58*dim+c] = 1 // a validation-only row all non-zero
 	}
-	if sa, sb := sharePacked(a, ai, b, bi); sa.sparse != nil || sb.sparse != nil {
+	if shareRows(a, ai, b, bi) != nil {
 		t.Error("packed validation-only rows denser than maxSparseDensity")
 	}
 }

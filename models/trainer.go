@@ -75,16 +75,25 @@ func Train(ctx context.Context, feat Features, train, valid []graph.Pair, spec S
 	scale := featureScale(src, trainSet.items)
 	var vsrc rowSource
 	var validSet *pairSet
+	var shared *sharedRows
 	if len(valid) > 0 {
 		vsrc, validSet, err = prepare(feat, src.dim, valid, "valid")
 		if err != nil {
 			return nil, err
 		}
-		if _, ok := m.(wnn); ok || spec.Float64 {
-			// These evaluators read lean rows one by one, packed: once
-			// for both pair sets, whose items are mostly the same.
-			src, vsrc = sharePacked(src, trainSet.items, vsrc, validSet.items)
+		if rowByRow(m, spec) {
+			// Packed once for both pair sets, whose items are mostly the
+			// same.
+			shared = shareRows(src, trainSet.items, vsrc, validSet.items)
 		}
+	}
+	if spec.Memory != nil {
+		if err := spec.Memory(dataMemory(m, spec, src, trainSet, vsrc, validSet, shared)); err != nil {
+			return nil, err
+		}
+	}
+	if shared != nil {
+		src, vsrc = shared.pack(src, vsrc)
 	}
 	t.train = newObjective(m.evaluator(src, trainSet, spec.Float64, spec.Workers), trainSet.labels)
 	t.train.scale, t.train.penalty = scale, penalty
@@ -160,6 +169,13 @@ func (t *trainer) init(src rowSource, ps *pairSet, rng *rand.Rand) []float64 {
 	}
 	theta[0] = med
 	return theta
+}
+
+// rowByRow reports whether m's evaluators under spec read lean rows one by
+// one, packed (WNN, float64 kernels), not by columns.
+func rowByRow(m model, spec Spec) bool {
+	_, ok := m.(wnn)
+	return ok || spec.Float64
 }
 
 func median(v []float64) float64 {

@@ -149,12 +149,35 @@ func NewCols(rows, dim, c int, row func(i int) ([]int32, []float32)) *Cols {
 		idx, _ := row(i)
 		nnz += len(idx)
 	}
+	return newCols(rows, dim, c, blockRows(rows, dim, c, nnz), rangeCols(c), row)
+}
+
+// blockRows is the rows of a block of NewCols's layout.
+func blockRows(rows, dim, c, nnz int) int {
 	cs := Stride(max(c, 1))
 	block := l2Budget / (4 * cs)
 	if nnz > 0 {
 		block = max(gBudget/(4*cs), min(block, perColumn*dim*rows/nnz))
 	}
-	return newCols(rows, dim, c, block, max(16, accBudget/(4*max(c, 1))), row)
+	return block
+}
+
+// rangeCols is the columns of a range of NewCols's layout.
+func rangeCols(c int) int { return max(16, accBudget/(4*max(c, 1))) }
+
+// ColsBytes is about the bytes NewCols holds for rows of dim columns with
+// nnz non-zeros in all, spread like independent draws: 8 a non-zero, 8 a
+// column present in a block, the block's range starts, the scratch block.
+func ColsBytes(rows, dim, c int, nnz int64) int64 {
+	if rows == 0 || dim == 0 {
+		return 0
+	}
+	block := blockRows(rows, dim, c, int(min(nnz, math.MaxInt32)))
+	nb := int64((rows + block - 1) / block)
+	density := float64(nnz) / (float64(rows) * float64(dim))
+	present := float64(dim) * (1 - math.Pow(1-min(density, 1), float64(block)))
+	ranges := int64((dim + rangeCols(c) - 1) / rangeCols(c))
+	return 8*nnz + int64(8*float64(nb)*present) + 8*nb*(ranges+1) + int64(4*block*Stride(max(c, 1)))
 }
 
 // newCols is NewCols with the block's rows and the range's columns given.
