@@ -259,7 +259,7 @@ func TestValidErrorIsScores(t *testing.T) {
 }
 
 // TestWNNProductsSameBits: WNN's pair products, kept as y's values and
-// their columns (16 or 32 bits wide), give every pair the distance of the
+// their positions in x's row (16 or 32 bits wide), give every pair the distance of the
 // products z = f_x·f_y kept in float64 (summed by weightedSum, as before
 // they were compacted), bit for bit, and both column widths the same
 // value and gradient bits.
@@ -309,28 +309,46 @@ func TestWNNProductsSameBits(t *testing.T) {
 		return d, grad, e
 	}
 	d16, g16, e := eval()
-	if e.viaDense || e.z[0].col16 == nil {
-		t.Fatalf("via dense rows %v, 16-bit columns %v: not the path under test", e.viaDense, e.z[0].col16 != nil)
+	if e.viaDense || e.z[0].pos16 == nil {
+		t.Fatalf("via dense rows %v, 16-bit columns %v: not the path under test", e.viaDense, e.z[0].pos16 != nil)
 	}
 	for p := range want {
 		if math.Float64bits(d16[p]) != math.Float64bits(want[p]) {
 			t.Fatalf("pair %d: distance %v, from float64 products %v", p, d16[p], want[p])
 		}
 	}
+	// Each chunk's Σ −2 g_p z_p, from the float64 products in x order.
+	for ch := range (len(pairs) + wnnChunk - 1) / wnnChunk {
+		acc := make([]float64, dim)
+		for k := ch * wnnChunk; k < min((ch+1)*wnnChunk, len(pairs)); k++ {
+			g := e.dg64[k]
+			fx, fy := feat.Row(int(ps.items[ps.xEnd[k]])), feat.Row(int(ps.items[ps.yEnd[k]]))
+			for c := range dim {
+				if g != 0 && fx[c] != 0 && fy[c] != 0 {
+					acc[c] -= 2 * g * (float64(fx[c]) * float64(fy[c]))
+				}
+			}
+		}
+		for c := range dim {
+			if math.Float64bits(acc[c]) != math.Float64bits(e.acc64[ch][c]) {
+				t.Fatalf("chunk %d column %d: products' gradient sum %v, from float64 products %v", ch, c, e.acc64[ch][c], acc[c])
+			}
+		}
+	}
 	defer func(l int) { col16Limit = l }(col16Limit)
 	col16Limit = dim - 1
 	d32, g32, e := eval()
-	if e.z[0].col32 == nil {
-		t.Fatal("32-bit columns not used")
+	if e.z[0].pos32 == nil {
+		t.Fatal("32-bit positions not used")
 	}
 	for p := range d16 {
 		if math.Float64bits(d16[p]) != math.Float64bits(d32[p]) {
-			t.Fatalf("pair %d: distance %v with 16-bit columns, %v with 32", p, d16[p], d32[p])
+			t.Fatalf("pair %d: distance %v with 16-bit positions, %v with 32", p, d16[p], d32[p])
 		}
 	}
 	for i := range g16 {
 		if math.Float64bits(g16[i]) != math.Float64bits(g32[i]) {
-			t.Fatalf("gradient %d: %v with 16-bit columns, %v with 32", i, g16[i], g32[i])
+			t.Fatalf("gradient %d: %v with 16-bit positions, %v with 32", i, g16[i], g32[i])
 		}
 	}
 }

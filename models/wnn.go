@@ -72,7 +72,6 @@ type wnnEval[T Float] struct {
 	dg64  []float64 // per pair ∂f/∂d, in x order
 	acc64 [][]float64
 	z     []pairProducts // per chunk, built at the first evaluation
-	xb    [][]float64    // per worker the current x's row spread out
 	// viaDense: the products would exceed their budget, so the pairs run
 	// on the dense rows.
 	viaDense bool
@@ -218,9 +217,10 @@ func (e *wnnEval[T]) diff(x, y int, qBuf []T) []T {
 // s_x + s_y (z rounded to float32 put it at 1e-7: Score's probabilities
 // and the Retriever's float64 ones then differed by up to 3e-9, past
 // TestTopKMatchesBruteForce's 1e-9). So the products are kept as y's
-// value and its column (6 bytes, 12 as a float64 and an int32: 4.3 GB at
-// Women's size, 180 products a pair), and z is formed again from x's row,
-// spread out once for its run of pairs: the same bits. d is clamped at 0.
+// value and the position of the column in x's row (6 bytes, 12 as a
+// float64 and an int32: 4.3 GB at Women's size, 180 products a pair), and
+// z is formed again from x's row, read in x order: the same bits. d is
+// clamped at 0.
 func (e *wnnEval[T]) sparseEval(theta []float64, loss func(p int, d float64) float64, grad []float64) {
 	ps, f := e.ps, e.src.dim
 	n := len(ps.x)
@@ -248,34 +248,28 @@ func (e *wnnEval[T]) sparseEval(theta []float64, loss func(p int, d float64) flo
 			e.acc64[i] = make([]float64, f)
 		}
 	}
-	if e.xb == nil {
-		e.xb = make([][]float64, e.workers)
-	}
 	runChunks(chunks, e.workers, func(w, ch int) {
 		var acc []float64
 		if grad != nil {
 			acc = e.acc64[ch]
 			clear(acc)
 		}
-		if e.xb[w] == nil {
-			e.xb[w] = make([]float64, f)
-		}
-		xb := e.xb[w]
 		z := &e.z[ch]
 		lo, hi := ch*wnnChunk, min((ch+1)*wnnChunk, n)
 		var ix []int32
+		var vx []float32
 		last := int32(-1)
 		for k := lo; k < hi; k++ {
 			if x := ps.xEnd[k]; x != last {
-				ix = spreadRow(xb, ix, e.src.sparse, int(ps.items[x]))
+				ix, vx = e.src.sparse.SparseRow(int(ps.items[x]))
 				last = x
 			}
 			a, b := z.off[k-lo], z.off[k-lo+1]
 			var cross float64
-			if z.col16 != nil {
-				cross = crossSum(w2, xb, z.col16[a:b], z.vy[a:b])
+			if z.pos16 != nil {
+				cross = crossSum(w2, ix, vx, z.pos16[a:b], z.vy[a:b])
 			} else {
-				cross = crossSum(w2, xb, z.col32[a:b], z.vy[a:b])
+				cross = crossSum(w2, ix, vx, z.pos32[a:b], z.vy[a:b])
 			}
 			g := loss(int(ps.byX[k]), max(e.sq[ps.xEnd[k]]+e.sq[ps.yEnd[k]]-2*cross, 0))
 			if acc == nil || (g < float64(e.tiny) && g > -float64(e.tiny)) {
@@ -283,14 +277,11 @@ func (e *wnnEval[T]) sparseEval(theta []float64, loss func(p int, d float64) flo
 				continue
 			}
 			e.dg64[k] = g
-			if z.col16 != nil {
-				subProducts(acc, g, xb, z.col16[a:b], z.vy[a:b])
+			if z.pos16 != nil {
+				subProducts(acc, g, ix, vx, z.pos16[a:b], z.vy[a:b])
 			} else {
-				subProducts(acc, g, xb, z.col32[a:b], z.vy[a:b])
+				subProducts(acc, g, ix, vx, z.pos32[a:b], z.vy[a:b])
 			}
-		}
-		for _, c := range ix {
-			xb[c] = 0
 		}
 	})
 	if grad == nil {
@@ -330,56 +321,45 @@ func (e *wnnEval[T]) sparseEval(theta []float64, loss func(p int, d float64) flo
 }
 
 // pairProducts holds, for the pairs of one chunk (x-order positions lo..),
-// z = f_x ∘ f_y on supp x ∩ supp y as the columns and f_y there: pair
-// lo+k's columns are col16 (features of at most 2¹⁶ columns) or col32
-// [off[k]:off[k+1]], ascending, f_y's values vy likewise.
+// z = f_x ∘ f_y on supp x ∩ supp y as positions in x's sparse row and f_y
+// there: pair lo+k's positions are pos16 (features of at most 2¹⁶
+// columns) or pos32 [off[k]:off[k+1]], ascending, f_y's values vy
+// likewise.
 type pairProducts struct {
 	off   []int
-	col16 []uint16
-	col32 []int32
+	pos16 []uint16
+	pos32 []int32
 	vy    []float32
 }
 
-// spreadRow clears the columns ix of xb and spreads sparse row i into it,
-// returning the row's columns.
-func spreadRow(xb []float64, ix []int32, rows Sparse, i int) []int32 {
-	for _, c := range ix {
-		xb[c] = 0
-	}
-	ix, vx := rows.SparseRow(i)
-	for j, c := range ix {
-		xb[c] = float64(vx[j])
-	}
-	return ix
-}
-
-// crossSum is Σ_j w2[c_j] z_j with z_j = xb[c_j]·vy_j, as weightedSum sums
-// the products z (the same bits).
-func crossSum[I uint16 | int32](w2, xb []float64, col []I, vy []float32) float64 {
-	term := func(c I, y float32) float64 { return w2[c] * (xb[c] * float64(y)) }
+// crossSum is Σ_j w2[c_j] z_j with c_j = ix[pos_j], z_j = vx[pos_j]·vy_j,
+// as weightedSum sums the products z (the same bits).
+func crossSum[I uint16 | int32](w2 []float64, ix []int32, vx []float32, pos []I, vy []float32) float64 {
+	term := func(p I, y float32) float64 { return w2[ix[p]] * (float64(vx[p]) * float64(y)) }
 	var s [4]float64
 	j := 0
-	for ; j+4 <= len(col); j += 4 {
-		cc, yy := col[j:j+4:j+4], vy[j:j+4:j+4]
+	for ; j+4 <= len(pos); j += 4 {
+		pp, yy := pos[j:j+4:j+4], vy[j:j+4:j+4]
 		for l := range 4 {
-			s[l] += term(cc[l], yy[l])
+			s[l] += term(pp[l], yy[l])
 		}
 	}
-	for ; j < len(col); j++ {
-		s[0] += term(col[j], vy[j])
+	for ; j < len(pos); j++ {
+		s[0] += term(pos[j], vy[j])
 	}
 	return (s[0] + s[1]) + (s[2] + s[3])
 }
 
-// subProducts subtracts 2·g·z_j from acc[c_j], z_j = xb[c_j]·vy_j.
-func subProducts[I uint16 | int32](acc []float64, g float64, xb []float64, col []I, vy []float32) {
-	for j, c := range col {
-		acc[c] -= 2 * g * (xb[c] * float64(vy[j]))
+// subProducts subtracts 2·g·z_j from acc[c_j], c_j = ix[pos_j], z_j =
+// vx[pos_j]·vy_j.
+func subProducts[I uint16 | int32](acc []float64, g float64, ix []int32, vx []float32, pos []I, vy []float32) {
+	for j, p := range pos {
+		acc[ix[p]] -= 2 * g * (float64(vx[p]) * float64(vy[j]))
 	}
 }
 
 // col16Limit is the feature dimension up to which products keep their
-// columns as uint16 (a variable for the tests of the int32 path).
+// positions as uint16 (a variable for the tests of the int32 path).
 var col16Limit = 1 << 16
 
 // maxProductsShare bounds the pair products WNN keeps: at most F /
@@ -396,12 +376,12 @@ func (e *wnnEval[T]) productsOf(budget int) []pairProducts {
 	ps, n, f := e.ps, len(e.ps.x), e.src.dim
 	chunks := (n + wnnChunk - 1) / wnnChunk
 	out := make([]pairProducts, chunks)
-	xbs := make([][]float64, e.workers)
+	xps := make([][]int32, e.workers) // per worker 1 + x's position of each column, or 0
 	// Per worker growing lists, copied out exactly sized at each chunk's
 	// end: appending into each chunk's own lists left up to half of 4.3 GB
 	// as garbage at Women's size, which the collector let the heap keep.
 	type lists struct {
-		col []int32
+		pos []int32
 		vy  []float32
 	}
 	scratch := make([]lists, e.workers)
@@ -410,47 +390,46 @@ func (e *wnnEval[T]) productsOf(budget int) []pairProducts {
 		if total.Load() > int64(budget) {
 			return
 		}
-		if xbs[w] == nil {
-			xbs[w] = make([]float64, f)
+		if xps[w] == nil {
+			xps[w] = make([]int32, f)
 		}
-		xb := xbs[w]
+		xp := xps[w]
 		lo, hi := ch*wnnChunk, min((ch+1)*wnnChunk, n)
 		z := pairProducts{off: make([]int, 1, hi-lo+1)}
 		zl := &scratch[w]
-		zl.col, zl.vy = zl.col[:0], zl.vy[:0]
+		zl.pos, zl.vy = zl.pos[:0], zl.vy[:0]
 		var ix []int32
 		last := int32(-1)
 		for k := lo; k < hi; k++ {
 			if x := ps.xEnd[k]; x != last {
 				for _, c := range ix {
-					xb[c] = 0
+					xp[c] = 0
 				}
-				var vx []float32
-				ix, vx = e.src.sparse.SparseRow(int(ps.items[x]))
+				ix, _ = e.src.sparse.SparseRow(int(ps.items[x]))
 				for j, c := range ix {
-					xb[c] = float64(vx[j])
+					xp[c] = int32(j + 1)
 				}
 				last = x
 			}
 			iy, vy := e.src.sparse.SparseRow(int(ps.items[ps.yEnd[k]]))
 			for j, c := range iy {
-				if xb[c] != 0 {
-					zl.col = append(zl.col, c)
+				if p := xp[c]; p != 0 {
+					zl.pos = append(zl.pos, p-1)
 					zl.vy = append(zl.vy, vy[j])
 				}
 			}
-			z.off = append(z.off, len(zl.col))
+			z.off = append(z.off, len(zl.pos))
 		}
 		for _, c := range ix {
-			xb[c] = 0
+			xp[c] = 0
 		}
 		if f <= col16Limit {
-			z.col16 = make([]uint16, len(zl.col))
-			for j, c := range zl.col {
-				z.col16[j] = uint16(c)
+			z.pos16 = make([]uint16, len(zl.pos))
+			for j, p := range zl.pos {
+				z.pos16[j] = uint16(p)
 			}
 		} else {
-			z.col32 = slices.Clone(zl.col)
+			z.pos32 = slices.Clone(zl.pos)
 		}
 		z.vy = slices.Clone(zl.vy)
 		out[ch] = z
