@@ -215,7 +215,7 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env, p evaluateParams) (*
 			// the train pairs at Women's size) are garbage now: collected
 			// here, the next Score's reuse their memory instead of piling
 			// on top (the collector's goal is twice the heap it last found
-			// live): 6.05 → GB peak RssAnon at Women's size.
+			// live): 6.1 → 5.1 GB peak RssAnon at Women's size.
 			runtime.GC()
 			labels := make([]bool, len(p))
 			for i, q := range p {
