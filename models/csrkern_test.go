@@ -12,19 +12,28 @@ import (
 // into each item group's accumulator, each item's row of G by one axpy a
 // term instead of csrkern.Combine), objective and gradient, for LMT
 // and Monomer at the paper's shapes (C = 100, 104) and the also_viewed ones
-// (C = 50, 54), over several item groups.
+// (C = 50, 54), over several item groups. At density 0.05 the blocks of
+// Cols are too tall for MulTo to be preferred: lean rows, held by columns
+// only, still take it.
 func TestSparseColsSameBits(t *testing.T) {
+	for _, density := range []float64{0.14, 0.05} {
+		testSparseColsSameBits(t, density)
+	}
+}
+
+func testSparseColsSameBits(t *testing.T, density float64) {
 	const items, dim = 1500, 120
 	rng := rand.New(rand.NewPCG(7, 7))
-	feat := reluDense(rng, items, dim, 0.14)
+	feat := reluDense(rng, items, dim, density)
 	pairs := randPairs(rng, items, 4000)
 	sp, ps, err := prepare(feat, dim, pairs, "train")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sp.sparse == nil {
-		t.Fatal("prepare kept ReLU features at density 0.14 dense")
+	if !sp.lean {
+		t.Fatalf("prepare kept ReLU features at density %g dense", density)
 	}
+	preferred := 0
 	for _, spec := range []Spec{
 		{Model: ModelLMT, K: 100}, {Model: ModelMonomer, K: 20, N: 4},
 		{Model: ModelLMT, K: 50}, {Model: ModelMonomer, K: 10, N: 4},
@@ -38,6 +47,7 @@ func TestSparseColsSameBits(t *testing.T) {
 			t.Fatal(err)
 		}
 		theta := (&trainer{model: m, train: newObjective(m.evaluator(sp, ps, false, 0), ps.labels)}).init(sp, ps, rand.New(rand.NewPCG(3, 3)))
+		var byCols *projEval[float32]
 		eval := func(rowByRow bool) (float64, []float64) {
 			ev := m.evaluator(sp, ps, false, 0)
 			pe := ev.(*projEval[float32])
@@ -46,6 +56,9 @@ func TestSparseColsSameBits(t *testing.T) {
 			}
 			if rowByRow {
 				pe.cols, pe.ws, pe.w, pe.combos = nil, pe.c, make([]float32, dim*pe.c), nil
+				pe.src = pe.src.packed(ps.items)
+			} else {
+				byCols = pe
 			}
 			obj := newObjective(ev, ps.labels)
 			obj.lambda = 1e-4
@@ -53,6 +66,11 @@ func TestSparseColsSameBits(t *testing.T) {
 			return obj.eval(theta, grad), grad
 		}
 		fc, gc := eval(false)
+		for _, c := range byCols.cols {
+			if c.PreferMulTo() {
+				preferred++
+			}
+		}
 		fr, gr := eval(true)
 		if math.Float64bits(fc) != math.Float64bits(fr) {
 			t.Errorf("%s K=%d: objective %v by columns, %v row by row", spec.Model, spec.K, fc, fr)
@@ -62,6 +80,9 @@ func TestSparseColsSameBits(t *testing.T) {
 				t.Fatalf("%s K=%d: gradient element %d is %v by columns, %v row by row", spec.Model, spec.K, i, gc[i], gr[i])
 			}
 		}
+	}
+	if (density < 0.1) != (preferred == 0) {
+		t.Fatalf("density %g: MulTo preferred in %d item groups: not the path under test", density, preferred)
 	}
 }
 

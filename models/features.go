@@ -97,6 +97,11 @@ func packSparse(d Dense, items []int32, dim int) *packedRows {
 	if !ok {
 		return nil
 	}
+	return packRows(d, items, dim, nnz)
+}
+
+// packRows packs the rows of items (ascending), nnz non-zeros in all.
+func packRows(d Dense, items []int32, dim int, nnz int64) *packedRows {
 	p := &packedRows{dim: dim, off: make([]int64, d.Rows()+1), idx: make([]int32, 0, nnz), val: make([]float32, 0, nnz),
 		packed: make([]bool, d.Rows())}
 	next := 0

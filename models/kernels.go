@@ -279,6 +279,79 @@ type rowSource struct {
 	sparse Sparse
 	dim    int
 	rows   int
+	// lean: dense rows with at most maxSparseDensity of their values
+	// non-zero over the pair set's items (nnz of them), multiplied as
+	// sparse rows. Each evaluator keeps them in the one layout it reads
+	// (packed, or csrkern.Cols): at Women's size each copy of the train
+	// items' non-zeros is 2.7 GB.
+	lean bool
+	nnz  int64
+}
+
+// packed returns s with the lean dense rows of items packed as sparse rows
+// (packSparse), for the kernels that read rows one by one.
+func (s rowSource) packed(items []int32) rowSource {
+	if s.lean && s.sparse == nil {
+		s.sparse = packRows(s.dense, items, s.dim, s.nnz)
+	}
+	return s
+}
+
+// sharedRows are the items of two pair sets whose lean rows are packed
+// once for both (the validation items are mostly training items too), and
+// their non-zeros.
+type sharedRows struct {
+	items []int32
+	nnz   int64
+}
+
+// shareRows plans one packing of the lean rows of the ascending items ai
+// (of a) and bi (of b), or returns nil where either is not lean or the
+// rows of both are denser than maxSparseDensity together.
+func shareRows(a rowSource, ai []int32, b rowSource, bi []int32) *sharedRows {
+	if !a.lean || !b.lean || a.sparse != nil || b.sparse != nil {
+		return nil
+	}
+	var items, only []int32 // the union, and bi's items not in ai
+	i := 0
+	for _, it := range bi {
+		for ; i < len(ai) && ai[i] < it; i++ {
+			items = append(items, ai[i])
+		}
+		if i < len(ai) && ai[i] == it {
+			continue // taken from ai
+		}
+		items, only = append(items, it), append(only, it)
+	}
+	items = append(items, ai[i:]...)
+	nnz, ok := nonZeros(a.dense, only, a.dim)
+	if !ok || float64(a.nnz+nnz) > maxSparseDensity*float64(len(items))*float64(a.dim) {
+		return nil
+	}
+	return &sharedRows{items: items, nnz: a.nnz + nnz}
+}
+
+// pack returns a and b with the rows of sh packed once for both.
+func (sh *sharedRows) pack(a, b rowSource) (rowSource, rowSource) {
+	p := packRows(a.dense, sh.items, a.dim, sh.nnz)
+	a.sparse, b.sparse = p, p
+	return a, b
+}
+
+// nonZeroRow returns row i's non-zeros, columns ascending: the sparse row,
+// or a lean dense row's, the latter in idx and val (dim long).
+func (s rowSource) nonZeroRow(i int, idx []int32, val []float32) ([]int32, []float32) {
+	if s.sparse != nil {
+		return s.sparse.SparseRow(i)
+	}
+	n := 0
+	for j, v := range s.dense.Row(i)[:s.dim] {
+		if v != 0 {
+			idx[n], val[n] = int32(j), v
+			n++
+		}
+	}
+	return idx[:n], val[:n]
 }
 
 func newRowSource(feat Features) (rowSource, error) {
@@ -334,6 +407,9 @@ func (s rowSource) check(items []int32) error {
 // density is the share of non-zero values in the rows of items where they
 // are sparse, 0 where they are dense.
 func (s rowSource) density(items []int32) float64 {
+	if s.lean && s.sparse == nil && len(items) > 0 {
+		return float64(s.nnz) / (float64(len(items)) * float64(s.dim))
+	}
 	if s.sparse == nil || len(items) == 0 {
 		return 0
 	}
@@ -345,12 +421,21 @@ func (s rowSource) density(items []int32) float64 {
 	return float64(nnz) / (float64(len(items)) * float64(s.dim))
 }
 
-// sqNorm is ‖f_i‖².
-func (s rowSource) sqNorm(i int) float64 {
+// sqNorm is ‖f_i‖², summed over the non-zeros of sparse and lean rows
+// (buf holds a lean row's, dim long).
+func (s rowSource) sqNorm(i int, buf []float32) float64 {
 	var v []float32
-	if s.sparse != nil {
+	switch {
+	case s.sparse != nil:
 		_, v = s.sparse.SparseRow(i)
-	} else {
+	case s.lean:
+		v = buf[:0]
+		for _, x := range s.dense.Row(i)[:s.dim] {
+			if x != 0 {
+				v = append(v, x)
+			}
+		}
+	default:
 		v = s.dense.Row(i)
 	}
 	// Float64 accumulation in gonum's SIMD assembly: this pass reads every
@@ -559,7 +644,13 @@ func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, worker
 		st:      hugemem.Slice[T](len(ps.x) * kern.stateLen()),
 		dg:      hugemem.Slice[T](len(ps.x)),
 	}
-	if _, f32 := any(T(0)).(float32); f32 && src.sparse != nil {
+	_, f32 := any(T(0)).(float32)
+	if !f32 {
+		// Float64 kernels read the lean rows one by one.
+		src = src.packed(ps.items)
+		e.src = src
+	}
+	if f32 && (src.sparse != nil || src.lean) {
 		e.ws = csrkern.Stride(c)
 		e.w = any(csrkern.Floats(src.dim * e.ws)).([]T)
 		e.cols = make([]*csrkern.Cols, len(e.groups))
@@ -575,7 +666,7 @@ func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, worker
 	}
 	// Where each block's rows lie depends on the items only: found once,
 	// read by every forward and backward pass.
-	if src.sparse == nil {
+	if src.sparse == nil && !src.lean {
 		e.spans = make([]blockSpan[T], (n+rowBlock-1)/rowBlock)
 		for b := range e.spans {
 			e.spans[b].span, e.spans[b].ok = e.direct(ps.items[b*rowBlock : min((b+1)*rowBlock, n)])
@@ -740,7 +831,9 @@ func (e *projEval[T]) project() {
 	}
 	runChunks(len(e.groups), e.workers, func(w, gi int) {
 		grp := e.groups[gi]
-		if e.cols != nil && e.colsOf(gi).PreferMulTo() {
+		// Lean rows are held by columns only: MulTo, whose bits are
+		// RowMul's, whichever is faster.
+		if e.cols != nil && (e.colsOf(gi).PreferMulTo() || e.src.sparse == nil) {
 			e.cols[gi].MulTo(any(e.p[grp.lo*c:grp.hi*c]).([]float32), any(e.w).([]float32), c, e.ws)
 			itemState(grp.lo, grp.hi)
 			return
@@ -782,8 +875,13 @@ func (e *projEval[T]) project() {
 func (e *projEval[T]) colsOf(gi int) *csrkern.Cols {
 	if e.cols[gi] == nil {
 		grp := e.groups[gi]
+		var idx []int32
+		var val []float32
+		if e.src.sparse == nil {
+			idx, val = make([]int32, e.f), make([]float32, e.f)
+		}
 		e.cols[gi] = csrkern.NewCols(grp.hi-grp.lo, e.f, e.c, func(i int) ([]int32, []float32) {
-			return e.src.sparse.SparseRow(int(e.ps.items[grp.lo+i]))
+			return e.src.nonZeroRow(int(e.ps.items[grp.lo+i]), idx, val)
 		})
 	}
 	return e.cols[gi]

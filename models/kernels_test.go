@@ -436,7 +436,7 @@ func productsPerPair(obj *objective) float64 {
 	}
 	total := 0
 	for _, z := range e.z {
-		total += len(z.idx)
+		total += len(z.vy)
 	}
 	return float64(total) / float64(len(e.ps.x))
 }

@@ -106,6 +106,11 @@ type Spec struct {
 	// evaluation (the BLAS gemm schedules its own). If 0, GOMAXPROCS.
 	// Results do not depend on it.
 	Workers int
+	// Memory, if set, is given the bytes Train estimates it will hold for
+	// its data (pair sets, rows, per-pair state; not the parameters, which
+	// grow with the settings alone) once it has counted them, before it
+	// allocates the large part; an error from it ends Train.
+	Memory func(data int64) error
 }
 
 func (s Spec) resolve() (Spec, error) {
@@ -470,10 +475,10 @@ func prepare(feat Features, dim int, pairs []graph.Pair, what string) (rowSource
 		return src, nil, err
 	}
 	if src.dense != nil {
-		// The dense rows stay at hand for WNN (see wnnEval.eval).
-		if sp := packSparse(src.dense, ps.items, src.dim); sp != nil {
-			src.sparse = sp
-		}
+		// Packed by the evaluators that read them row by row (see
+		// rowSource.lean); the dense rows stay at hand for WNN (see
+		// wnnEval.eval).
+		src.nnz, src.lean = nonZeros(src.dense, ps.items, src.dim)
 	}
 	return src, ps, nil
 }

@@ -26,8 +26,9 @@ const minMeanSq = 1e-30
 // is (numerically) zero.
 func featureScale(src rowSource, items []int32) float64 {
 	var sum float64
+	buf := make([]float32, src.dim)
 	for _, it := range items {
-		sum += src.sqNorm(int(it))
+		sum += src.sqNorm(int(it), buf)
 	}
 	if len(items) == 0 || !(sum > 0) || math.IsInf(sum, 0) {
 		return 1

@@ -3,6 +3,7 @@ package models
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"monomer/graph"
@@ -88,8 +89,8 @@ func TestPrepareLayout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if (src.sparse != nil) != tc.sparse {
-			t.Errorf("%s: sparse %v, want %v", tc.name, src.sparse != nil, tc.sparse)
+		if got := src.sparse != nil || src.lean; got != tc.sparse {
+			t.Errorf("%s: sparse %v, want %v", tc.name, got, tc.sparse)
 		}
 	}
 }
@@ -125,7 +126,7 @@ func TestSparseMatchesDense(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sp.sparse == nil {
+			if !sp.lean {
 				t.Fatal("prepare kept ReLU features at density 0.14 dense")
 			}
 			dense, err := newRowSource(feat)
@@ -179,11 +180,11 @@ func TestWNNProductsBudget(t *testing.T) {
 		}
 		pairs := randPairs(rng, items, 2000)
 		sp, ps, err := prepare(feat, dim, pairs, "train")
-		if err != nil || sp.sparse == nil {
-			t.Fatalf("%s: prepare: sparse %v, %v", tc.name, sp.sparse != nil, err)
+		if err != nil || !sp.lean {
+			t.Fatalf("%s: prepare: sparse %v, %v", tc.name, sp.lean, err)
 		}
 		dense := sp
-		dense.sparse = nil
+		dense.lean = false
 		theta := make([]float64, dim)
 		for i := range theta {
 			theta[i] = 0.1 + rng.Float64()
@@ -254,5 +255,147 @@ func TestValidErrorIsScores(t *testing.T) {
 		if e := float64(wrong) / float64(len(valid)); math.Abs(e-fit.ValidError) > 1.0/float64(len(valid)) {
 			t.Errorf("%s: validation error %v, Score's error on the same pairs %v", model, fit.ValidError, e)
 		}
+	}
+}
+
+// TestWNNProductsSameBits: WNN's pair products, kept as y's values and
+// their positions in x's row (16 or 32 bits wide), give every pair the distance of the
+// products z = f_x·f_y kept in float64 (summed by weightedSum, as before
+// they were compacted), bit for bit, and both column widths the same
+// value and gradient bits.
+func TestWNNProductsSameBits(t *testing.T) {
+	const items, dim = 500, 200
+	rng := rand.New(rand.NewPCG(9, 9))
+	feat := reluDense(rng, items, dim, 0.14)
+	pairs := randPairs(rng, items, 3*wnnChunk/2) // two chunks
+	sp, ps, err := prepare(feat, dim, pairs, "train")
+	if err != nil || !sp.lean {
+		t.Fatalf("prepare: lean %v, %v", sp.lean, err)
+	}
+	theta := make([]float64, dim)
+	for i := range theta {
+		theta[i] = 0.1 + rng.Float64()
+	}
+	w2 := make([]float64, dim)
+	for i, w := range theta {
+		w2[i] = w * w
+	}
+	// The distances from float64 products, pair by pair.
+	want := make([]float64, len(pairs))
+	for p, pr := range pairs {
+		ix, vx := feat.Row(int(pr.X)), feat.Row(int(pr.Y))
+		var idx []int32
+		var z []float64
+		var nx, ny []int32
+		var sx, sy []float32
+		for c := range dim {
+			if ix[c] != 0 {
+				nx, sx = append(nx, int32(c)), append(sx, ix[c])
+			}
+			if vx[c] != 0 {
+				ny, sy = append(ny, int32(c)), append(sy, vx[c])
+			}
+			if ix[c] != 0 && vx[c] != 0 {
+				idx, z = append(idx, int32(c)), append(z, float64(ix[c])*float64(vx[c]))
+			}
+		}
+		want[p] = max(weightedSum(w2, nx, sx, true)+weightedSum(w2, ny, sy, true)-2*weightedSum(w2, idx, z, false), 0)
+	}
+	eval := func() ([]float64, []float64, *wnnEval[float32]) {
+		e := newWNNEval[float32](sp, ps, 0)
+		d := make([]float64, len(pairs))
+		grad := make([]float64, dim)
+		// The evaluator hands over x-order positions; byX maps them to pairs.
+		e.eval(theta, func(k int, v float64) float64 { p := int(ps.byX[k]); d[p] = v; return float64(p%5) - 2 }, grad)
+		return d, grad, e
+	}
+	d16, g16, e := eval()
+	if e.viaDense || e.z[0].pos16 == nil {
+		t.Fatalf("via dense rows %v, 16-bit columns %v: not the path under test", e.viaDense, e.z[0].pos16 != nil)
+	}
+	for p := range want {
+		if math.Float64bits(d16[p]) != math.Float64bits(want[p]) {
+			t.Fatalf("pair %d: distance %v, from float64 products %v", p, d16[p], want[p])
+		}
+	}
+	// Each chunk's Σ −2 g_p z_p, from the float64 products in x order.
+	for ch := range (len(pairs) + wnnChunk - 1) / wnnChunk {
+		acc := make([]float64, dim)
+		for k := ch * wnnChunk; k < min((ch+1)*wnnChunk, len(pairs)); k++ {
+			g := e.dg64[k]
+			fx, fy := feat.Row(int(ps.items[ps.xEnd[k]])), feat.Row(int(ps.items[ps.yEnd[k]]))
+			for c := range dim {
+				if g != 0 && fx[c] != 0 && fy[c] != 0 {
+					acc[c] -= 2 * g * (float64(fx[c]) * float64(fy[c]))
+				}
+			}
+		}
+		for c := range dim {
+			if math.Float64bits(acc[c]) != math.Float64bits(e.acc64[ch][c]) {
+				t.Fatalf("chunk %d column %d: products' gradient sum %v, from float64 products %v", ch, c, e.acc64[ch][c], acc[c])
+			}
+		}
+	}
+	defer func(l int) { col16Limit = l }(col16Limit)
+	col16Limit = dim - 1
+	d32, g32, e := eval()
+	if e.z[0].pos32 == nil {
+		t.Fatal("32-bit positions not used")
+	}
+	for p := range d16 {
+		if math.Float64bits(d16[p]) != math.Float64bits(d32[p]) {
+			t.Fatalf("pair %d: distance %v with 16-bit positions, %v with 32", p, d16[p], d32[p])
+		}
+	}
+	for i := range g16 {
+		if math.Float64bits(g16[i]) != math.Float64bits(g32[i]) {
+			t.Fatalf("gradient %d: %v with 16-bit positions, %v with 32", i, g16[i], g32[i])
+		}
+	}
+}
+
+// TestSharePacked: the train and validation sets' lean rows are packed
+// once, every item of either set readable with its non-zeros; where the
+// validation items alone are too dense, each set keeps its lean rows.
+func TestSharePacked(t *testing.T) {
+	const rows, dim = 60, 40
+	rng := rand.New(rand.NewPCG(5, 5))
+	feat := reluDense(rng, rows, dim, 0.14)
+	a, ai := rowSource{dense: feat, dim: dim, rows: rows}, []int32{0, 3, 4, 10, 11, 30, 59}
+	b, bi := a, []int32{1, 3, 11, 12, 58}
+	a.nnz, a.lean = nonZeros(feat, ai, dim)
+	b.nnz, b.lean = nonZeros(feat, bi, dim)
+	sh := shareRows(a, ai, b, bi)
+	if sh == nil {
+		t.Fatal("no shared packing")
+	}
+	sa, sb := sh.pack(a, b)
+	if sa.sparse == nil || sa.sparse != sb.sparse {
+		t.Fatalf("not one packing: %v, %v", sa.sparse, sb.sparse)
+	}
+	p := sa.sparse.(*packedRows)
+	if want, _ := nonZeros(feat, []int32{0, 1, 3, 4, 10, 11, 12, 30, 58, 59}, dim); int64(len(p.idx)) != want || cap(p.idx) != len(p.idx) {
+		t.Errorf("%d non-zeros packed (capacity %d), want %d", len(p.idx), cap(p.idx), want)
+	}
+	for _, it := range append(slices.Clone(ai), bi...) {
+		idx, val := sa.sparse.SparseRow(int(it))
+		n := 0
+		for c, v := range feat.Row(int(it)) {
+			if v != 0 {
+				if n >= len(idx) || idx[n] != int32(c) || val[n] != v {
+					t.Fatalf("row %d: %v %v, not its non-zeros", it, idx, val)
+				}
+				n++
+			}
+		}
+		if n != len(idx) {
+			t.Fatalf("row %d: %d non-zeros packed, want %d", it, len(idx), n)
+		}
+	}
+	for c := range dim {
+		feat.data[58*dim+c] = 1 // a validation-only row all non-zero
+	}
+	if shareRows(a, ai, b, bi) != nil {
+		t.Error("packed validation-only rows denser than maxSparseDensity")
 	}
 }

@@ -74,14 +74,31 @@ func Train(ctx context.Context, feat Features, train, valid []graph.Pair, spec S
 	}
 	t := &trainer{spec: spec, model: m, progress: progress, src: src, trainSet: trainSet}
 	scale := featureScale(src, trainSet.items)
-	t.train = newObjective(m.evaluator(src, trainSet, spec.Float64, spec.Workers), trainSet.labels)
-	t.train.scale, t.train.penalty = scale, penalty
+	var vsrc rowSource
+	var validSet *pairSet
+	var shared *sharedRows
 	if len(valid) > 0 {
-		// Its own rows: packed sparse rows hold only their pair set's items.
-		vsrc, validSet, err := prepare(feat, src.dim, valid, "valid")
+		vsrc, validSet, err = prepare(feat, src.dim, valid, "valid")
 		if err != nil {
 			return nil, err
 		}
+		if rowByRow(m, spec) {
+			// Packed once for both pair sets, whose items are mostly the
+			// same.
+			shared = shareRows(src, trainSet.items, vsrc, validSet.items)
+		}
+	}
+	if spec.Memory != nil {
+		if err := spec.Memory(dataMemory(m, spec, src, trainSet, vsrc, validSet, shared)); err != nil {
+			return nil, err
+		}
+	}
+	if shared != nil {
+		src, vsrc = shared.pack(src, vsrc)
+	}
+	t.train = newObjective(m.evaluator(src, trainSet, spec.Float64, spec.Workers), trainSet.labels)
+	t.train.scale, t.train.penalty = scale, penalty
+	if len(valid) > 0 {
 		t.valid = newObjective(m.evaluator(vsrc, validSet, spec.Float64, spec.Workers), validSet.labels)
 		t.valid.scale = scale
 	}
@@ -153,6 +170,13 @@ func (t *trainer) init(src rowSource, ps *pairSet, rng *rand.Rand) []float64 {
 	}
 	theta[0] = med
 	return theta
+}
+
+// rowByRow reports whether m's evaluators under spec read lean rows one by
+// one, packed (WNN, float64 kernels), not by columns.
+func rowByRow(m model, spec Spec) bool {
+	_, ok := m.(wnn)
+	return ok || spec.Float64
 }
 
 func median(v []float64) float64 {

@@ -82,7 +82,7 @@ func newWNNEval[T Float](src rowSource, ps *pairSet, workers int) *wnnEval[T] {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	return &wnnEval[T]{
-		src: src, ps: ps, workers: workers, axpy: axpyFunc[T](), dot: dotFunc[T](), tiny: tinyFor[T](),
+		src: src.packed(ps.items), ps: ps, workers: workers, axpy: axpyFunc[T](), dot: dotFunc[T](), tiny: tinyFor[T](),
 		w2: make([]T, src.dim),
 		q:  make([][]T, workers),
 	}
@@ -214,12 +214,15 @@ func (e *wnnEval[T]) diff(x, y int, qBuf []T) []T {
 // scattered rows a pair. For ReLU features, 14 % non-zero at Women's size,
 // a pair has 180 products where its two rows have about 1,000 non-zeros
 // (and 8,192 values).
-// The sums cancel where y is close to x: z is exact in float64 and summed
-// in float64, so d's error stays near 1e-16 of s_x + s_y (z in float32
-// would save a third of its 4.3 GB at Women's size, 180 products a pair,
-// but put that error at 1e-7: Score's probabilities and the Retriever's
-// float64 ones then differed by up to 3e-9, past TestTopKMatchesBruteForce's
-// 1e-9). d is clamped at 0.
+// The sums cancel where y is close to x: z is exact in float64 (a product
+// of two float32) and summed in float64, so d's error stays near 1e-16 of
+// s_x + s_y (z rounded to float32 put it at 1e-7: Score's probabilities
+// and the Retriever's float64 ones then differed by up to 3e-9, past
+// TestTopKMatchesBruteForce's 1e-9). So the products are kept as y's
+// value and the position of the column in x's row (6 bytes, 12 as a
+// float64 and an int32: 4.3 GB at Women's size, 180 products a pair), and
+// z is formed again from x's row, read in x order: the same bits. d is
+// clamped at 0.
 func (e *wnnEval[T]) sparseEval(theta []float64, loss func(k int, d float64) float64, grad []float64) {
 	ps, f := e.ps, e.src.dim
 	n := len(ps.x)
@@ -247,7 +250,7 @@ func (e *wnnEval[T]) sparseEval(theta []float64, loss func(k int, d float64) flo
 			e.acc64[i] = make([]float64, f)
 		}
 	}
-	runChunks(chunks, e.workers, func(_, ch int) {
+	runChunks(chunks, e.workers, func(w, ch int) {
 		var acc []float64
 		if grad != nil {
 			acc = e.acc64[ch]
@@ -255,18 +258,31 @@ func (e *wnnEval[T]) sparseEval(theta []float64, loss func(k int, d float64) flo
 		}
 		z := &e.z[ch]
 		lo, hi := ch*wnnChunk, min((ch+1)*wnnChunk, n)
+		var ix []int32
+		var vx []float32
+		last := int32(-1)
 		for k := lo; k < hi; k++ {
+			if x := ps.xEnd[k]; x != last {
+				ix, vx = e.src.sparse.SparseRow(int(ps.items[x]))
+				last = x
+			}
 			a, b := z.off[k-lo], z.off[k-lo+1]
-			idx, val := z.idx[a:b], z.val[a:b]
-			cross := weightedSum(w2, idx, val, false)
+			var cross float64
+			if z.pos16 != nil {
+				cross = crossSum(w2, ix, vx, z.pos16[a:b], z.vy[a:b])
+			} else {
+				cross = crossSum(w2, ix, vx, z.pos32[a:b], z.vy[a:b])
+			}
 			g := loss(k, max(e.sq[ps.xEnd[k]]+e.sq[ps.yEnd[k]]-2*cross, 0))
 			if acc == nil || (g < float64(e.tiny) && g > -float64(e.tiny)) {
 				e.dg64[k] = 0
 				continue
 			}
 			e.dg64[k] = g
-			for j, c := range idx {
-				acc[c] -= 2 * g * val[j]
+			if z.pos16 != nil {
+				subProducts(acc, g, ix, vx, z.pos16[a:b], z.vy[a:b])
+			} else {
+				subProducts(acc, g, ix, vx, z.pos32[a:b], z.vy[a:b])
 			}
 		}
 	})
@@ -307,13 +323,46 @@ func (e *wnnEval[T]) sparseEval(theta []float64, loss func(k int, d float64) flo
 }
 
 // pairProducts holds, for the pairs of one chunk (x-order positions lo..),
-// z = f_x ∘ f_y on supp x ∩ supp y: pair lo+k's columns are
-// idx[off[k]:off[k+1]], ascending, its products val likewise.
+// z = f_x ∘ f_y on supp x ∩ supp y as positions in x's sparse row and f_y
+// there: pair lo+k's positions are pos16 (features of at most 2¹⁶
+// columns) or pos32 [off[k]:off[k+1]], ascending, f_y's values vy
+// likewise.
 type pairProducts struct {
-	off []int
-	idx []int32
-	val []float64
+	off   []int
+	pos16 []uint16
+	pos32 []int32
+	vy    []float32
 }
+
+// crossSum is Σ_j w2[c_j] z_j with c_j = ix[pos_j], z_j = vx[pos_j]·vy_j,
+// as weightedSum sums the products z (the same bits).
+func crossSum[I uint16 | int32](w2 []float64, ix []int32, vx []float32, pos []I, vy []float32) float64 {
+	term := func(p I, y float32) float64 { return w2[ix[p]] * (float64(vx[p]) * float64(y)) }
+	var s [4]float64
+	j := 0
+	for ; j+4 <= len(pos); j += 4 {
+		pp, yy := pos[j:j+4:j+4], vy[j:j+4:j+4]
+		for l := range 4 {
+			s[l] += term(pp[l], yy[l])
+		}
+	}
+	for ; j < len(pos); j++ {
+		s[0] += term(pos[j], vy[j])
+	}
+	return (s[0] + s[1]) + (s[2] + s[3])
+}
+
+// subProducts subtracts 2·g·z_j from acc[c_j], c_j = ix[pos_j], z_j =
+// vx[pos_j]·vy_j.
+func subProducts[I uint16 | int32](acc []float64, g float64, ix []int32, vx []float32, pos []I, vy []float32) {
+	for j, p := range pos {
+		acc[ix[p]] -= 2 * g * (float64(vx[p]) * float64(vy[j]))
+	}
+}
+
+// col16Limit is the feature dimension up to which products keep their
+// positions as uint16 (a variable for the tests of the int32 path).
+var col16Limit = 1 << 16
 
 // maxProductsShare bounds the pair products WNN keeps: at most F /
 // maxProductsShare a pair on average (256 at F = 4096, 3 KB, against the
@@ -329,13 +378,13 @@ func (e *wnnEval[T]) productsOf(budget int) []pairProducts {
 	ps, n, f := e.ps, len(e.ps.x), e.src.dim
 	chunks := (n + wnnChunk - 1) / wnnChunk
 	out := make([]pairProducts, chunks)
-	xbs := make([][]float64, e.workers)
+	xps := make([][]int32, e.workers) // per worker 1 + x's position of each column, or 0
 	// Per worker growing lists, copied out exactly sized at each chunk's
 	// end: appending into each chunk's own lists left up to half of 4.3 GB
 	// as garbage at Women's size, which the collector let the heap keep.
 	type lists struct {
-		idx []int32
-		val []float64
+		pos []int32
+		vy  []float32
 	}
 	scratch := make([]lists, e.workers)
 	var total atomic.Int64
@@ -343,43 +392,50 @@ func (e *wnnEval[T]) productsOf(budget int) []pairProducts {
 		if total.Load() > int64(budget) {
 			return
 		}
-		if xbs[w] == nil {
-			xbs[w] = make([]float64, f)
+		if xps[w] == nil {
+			xps[w] = make([]int32, f)
 		}
-		xb := xbs[w]
+		xp := xps[w]
 		lo, hi := ch*wnnChunk, min((ch+1)*wnnChunk, n)
 		z := pairProducts{off: make([]int, 1, hi-lo+1)}
 		zl := &scratch[w]
-		zl.idx, zl.val = zl.idx[:0], zl.val[:0]
+		zl.pos, zl.vy = zl.pos[:0], zl.vy[:0]
 		var ix []int32
 		last := int32(-1)
 		for k := lo; k < hi; k++ {
 			if x := ps.xEnd[k]; x != last {
 				for _, c := range ix {
-					xb[c] = 0
+					xp[c] = 0
 				}
-				var vx []float32
-				ix, vx = e.src.sparse.SparseRow(int(ps.items[x]))
+				ix, _ = e.src.sparse.SparseRow(int(ps.items[x]))
 				for j, c := range ix {
-					xb[c] = float64(vx[j])
+					xp[c] = int32(j + 1)
 				}
 				last = x
 			}
 			iy, vy := e.src.sparse.SparseRow(int(ps.items[ps.yEnd[k]]))
 			for j, c := range iy {
-				if xb[c] != 0 {
-					zl.idx = append(zl.idx, c)
-					zl.val = append(zl.val, xb[c]*float64(vy[j]))
+				if p := xp[c]; p != 0 {
+					zl.pos = append(zl.pos, p-1)
+					zl.vy = append(zl.vy, vy[j])
 				}
 			}
-			z.off = append(z.off, len(zl.idx))
+			z.off = append(z.off, len(zl.pos))
 		}
 		for _, c := range ix {
-			xb[c] = 0
+			xp[c] = 0
 		}
-		z.idx, z.val = slices.Clone(zl.idx), slices.Clone(zl.val)
+		if f <= col16Limit {
+			z.pos16 = make([]uint16, len(zl.pos))
+			for j, p := range zl.pos {
+				z.pos16[j] = uint16(p)
+			}
+		} else {
+			z.pos32 = slices.Clone(zl.pos)
+		}
+		z.vy = slices.Clone(zl.vy)
 		out[ch] = z
-		total.Add(int64(len(z.idx)))
+		total.Add(int64(len(z.vy)))
 	})
 	if total.Load() > int64(budget) {
 		return nil

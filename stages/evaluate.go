@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
 
 	"monomer/graph"
 	"monomer/job"
@@ -210,6 +211,12 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env, p evaluateParams) (*
 			if err != nil {
 				return nil, fmt.Errorf("stages: evaluate %s: %w", model, err)
 			}
+			// The rows and pair products a Score laid out (up to 5 GB on
+			// the train pairs at Women's size) are garbage now: collected
+			// here, the next Score's reuse their memory instead of piling
+			// on top (the collector's goal is twice the heap it last found
+			// live): 6.1 → 5.1 GB peak RssAnon at Women's size.
+			runtime.GC()
 			labels := make([]bool, len(p))
 			for i, q := range p {
 				labels[i] = q.Label

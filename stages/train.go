@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"monomer/graph"
 	"monomer/internal/setting"
@@ -273,6 +274,18 @@ func trainModel(ctx context.Context, env *pipeline.Env, p trainParams, model str
 		f = topics
 	}
 	spec := specFor(p, model)
+	var estimate int64
+	spec.Memory = func(data int64) error {
+		// The parameters' share (the pre-flight's), the data's, and the
+		// pairs this stage read and split.
+		estimate = modelMemory(model, f.Dim(), p.TrainSettings) + data +
+			int64(len(pairs)+len(train)+len(valid))*int64(unsafe.Sizeof(graph.Pair{}))
+		if have, err := machineMemory(); err == nil && estimate > have {
+			return fmt.Errorf("%w: experiment %s: training %s needs about %s for %d train and %d validation pairs on %d-dimensional features, more than the %s this machine has available",
+				job.ErrConfig, env.Experiment, model, pipeline.GiB(estimate), len(train), len(valid), f.Dim(), pipeline.GiB(have))
+		}
+		return nil
+	}
 	bar := newFitProgress(env, model, spec.MaxIter)
 	fit, err := models.Train(ctx, f, train, valid, spec, env.RNG("train/"+model), bar.update)
 	bar.done()
@@ -287,7 +300,7 @@ func trainModel(ctx context.Context, env *pipeline.Env, p trainParams, model str
 	}
 	st := map[string]any{"lambda": fit.Lambda, "valid_error": fit.ValidError,
 		"iterations": fit.Iterations, "params": fit.NumParams(), "feature_scale": fit.FeatureScale,
-		"sparse_density": fit.SparseDensity}
+		"sparse_density": fit.SparseDensity, "memory_estimate": estimate}
 	if registered(model).Spaces() {
 		for _, g := range fit.Grid {
 			if g.Lambda == fit.Lambda {

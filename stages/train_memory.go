@@ -29,8 +29,11 @@ const (
 )
 
 // trainMemory estimates the peak bytes of training model on e. It counts
-// what grows with the settings; per-item and per-pair buffers, which grow
-// with the data instead, are left out, so it is a lower bound.
+// what grows with the settings; per-item and per-pair buffers and the
+// feature rows, which grow with the data instead, are left out, so it is a
+// lower bound (the pre-flight runs before the data exists). The train node
+// checks the whole once models.Train has counted them (models.Spec.Memory
+// in trainModel): at Women's size the data is most of it.
 func trainMemory(e *job.Resolved, model string) int64 {
 	return modelMemory(model, e.FeatureDim(), e.Settings.TrainSettings)
 }

@@ -82,3 +82,31 @@ func TestMachineMemoryRefusesHugeMonomer(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// TestTrainMemoryCountsData: with memory for every model's parameters
+// (the pre-flight passes) but not for its data, training refuses once it
+// has counted the pairs and rows, with ErrConfig naming them.
+func TestTrainMemoryCountsData(t *testing.T) {
+	defer func(f func() (int64, error)) { machineMemory = f }(machineMemory)
+	jb := loadTestJob(t)
+	r := jb.Resolve(0)
+	var most int64
+	for _, m := range []string{"wnn", "lmt", "monomer"} {
+		most = max(most, modelMemory(m, r.FeatureDim(), r.Settings.TrainSettings))
+	}
+	machineMemory = func() (int64, error) { return most + 1024, nil }
+	opts := pipeline.Options{RunDir: t.TempDir(), Experiments: []string{"men-image"}}
+	steps, err := planStages(jb, Experiment(), Job(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range steps {
+		if strings.HasPrefix(s.ID, "men-image/train.") && !s.Run {
+			t.Fatalf("the pre-flight refused %s: %s", s.ID, s.Why)
+		}
+	}
+	_, err = runStages(context.Background(), jb, Experiment(), Job(), opts)
+	if !errors.Is(err, job.ErrConfig) || !strings.Contains(err.Error(), "validation pairs on 4096-dimensional features, more than the") {
+		t.Fatalf("%v, want ErrConfig for the data", err)
+	}
+}

@@ -160,7 +160,11 @@ func TestColsMatchRowAcc(t *testing.T) {
 				if sz[0] == 0 {
 					c = NewCols(rows, dim, cols, row)
 				} else {
-					c = newCols(rows, dim, cols, sz[0], sz[1], row)
+					nnz := 0
+					for i := range rows {
+						nnz += len(x[i][0].([]int32))
+					}
+					c = newCols(rows, dim, cols, sz[0], sz[1], nnz, row)
 				}
 				got := append([]float32(nil), acc0...)
 				c.AddTo(got, g, cols, stride)

@@ -1,0 +1,86 @@
+package models
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+)
+
+// TestDataMemory: dataMemory is within 10 % of the heap Train's data
+// really holds once both pair sets' evaluators have run an evaluation
+// (rows in their layouts, pair sets, per-pair state, WNN's products), for
+// each model on lean rows, and for LMT in float64 (rows packed once for
+// both sets). The parameters' share (W, the item groups' accumulators) is
+// left out as dataMemory leaves it out.
+func TestDataMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates about 100 MB a case")
+	}
+	const items, dim = 20000, 512
+	rng := rand.New(rand.NewPCG(11, 11))
+	feat := reluDense(rng, items, dim, 0.14)
+	train, valid := randPairs(rng, items, 150000), randPairs(rng, items/2, 30000)
+	for _, spec := range []Spec{{Model: ModelLMT, K: 20}, {Model: ModelMonomer, K: 5, N: 4}, {Model: ModelWNN}, {Model: ModelLMT, K: 20, Float64: true}} {
+		spec, err := spec.resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := newModel(spec.Model, dim, spec.K, spec.N)
+		if err != nil {
+			t.Fatal(err)
+		}
+		theta := make([]float64, m.size())
+		for i := range theta {
+			theta[i] = 0.01 * rng.NormFloat64()
+		}
+		base := liveHeap()
+		src, ts, err := prepare(feat, dim, train, "train")
+		if err != nil {
+			t.Fatal(err)
+		}
+		vsrc, vs, err := prepare(feat, dim, valid, "valid")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var shared *sharedRows
+		if rowByRow(m, spec) {
+			if shared = shareRows(src, ts.items, vsrc, vs.items); shared == nil {
+				t.Fatal("rows not shared")
+			}
+		}
+		want := dataMemory(m, spec, src, ts, vsrc, vs, shared)
+		if shared != nil {
+			src, vsrc = shared.pack(src, vsrc)
+		}
+		to, vo := newObjective(m.evaluator(src, ts, spec.Float64, 0), ts.labels), newObjective(m.evaluator(vsrc, vs, spec.Float64, 0), vs.labels)
+		grad := make([]float64, len(theta))
+		loss := func(p int, d float64) float64 { return 0.5 - float64(p%2) }
+		to.ev.eval(theta, loss, grad)
+		vo.ev.eval(theta, loss, nil)
+		// What grows with the parameters: W (padded rows) per evaluator
+		// and the train evaluator's per-group accumulators.
+		params := int64(0)
+		if pe, ok := to.ev.(*projEval[float32]); ok {
+			params = int64(len(pe.w)+len(vo.ev.(*projEval[float32]).w)+len(pe.acc)*len(pe.acc[0])) * 4
+		}
+		if pe, ok := to.ev.(*projEval[float64]); ok {
+			params = int64(len(pe.w)+len(vo.ev.(*projEval[float64]).w)+len(pe.acc)*len(pe.acc[0])) * 8
+		}
+		got := liveHeap() - base - params
+		runtime.KeepAlive(to)
+		runtime.KeepAlive(vo)
+		t.Logf("%s float64 %v: estimate %d, held %d", spec.Model, spec.Float64, want, got)
+		if r := float64(want) / float64(got); math.Abs(r-1) > 0.1 {
+			t.Errorf("%s float64 %v: estimate %d bytes, held %d (ratio %.3f)", spec.Model, spec.Float64, want, got, r)
+		}
+	}
+}
+
+// liveHeap is the bytes of live heap objects after a collection.
+func liveHeap() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
