@@ -37,8 +37,8 @@ func dataMemory(m model, spec Spec, src rowSource, ts *pairSet, vsrc rowSource, 
 	for _, s := range sets {
 		pairs, items := int64(len(s.ps.x)), int64(len(s.ps.items))
 		// pairSet: x, y, byX, byY, xEnd, yEnd, yPos, yOther, labels; items,
-		// xOff, yOff. objective: ll and g.
-		need += pairs*(8*4+1) + items*3*4 + pairs*2*8
+		// xOff, yOff. objective: ll, g, labelsX and pos.
+		need += pairs*(8*4+1) + items*3*4 + pairs*(2*8+1+4)
 		nnz := s.src.nnz
 		if s.src.sparse != nil && !s.src.lean {
 			nnz = sparseNNZ(s.src.sparse, s.ps.items)

@@ -84,3 +84,25 @@ func liveHeap() int64 {
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapAlloc)
 }
+
+// TestDataMemoryIndexes: on dense rows, where WNN keeps nothing that grows
+// with the data, dataMemory is the bytes of the pair set's and the
+// objective's slices (to the items+1 of xOff and yOff).
+func TestDataMemoryIndexes(t *testing.T) {
+	const items, dim = 300, 16
+	rng := rand.New(rand.NewPCG(12, 12))
+	src, ps, err := prepare(reluDense(rng, items, dim, 0.9), dim, randPairs(rng, items, 2000), "train")
+	if err != nil || src.lean || src.sparse != nil {
+		t.Fatalf("prepare: lean %v, %v", src.lean, err)
+	}
+	m := wnn{f: dim}
+	o := newObjective(m.evaluator(src, ps, false, 0), ps.labels)
+	var got int64
+	for _, s := range [][]int32{ps.items, ps.x, ps.y, ps.xOff, ps.byX, ps.yOff, ps.byY, ps.xEnd, ps.yEnd, ps.yPos, ps.yOther, o.pos} {
+		got += 4 * int64(len(s))
+	}
+	got += int64(len(ps.labels)+len(o.labelsX)) + 8*int64(len(o.ll)+len(o.g))
+	if want := dataMemory(m, Spec{Model: ModelWNN}, src, ps, rowSource{}, nil, nil); got-want != 8 {
+		t.Fatalf("dataMemory %d bytes, the slices hold %d", want, got)
+	}
+}
