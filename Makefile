@@ -1,6 +1,9 @@
 # The README's two set-up commands are `make run` and `make test`.
 GO ?= go
 BIN := bin/monomer
+# Same bits on every amd64 build: from v3 on the compiler fuses a*b+c in
+# the Go loops into FMAs, which round differently (README, "same bits").
+export GOAMD64 := v1
 
 .PHONY: build build-openblas run test test-purego bench bench-sparse lint testdata test-openblas bench-openblas test-airflow airflow-venv
 
