@@ -126,3 +126,19 @@ func TestTextLogLineCut(t *testing.T) {
 		t.Errorf("JSON cut: %s", js.String())
 	}
 }
+
+// TestTextLogLineAtMax: a line of exactly textLineMax characters (runes,
+// not bytes) is written whole; one more and it is cut.
+func TestTextLogLineAtMax(t *testing.T) {
+	for _, n := range []int{textLineMax, textLineMax + 1} {
+		var buf bytes.Buffer
+		line := strings.Repeat("é", n) + "\n"
+		if _, err := (&lineCutter{w: &buf}).Write([]byte(line)); err != nil {
+			t.Fatal(err)
+		}
+		got := strings.TrimSuffix(buf.String(), "\n")
+		if cut := strings.HasSuffix(got, cutMark); cut != (n > textLineMax) || utf8.RuneCountInString(got) != textLineMax {
+			t.Errorf("%d characters: written as %d, cut %v", n, utf8.RuneCountInString(got), cut)
+		}
+	}
+}

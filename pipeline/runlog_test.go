@@ -82,6 +82,13 @@ func TestRunLogRecordsRuns(t *testing.T) {
 			t.Errorf("record %d: %+v, want %s of %s", i, r, want.event, want.id)
 		}
 	}
+	// One record a line, none blank: a file that ends in a newline gets
+	// no second one before the next record.
+	raw, err := os.ReadFile(filepath.Join(f.runDir, RunLogName))
+	must(t, err)
+	if lines := strings.Split(string(raw), "\n"); len(lines) != 5 || lines[4] != "" || slices.Contains(lines[:4], "") {
+		t.Errorf("run log: %d lines, want 4 records and the final newline: %q", len(lines)-1, raw)
+	}
 	first, second := recs[1], recs[3]
 	if !slices.Equal(recs[0].Command, cmd) || first.ExitCode == nil || *first.ExitCode != 0 || first.Error != "" ||
 		len(first.Stages.Run) != 13 || !slices.Contains(first.Stages.Run, "a/evaluate") {
