@@ -147,6 +147,12 @@ func TestTokenize(t *testing.T) {
 		// prose drops a clitic piece that has more after it: "'s," is lost.
 		{in: "it's, mom's.", want: []string{"it", "mom"}},
 		{in: "end.", want: []string{"end", "."}},
+		// The edges of the rules: a clitic alone is a token, case folding
+		// of clitics, abbreviations with a, z, A or Z at their edges.
+		{in: "'s 'll n't", want: []string{"'s", "'ll", "n't"}},
+		{in: "IT'S WE'RE", want: []string{"IT", "'S", "WE", "'RE"}},
+		{in: "Jan. Apr. Liz. Zip.", want: []string{"Jan.", "Apr.", "Liz.", "Zip."}},
+		{in: "a.m. A.D. z.Z.", want: []string{"a.m.", "A.D.", "z.Z."}},
 	}
 	for _, tt := range tests {
 		if got := tokenize(nil, tt.in); !slices.Equal(got, tt.want) {
