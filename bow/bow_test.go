@@ -151,7 +151,7 @@ func TestTokenize(t *testing.T) {
 		// of clitics, abbreviations with a, z, A or Z at their edges.
 		{in: "'s 'll n't", want: []string{"'s", "'ll", "n't"}},
 		{in: "IT'S WE'RE", want: []string{"IT", "'S", "WE", "'RE"}},
-		{in: "Jan. Apr. Liz. Zip.", want: []string{"Jan.", "Apr.", "Liz.", "Zip."}},
+		{in: "Jan. Apr. Liz. Zip. OK.", want: []string{"Jan.", "Apr.", "Liz.", "Zip.", "OK", "."}},
 		{in: "a.m. A.D. z.Z.", want: []string{"a.m.", "A.D.", "z.Z."}},
 	}
 	for _, tt := range tests {
