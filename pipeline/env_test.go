@@ -73,3 +73,21 @@ func TestUndeclaredInput(t *testing.T) {
 		})
 	}
 }
+
+// TestRNGSeeds: each seed draws its own stream, seed 0 is seed 1's (the
+// default), and a purpose is part of the stream.
+func TestRNGSeeds(t *testing.T) {
+	draw := func(seed uint64, purpose string) uint64 {
+		e := &Env{Experiment: "a", Seed: seed, Stage: "split"}
+		return e.RNG(purpose).Uint64()
+	}
+	if draw(0, "x") != draw(1, "x") {
+		t.Error("seed 0 does not draw seed 1's stream")
+	}
+	if draw(1, "x") == draw(2, "x") || draw(2, "x") == draw(3, "x") {
+		t.Error("seeds 1, 2 and 3 do not draw three streams")
+	}
+	if draw(2, "x") == draw(2, "y") {
+		t.Error("two purposes draw the same stream")
+	}
+}
