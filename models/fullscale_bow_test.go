@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"testing"
 
 	"monomer/schema"
@@ -53,18 +52,7 @@ func BenchmarkObjectiveFullScaleBow(b *testing.B) {
 				h.Write(binary.LittleEndian.AppendUint64(nil, math.Float64bits(v)))
 			}
 			fmt.Printf("%s: f %.17g, bits of f and gradient %016x\n", spec.Model, f, h.Sum64())
-			cpu0 := cpuSeconds()
-			best := math.Inf(1)
-			b.ResetTimer()
-			pprof.Do(b.Context(), pprof.Labels("phase", "eval"), func(context.Context) {
-				for b.Loop() {
-					c := cpuSeconds()
-					obj.eval(theta, grad)
-					best = min(best, cpuSeconds()-c)
-				}
-			})
-			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/eval")
-			b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/eval")
+			_, best := timeEvals(b, obj, theta, grad)
 			b.ReportMetric(best, "best-cpu-s/eval")
 			b.ReportMetric(float64(len(ps.items)), "items")
 			b.ReportMetric(sparseDensity(obj), "sparse-density")

@@ -66,21 +66,8 @@ func BenchmarkObjectiveFullScale(b *testing.B) {
 					raw, split = rawSgemmMappedCPU(m, ps.items, dim, cols, 2)
 				})
 			}
-			cpu0 := cpuSeconds()
-			best := math.Inf(1)
-			b.ResetTimer()
-			pprof.Do(b.Context(), pprof.Labels("phase", "eval"), func(context.Context) {
-				for b.Loop() {
-					c := cpuSeconds()
-					obj.eval(theta, grad)
-					best = min(best, cpuSeconds()-c)
-				}
-			})
-			sec := b.Elapsed().Seconds() / float64(b.N)
-			cpu := (cpuSeconds() - cpu0) / float64(b.N)
+			cpu, best := timeEvals(b, obj, theta, grad)
 			flops := 2 * 2 * float64(len(ps.items)) * float64(dim) * float64(cols)
-			b.ReportMetric(sec, "s/eval")
-			b.ReportMetric(cpu, "cpu-s/eval")
 			b.ReportMetric(flops/cpu/1e9, "GFLOP/cpu-s")
 			b.ReportMetric(raw, "sgemm-cpu-s")
 			b.ReportMetric(flops/raw/1e9, "sgemm-GFLOP/cpu-s")
@@ -93,6 +80,26 @@ func BenchmarkObjectiveFullScale(b *testing.B) {
 			b.ReportMetric(productsPerPair(obj), "products/pair")
 		})
 	}
+}
+
+// timeEvals times the benchmark's evaluations (value and gradient) under
+// the pprof label phase=eval, reports s/eval and cpu-s/eval, and returns
+// the CPU-seconds an evaluation and those of the fastest one.
+func timeEvals(b *testing.B, obj *objective, theta, grad []float64) (cpu, best float64) {
+	cpu0 := cpuSeconds()
+	best = math.Inf(1)
+	b.ResetTimer()
+	pprof.Do(b.Context(), pprof.Labels("phase", "eval"), func(context.Context) {
+		for b.Loop() {
+			c := cpuSeconds()
+			obj.eval(theta, grad)
+			best = min(best, cpuSeconds()-c)
+		}
+	})
+	cpu = (cpuSeconds() - cpu0) / float64(b.N)
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/eval")
+	b.ReportMetric(cpu, "cpu-s/eval")
+	return cpu, best
 }
 
 // benchTrainPairs reads the training pairs of a split stage's pairs.parquet,
