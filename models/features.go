@@ -65,42 +65,33 @@ func nonZeros(d Dense, items []int32, dim int) (nnz int64, ok bool) {
 	return nnz, true
 }
 
-// packedRows holds the non-zeros of some rows of a matrix, as sparse
-// rows (columns ascending), stored in the order they were packed (the
-// order the kernels read them in). Asking for a row not packed panics: an
-// empty row would pass for an item whose features are all zero.
+// packedRows holds the non-zeros of some rows of a dense matrix, as sparse
+// rows (columns ascending). Asking for a row not packed panics: an empty
+// row would pass for an item whose features are all zero.
 type packedRows struct {
-	dim  int
-	rows int
-	slot []int32 // row i is packed row slot[i], or -1
-	off  []int64 // packed row s is idx[off[s]:off[s+1]], val likewise
-	idx  []int32
-	val  []float32
+	dim    int
+	off    []int64 // row i is idx[off[i]:off[i+1]], val likewise
+	idx    []int32
+	val    []float32
+	packed []bool
 }
 
-func (p *packedRows) Rows() int { return p.rows }
+func (p *packedRows) Rows() int { return len(p.off) - 1 }
 func (p *packedRows) Dim() int  { return p.dim }
 
 func (p *packedRows) SparseRow(i int) ([]int32, []float32) {
-	s := p.slot[i]
-	if s < 0 {
+	if !p.packed[i] {
 		panic(fmt.Sprintf("models: feature row %d was not packed with its pair set's items", i))
 	}
-	lo, hi := p.off[s], p.off[s+1]
+	lo, hi := p.off[i], p.off[i+1]
 	return p.idx[lo:hi:hi], p.val[lo:hi:hi]
 }
 
-// packedBytes is the memory of packedRows of nnz non-zeros over items of
-// rows: idx and val, slot and off.
-func packedBytes(nnz int64, items, rows int) int64 {
-	return nnz*8 + int64(rows)*4 + int64(items+1)*8
-}
-
-// packSparse returns the rows of items as packed sparse rows when at most
-// maxSparseDensity of their values are non-zero, or nil. Zeros of either
-// sign are left out, which changes no sum (at most the sign of a zero
-// one); NaN and infinite values are kept. It reads the rows twice,
-// counting first so the copy is allocated once.
+// packSparse returns the rows of items (ascending) as packed sparse rows
+// when at most maxSparseDensity of their values are non-zero, or nil.
+// Zeros of either sign are left out, which changes no sum (at most the
+// sign of a zero one); NaN and infinite values are kept. It reads the rows twice, counting first so the
+// copy is allocated once.
 func packSparse(d Dense, items []int32, dim int) *packedRows {
 	nnz, ok := nonZeros(d, items, dim)
 	if !ok {
@@ -109,12 +100,16 @@ func packSparse(d Dense, items []int32, dim int) *packedRows {
 	return packRows(d, items, dim, nnz)
 }
 
-// packRows packs the rows of the distinct items, in that order, nnz
-// non-zeros in all.
+// packRows packs the rows of items (ascending), nnz non-zeros in all.
 func packRows(d Dense, items []int32, dim int, nnz int64) *packedRows {
-	p := newPackedRows(d.Rows(), dim, len(items), nnz)
+	p := &packedRows{dim: dim, off: make([]int64, d.Rows()+1), idx: make([]int32, 0, nnz), val: make([]float32, 0, nnz),
+		packed: make([]bool, d.Rows())}
+	next := 0
 	for _, it := range items {
-		p.add(int(it))
+		p.packed[it] = true
+		for ; next <= int(it); next++ {
+			p.off[next] = int64(len(p.idx))
+		}
 		for j, v := range d.Row(int(it))[:dim] {
 			if v != 0 {
 				p.idx = append(p.idx, int32(j))
@@ -122,34 +117,8 @@ func packRows(d Dense, items []int32, dim int, nnz int64) *packedRows {
 			}
 		}
 	}
-	p.off = append(p.off, int64(len(p.idx)))
-	return p
-}
-
-// repackSparse copies the sparse rows of the distinct items, in that
-// order, nnz non-zeros in all.
-func repackSparse(sp Sparse, items []int32, nnz int64) *packedRows {
-	p := newPackedRows(sp.Rows(), sp.Dim(), len(items), nnz)
-	for _, it := range items {
-		p.add(int(it))
-		idx, val := sp.SparseRow(int(it))
-		p.idx, p.val = append(p.idx, idx...), append(p.val, val...)
-	}
-	p.off = append(p.off, int64(len(p.idx)))
-	return p
-}
-
-func newPackedRows(rows, dim, items int, nnz int64) *packedRows {
-	p := &packedRows{dim: dim, rows: rows, slot: make([]int32, rows), off: make([]int64, 0, items+1),
-		idx: make([]int32, 0, nnz), val: make([]float32, 0, nnz)}
-	for i := range p.slot {
-		p.slot[i] = -1
+	for ; next < len(p.off); next++ {
+		p.off[next] = int64(len(p.idx))
 	}
 	return p
-}
-
-// add starts packed row i.
-func (p *packedRows) add(i int) {
-	p.slot[i] = int32(len(p.off))
-	p.off = append(p.off, int64(len(p.idx)))
 }

@@ -508,13 +508,6 @@ func newPairSet(pairs []graph.Pair, rows int, what string) (*pairSet, error) {
 	for i, p := range pairs {
 		ps.x[i], ps.y[i], ps.labels[i] = local[p.X], local[p.Y], p.Label
 	}
-	ps.index()
-	return ps, nil
-}
-
-// index builds the incidence and x-order arrays from items, x and y.
-func (ps *pairSet) index() {
-	n := len(ps.x)
 	ps.xOff, ps.byX = incidence(ps.x, len(ps.items))
 	ps.yOff, ps.byY = incidence(ps.y, len(ps.items))
 	ps.xEnd, ps.yEnd = make([]int32, n), make([]int32, n)
@@ -526,21 +519,7 @@ func (ps *pairSet) index() {
 	for j, q := range ps.byY {
 		ps.yPos[j], ps.yOther[j] = pos[q], ps.x[q]
 	}
-}
-
-// reorder renumbers the local items so that order[p] (an old local index)
-// becomes local item p.
-func (ps *pairSet) reorder(order []int32) {
-	rank := make([]int32, len(order))
-	items := make([]int32, len(order))
-	for p, i := range order {
-		rank[i], items[p] = int32(p), ps.items[i]
-	}
-	ps.items = items
-	for q := range ps.x {
-		ps.x[q], ps.y[q] = rank[ps.x[q]], rank[ps.y[q]]
-	}
-	ps.index()
+	return ps, nil
 }
 
 // incidence groups pair indices by end (a counting sort, stable in pair order).

@@ -385,7 +385,6 @@ func startObjective(tb testing.TB, feat Features, dim int, pairs []graph.Pair, s
 	if err != nil {
 		tb.Fatal(err)
 	}
-	src = localize(src, ps)
 	m, err := newModel(spec.Model, dim, spec.K, spec.N)
 	if err != nil {
 		tb.Fatal(err)
