@@ -94,7 +94,7 @@ type Spec struct {
 	// Train's selection: lower error, then higher log-likelihood). If 0,
 	// never: every grid point runs MaxIter iterations or to convergence.
 	Patience int
-	// WarmStart trains the grid from the largest λ to the smallest, each
+	// WarmStart trains the grid from the smallest λ to the largest, each
 	// point starting from the parameters kept at the one before (the first
 	// from the seeded initialisation); see GridOrder. Fit.Grid stays in the
 	// order of Lambdas. If false, every point starts from the initialisation.
@@ -326,9 +326,14 @@ type TracePoint struct {
 }
 
 // GridOrder returns the indices of lambdas in the order Train fits them: as
-// given, or with warm starts from the largest λ to the smallest (stable for
-// equal values), a regularisation path whose every step loosens the
-// constraint on parameters the step before found.
+// given, or with warm starts from the smallest λ to the largest (stable for
+// equal values), a regularisation path whose every step shrinks the
+// parameters the step before found. The path runs upwards because the
+// large-λ fits are the ones that can end degenerate (on bags of words a fit
+// at λ = 1e-2 collapsed to one prediction, and a downward path carried the
+// collapse into every smaller λ); from a small-λ optimum a larger λ only
+// shrinks, and the validation checks keep its best point on the way
+// (BENCHMARKS.md, "A warm λ path").
 func GridOrder(lambdas []float64, warmStart bool) []int {
 	order := make([]int, len(lambdas))
 	for i := range order {
@@ -337,9 +342,9 @@ func GridOrder(lambdas []float64, warmStart bool) []int {
 	if warmStart {
 		slices.SortStableFunc(order, func(a, b int) int {
 			switch {
-			case lambdas[a] > lambdas[b]:
-				return -1
 			case lambdas[a] < lambdas[b]:
+				return -1
+			case lambdas[a] > lambdas[b]:
 				return 1
 			}
 			return 0

@@ -42,7 +42,7 @@ type TrainSettings struct {
 	// keep nothing (Spec.Patience). 6 was measured to change no test error
 	// beyond noise (BENCHMARKS.md); negative: never.
 	Patience int `yaml:"patience" default:"6"`
-	// WarmStart trains the λ grid from the largest λ to the smallest, each
-	// from the parameters kept at the one before (Spec.WarmStart).
+	// WarmStart trains the λ grid from the smallest λ to the largest, each
+	// from the parameters kept at the one before (Spec.WarmStart, GridOrder).
 	WarmStart setting.Opt[bool] `yaml:"warm_start" default:"false"`
 }

@@ -474,8 +474,8 @@ func TestGridOrder(t *testing.T) {
 	if got := GridOrder(l, false); !slices.Equal(got, []int{0, 1, 2, 3, 4}) {
 		t.Errorf("cold order %v", got)
 	}
-	if got := GridOrder(l, true); !slices.Equal(got, []int{3, 2, 4, 1, 0}) {
-		t.Errorf("warm order %v, want largest λ first, ties in grid order", got)
+	if got := GridOrder(l, true); !slices.Equal(got, []int{0, 1, 2, 4, 3}) {
+		t.Errorf("warm order %v, want smallest λ first, ties in grid order", got)
 	}
 }
 
