@@ -15,7 +15,8 @@ import (
 )
 
 // BenchmarkObjectiveFullScaleBow times one objective+gradient evaluation of
-// LMT (K=100), Monomer (K=20, N=4) and WNN on a real run's bag-of-words
+// LMT (K=100), Monomer (K=20, N=4) and WNN (benchSpecs: also_viewed's
+// sizes with MONOMER_BENCH_GRAPH=also_viewed) on a real run's bag-of-words
 // features and training pairs (the paper's Electronics size: 412,082 items,
 // 5000 terms, about 87 non-zeros a row, 2 M pairs), as Train evaluates
 // them. It runs only with MONOMER_BENCH_BOW_RUN set to the directory of a
@@ -39,7 +40,7 @@ func BenchmarkObjectiveFullScaleBow(b *testing.B) {
 		b.Fatal(err)
 	}
 	fmt.Printf("blas: %s\nbow: %d × %d, %d non-zeros, train pairs: %d\n", BLAS(), feat.Rows(), feat.Dim(), len(feat.idx), len(train))
-	for _, spec := range []Spec{{Model: ModelLMT, K: 100}, {Model: ModelMonomer, K: 20, N: 4}, {Model: ModelWNN}} {
+	for _, spec := range benchSpecs() {
 		b.Run(spec.Model, func(b *testing.B) {
 			spec, _ := spec.resolve()
 			obj, ps, theta := startObjective(b, feat, feat.Dim(), train, spec, rand.New(rand.NewPCG(1, 1)))

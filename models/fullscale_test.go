@@ -17,7 +17,7 @@ import (
 )
 
 // BenchmarkObjectiveFullScale times one objective+gradient evaluation of LMT
-// (K=100) and Monomer (K=20, N=4) on a real run's image features and
+// (K=100) and Monomer (K=20, N=4; benchSpecs for also_viewed's sizes) on a real run's image features and
 // training pairs (the paper's Women's Clothing size: 659,566 × 4096 mapped
 // matrix, 2 M pairs), beside a raw sgemm of the same shapes in the same
 // process. It runs only with MONOMER_BENCH_RUN set to a run directory of
@@ -53,7 +53,7 @@ func BenchmarkObjectiveFullScale(b *testing.B) {
 	}
 	fmt.Printf("blas: %s\nmatrix: %d × %d, train pairs: %d\n", BLAS(), m.Rows(), m.Dim(), len(train))
 	dim := m.Dim()
-	for _, spec := range []Spec{{Model: ModelLMT, K: 100}, {Model: ModelMonomer, K: 20, N: 4}, {Model: ModelWNN}} {
+	for _, spec := range benchSpecs() {
 		b.Run(spec.Model, func(b *testing.B) {
 			spec, _ := spec.resolve()
 			obj, ps, theta := startObjective(b, m, dim, train, spec, rand.New(rand.NewPCG(1, 1)))
@@ -80,6 +80,17 @@ func BenchmarkObjectiveFullScale(b *testing.B) {
 			b.ReportMetric(productsPerPair(obj), "products/pair")
 		})
 	}
+}
+
+// benchSpecs are the models the full-scale benchmarks time, at the paper's
+// sizes for also_bought (LMT K=100, Monomer K=20, N=4), or for also_viewed
+// (K=50, K=10, N=4, paper §V) with MONOMER_BENCH_GRAPH=also_viewed.
+func benchSpecs() []Spec {
+	k, mk := 100, 20
+	if os.Getenv("MONOMER_BENCH_GRAPH") == "also_viewed" {
+		k, mk = 50, 10
+	}
+	return []Spec{{Model: ModelLMT, K: k}, {Model: ModelMonomer, K: mk, N: 4}, {Model: ModelWNN}}
 }
 
 // timeEvals times the benchmark's evaluations (value and gradient) under
