@@ -40,7 +40,7 @@ func BenchmarkObjectiveFullScaleBow(b *testing.B) {
 		b.Fatal(err)
 	}
 	fmt.Printf("blas: %s\nbow: %d × %d, %d non-zeros, train pairs: %d\n", BLAS(), feat.Rows(), feat.Dim(), len(feat.idx), len(train))
-	for _, spec := range benchSpecs() {
+	for _, spec := range benchSpecs(b) {
 		b.Run(spec.Model, func(b *testing.B) {
 			spec, _ := spec.resolve()
 			obj, ps, theta := startObjective(b, feat, feat.Dim(), train, spec, rand.New(rand.NewPCG(1, 1)))

@@ -53,7 +53,7 @@ func BenchmarkObjectiveFullScale(b *testing.B) {
 	}
 	fmt.Printf("blas: %s\nmatrix: %d × %d, train pairs: %d\n", BLAS(), m.Rows(), m.Dim(), len(train))
 	dim := m.Dim()
-	for _, spec := range benchSpecs() {
+	for _, spec := range benchSpecs(b) {
 		b.Run(spec.Model, func(b *testing.B) {
 			spec, _ := spec.resolve()
 			obj, ps, theta := startObjective(b, m, dim, train, spec, rand.New(rand.NewPCG(1, 1)))
@@ -85,10 +85,14 @@ func BenchmarkObjectiveFullScale(b *testing.B) {
 // benchSpecs are the models the full-scale benchmarks time, at the paper's
 // sizes for also_bought (LMT K=100, Monomer K=20, N=4), or for also_viewed
 // (K=50, K=10, N=4, paper §V) with MONOMER_BENCH_GRAPH=also_viewed.
-func benchSpecs() []Spec {
+func benchSpecs(b *testing.B) []Spec {
 	k, mk := 100, 20
-	if os.Getenv("MONOMER_BENCH_GRAPH") == "also_viewed" {
+	switch g := os.Getenv("MONOMER_BENCH_GRAPH"); g {
+	case "", "also_bought":
+	case "also_viewed":
 		k, mk = 50, 10
+	default:
+		b.Fatalf("MONOMER_BENCH_GRAPH=%q: want also_bought or also_viewed", g)
 	}
 	return []Spec{{Model: ModelLMT, K: k}, {Model: ModelMonomer, K: mk, N: 4}, {Model: ModelWNN}}
 }

@@ -98,6 +98,9 @@ type Spec struct {
 	// point starting from the parameters kept at the one before (the first
 	// from the seeded initialisation); see GridOrder. Fit.Grid stays in the
 	// order of Lambdas. If false, every point starts from the initialisation.
+	// A point that never beats its start keeps the previous point's
+	// parameters, a tie that selection gives to the λ listed first: with
+	// Lambdas in ascending order (the default), the λ they were fitted at.
 	WarmStart bool
 	// Float64 runs the kernels in float64. If false, float32 (production:
 	// features are float32; the objective and its sums stay float64).

@@ -16,12 +16,16 @@ import (
 // pipeline's bag of words, also_bought, rewired negatives); Monomer K = 8,
 // N = 4 and LMT K = 40, four λ, 150 iterations, checks every 10, patience
 // 6. Measured (evaluations, test error), cold then warm: Monomer 434,
-// 0.2358 and 382, 0.2290; LMT 428, 0.2747 and 382, 0.2690. A warm start
-// that does not carry the kept parameters over costs what cold does and
-// fails it. (Run downwards, from the largest λ, this world passes too: 351
+// 0.2358 and 382, 0.2290; LMT 428, 0.2747 and 382, 0.2690: the bound is
+// 0.95 of cold's evaluations. A warm start that does not carry the kept
+// parameters over costs what cold does and fails it; the direction of the
+// path is TestGridOrder's. (Run downwards, from the largest λ, this world passes too: 351
 // evaluations each; it is on the full-size grids that the upward path
 // saves, where the expensive small-λ fits come first.)
 func TestWarmPathPlanted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a quality test of about 20 CPU-s: make test runs it")
+	}
 	s := textWorld(t, 1, 2500)
 	train, valid, test := s.pairs(t, synth.AlsoBought, rand.New(rand.NewPCG(1, 1)))
 	for _, spec := range []models.Spec{
@@ -40,8 +44,8 @@ func TestWarmPathPlanted(t *testing.T) {
 			testErr[warm] = o.testErr
 			t.Logf("%s warm %v: %d evaluations, λ %g, validation %.4f, test %.4f", spec.Model, warm, evals[warm], o.fit.Lambda, o.fit.ValidError, o.testErr)
 		}
-		if float64(evals[true]) > 0.9*float64(evals[false]) {
-			t.Errorf("%s: the warm path took %d evaluations, cold %d: want at most 0.9 of cold", spec.Model, evals[true], evals[false])
+		if float64(evals[true]) > 0.95*float64(evals[false]) {
+			t.Errorf("%s: the warm path took %d evaluations, cold %d: want at most 0.95 of cold", spec.Model, evals[true], evals[false])
 		}
 		if testErr[true] > testErr[false]+0.01 {
 			t.Errorf("%s: warm path test error %.4f, cold %.4f: want within 0.01", spec.Model, testErr[true], testErr[false])
