@@ -6,7 +6,9 @@ import (
 	"runtime"
 	"slices"
 	"sync/atomic"
+	"unsafe"
 
+	"monomer/internal/prefetch"
 	"monomer/internal/wnnkern"
 )
 
@@ -51,6 +53,10 @@ func (m wnn) evaluator(src rowSource, ps *pairSet, f64 bool, workers int) evalua
 // wnnChunk is the pairs per WNN task (a run of x-order positions); each
 // chunk owns an F-vector of gradient sums, added in chunk order.
 const wnnChunk = 8192
+
+// wnnAhead is how many pairs ahead the sparse pass prefetches a y end's
+// Σ w² f².
+const wnnAhead = 16
 
 // wnnEval has no projection to share: each pair costs O(F) dense or
 // O(nnz_x + nnz_y) sparse. With q_f = (f_x,f − f_y,f)², d = Σ w_f² q_f and
@@ -262,6 +268,11 @@ func (e *wnnEval[T]) sparseEval(theta []float64, loss func(k int, d float64) flo
 		var vx []float32
 		last := int32(-1)
 		for k := lo; k < hi; k++ {
+			if k+wnnAhead < hi {
+				// sq of a y end is a random read that the products
+				// streaming through the caches have evicted.
+				prefetch.Span(unsafe.Pointer(&e.sq[ps.yEnd[k+wnnAhead]]), 8)
+			}
 			if x := ps.xEnd[k]; x != last {
 				ix, vx = e.src.sparse.SparseRow(int(ps.items[x]))
 				last = x
@@ -294,6 +305,13 @@ func (e *wnnEval[T]) sparseEval(theta []float64, loss func(k int, d float64) flo
 		acc := e.acc64[chunks+gi]
 		clear(acc)
 		for i := groups[gi].lo; i < groups[gi].hi; i++ {
+			if a := i + 2; a < groups[gi].hi {
+				// ∂f/∂d of the pairs where item a is the y end: scattered
+				// over the x order.
+				for j := ps.yOff[a]; j < ps.yOff[a+1]; j++ {
+					prefetch.Span(unsafe.Pointer(&e.dg64[ps.yPos[j]]), 8)
+				}
+			}
 			var h float64
 			for k := ps.xOff[i]; k < ps.xOff[i+1]; k++ {
 				h += e.dg64[k]
