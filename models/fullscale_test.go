@@ -20,9 +20,10 @@ import (
 // (K=100) and Monomer (K=20, N=4; benchSpecs for also_viewed's sizes) on a
 // real run's image features and training pairs (the paper's Women's
 // Clothing size: 659,566 × 4096 mapped matrix, 2 M pairs), beside a raw
-// sgemm of the same shapes in the same process. It runs only with MONOMER_BENCH_RUN set to a run directory of
-// an image experiment (…/features/image.arrow, …/split/pairs.parquet); at
-// that size one evaluation is 10–20 CPU-seconds, so use -benchtime 2x.
+// sgemm of the same shapes in the same process. It runs only with
+// MONOMER_BENCH_RUN set to a run directory of an image experiment
+// (…/features/image.arrow, …/split/pairs.parquet); at that size one
+// evaluation is 10–20 CPU-seconds, so use -benchtime 2x.
 //
 // The raw sgemm multiplies on the mapped rows in place (copying 591 k rows
 // out, as rawSgemmCPU does, would put 9.7 GB on the heap beside the 10.8 GB
