@@ -19,9 +19,9 @@ import (
 // 0.2358 and 382, 0.2290; LMT 428, 0.2747 and 382, 0.2690: the bound is
 // 0.95 of cold's evaluations. A warm start that does not carry the kept
 // parameters over costs what cold does and fails it; the direction of the
-// path is TestGridOrder's. (Run downwards, from the largest λ, this world passes too: 351
-// evaluations each; it is on the full-size grids that the upward path
-// saves, where the expensive small-λ fits come first.)
+// path is TestGridOrder's. (Run downwards, from the largest λ, this world
+// passes too, at 351 evaluations each: it is on the full-size grids that
+// the upward path saves, where the expensive small-λ fits come first.)
 func TestWarmPathPlanted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a quality test of about 20 CPU-s: make test runs it")
