@@ -255,18 +255,18 @@ func sparseMul[T Float](out []T, idx []int32, val []float32, w []T, stride int, 
 	}
 }
 
-// sparseAcc adds val_j·g to row idx_j of acc (rows len(g) wide) for every
-// j: one row's share of Xᵀ·G, as sparseMul. The evaluation takes it for
-// float64; float32 takes csrkern.Cols, whose bits are those of this over
-// the rows in order (TestSparseColsSameBits).
-func sparseAcc[T Float](acc []T, idx []int32, val []float32, g []T, axpy func(T, []T, []T)) {
-	c := len(g)
+// sparseAcc adds val_j·g to row idx_j of acc (rows stride apart) for
+// every j: one row's share of Xᵀ·G, as sparseMul. Float32 rows dense
+// enough take csrkern.Cols instead, whose bits are those of this over the
+// rows in order (TestSparseColsSameBits).
+func sparseAcc[T Float](acc []T, idx []int32, val []float32, g []T, stride int, axpy func(T, []T, []T)) {
 	if a, ok := any(acc).([]float32); ok {
-		csrkern.RowAcc(a, idx, val, any(g).([]float32), c)
+		csrkern.RowAcc(a, idx, val, any(g).([]float32), stride)
 		return
 	}
+	c := len(g)
 	for j, col := range idx {
-		axpy(T(val[j]), g, acc[int(col)*c:int(col+1)*c])
+		axpy(T(val[j]), g, acc[int(col)*stride:][:c])
 	}
 }
 
@@ -625,8 +625,9 @@ type projEval[T Float] struct {
 	// (ws = csrkern.Stride(c), else c), and per item group its rows by
 	// columns for Xᵀ·G (and X·W where that is faster), built by the first
 	// pass that needs them.
-	ws   int
-	cols []*csrkern.Cols
+	ws     int
+	cols   []*csrkern.Cols
+	byCols []bool // per item group: csrkern.ByColumns, else row by row
 }
 
 func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, workers int) *projEval[T] {
@@ -654,6 +655,7 @@ func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, worker
 		e.ws = csrkern.Stride(c)
 		e.w = any(csrkern.Floats(src.dim * e.ws)).([]T)
 		e.cols = make([]*csrkern.Cols, len(e.groups))
+		e.byCols = byColumns(src, ps.items, e.groups, c)
 	} else {
 		e.w = make([]T, src.dim*c)
 	}
@@ -673,6 +675,22 @@ func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, worker
 		}
 	}
 	return e
+}
+
+// byColumns decides per item group whether its rows are multiplied by
+// columns (csrkern.Cols) or row by row. Lean rows are kept by columns
+// only.
+func byColumns(src rowSource, items []int32, groups []itemSpan, c int) []bool {
+	by := make([]bool, len(groups))
+	for gi, g := range groups {
+		if src.sparse == nil {
+			by[gi] = true
+			continue
+		}
+		nnz := sparseNNZ(src.sparse, items[g.lo:g.hi])
+		by[gi] = csrkern.ByColumns(g.hi-g.lo, src.dim, c, int(min(nnz, math.MaxInt32)))
+	}
+	return by
 }
 
 func (e *projEval[T]) order() []int32 { return e.ps.byX }
@@ -701,11 +719,21 @@ func (e *projEval[T]) eval(theta []float64, loss func(k int, d float64) float64,
 // gradient runs the backward pass on the state of the last eval.
 func (e *projEval[T]) gradient(grad []float64) {
 	e.backward()
-	// Fixed-order reduction of the item groups' accumulators.
+	// Fixed-order reduction of the item groups' accumulators (rows ws
+	// apart).
 	clear(grad)
 	for _, a := range e.acc {
-		for i, v := range a {
-			grad[i] += float64(v)
+		if e.ws == e.c {
+			for i, v := range a {
+				grad[i] += float64(v)
+			}
+			continue
+		}
+		for r := range e.f {
+			gr := grad[r*e.c : (r+1)*e.c]
+			for k, v := range a[r*e.ws : r*e.ws+e.c] {
+				gr[k] += float64(v)
+			}
 		}
 	}
 }
@@ -833,8 +861,8 @@ func (e *projEval[T]) project() {
 		grp := e.groups[gi]
 		// Lean rows are held by columns only: MulTo, whose bits are
 		// RowMul's, whichever is faster.
-		if e.cols != nil && (e.colsOf(gi).PreferMulTo() || e.src.sparse == nil) {
-			e.cols[gi].MulTo(any(e.p[grp.lo*c:grp.hi*c]).([]float32), any(e.w).([]float32), c, e.ws)
+		if e.cols != nil && e.byCols[gi] {
+			e.colsOf(gi).MulTo(any(e.p[grp.lo*c:grp.hi*c]).([]float32), any(e.w).([]float32), c, e.ws)
 			itemState(grp.lo, grp.hi)
 			return
 		}
@@ -954,9 +982,15 @@ func (e *projEval[T]) backward() {
 		if e.p32 != nil {
 			e.g32 = any(e.g).([]float32)
 		}
+		// Rows ws floats apart, aligned to cache lines as W's, where the
+		// rows are sparse float32.
 		e.acc = make([][]T, len(e.groups))
 		for i := range e.acc {
-			e.acc[i] = make([]T, f*c)
+			if e.ws != c {
+				e.acc[i] = any(csrkern.Floats(f * e.ws)).([]T)
+			} else {
+				e.acc[i] = make([]T, f*c)
+			}
 		}
 	}
 	runChunks(len(e.groups), e.workers, func(w, gi int) {
@@ -978,14 +1012,14 @@ func (e *projEval[T]) backward() {
 		flushRow(e.g[grp.lo*c:grp.hi*c], e.tiny)
 		acc := e.acc[gi]
 		clear(acc)
-		if e.cols != nil {
-			e.colsOf(gi).AddTo(any(acc).([]float32), any(e.g[grp.lo*c:grp.hi*c]).([]float32), c, c)
+		if e.cols != nil && e.byCols[gi] {
+			e.colsOf(gi).AddTo(any(acc).([]float32), any(e.g[grp.lo*c:grp.hi*c]).([]float32), c, e.ws)
 			return
 		}
 		if e.src.sparse != nil {
 			for i := grp.lo; i < grp.hi; i++ {
 				idx, val := e.src.sparse.SparseRow(int(ps.items[i]))
-				sparseAcc(acc, idx, val, e.g[i*c:(i+1)*c], e.axpy)
+				sparseAcc(acc, idx, val, e.g[i*c:(i+1)*c], e.ws, e.axpy)
 			}
 			return
 		}

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"math"
 	"unsafe"
 
 	"monomer/internal/csrkern"
@@ -58,7 +59,10 @@ func dataMemory(m model, spec Spec, src rowSource, ts *pairSet, vsrc rowSource, 
 		if !spec.Float64 && (s.src.lean || s.src.sparse != nil) {
 			for _, g := range itemGroups(int(items)) {
 				share := float64(g.hi-g.lo) / float64(items)
-				need += csrkern.ColsBytes(g.hi-g.lo, s.src.dim, c, int64(share*float64(nnz)))
+				gnnz := int64(share * float64(nnz))
+				if s.src.lean || csrkern.ByColumns(g.hi-g.lo, s.src.dim, c, int(min(gnnz, math.MaxInt32))) {
+					need += csrkern.ColsBytes(g.hi-g.lo, s.src.dim, c, gnnz)
+				}
 			}
 		}
 	}

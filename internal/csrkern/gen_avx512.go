@@ -1,8 +1,9 @@
 //go:build ignore
 
-// gen_avx512 writes kern_avx512_amd64.s: the AVX-512 kernels mulz1 …
-// mulz8 and colsz1 … colsz8, one per count of 16-lane vectors a tile holds
-// in registers. They are generated because they differ only in that count.
+// gen_avx512 writes kern_avx512_amd64.s: the AVX-512 kernels mulzN,
+// acczN, colszN and colspzN for N = 1 … 8, the count of 16-lane vectors a
+// tile holds in registers. They are generated because they differ only in
+// that count.
 package main
 
 import (
@@ -67,6 +68,50 @@ func main() {
 				p("\tVMOVUPS Z%d, %d(DI)", v, 64*v)
 			}
 		}
+		p("\tVZEROUPPER")
+		p("\tRET")
+	}
+	p("")
+	p("// acczN adds val[j]·(the N·16 floats at g, held in registers) to the N·16")
+	p("// floats at acc + idx[j]·sb bytes, for j in order, n ≥ 1: RowAcc with the")
+	p("// row of G in registers. Each product is rounded before it is added.")
+	for nv := 1; nv <= 8; nv++ {
+		p("")
+		p("// func accz%d(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, mask int)", nv)
+		p("TEXT ·accz%d(SB), NOSPLIT, $0-56", nv)
+		p("\tMOVQ acc+0(FP), DI")
+		p("\tMOVQ idx+8(FP), SI")
+		p("\tMOVQ val+16(FP), DX")
+		p("\tMOVQ n+24(FP), CX")
+		p("\tMOVQ gr+32(FP), R8")
+		p("\tMOVQ sb+40(FP), R9")
+		p("\tMOVQ mask+48(FP), R11")
+		p("\tKMOVW R11, K1")
+		p("\tXORQ AX, AX")
+		for v := 0; v < nv; v++ {
+			if v == nv-1 {
+				p("\tVMOVUPS.Z %d(R8), K1, Z%d", 64*v, v)
+			} else {
+				p("\tVMOVUPS %d(R8), Z%d", 64*v, v)
+			}
+		}
+		p("aloop%d:", nv)
+		p("\tMOVLQSX (SI)(AX*4), BX")
+		p("\tIMULQ R9, BX")
+		p("\tVBROADCASTSS (DX)(AX*4), Z31")
+		for v := 0; v < nv; v++ {
+			p("\tVMULPS Z%d, Z31, Z%d", v, 16+v)
+			if v == nv-1 {
+				p("\tVADDPS.Z %d(DI)(BX*1), Z%d, K1, Z%d", 64*v, 16+v, 16+v)
+				p("\tVMOVUPS Z%d, K1, %d(DI)(BX*1)", 16+v, 64*v)
+			} else {
+				p("\tVADDPS %d(DI)(BX*1), Z%d, Z%d", 64*v, 16+v, 16+v)
+				p("\tVMOVUPS Z%d, %d(DI)(BX*1)", 16+v, 64*v)
+			}
+		}
+		p("\tINCQ AX")
+		p("\tCMPQ AX, CX")
+		p("\tJLT aloop%d", nv)
 		p("\tVZEROUPPER")
 		p("\tRET")
 	}

@@ -336,6 +336,18 @@ func colsMulGo(p []float32, ps, c int, feat, end []int32, first int, row []int32
 // Zen 4), not for bags of words (25 against 32; BENCHMARKS.md).
 func (t *Cols) PreferMulTo() bool { return t.block*Stride(t.c)*4 <= gBudget }
 
+// ByColumns reports whether a Cols of rows rows (dim columns, nnz
+// non-zeros, products c wide) is worth building: whether its blocks' rows
+// fit in about L1 (PreferMulTo). Where they do not (bags of words, about
+// 1.5 % dense), RowMul and RowAcc row by row are faster both ways: a
+// word's rows of W and of the accumulator are read by many rows and stay
+// in cache (words are Zipf-distributed), where Cols gathers G's rows,
+// read each by a few columns only (Zen 5, 20,000-row groups: backward 52
+// against 37 GFLOP/CPU-s at C = 100; BENCHMARKS.md).
+func ByColumns(rows, dim, c, nnz int) bool {
+	return blockRows(rows, dim, c, nnz)*Stride(max(c, 1))*4 <= gBudget
+}
+
 // MulTo sets P = X·W for the rows of t: out holds P's rows, c floats each
 // (c as given to NewCols), contiguous; w holds W's dim rows, stride floats
 // apart. The result has the bits of RowMul row by row.

@@ -85,6 +85,14 @@ func rowAcc(acc []float32, idx []int32, val []float32, g []float32, stride int) 
 		rowAccGo(acc, idx, val, g, stride)
 		return
 	}
+	if c := len(g); use == pathAVX512 && c > 0 && c <= 16*len(atiles) {
+		// G's row stays in registers over all of the row's non-zeros (the
+		// AVX2 tiles take two passes at C = 100): row by row, this is the
+		// faster backward for bags of words (BENCHMARKS.md).
+		v := (c + 15) / 16
+		atiles[v-1](&acc[0], unsafe.SliceData(idx), unsafe.SliceData(val), len(idx), &g[0], stride*4, 1<<(c-16*(v-1))-1)
+		return
+	}
 	k := 0
 	for _, t := range tiles {
 		for ; k+t.width <= len(g); k += t.width {
@@ -97,6 +105,10 @@ func rowAcc(acc []float32, idx []int32, val []float32, g []float32, stride int) 
 // in registers over its non-zeros, as ztiles.
 var ctiles = [...]func(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int){
 	colsz1, colsz2, colsz3, colsz4, colsz5, colsz6, colsz7, colsz8}
+
+// atiles[v-1] is RowAcc's kernel of v vectors.
+var atiles = [...]func(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, mask int){
+	accz1, accz2, accz3, accz4, accz5, accz6, accz7, accz8}
 
 var ptiles = [...]func(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int){
 	colspz1, colspz2, colspz3, colspz4, colspz5, colspz6, colspz7, colspz8}
@@ -220,3 +232,27 @@ func colspz7(p *float32, psb int, feat, end *int32, nf, first int, row *int32, v
 
 //go:noescape
 func colspz8(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)
+
+//go:noescape
+func accz1(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, mask int)
+
+//go:noescape
+func accz2(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, mask int)
+
+//go:noescape
+func accz3(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, mask int)
+
+//go:noescape
+func accz4(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, mask int)
+
+//go:noescape
+func accz5(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, mask int)
+
+//go:noescape
+func accz6(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, mask int)
+
+//go:noescape
+func accz7(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, mask int)
+
+//go:noescape
+func accz8(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, mask int)

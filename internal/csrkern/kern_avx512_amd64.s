@@ -322,6 +322,322 @@ loop8:
 	VZEROUPPER
 	RET
 
+// acczN adds val[j]·(the N·16 floats at g, held in registers) to the N·16
+// floats at acc + idx[j]·sb bytes, for j in order, n ≥ 1: RowAcc with the
+// row of G in registers. Each product is rounded before it is added.
+
+// func accz1(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, mask int)
+TEXT ·accz1(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), DI
+	MOVQ idx+8(FP), SI
+	MOVQ val+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ gr+32(FP), R8
+	MOVQ sb+40(FP), R9
+	MOVQ mask+48(FP), R11
+	KMOVW R11, K1
+	XORQ AX, AX
+	VMOVUPS.Z 0(R8), K1, Z0
+aloop1:
+	MOVLQSX (SI)(AX*4), BX
+	IMULQ R9, BX
+	VBROADCASTSS (DX)(AX*4), Z31
+	VMULPS Z0, Z31, Z16
+	VADDPS.Z 0(DI)(BX*1), Z16, K1, Z16
+	VMOVUPS Z16, K1, 0(DI)(BX*1)
+	INCQ AX
+	CMPQ AX, CX
+	JLT aloop1
+	VZEROUPPER
+	RET
+
+// func accz2(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, mask int)
+TEXT ·accz2(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), DI
+	MOVQ idx+8(FP), SI
+	MOVQ val+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ gr+32(FP), R8
+	MOVQ sb+40(FP), R9
+	MOVQ mask+48(FP), R11
+	KMOVW R11, K1
+	XORQ AX, AX
+	VMOVUPS 0(R8), Z0
+	VMOVUPS.Z 64(R8), K1, Z1
+aloop2:
+	MOVLQSX (SI)(AX*4), BX
+	IMULQ R9, BX
+	VBROADCASTSS (DX)(AX*4), Z31
+	VMULPS Z0, Z31, Z16
+	VADDPS 0(DI)(BX*1), Z16, Z16
+	VMOVUPS Z16, 0(DI)(BX*1)
+	VMULPS Z1, Z31, Z17
+	VADDPS.Z 64(DI)(BX*1), Z17, K1, Z17
+	VMOVUPS Z17, K1, 64(DI)(BX*1)
+	INCQ AX
+	CMPQ AX, CX
+	JLT aloop2
+	VZEROUPPER
+	RET
+
+// func accz3(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, mask int)
+TEXT ·accz3(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), DI
+	MOVQ idx+8(FP), SI
+	MOVQ val+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ gr+32(FP), R8
+	MOVQ sb+40(FP), R9
+	MOVQ mask+48(FP), R11
+	KMOVW R11, K1
+	XORQ AX, AX
+	VMOVUPS 0(R8), Z0
+	VMOVUPS 64(R8), Z1
+	VMOVUPS.Z 128(R8), K1, Z2
+aloop3:
+	MOVLQSX (SI)(AX*4), BX
+	IMULQ R9, BX
+	VBROADCASTSS (DX)(AX*4), Z31
+	VMULPS Z0, Z31, Z16
+	VADDPS 0(DI)(BX*1), Z16, Z16
+	VMOVUPS Z16, 0(DI)(BX*1)
+	VMULPS Z1, Z31, Z17
+	VADDPS 64(DI)(BX*1), Z17, Z17
+	VMOVUPS Z17, 64(DI)(BX*1)
+	VMULPS Z2, Z31, Z18
+	VADDPS.Z 128(DI)(BX*1), Z18, K1, Z18
+	VMOVUPS Z18, K1, 128(DI)(BX*1)
+	INCQ AX
+	CMPQ AX, CX
+	JLT aloop3
+	VZEROUPPER
+	RET
+
+// func accz4(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, mask int)
+TEXT ·accz4(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), DI
+	MOVQ idx+8(FP), SI
+	MOVQ val+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ gr+32(FP), R8
+	MOVQ sb+40(FP), R9
+	MOVQ mask+48(FP), R11
+	KMOVW R11, K1
+	XORQ AX, AX
+	VMOVUPS 0(R8), Z0
+	VMOVUPS 64(R8), Z1
+	VMOVUPS 128(R8), Z2
+	VMOVUPS.Z 192(R8), K1, Z3
+aloop4:
+	MOVLQSX (SI)(AX*4), BX
+	IMULQ R9, BX
+	VBROADCASTSS (DX)(AX*4), Z31
+	VMULPS Z0, Z31, Z16
+	VADDPS 0(DI)(BX*1), Z16, Z16
+	VMOVUPS Z16, 0(DI)(BX*1)
+	VMULPS Z1, Z31, Z17
+	VADDPS 64(DI)(BX*1), Z17, Z17
+	VMOVUPS Z17, 64(DI)(BX*1)
+	VMULPS Z2, Z31, Z18
+	VADDPS 128(DI)(BX*1), Z18, Z18
+	VMOVUPS Z18, 128(DI)(BX*1)
+	VMULPS Z3, Z31, Z19
+	VADDPS.Z 192(DI)(BX*1), Z19, K1, Z19
+	VMOVUPS Z19, K1, 192(DI)(BX*1)
+	INCQ AX
+	CMPQ AX, CX
+	JLT aloop4
+	VZEROUPPER
+	RET
+
+// func accz5(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, mask int)
+TEXT ·accz5(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), DI
+	MOVQ idx+8(FP), SI
+	MOVQ val+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ gr+32(FP), R8
+	MOVQ sb+40(FP), R9
+	MOVQ mask+48(FP), R11
+	KMOVW R11, K1
+	XORQ AX, AX
+	VMOVUPS 0(R8), Z0
+	VMOVUPS 64(R8), Z1
+	VMOVUPS 128(R8), Z2
+	VMOVUPS 192(R8), Z3
+	VMOVUPS.Z 256(R8), K1, Z4
+aloop5:
+	MOVLQSX (SI)(AX*4), BX
+	IMULQ R9, BX
+	VBROADCASTSS (DX)(AX*4), Z31
+	VMULPS Z0, Z31, Z16
+	VADDPS 0(DI)(BX*1), Z16, Z16
+	VMOVUPS Z16, 0(DI)(BX*1)
+	VMULPS Z1, Z31, Z17
+	VADDPS 64(DI)(BX*1), Z17, Z17
+	VMOVUPS Z17, 64(DI)(BX*1)
+	VMULPS Z2, Z31, Z18
+	VADDPS 128(DI)(BX*1), Z18, Z18
+	VMOVUPS Z18, 128(DI)(BX*1)
+	VMULPS Z3, Z31, Z19
+	VADDPS 192(DI)(BX*1), Z19, Z19
+	VMOVUPS Z19, 192(DI)(BX*1)
+	VMULPS Z4, Z31, Z20
+	VADDPS.Z 256(DI)(BX*1), Z20, K1, Z20
+	VMOVUPS Z20, K1, 256(DI)(BX*1)
+	INCQ AX
+	CMPQ AX, CX
+	JLT aloop5
+	VZEROUPPER
+	RET
+
+// func accz6(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, mask int)
+TEXT ·accz6(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), DI
+	MOVQ idx+8(FP), SI
+	MOVQ val+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ gr+32(FP), R8
+	MOVQ sb+40(FP), R9
+	MOVQ mask+48(FP), R11
+	KMOVW R11, K1
+	XORQ AX, AX
+	VMOVUPS 0(R8), Z0
+	VMOVUPS 64(R8), Z1
+	VMOVUPS 128(R8), Z2
+	VMOVUPS 192(R8), Z3
+	VMOVUPS 256(R8), Z4
+	VMOVUPS.Z 320(R8), K1, Z5
+aloop6:
+	MOVLQSX (SI)(AX*4), BX
+	IMULQ R9, BX
+	VBROADCASTSS (DX)(AX*4), Z31
+	VMULPS Z0, Z31, Z16
+	VADDPS 0(DI)(BX*1), Z16, Z16
+	VMOVUPS Z16, 0(DI)(BX*1)
+	VMULPS Z1, Z31, Z17
+	VADDPS 64(DI)(BX*1), Z17, Z17
+	VMOVUPS Z17, 64(DI)(BX*1)
+	VMULPS Z2, Z31, Z18
+	VADDPS 128(DI)(BX*1), Z18, Z18
+	VMOVUPS Z18, 128(DI)(BX*1)
+	VMULPS Z3, Z31, Z19
+	VADDPS 192(DI)(BX*1), Z19, Z19
+	VMOVUPS Z19, 192(DI)(BX*1)
+	VMULPS Z4, Z31, Z20
+	VADDPS 256(DI)(BX*1), Z20, Z20
+	VMOVUPS Z20, 256(DI)(BX*1)
+	VMULPS Z5, Z31, Z21
+	VADDPS.Z 320(DI)(BX*1), Z21, K1, Z21
+	VMOVUPS Z21, K1, 320(DI)(BX*1)
+	INCQ AX
+	CMPQ AX, CX
+	JLT aloop6
+	VZEROUPPER
+	RET
+
+// func accz7(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, mask int)
+TEXT ·accz7(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), DI
+	MOVQ idx+8(FP), SI
+	MOVQ val+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ gr+32(FP), R8
+	MOVQ sb+40(FP), R9
+	MOVQ mask+48(FP), R11
+	KMOVW R11, K1
+	XORQ AX, AX
+	VMOVUPS 0(R8), Z0
+	VMOVUPS 64(R8), Z1
+	VMOVUPS 128(R8), Z2
+	VMOVUPS 192(R8), Z3
+	VMOVUPS 256(R8), Z4
+	VMOVUPS 320(R8), Z5
+	VMOVUPS.Z 384(R8), K1, Z6
+aloop7:
+	MOVLQSX (SI)(AX*4), BX
+	IMULQ R9, BX
+	VBROADCASTSS (DX)(AX*4), Z31
+	VMULPS Z0, Z31, Z16
+	VADDPS 0(DI)(BX*1), Z16, Z16
+	VMOVUPS Z16, 0(DI)(BX*1)
+	VMULPS Z1, Z31, Z17
+	VADDPS 64(DI)(BX*1), Z17, Z17
+	VMOVUPS Z17, 64(DI)(BX*1)
+	VMULPS Z2, Z31, Z18
+	VADDPS 128(DI)(BX*1), Z18, Z18
+	VMOVUPS Z18, 128(DI)(BX*1)
+	VMULPS Z3, Z31, Z19
+	VADDPS 192(DI)(BX*1), Z19, Z19
+	VMOVUPS Z19, 192(DI)(BX*1)
+	VMULPS Z4, Z31, Z20
+	VADDPS 256(DI)(BX*1), Z20, Z20
+	VMOVUPS Z20, 256(DI)(BX*1)
+	VMULPS Z5, Z31, Z21
+	VADDPS 320(DI)(BX*1), Z21, Z21
+	VMOVUPS Z21, 320(DI)(BX*1)
+	VMULPS Z6, Z31, Z22
+	VADDPS.Z 384(DI)(BX*1), Z22, K1, Z22
+	VMOVUPS Z22, K1, 384(DI)(BX*1)
+	INCQ AX
+	CMPQ AX, CX
+	JLT aloop7
+	VZEROUPPER
+	RET
+
+// func accz8(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, mask int)
+TEXT ·accz8(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), DI
+	MOVQ idx+8(FP), SI
+	MOVQ val+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ gr+32(FP), R8
+	MOVQ sb+40(FP), R9
+	MOVQ mask+48(FP), R11
+	KMOVW R11, K1
+	XORQ AX, AX
+	VMOVUPS 0(R8), Z0
+	VMOVUPS 64(R8), Z1
+	VMOVUPS 128(R8), Z2
+	VMOVUPS 192(R8), Z3
+	VMOVUPS 256(R8), Z4
+	VMOVUPS 320(R8), Z5
+	VMOVUPS 384(R8), Z6
+	VMOVUPS.Z 448(R8), K1, Z7
+aloop8:
+	MOVLQSX (SI)(AX*4), BX
+	IMULQ R9, BX
+	VBROADCASTSS (DX)(AX*4), Z31
+	VMULPS Z0, Z31, Z16
+	VADDPS 0(DI)(BX*1), Z16, Z16
+	VMOVUPS Z16, 0(DI)(BX*1)
+	VMULPS Z1, Z31, Z17
+	VADDPS 64(DI)(BX*1), Z17, Z17
+	VMOVUPS Z17, 64(DI)(BX*1)
+	VMULPS Z2, Z31, Z18
+	VADDPS 128(DI)(BX*1), Z18, Z18
+	VMOVUPS Z18, 128(DI)(BX*1)
+	VMULPS Z3, Z31, Z19
+	VADDPS 192(DI)(BX*1), Z19, Z19
+	VMOVUPS Z19, 192(DI)(BX*1)
+	VMULPS Z4, Z31, Z20
+	VADDPS 256(DI)(BX*1), Z20, Z20
+	VMOVUPS Z20, 256(DI)(BX*1)
+	VMULPS Z5, Z31, Z21
+	VADDPS 320(DI)(BX*1), Z21, Z21
+	VMOVUPS Z21, 320(DI)(BX*1)
+	VMULPS Z6, Z31, Z22
+	VADDPS 384(DI)(BX*1), Z22, Z22
+	VMOVUPS Z22, 384(DI)(BX*1)
+	VMULPS Z7, Z31, Z23
+	VADDPS.Z 448(DI)(BX*1), Z23, K1, Z23
+	VMOVUPS Z23, K1, 448(DI)(BX*1)
+	INCQ AX
+	CMPQ AX, CX
+	JLT aloop8
+	VZEROUPPER
+	RET
+
 // colszN runs mulzN's sums for nf ≥ 1 columns of a Cols block: column i
 // (feat[i]) adds val[j]·(G row row[j], gsb bytes apart, at gr) over j from
 // the previous column's end (first for i = 0) to end[i] to the N·16 floats

@@ -13,10 +13,11 @@
 //
 // A shape's figure is the flops on non-zeros of one evaluation's two
 // products, 2·nnz·C each (a multiply and an add a column), per CPU-second
-// of forward plus backward as models does them: per item group,
-// Cols.MulTo where Cols.PreferMulTo (image rows) or else RowMul row by
-// row, then Cols.AddTo. "old" is the AVX2 RowMul (W's rows C apart) and
-// RowAcc of before.
+// of forward plus backward as models does them: per item group, where
+// csrkern.ByColumns (image rows) Cols.MulTo and Cols.AddTo, else (bags of
+// words) RowMul and RowAcc row by row, W and the accumulator with rows
+// csrkern.Stride(C) apart. "old" is the AVX2 RowMul and RowAcc of before
+// (rows C apart, two passes over a row's non-zeros at C = 100).
 // The last line is the slowest shape's figure against the peak.
 package main
 
@@ -198,11 +199,16 @@ func measure(m *matrix, c, reps int, minFlops float64) (fwd, bwd, oldFwd, oldBwd
 	for g := range ng {
 		groups = append(groups, [2]int{g * blocks / ng * groupRows, min((g+1)*blocks/ng*groupRows, m.rows)})
 	}
+	// Each group by columns or row by row, as models decides.
 	cols := make([]*csrkern.Cols, len(groups))
 	for g, gr := range groups {
-		cols[g] = csrkern.NewCols(gr[1]-gr[0], m.dim, c, func(i int) ([]int32, []float32) { return m.row(gr[0] + i) })
+		if csrkern.ByColumns(gr[1]-gr[0], m.dim, c, m.ptr[gr[1]]-m.ptr[gr[0]]) {
+			cols[g] = csrkern.NewCols(gr[1]-gr[0], m.dim, c, func(i int) ([]int32, []float32) { return m.row(gr[0] + i) })
+		}
 	}
-	acc := make([]float32, m.dim*c)
+	// The accumulator as models lays it out for sparse rows (as W), and as
+	// it was before.
+	acc, accOld := csrkern.Floats(m.dim*ws), make([]float32, m.dim*c)
 	flops := 2 * float64(len(m.idx)) * float64(c)
 	passes := max(1, int(minFlops/flops+0.5))
 	forwardOld := func() {
@@ -213,12 +219,12 @@ func measure(m *matrix, c, reps int, minFlops float64) (fwd, bwd, oldFwd, oldBwd
 			}
 		}
 	}
-	// forwardNew is models' forward: by columns where Cols prefers it
-	// (image rows), else RowMul row by row.
+	// forwardNew is models' forward: by columns where ByColumns (image
+	// rows), else RowMul row by row.
 	forwardNew := func() {
 		for range passes {
 			for g, gr := range groups {
-				if cols[g].PreferMulTo() {
+				if cols[g] != nil {
 					cols[g].MulTo(p[gr[0]*c:gr[1]*c], wm, c, ws)
 					continue
 				}
@@ -231,19 +237,26 @@ func measure(m *matrix, c, reps int, minFlops float64) (fwd, bwd, oldFwd, oldBwd
 	}
 	backward := func() {
 		for range passes {
-			for g := range groups {
+			for g, gr := range groups {
 				clear(acc)
-				cols[g].AddTo(acc, p[groups[g][0]*c:groups[g][1]*c], c, c)
+				if cols[g] != nil {
+					cols[g].AddTo(acc, p[gr[0]*c:gr[1]*c], c, ws)
+					continue
+				}
+				for i := gr[0]; i < gr[1]; i++ {
+					idx, val := m.row(i)
+					csrkern.RowAcc(acc, idx, val, p[i*c:(i+1)*c], ws)
+				}
 			}
 		}
 	}
 	oldBackward := func() {
 		for range passes {
 			for _, gr := range groups {
-				clear(acc)
+				clear(accOld)
 				for i := gr[0]; i < gr[1]; i++ {
 					idx, val := m.row(i)
-					csrkern.RowAcc(acc, idx, val, p[i*c:(i+1)*c], c)
+					csrkern.RowAcc(accOld, idx, val, p[i*c:(i+1)*c], c)
 				}
 			}
 		}
