@@ -116,6 +116,13 @@ func run(scale string, reps int, minFlops float64) error {
 			}
 		}
 	}
+	// What a product that reads one row of W a non-zero can reach at best:
+	// the same kernel (RowMul) with W small enough to stay in L1, or in L2.
+	for _, sh := range []struct{ wRows, c int }{{16, 100}, {1024, 100}, {16, 50}, {1024, 50}} {
+		g := ceiling(sh.wRows, sh.c, reps, minFlops)
+		fmt.Printf("ceiling: RowMul, C=%d, W of %d rows (%d KB): %.1f GFLOP/CPU-s, ratio %.2f\n",
+			sh.c, sh.wRows, sh.wRows*csrkern.Stride(sh.c)*4>>10, g, g/max(peak, 1e-9))
+	}
 	fmt.Printf("slowest: %s (forward and backward together)\n", slowName)
 	ratio := 0.0
 	if peak > 0 {
@@ -273,6 +280,45 @@ func measure(m *matrix, c, reps int, minFlops float64) (fwd, bwd, oldFwd, oldBwd
 	oldFwd, oldBwd = rate(forwardOld), rate(oldBackward)
 	restore()
 	return fwd, bwd, oldFwd, oldBwd
+}
+
+// ceiling times RowMul over rows of 64 non-zeros (a bag of words' median)
+// drawn at random from a W of wRows rows: with W in L1 or L2 it is the
+// best the gather of a W row per non-zero does on this CPU.
+func ceiling(wRows, c, reps int, minFlops float64) float64 {
+	const rows, nnz = 4096, 64
+	ws := csrkern.Stride(c)
+	w := csrkern.Floats(wRows * ws)
+	for i := range w {
+		w[i] = float32(i%97)/97 - 0.5
+	}
+	m := &matrix{dim: wRows, ptr: []int{0}}
+	rng := uint64(1)
+	idx, val := make([]int32, nnz), make([]float32, nnz)
+	for range rows {
+		for j := range idx {
+			rng = rng*6364136223846793005 + 1442695040888963407
+			idx[j], val[j] = int32(rng>>33)%int32(wRows), float32(j%13)/13
+		}
+		sort.Slice(idx, func(a, b int) bool { return idx[a] < idx[b] })
+		m.add(idx, val)
+	}
+	p := make([]float32, c)
+	flops := 2 * float64(len(m.idx)) * float64(c)
+	passes := max(1, int(minFlops/flops+0.5))
+	best := 0.0
+	for range reps {
+		s := cpuSeconds(func() {
+			for range passes {
+				for i := range m.rows {
+					idx, val := m.row(i)
+					csrkern.RowMul(p, idx, val, w, ws)
+				}
+			}
+		})
+		best = max(best, float64(passes)*flops/s/1e9)
+	}
+	return best
 }
 
 // cpuSeconds is the CPU time fn takes on this (locked) thread.
