@@ -130,8 +130,9 @@ func TestObjectiveInPairOrder(t *testing.T) {
 // TestSparseRowsSameBits: bag-of-words rows (1.5 % dense) are multiplied
 // row by row (RowMul, RowAcc into accumulators whose rows are
 // csrkern.Stride apart), as csrkern.ByColumns decides; forcing every item
-// group through csrkern.Cols instead gives the same bits, objective and
-// gradient, at the paper's shapes and the also_viewed ones.
+// group through csrkern.Cols instead, or laying W and the accumulators out
+// with rows C apart (no padding to map back), gives the same bits,
+// objective and gradient, at the paper's shapes and the also_viewed ones.
 func TestSparseRowsSameBits(t *testing.T) {
 	const items, dim = 1500, 600
 	rng := rand.New(rand.NewPCG(9, 9))
@@ -154,31 +155,38 @@ func TestSparseRowsSameBits(t *testing.T) {
 			t.Fatal(err)
 		}
 		theta := (&trainer{model: m, train: newObjective(m.evaluator(sp, ps, false, 0), ps.labels)}).init(sp, ps, rand.New(rand.NewPCG(3, 3)))
-		eval := func(forceCols bool) (float64, []float64) {
+		const rows, cols, unpadded = 0, 1, 2
+		eval := func(layout int) (float64, []float64) {
 			ev := m.evaluator(sp, ps, false, 0)
 			pe := ev.(*projEval[float32])
 			if len(pe.groups) < 2 || pe.src.sparse == nil || pe.ws == pe.c || slices.Contains(pe.byCols, true) {
 				t.Fatalf("%s: %d item groups, sparse rows %v, W stride %d for C = %d, by columns %v: not the path under test",
 					spec.Model, len(pe.groups), pe.src.sparse != nil, pe.ws, pe.c, pe.byCols)
 			}
-			if forceCols {
+			switch layout {
+			case cols:
 				for i := range pe.byCols {
 					pe.byCols[i] = true
 				}
+			case unpadded:
+				pe.cols, pe.ws, pe.w = nil, pe.c, make([]float32, dim*pe.c)
 			}
 			obj := newObjective(ev, ps.labels)
 			obj.lambda = 1e-4
 			grad := make([]float64, len(theta))
 			return obj.eval(theta, grad), grad
 		}
-		fr, gr := eval(false)
-		fc, gc := eval(true)
-		if math.Float64bits(fc) != math.Float64bits(fr) {
-			t.Errorf("%s K=%d: objective %v by columns, %v row by row", spec.Model, spec.K, fc, fr)
-		}
-		for i := range gr {
-			if math.Float64bits(gc[i]) != math.Float64bits(gr[i]) {
-				t.Fatalf("%s K=%d: gradient element %d is %v by columns, %v row by row", spec.Model, spec.K, i, gc[i], gr[i])
+		fr, gr := eval(rows)
+		for _, layout := range []int{cols, unpadded} {
+			name := map[int]string{cols: "by columns", unpadded: "rows C apart"}[layout]
+			fc, gc := eval(layout)
+			if math.Float64bits(fc) != math.Float64bits(fr) {
+				t.Errorf("%s K=%d: objective %v %s, %v row by row", spec.Model, spec.K, fc, name, fr)
+			}
+			for i := range gr {
+				if math.Float64bits(gc[i]) != math.Float64bits(gr[i]) {
+					t.Fatalf("%s K=%d: gradient element %d is %v %s, %v row by row", spec.Model, spec.K, i, gc[i], name, gr[i])
+				}
 			}
 		}
 	}

@@ -28,7 +28,9 @@ type DenseBlock interface {
 	Block(lo, hi int) []float32
 }
 
-// Sparse gives rows as sorted column indices with their values (bag of words).
+// Sparse gives rows as sorted column indices with their values (bag of
+// words). The slices are read-only and the same on every call: the models
+// hold on to them (and index them unchecked once checked, see crossSum).
 type Sparse interface {
 	Features
 	SparseRow(i int) (idx []int32, val []float32)

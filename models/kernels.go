@@ -32,8 +32,9 @@ const (
 	// enough for sgemm to reach its throughput, small enough that one block
 	// (rowBlock×F) stays a few MB.
 	rowBlock = 512
-	// maxItemGroups bounds the item groups; each group owns one F×C gradient
-	// accumulator, summed in group order.
+	// maxItemGroups bounds the item groups; each group owns one gradient
+	// accumulator (F rows of C, Stride(C) apart for sparse float32 rows),
+	// summed in group order.
 	maxItemGroups = 16
 	// pairChunk is the number of pairs per parallel task.
 	pairChunk = 4096
@@ -606,7 +607,7 @@ type projEval[T Float] struct {
 	tiny    T
 	w, p, g []T            // W (F×C, rows ws apart), P and G (items×C)
 	is      []T            // per item state (items×kern.itemLen())
-	acc     [][]T          // per item group F×C
+	acc     [][]T          // per item group F rows, ws apart
 	scratch [][]T          // per worker rowBlock×F dense rows
 	spanBuf [][]T          // per worker maxSpan×C rows of P or G over a direct span
 	spans   []blockSpan[T] // per rowBlock of items (item groups are whole blocks)
@@ -621,10 +622,10 @@ type projEval[T Float] struct {
 	// its x end, for the prefetches (rowParts; all of them by default).
 	yPart, xPart [2]int
 
-	// Sparse float32 rows: W's rows a whole number of cache lines apart
-	// (ws = csrkern.Stride(c), else c), and per item group its rows by
-	// columns for Xᵀ·G (and X·W where that is faster), built by the first
-	// pass that needs them.
+	// Sparse float32 rows: W's and the accumulators' rows a whole number of
+	// cache lines apart (ws = csrkern.Stride(c), else c), and per item group
+	// where byCols its rows by columns for X·W and Xᵀ·G, built by the first
+	// pass that needs them (other groups go row by row).
 	ws     int
 	cols   []*csrkern.Cols
 	byCols []bool // per item group: csrkern.ByColumns, else row by row
@@ -683,14 +684,19 @@ func newProjEval[T Float](kern pairKernel[T], src rowSource, ps *pairSet, worker
 func byColumns(src rowSource, items []int32, groups []itemSpan, c int) []bool {
 	by := make([]bool, len(groups))
 	for gi, g := range groups {
-		if src.sparse == nil {
-			by[gi] = true
-			continue
+		nnz := int64(0)
+		if src.sparse != nil {
+			nnz = sparseNNZ(src.sparse, items[g.lo:g.hi])
 		}
-		nnz := sparseNNZ(src.sparse, items[g.lo:g.hi])
-		by[gi] = csrkern.ByColumns(g.hi-g.lo, src.dim, c, int(min(nnz, math.MaxInt32)))
+		by[gi] = groupByColumns(src, g.hi-g.lo, c, nnz)
 	}
 	return by
+}
+
+// groupByColumns is byColumns for one item group of rows rows holding nnz
+// non-zeros (sparse rows; lean rows are by columns whatever nnz says).
+func groupByColumns(src rowSource, rows, c int, nnz int64) bool {
+	return src.sparse == nil || csrkern.ByColumns(rows, src.dim, c, int(min(nnz, math.MaxInt32)))
 }
 
 func (e *projEval[T]) order() []int32 { return e.ps.byX }
@@ -859,8 +865,8 @@ func (e *projEval[T]) project() {
 	}
 	runChunks(len(e.groups), e.workers, func(w, gi int) {
 		grp := e.groups[gi]
-		// Lean rows are held by columns only: MulTo, whose bits are
-		// RowMul's, whichever is faster.
+		// By columns (image rows, and lean rows, held that way only):
+		// MulTo, whose bits are RowMul's.
 		if e.cols != nil && e.byCols[gi] {
 			e.colsOf(gi).MulTo(any(e.p[grp.lo*c:grp.hi*c]).([]float32), any(e.w).([]float32), c, e.ws)
 			itemState(grp.lo, grp.hi)

@@ -1,7 +1,6 @@
 package models
 
 import (
-	"math"
 	"unsafe"
 
 	"monomer/internal/csrkern"
@@ -9,11 +8,13 @@ import (
 
 // dataMemory estimates the peak bytes Train holds for its data, beyond the
 // parameters (which the caller counts from the settings: L-BFGS history
-// and per-group gradient accumulators grow with F·C alone): the pair sets'
-// indexes, the objectives' per-pair buffers, and what each evaluator keeps
-// of the pairs and rows. Rows are the non-zeros of lean and sparse rows,
-// the layout the model reads them in (csrkern.Cols for float32 LMT and
-// Monomer, packed rows for WNN and float64 kernels); dense rows stay in the
+// and per-group gradient accumulators grow with F·C alone, F·Stride(C) for
+// sparse rows): the pair sets' indexes, the objectives' per-pair buffers,
+// and what each evaluator keeps of the pairs and rows. Rows are the
+// non-zeros of lean and sparse rows, the layout the model reads them in
+// (csrkern.Cols for float32 LMT and Monomer where their item groups go by
+// columns, packed rows for WNN and float64 kernels; bags of words are
+// read from the features row by row); dense rows stay in the
 // features (a mapped file) and count nothing. vs is nil without validation
 // pairs.
 func dataMemory(m model, spec Spec, src rowSource, ts *pairSet, vsrc rowSource, vs *pairSet, shared *sharedRows) int64 {
@@ -60,7 +61,7 @@ func dataMemory(m model, spec Spec, src rowSource, ts *pairSet, vsrc rowSource, 
 			for _, g := range itemGroups(int(items)) {
 				share := float64(g.hi-g.lo) / float64(items)
 				gnnz := int64(share * float64(nnz))
-				if s.src.lean || csrkern.ByColumns(g.hi-g.lo, s.src.dim, c, int(min(gnnz, math.MaxInt32))) {
+				if groupByColumns(s.src, g.hi-g.lo, c, gnnz) {
 					need += csrkern.ColsBytes(g.hi-g.lo, s.src.dim, c, gnnz)
 				}
 			}

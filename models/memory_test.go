@@ -10,8 +10,8 @@ import (
 // TestDataMemory: dataMemory is within 10 % of the heap Train's data
 // really holds once both pair sets' evaluators have run an evaluation
 // (rows in their layouts, pair sets, per-pair state, WNN's products), for
-// each model on lean rows, and for LMT in float64 (rows packed once for
-// both sets). The parameters' share (W, the item groups' accumulators) is
+// each model on lean image rows and on bags of words (sparse rows, no
+// csrkern.Cols), and for LMT in float64 (rows packed once for both sets). The parameters' share (W, the item groups' accumulators) is
 // left out as dataMemory leaves it out.
 func TestDataMemory(t *testing.T) {
 	if testing.Short() {

@@ -353,12 +353,11 @@ type pairProducts struct {
 // unsafe pointers: with Go's bounds checks on the two levels of
 // indirection (position, column) crossSum took 1.6 ns a product, without
 // them 0.86, as fast as the same loop in assembly or C (BENCHMARKS.md,
-// "WNN's pass without bounds checks"). Every index is in range by
-// construction: a position is one of x's row (productsOf found it there),
-// and productsOf indexed its dim-long xp by every column of every row of
-// the pair set (a column out of range panicked there). checkProducts and
-// checkRow test what is cheap to test (last entries, lengths) on every
-// call.
+// "Bags of words row by row, WNN without bounds checks"). Every index is
+// in range: prepare checks that every row's columns ascend within [0,
+// dim) (rowSource.check), and a product's positions, found by productsOf
+// in x's row, ascend within it; so checkProducts and checkRow, run on
+// every call, need test only the first and last entries and the lengths.
 
 // crossSum is Σ_j w2[c_j] z_j with c_j = ix[pos_j], z_j = vx[pos_j]·vy_j,
 // as weightedSum sums the products z (the same bits).

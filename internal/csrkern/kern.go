@@ -112,9 +112,10 @@ func rowAccGo(acc []float32, idx []int32, val []float32, g []float32, stride int
 // block, value) in row order. A fit's features do not change, so it is
 // built once and read by every evaluation.
 //
-// Why: row by row (RowAcc), every non-zero reads and writes a row of the
-// accumulator, F×C floats that do not fit in L2 (1.6 MB at F = 4096, C =
-// 100), so the backward pass waits on memory. By columns, a column's sums
+// Why (image rows; bags of words go row by row, see ByColumns): row by
+// row (RowAcc), every non-zero reads and writes a row of the accumulator,
+// F×C floats that do not fit in L2 (1.6 MB at F = 4096, C = 100), so the
+// backward pass waits on memory. By columns, a column's sums
 // stay in registers while its non-zeros read rows of G, and the
 // accumulator row is read and written once a block. AddTo goes through
 // the columns in ranges whose accumulator rows stay in L2, and for each

@@ -107,8 +107,7 @@ var ctiles = [...]func(acc *float32, asb int, feat, end *int32, nf, first int, r
 	colsz1, colsz2, colsz3, colsz4, colsz5, colsz6, colsz7, colsz8}
 
 // atiles[v-1] is RowAcc's kernel of v vectors.
-var atiles = [...]func(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, mask int){
-	accz1, accz2, accz3, accz4, accz5, accz6, accz7, accz8}
+var atiles = [...]zkernel{accz1, accz2, accz3, accz4, accz5, accz6, accz7, accz8}
 
 var ptiles = [...]func(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int){
 	colspz1, colspz2, colspz3, colspz4, colspz5, colspz6, colspz7, colspz8}

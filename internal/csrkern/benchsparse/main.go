@@ -283,8 +283,9 @@ func measure(m *matrix, c, reps int, minFlops float64) (fwd, bwd, oldFwd, oldBwd
 }
 
 // ceiling times RowMul over rows of 64 non-zeros (a bag of words' median)
-// drawn at random from a W of wRows rows: with W in L1 or L2 it is the
-// best the gather of a W row per non-zero does on this CPU.
+// whose columns are drawn with replacement from a W of wRows rows (16 rows
+// have fewer than 64; RowMul does not mind repeats): with W in L1 or L2 it
+// is the best the gather of a W row per non-zero does on this CPU.
 func ceiling(wRows, c, reps int, minFlops float64) float64 {
 	const rows, nnz = 4096, 64
 	ws := csrkern.Stride(c)
