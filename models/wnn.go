@@ -58,10 +58,11 @@ const wnnChunk = 8192
 // Σ w² f².
 const wnnAhead = 16
 
-// Dense rows of at most wnnShortRow values (LDA's topics: 100) take too
-// little time a pair for Dist's prefetch of the next pair's y row to hide
-// a read from DRAM: their y rows are also asked for wnnDenseAhead pairs
-// ahead. BenchmarkWNNTopics on the Zen 5, CPU-s a pass: 100 values
+// Dense rows of at most wnnShortRow values (LDA's 100 topics where more
+// than a quarter of them are non-zero; at Electronics' size they are 11 %
+// non-zero and go sparse) take too little time a pair for Dist's prefetch
+// of the next pair's y row to hide a read from DRAM: their y rows are also
+// asked for wnnDenseAhead pairs ahead. BenchmarkWNNTopics on the Zen 5, CPU-s a pass: 100 values
 // 0.36 → 0.25, 1024 0.64-0.71 → 0.57-0.62; at 4096 the extra prefetch
 // cost 11 % (2.40 → 2.66), hence the bound.
 const wnnDenseAhead, wnnShortRow = 8, 1024
