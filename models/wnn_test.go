@@ -1,9 +1,16 @@
 package models
 
-import "testing"
+import (
+	"errors"
+	"testing"
+
+	"monomer/graph"
+)
 
 // TestWNNChecksPanic: the checks that guard WNN's unchecked loops stop a
-// product or a row that would read outside x's row or the weights.
+// product that would read outside x's row, and rows whose values do not
+// match their columns (the columns themselves prepare checks:
+// TestPrepareRejectsBadRows).
 func TestWNNChecksPanic(t *testing.T) {
 	w2 := make([]float64, 8)
 	ix, vx := []int32{1, 4, 7}, []float32{1, 2, 3}
@@ -12,10 +19,8 @@ func TestWNNChecksPanic(t *testing.T) {
 		"negative position":     func() { subProducts(w2, 1, ix, vx, []int32{-1, 2}, []float32{1, 1}) },
 		"values short":          func() { crossSum(w2, ix, vx, []uint16{0, 2}, []float32{1}) },
 		"x's values short":      func() { crossSum(w2, ix, vx[:2], []uint16{0}, []float32{1}) },
-		"column past w":         func() { crossSum(w2[:7], ix, vx, []uint16{0}, []float32{1}) },
-		"row's column past w":   func() { weightedSum(w2[:7], ix, vx, true) },
-		"row's negative column": func() { addSquares(w2, 1, []int32{-1, 3}, []float32{1, 1}) },
 		"row's values short":    func() { weightedSum(w2, ix, vx[:2], false) },
+		"squares' values short": func() { addSquares(w2, 1, ix, vx[:1]) },
 	} {
 		func() {
 			defer func() {
@@ -35,5 +40,28 @@ func TestWNNChecksPanic(t *testing.T) {
 	}
 	if got := weightedSum(w2, ix, vx, true); got != 1+4+9 {
 		t.Errorf("weightedSum = %v, want 14", got)
+	}
+}
+
+// TestPrepareRejectsBadRows: prepare refuses sparse rows that the kernels
+// (WNN's unchecked loops among them) would index outside W: a column out
+// of [0, dim), columns not strictly ascending, values missing.
+func TestPrepareRejectsBadRows(t *testing.T) {
+	pairs := []graph.Pair{{X: 0, Y: 1, Label: true}, {X: 1, Y: 2}}
+	for name, bad := range map[string]struct {
+		idx []int32
+		val []float32
+	}{
+		"column past dim":    {[]int32{1, 8}, []float32{1, 1}},
+		"negative column":    {[]int32{-1, 2}, []float32{1, 1}},
+		"columns descending": {[]int32{3, 2}, []float32{1, 1}},
+		"column repeated":    {[]int32{2, 2}, []float32{1, 1}},
+		"value missing":      {[]int32{1, 2}, []float32{1}},
+	} {
+		feat := &sparseFeat{dim: 8, idx: [][]int32{{0}, {1, 3}, {2}}, val: [][]float32{{1}, {1, 1}, {1}}}
+		feat.idx[1], feat.val[1] = bad.idx, bad.val
+		if _, _, err := prepare(feat, 8, pairs, "train"); !errors.Is(err, ErrInput) {
+			t.Errorf("%s: prepare error %v, want ErrInput", name, err)
+		}
 	}
 }
