@@ -99,16 +99,7 @@ func main() {
 		p("\tMOVLQSX (SI)(AX*4), BX")
 		p("\tIMULQ R9, BX")
 		p("\tVBROADCASTSS (DX)(AX*4), Z31")
-		for v := 0; v < nv; v++ {
-			p("\tVMULPS Z%d, Z31, Z%d", v, 16+v)
-			if v == nv-1 {
-				p("\tVADDPS.Z %d(DI)(BX*1), Z%d, K1, Z%d", 64*v, 16+v, 16+v)
-				p("\tVMOVUPS Z%d, K1, %d(DI)(BX*1)", 16+v, 64*v)
-			} else {
-				p("\tVADDPS %d(DI)(BX*1), Z%d, Z%d", 64*v, 16+v, 16+v)
-				p("\tVMOVUPS Z%d, %d(DI)(BX*1)", 16+v, 64*v)
-			}
-		}
+		addRow(p, nv)
 		p("\tINCQ AX")
 		p("\tCMPQ AX, CX")
 		p("\tJLT aloop%d", nv)
@@ -217,16 +208,7 @@ func main() {
 		p("\tMOVLQSX (R12)(R11*4), BX")
 		p("\tIMULQ R9, BX")
 		p("\tVBROADCASTSS (DX)(R11*4), Z31")
-		for v := 0; v < nv; v++ {
-			p("\tVMULPS Z%d, Z31, Z%d", v, 16+v)
-			if v == nv-1 {
-				p("\tVADDPS.Z %d(DI)(BX*1), Z%d, K1, Z%d", 64*v, 16+v, 16+v)
-				p("\tVMOVUPS Z%d, K1, %d(DI)(BX*1)", 16+v, 64*v)
-			} else {
-				p("\tVADDPS %d(DI)(BX*1), Z%d, Z%d", 64*v, 16+v, 16+v)
-				p("\tVMOVUPS Z%d, %d(DI)(BX*1)", 16+v, 64*v)
-			}
-		}
+		addRow(p, nv)
 		p("\tINCQ R11")
 		p("\tCMPQ R11, AX")
 		p("\tJLT pnz%d", nv)
@@ -240,5 +222,21 @@ func main() {
 	if err := os.WriteFile("kern_avx512_amd64.s", []byte(b.String()), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+}
+
+// addRow emits the read-modify-write of acczN and colspzN: Z0… (the row
+// held in registers) times the broadcast Z31, each product rounded, added
+// to the N·16 floats at DI + BX and stored back, the last vector masked.
+func addRow(p func(string, ...any), nv int) {
+	for v := 0; v < nv; v++ {
+		p("\tVMULPS Z%d, Z31, Z%d", v, 16+v)
+		if v == nv-1 {
+			p("\tVADDPS.Z %d(DI)(BX*1), Z%d, K1, Z%d", 64*v, 16+v, 16+v)
+			p("\tVMOVUPS Z%d, K1, %d(DI)(BX*1)", 16+v, 64*v)
+		} else {
+			p("\tVADDPS %d(DI)(BX*1), Z%d, Z%d", 64*v, 16+v, 16+v)
+			p("\tVMOVUPS Z%d, %d(DI)(BX*1)", 16+v, 64*v)
+		}
 	}
 }
