@@ -7,6 +7,27 @@ import (
 	"testing"
 )
 
+// projShapes are LMT's and Monomer's shapes in the paper: C = 100 and 104,
+// and also_viewed's 50 and 54.
+var projShapes = []Spec{
+	{Model: ModelLMT, K: 100}, {Model: ModelMonomer, K: 20, N: 4},
+	{Model: ModelLMT, K: 50}, {Model: ModelMonomer, K: 10, N: 4},
+}
+
+// specModel resolves spec and makes its model over dim features.
+func specModel(t testing.TB, spec Spec, dim int) (Spec, model) {
+	t.Helper()
+	spec, err := spec.resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := newModel(spec.Model, dim, spec.K, spec.N)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec, m
+}
+
 // TestSparseColsSameBits: the float32 evaluation on sparse rows, with W's
 // rows padded to csrkern.Stride and Xᵀ·G through csrkern.Cols, gives the
 // bits of the row-by-row kernels it replaced (W's rows C apart, RowAcc
@@ -35,18 +56,8 @@ func testSparseColsSameBits(t *testing.T, density float64) {
 		t.Fatalf("prepare kept ReLU features at density %g dense", density)
 	}
 	preferred := 0
-	for _, spec := range []Spec{
-		{Model: ModelLMT, K: 100}, {Model: ModelMonomer, K: 20, N: 4},
-		{Model: ModelLMT, K: 50}, {Model: ModelMonomer, K: 10, N: 4},
-	} {
-		spec, err := spec.resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := newModel(spec.Model, dim, spec.K, spec.N)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, spec := range projShapes {
+		spec, m := specModel(t, spec, dim)
 		theta := (&trainer{model: m, train: newObjective(m.evaluator(sp, ps, false, 0), ps.labels)}).init(sp, ps, rand.New(rand.NewPCG(3, 3)))
 		var byCols *projEval[float32]
 		eval := func(rowByRow bool) (float64, []float64) {
@@ -142,18 +153,8 @@ func TestSparseRowsSameBits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, spec := range []Spec{
-		{Model: ModelLMT, K: 100}, {Model: ModelMonomer, K: 20, N: 4},
-		{Model: ModelLMT, K: 50}, {Model: ModelMonomer, K: 10, N: 4},
-	} {
-		spec, err := spec.resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := newModel(spec.Model, dim, spec.K, spec.N)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, spec := range projShapes {
+		spec, m := specModel(t, spec, dim)
 		theta := (&trainer{model: m, train: newObjective(m.evaluator(sp, ps, false, 0), ps.labels)}).init(sp, ps, rand.New(rand.NewPCG(3, 3)))
 		const rows, cols, unpadded = 0, 1, 2
 		eval := func(layout int) (float64, []float64) {

@@ -729,12 +729,6 @@ func (e *projEval[T]) gradient(grad []float64) {
 	// apart).
 	clear(grad)
 	for _, a := range e.acc {
-		if e.ws == e.c {
-			for i, v := range a {
-				grad[i] += float64(v)
-			}
-			continue
-		}
 		for r := range e.f {
 			gr := grad[r*e.c : (r+1)*e.c]
 			for k, v := range a[r*e.ws : r*e.ws+e.c] {

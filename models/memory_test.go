@@ -28,14 +28,7 @@ func testDataMemory(t *testing.T, feat Features, dim int, rng *rand.Rand) {
 	items := feat.Rows()
 	train, valid := randPairs(rng, items, 150000), randPairs(rng, items/2, 30000)
 	for _, spec := range []Spec{{Model: ModelLMT, K: 20}, {Model: ModelMonomer, K: 5, N: 4}, {Model: ModelWNN}, {Model: ModelLMT, K: 20, Float64: true}} {
-		spec, err := spec.resolve()
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := newModel(spec.Model, dim, spec.K, spec.N)
-		if err != nil {
-			t.Fatal(err)
-		}
+		spec, m := specModel(t, spec, dim)
 		theta := make([]float64, m.size())
 		for i := range theta {
 			theta[i] = 0.01 * rng.NormFloat64()

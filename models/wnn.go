@@ -382,7 +382,11 @@ func crossSum[I uint16 | int32](w2 []float64, ix []int32, vx []float32, pos []I,
 	if n == 0 {
 		return 0
 	}
-	term := productTerm(w2, ix, vx, pos, vy)
+	at, w := productAt(ix, vx, pos, vy), unsafe.Pointer(&w2[0])
+	term := func(k uintptr) float64 {
+		c, z := at(k)
+		return *(*float64)(unsafe.Add(w, c*8)) * z
+	}
 	var s0, s1, s2, s3 float64
 	k, m := uintptr(0), uintptr(n&^3)
 	for ; k < m; k += 4 {
@@ -397,16 +401,16 @@ func crossSum[I uint16 | int32](w2 []float64, ix []int32, vx []float32, pos []I,
 	return (s0 + s1) + (s2 + s3)
 }
 
-// productTerm returns product k's w2[c_k]·z_k; the caller has checked
-// the slices with checkProducts.
-func productTerm[I uint16 | int32](w2 []float64, ix []int32, vx []float32, pos []I, vy []float32) func(k uintptr) float64 {
-	w, i, x := unsafe.Pointer(&w2[0]), unsafe.Pointer(&ix[0]), unsafe.Pointer(&vx[0])
+// productAt returns product k's column c_k and z_k; the caller has
+// checked the slices with checkProducts (n > 0).
+func productAt[I uint16 | int32](ix []int32, vx []float32, pos []I, vy []float32) func(k uintptr) (uintptr, float64) {
+	i, x := unsafe.Pointer(&ix[0]), unsafe.Pointer(&vx[0])
 	pp, yp := unsafe.Pointer(&pos[0]), unsafe.Pointer(&vy[0])
 	size := unsafe.Sizeof(pos[0])
-	return func(k uintptr) float64 {
+	return func(k uintptr) (uintptr, float64) {
 		p := uintptr(*(*I)(unsafe.Add(pp, k*size)))
 		z := float64(*(*float32)(unsafe.Add(x, p*4))) * float64(*(*float32)(unsafe.Add(yp, k*4)))
-		return *(*float64)(unsafe.Add(w, uintptr(*(*int32)(unsafe.Add(i, p*4)))*8)) * z
+		return uintptr(*(*int32)(unsafe.Add(i, p*4))), z
 	}
 }
 
@@ -431,14 +435,10 @@ func subProducts[I uint16 | int32](acc []float64, g float64, ix []int32, vx []fl
 	if n == 0 {
 		return
 	}
-	a, i, x := unsafe.Pointer(&acc[0]), unsafe.Pointer(&ix[0]), unsafe.Pointer(&vx[0])
-	pp, yp := unsafe.Pointer(&pos[0]), unsafe.Pointer(&vy[0])
-	size := unsafe.Sizeof(pos[0])
+	at, a := productAt(ix, vx, pos, vy), unsafe.Pointer(&acc[0])
 	for k := range uintptr(n) {
-		p := uintptr(*(*I)(unsafe.Add(pp, k*size)))
-		z := float64(*(*float32)(unsafe.Add(x, p*4))) * float64(*(*float32)(unsafe.Add(yp, k*4)))
-		c := (*float64)(unsafe.Add(a, uintptr(*(*int32)(unsafe.Add(i, p*4)))*8))
-		*c -= 2 * g * z
+		c, z := at(k)
+		*(*float64)(unsafe.Add(a, c*8)) -= 2 * g * z
 	}
 }
 

@@ -30,44 +30,19 @@ func main() {
 		p("")
 		p("// func mulz%d(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask int)", nv)
 		p("TEXT ·mulz%d(SB), NOSPLIT, $0-56", nv)
-		p("\tMOVQ out+0(FP), DI")
-		p("\tMOVQ idx+8(FP), SI")
-		p("\tMOVQ val+16(FP), DX")
-		p("\tMOVQ n+24(FP), CX")
-		p("\tMOVQ src+32(FP), R8")
-		p("\tMOVQ sb+40(FP), R9")
-		p("\tMOVQ mask+48(FP), R11")
+		loadArgs(p, "out DI", "idx SI", "val DX", "n CX", "src R8", "sb R9", "mask R11")
 		p("\tKMOVW R11, K1")
 		p("\tXORQ AX, AX")
-		for v := 0; v < nv; v++ {
-			if v == nv-1 {
-				p("\tVMOVUPS.Z %d(DI), K1, Z%d", 64*v, v)
-			} else {
-				p("\tVMOVUPS %d(DI), Z%d", 64*v, v)
-			}
-		}
+		loadRow(p, nv, "(DI)")
 		p("loop%d:", nv)
 		p("\tMOVLQSX (SI)(AX*4), BX")
 		p("\tIMULQ R9, BX")
 		p("\tVBROADCASTSS (DX)(AX*4), Z31")
-		for v := 0; v < nv; v++ {
-			if v == nv-1 {
-				p("\tVMULPS.Z %d(R8)(BX*1), Z31, K1, Z%d", 64*v, 16+v)
-			} else {
-				p("\tVMULPS %d(R8)(BX*1), Z31, Z%d", 64*v, 16+v)
-			}
-			p("\tVADDPS Z%d, Z%d, Z%d", 16+v, v, v)
-		}
+		gatherAdd(p, nv)
 		p("\tINCQ AX")
 		p("\tCMPQ AX, CX")
 		p("\tJLT loop%d", nv)
-		for v := 0; v < nv; v++ {
-			if v == nv-1 {
-				p("\tVMOVUPS Z%d, K1, %d(DI)", v, 64*v)
-			} else {
-				p("\tVMOVUPS Z%d, %d(DI)", v, 64*v)
-			}
-		}
+		storeRow(p, nv, "(DI)")
 		p("\tVZEROUPPER")
 		p("\tRET")
 	}
@@ -79,22 +54,10 @@ func main() {
 		p("")
 		p("// func accz%d(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, mask int)", nv)
 		p("TEXT ·accz%d(SB), NOSPLIT, $0-56", nv)
-		p("\tMOVQ acc+0(FP), DI")
-		p("\tMOVQ idx+8(FP), SI")
-		p("\tMOVQ val+16(FP), DX")
-		p("\tMOVQ n+24(FP), CX")
-		p("\tMOVQ gr+32(FP), R8")
-		p("\tMOVQ sb+40(FP), R9")
-		p("\tMOVQ mask+48(FP), R11")
+		loadArgs(p, "acc DI", "idx SI", "val DX", "n CX", "gr R8", "sb R9", "mask R11")
 		p("\tKMOVW R11, K1")
 		p("\tXORQ AX, AX")
-		for v := 0; v < nv; v++ {
-			if v == nv-1 {
-				p("\tVMOVUPS.Z %d(R8), K1, Z%d", 64*v, v)
-			} else {
-				p("\tVMOVUPS %d(R8), Z%d", 64*v, v)
-			}
-		}
+		loadRow(p, nv, "(R8)")
 		p("aloop%d:", nv)
 		p("\tMOVLQSX (SI)(AX*4), BX")
 		p("\tIMULQ R9, BX")
@@ -116,53 +79,24 @@ func main() {
 		p("")
 		p("// func colsz%d(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask int)", nv)
 		p("TEXT ·colsz%d(SB), NOSPLIT, $0-88", nv)
-		p("\tMOVQ acc+0(FP), DI")
-		p("\tMOVQ asb+8(FP), R9")
-		p("\tMOVQ feat+16(FP), SI")
-		p("\tMOVQ end+24(FP), R10")
-		p("\tMOVQ nf+32(FP), CX")
-		p("\tMOVQ first+40(FP), R11")
-		p("\tMOVQ row+48(FP), R12")
-		p("\tMOVQ val+56(FP), DX")
-		p("\tMOVQ gr+64(FP), R8")
-		p("\tMOVQ gsb+72(FP), R13")
-		p("\tMOVQ mask+80(FP), BX")
+		loadArgs(p, "acc DI", "asb R9", "feat SI", "end R10", "nf CX", "first R11", "row R12", "val DX", "gr R8", "gsb R13", "mask BX")
 		p("\tKMOVW BX, K1")
 		p("col%d:", nv)
 		p("\tMOVLQSX (R10), AX")
 		p("\tMOVLQSX (SI), BX")
 		p("\tIMULQ R9, BX")
-		for v := 0; v < nv; v++ {
-			if v == nv-1 {
-				p("\tVMOVUPS.Z %d(DI)(BX*1), K1, Z%d", 64*v, v)
-			} else {
-				p("\tVMOVUPS %d(DI)(BX*1), Z%d", 64*v, v)
-			}
-		}
+		loadRow(p, nv, "(DI)(BX*1)")
 		p("nz%d:", nv)
 		p("\tMOVLQSX (R12)(R11*4), BX")
 		p("\tIMULQ R13, BX")
 		p("\tVBROADCASTSS (DX)(R11*4), Z31")
-		for v := 0; v < nv; v++ {
-			if v == nv-1 {
-				p("\tVMULPS.Z %d(R8)(BX*1), Z31, K1, Z%d", 64*v, 16+v)
-			} else {
-				p("\tVMULPS %d(R8)(BX*1), Z31, Z%d", 64*v, 16+v)
-			}
-			p("\tVADDPS Z%d, Z%d, Z%d", 16+v, v, v)
-		}
+		gatherAdd(p, nv)
 		p("\tINCQ R11")
 		p("\tCMPQ R11, AX")
 		p("\tJLT nz%d", nv)
 		p("\tMOVLQSX (SI), BX")
 		p("\tIMULQ R9, BX")
-		for v := 0; v < nv; v++ {
-			if v == nv-1 {
-				p("\tVMOVUPS Z%d, K1, %d(DI)(BX*1)", v, 64*v)
-			} else {
-				p("\tVMOVUPS Z%d, %d(DI)(BX*1)", v, 64*v)
-			}
-		}
+		storeRow(p, nv, "(DI)(BX*1)")
 		p("\tADDQ $4, SI")
 		p("\tADDQ $4, R10")
 		p("\tDECQ CX")
@@ -181,29 +115,13 @@ func main() {
 		p("")
 		p("// func colspz%d(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask int)", nv)
 		p("TEXT ·colspz%d(SB), NOSPLIT, $0-88", nv)
-		p("\tMOVQ p+0(FP), DI")
-		p("\tMOVQ psb+8(FP), R9")
-		p("\tMOVQ feat+16(FP), SI")
-		p("\tMOVQ end+24(FP), R10")
-		p("\tMOVQ nf+32(FP), CX")
-		p("\tMOVQ first+40(FP), R11")
-		p("\tMOVQ row+48(FP), R12")
-		p("\tMOVQ val+56(FP), DX")
-		p("\tMOVQ w+64(FP), R8")
-		p("\tMOVQ wsb+72(FP), R13")
-		p("\tMOVQ mask+80(FP), BX")
+		loadArgs(p, "p DI", "psb R9", "feat SI", "end R10", "nf CX", "first R11", "row R12", "val DX", "w R8", "wsb R13", "mask BX")
 		p("\tKMOVW BX, K1")
 		p("pcol%d:", nv)
 		p("\tMOVLQSX (R10), AX")
 		p("\tMOVLQSX (SI), BX")
 		p("\tIMULQ R13, BX")
-		for v := 0; v < nv; v++ {
-			if v == nv-1 {
-				p("\tVMOVUPS.Z %d(R8)(BX*1), K1, Z%d", 64*v, v)
-			} else {
-				p("\tVMOVUPS %d(R8)(BX*1), Z%d", 64*v, v)
-			}
-		}
+		loadRow(p, nv, "(R8)(BX*1)")
 		p("pnz%d:", nv)
 		p("\tMOVLQSX (R12)(R11*4), BX")
 		p("\tIMULQ R9, BX")
@@ -238,5 +156,50 @@ func addRow(p func(string, ...any), nv int) {
 			p("\tVADDPS %d(DI)(BX*1), Z%d, Z%d", 64*v, 16+v, 16+v)
 			p("\tVMOVUPS Z%d, %d(DI)(BX*1)", 16+v, 64*v)
 		}
+	}
+}
+
+// loadRow emits the loads of Z0… from the N·16 floats at addr (a register
+// or register and index, as "(DI)(BX*1)"), the last vector masked by K1.
+func loadRow(p func(string, ...any), nv int, addr string) {
+	for v := 0; v < nv; v++ {
+		if v == nv-1 {
+			p("\tVMOVUPS.Z %d%s, K1, Z%d", 64*v, addr, v)
+		} else {
+			p("\tVMOVUPS %d%s, Z%d", 64*v, addr, v)
+		}
+	}
+}
+
+// storeRow emits loadRow's stores back.
+func storeRow(p func(string, ...any), nv int, addr string) {
+	for v := 0; v < nv; v++ {
+		if v == nv-1 {
+			p("\tVMOVUPS Z%d, K1, %d%s", v, 64*v, addr)
+		} else {
+			p("\tVMOVUPS Z%d, %d%s", v, 64*v, addr)
+		}
+	}
+}
+
+// gatherAdd emits the sums of mulzN and colszN: the N·16 floats at R8 + BX
+// times the broadcast Z31, each product rounded (into Z16…), added to Z0….
+func gatherAdd(p func(string, ...any), nv int) {
+	for v := 0; v < nv; v++ {
+		if v == nv-1 {
+			p("\tVMULPS.Z %d(R8)(BX*1), Z31, K1, Z%d", 64*v, 16+v)
+		} else {
+			p("\tVMULPS %d(R8)(BX*1), Z31, Z%d", 64*v, 16+v)
+		}
+		p("\tVADDPS Z%d, Z%d, Z%d", 16+v, v, v)
+	}
+}
+
+// loadArgs emits the loads of the arguments, each "name register", 8
+// bytes apart in the frame from offset 0.
+func loadArgs(p func(string, ...any), args ...string) {
+	for i, a := range args {
+		name, reg, _ := strings.Cut(a, " ")
+		p("\tMOVQ %s+%d(FP), %s", name, 8*i, reg)
 	}
 }

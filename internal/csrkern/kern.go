@@ -335,7 +335,7 @@ func colsMulGo(p []float32, ps, c int, feat, end []int32, first int, row []int32
 // row: where a block's rows of P fit in about L1, which NewCols picks for
 // rows dense enough (image rows: 38 against 30 GFLOP/CPU-s at C = 100 on
 // Zen 4), not for bags of words (25 against 32; BENCHMARKS.md).
-func (t *Cols) PreferMulTo() bool { return t.block*Stride(t.c)*4 <= gBudget }
+func (t *Cols) PreferMulTo() bool { return blockFitsL1(t.block, t.c) }
 
 // ByColumns reports whether a Cols of rows rows (dim columns, nnz
 // non-zeros, products c wide) is worth building: whether its blocks' rows
@@ -346,8 +346,12 @@ func (t *Cols) PreferMulTo() bool { return t.block*Stride(t.c)*4 <= gBudget }
 // read each by a few columns only (Zen 5, 20,000-row groups: backward 52
 // against 37 GFLOP/CPU-s at C = 100; BENCHMARKS.md).
 func ByColumns(rows, dim, c, nnz int) bool {
-	return blockRows(rows, dim, c, nnz)*Stride(max(c, 1))*4 <= gBudget
+	return blockFitsL1(blockRows(rows, dim, c, nnz), c)
 }
+
+// blockFitsL1 reports whether block rows of c floats (padded to Stride)
+// fit in the budget of about L1.
+func blockFitsL1(block, c int) bool { return block*Stride(max(c, 1))*4 <= gBudget }
 
 // MulTo sets P = X·W for the rows of t: out holds P's rows, c floats each
 // (c as given to NewCols), contiguous; w holds W's dim rows, stride floats

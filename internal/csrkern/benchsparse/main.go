@@ -217,67 +217,51 @@ func measure(m *matrix, c, reps int, minFlops float64) (fwd, bwd, oldFwd, oldBwd
 	// it was before.
 	acc, accOld := csrkern.Floats(m.dim*ws), make([]float32, m.dim*c)
 	flops := 2 * float64(len(m.idx)) * float64(c)
-	passes := max(1, int(minFlops/flops+0.5))
 	forwardOld := func() {
-		for range passes {
-			for i := range m.rows {
-				idx, val := m.row(i)
-				csrkern.RowMul(p[i*c:(i+1)*c], idx, val, wOld, c)
-			}
+		for i := range m.rows {
+			idx, val := m.row(i)
+			csrkern.RowMul(p[i*c:(i+1)*c], idx, val, wOld, c)
 		}
 	}
 	// forwardNew is models' forward: by columns where ByColumns (image
 	// rows), else RowMul row by row.
 	forwardNew := func() {
-		for range passes {
-			for g, gr := range groups {
-				if cols[g] != nil {
-					cols[g].MulTo(p[gr[0]*c:gr[1]*c], wm, c, ws)
-					continue
-				}
-				for i := gr[0]; i < gr[1]; i++ {
-					idx, val := m.row(i)
-					csrkern.RowMul(p[i*c:(i+1)*c], idx, val, wm, ws)
-				}
+		for g, gr := range groups {
+			if cols[g] != nil {
+				cols[g].MulTo(p[gr[0]*c:gr[1]*c], wm, c, ws)
+				continue
+			}
+			for i := gr[0]; i < gr[1]; i++ {
+				idx, val := m.row(i)
+				csrkern.RowMul(p[i*c:(i+1)*c], idx, val, wm, ws)
 			}
 		}
 	}
 	backward := func() {
-		for range passes {
-			for g, gr := range groups {
-				clear(acc)
-				if cols[g] != nil {
-					cols[g].AddTo(acc, p[gr[0]*c:gr[1]*c], c, ws)
-					continue
-				}
-				for i := gr[0]; i < gr[1]; i++ {
-					idx, val := m.row(i)
-					csrkern.RowAcc(acc, idx, val, p[i*c:(i+1)*c], ws)
-				}
+		for g, gr := range groups {
+			clear(acc)
+			if cols[g] != nil {
+				cols[g].AddTo(acc, p[gr[0]*c:gr[1]*c], c, ws)
+				continue
+			}
+			for i := gr[0]; i < gr[1]; i++ {
+				idx, val := m.row(i)
+				csrkern.RowAcc(acc, idx, val, p[i*c:(i+1)*c], ws)
 			}
 		}
 	}
 	oldBackward := func() {
-		for range passes {
-			for _, gr := range groups {
-				clear(accOld)
-				for i := gr[0]; i < gr[1]; i++ {
-					idx, val := m.row(i)
-					csrkern.RowAcc(accOld, idx, val, p[i*c:(i+1)*c], c)
-				}
+		for _, gr := range groups {
+			clear(accOld)
+			for i := gr[0]; i < gr[1]; i++ {
+				idx, val := m.row(i)
+				csrkern.RowAcc(accOld, idx, val, p[i*c:(i+1)*c], c)
 			}
 		}
 	}
-	rate := func(fn func()) float64 {
-		best := 0.0
-		for range reps {
-			best = max(best, float64(passes)*flops/cpuSeconds(fn)/1e9)
-		}
-		return best
-	}
-	fwd, bwd = rate(forwardNew), rate(backward)
+	fwd, bwd = rate(reps, minFlops, flops, forwardNew), rate(reps, minFlops, flops, backward)
 	restore := csrkern.Limit("avx2")
-	oldFwd, oldBwd = rate(forwardOld), rate(oldBackward)
+	oldFwd, oldBwd = rate(reps, minFlops, flops, forwardOld), rate(reps, minFlops, flops, oldBackward)
 	restore()
 	return fwd, bwd, oldFwd, oldBwd
 }
@@ -305,16 +289,23 @@ func ceiling(wRows, c, reps int, minFlops float64) float64 {
 		m.add(idx, val)
 	}
 	p := make([]float32, c)
-	flops := 2 * float64(len(m.idx)) * float64(c)
+	return rate(reps, minFlops, 2*float64(len(m.idx))*float64(c), func() {
+		for i := range m.rows {
+			idx, val := m.row(i)
+			csrkern.RowMul(p, idx, val, w, ws)
+		}
+	})
+}
+
+// rate is the best of reps measurements of fn, each fn run often enough
+// for about minFlops (flops a run), in GFLOP per CPU-second.
+func rate(reps int, minFlops, flops float64, fn func()) float64 {
 	passes := max(1, int(minFlops/flops+0.5))
 	best := 0.0
 	for range reps {
 		s := cpuSeconds(func() {
 			for range passes {
-				for i := range m.rows {
-					idx, val := m.row(i)
-					csrkern.RowMul(p, idx, val, w, ws)
-				}
+				fn()
 			}
 		})
 		best = max(best, float64(passes)*flops/s/1e9)
