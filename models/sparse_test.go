@@ -261,8 +261,8 @@ func TestValidErrorIsScores(t *testing.T) {
 // TestWNNProductsSameBits: WNN's pair products, kept as y's values and
 // their positions in x's row (16 or 32 bits wide), give every pair the distance of the
 // products z = f_x·f_y kept in float64 (summed by weightedSum, as before
-// they were compacted), bit for bit, and both column widths the same
-// value and gradient bits.
+// they were compacted), bit for bit, and both column widths, with and
+// without rows asked for ahead, the same value and gradient bits.
 func TestWNNProductsSameBits(t *testing.T) {
 	const items, dim = 500, 200
 	rng := rand.New(rand.NewPCG(9, 9))
@@ -336,6 +336,21 @@ func TestWNNProductsSameBits(t *testing.T) {
 			}
 		}
 	}
+	// Rows asked for ahead (on long rows only in production): the same bits.
+	defer func(l int64) { wnnLongRow = l }(wnnLongRow)
+	wnnLongRow = 1
+	dp, gp, e := eval()
+	if !e.longRows {
+		t.Fatal("rows not asked for ahead")
+	}
+	bits := func(v float64) uint64 { return math.Float64bits(v) }
+	same := func(a, b []float64) bool {
+		return slices.EqualFunc(a, b, func(x, y float64) bool { return bits(x) == bits(y) })
+	}
+	if !same(dp, d16) || !same(gp, g16) {
+		t.Error("asking for rows ahead changed distances or gradient bits")
+	}
+	wnnLongRow = 1 << 40
 	defer func(l int) { col16Limit = l }(col16Limit)
 	col16Limit = dim - 1
 	d32, g32, e := eval()
