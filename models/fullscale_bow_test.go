@@ -14,6 +14,17 @@ import (
 	"monomer/schema"
 )
 
+// printBits prints the bits of an evaluation's value and gradient, to
+// compare builds: a change that must not alter results prints the same
+// line.
+func printBits(spec Spec, f float64, grad []float64) {
+	h := fnv.New64a()
+	for _, v := range append([]float64{f}, grad...) {
+		h.Write(binary.LittleEndian.AppendUint64(nil, math.Float64bits(v)))
+	}
+	fmt.Printf("%s: f %.17g, bits of f and gradient %016x\n", spec.Model, f, h.Sum64())
+}
+
 // BenchmarkObjectiveFullScaleBow times one objective+gradient evaluation of
 // LMT (K=100), Monomer (K=20, N=4) and WNN (benchSpecs: also_viewed's
 // sizes with MONOMER_BENCH_GRAPH=also_viewed) on a real run's bag-of-words
@@ -45,14 +56,7 @@ func BenchmarkObjectiveFullScaleBow(b *testing.B) {
 			spec, _ := spec.resolve()
 			obj, ps, theta := startObjective(b, feat, feat.Dim(), train, spec, rand.New(rand.NewPCG(1, 1)))
 			grad := make([]float64, len(theta))
-			f := obj.eval(theta, grad) // buffers, and csrkern.Cols built
-			// The value and gradient's bits, to compare builds: a change
-			// that must not alter results prints the same line.
-			h := fnv.New64a()
-			for _, v := range append([]float64{f}, grad...) {
-				h.Write(binary.LittleEndian.AppendUint64(nil, math.Float64bits(v)))
-			}
-			fmt.Printf("%s: f %.17g, bits of f and gradient %016x\n", spec.Model, f, h.Sum64())
+			printBits(spec, obj.eval(theta, grad), grad) // buffers, and csrkern.Cols built
 			_, best := timeEvals(b, obj, theta, grad)
 			b.ReportMetric(best, "best-cpu-s/eval")
 			b.ReportMetric(float64(len(ps.items)), "items")

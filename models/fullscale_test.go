@@ -59,7 +59,7 @@ func BenchmarkObjectiveFullScale(b *testing.B) {
 			spec, _ := spec.resolve()
 			obj, ps, theta := startObjective(b, m, dim, train, spec, rand.New(rand.NewPCG(1, 1)))
 			grad := make([]float64, len(theta))
-			obj.eval(theta, grad) // buffers, and the page cache warm
+			printBits(spec, obj.eval(theta, grad), grad) // buffers, and the page cache warm
 			cols := (len(theta) - 1) / dim
 			raw, split := math.NaN(), math.NaN()
 			if spec.Model != ModelWNN { // WNN has no product to compare with
