@@ -468,7 +468,7 @@ func subProducts[I uint16 | int32](acc []float64, g float64, ix []int32, vx []fl
 // took WNN's pass from 1.25 to 1.15 CPU-s on the Zen 5
 // (BENCHMARKS.md, "WNN's rows asked for ahead"). Odd distances for the
 // rows measured 0.05 slower than even ones, 1 to 8 tried: not understood.
-// On bags of words (Electronics: 75 non-zeros a row) they cost 1.5 %
+// On bags of words (Electronics: 87 non-zeros a row) they cost 1.5 %
 // (0.327 → 0.332), so they are asked for only where rows have at least
 // wnnLongRow non-zeros on average.
 const wnnRowAhead, wnnXAhead = 2, 4
