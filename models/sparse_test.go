@@ -336,8 +336,11 @@ func TestWNNProductsSameBits(t *testing.T) {
 			}
 		}
 	}
-	// Rows asked for ahead (on long rows only in production): the same bits.
-	defer func(l int64) { wnnLongRow = l }(wnnLongRow)
+	// Rows asked for ahead (on long rows only in production): a prefetch
+	// cannot change a value, so this guards the prefetches' indexing (a row
+	// past the group or chunk panics) and that the path runs.
+	longRow := wnnLongRow
+	defer func() { wnnLongRow = longRow }()
 	wnnLongRow = 1
 	dp, gp, e := eval()
 	if !e.longRows {
@@ -350,7 +353,7 @@ func TestWNNProductsSameBits(t *testing.T) {
 	if !same(dp, d16) || !same(gp, g16) {
 		t.Error("asking for rows ahead changed distances or gradient bits")
 	}
-	wnnLongRow = 1 << 40
+	wnnLongRow = longRow
 	defer func(l int) { col16Limit = l }(col16Limit)
 	col16Limit = dim - 1
 	d32, g32, e := eval()

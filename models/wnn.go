@@ -90,7 +90,7 @@ type wnnEval[T Float] struct {
 	// viaDense: the products would exceed their budget, so the pairs run
 	// on the dense rows.
 	viaDense bool
-	longRows bool // rows of at least wnnLongRow non-zeros on average
+	longRows bool // rows of at least wnnLongRow non-zeros on average: sparseEval asks for them ahead
 }
 
 func newWNNEval[T Float](src rowSource, ps *pairSet, workers int) *wnnEval[T] {
@@ -463,17 +463,16 @@ func subProducts[I uint16 | int32](acc []float64, g float64, ix []int32, vx []fl
 }
 
 // wnnRowAhead is how many items ahead the item passes ask for a row, and
-// wnnXAhead how many pairs ahead the pair pass asks for a new x end's row.
-// At Women's size (rows of 560 non-zeros, runs of 5.3 pairs an x) the two
-// took WNN's pass from 1.25 to 1.15 CPU-s on the Zen 5
-// (BENCHMARKS.md, "WNN's rows asked for ahead"). Odd distances for the
-// rows measured 0.05 slower than even ones, 1 to 8 tried: not understood.
-// On bags of words (Electronics: 87 non-zeros a row) they cost 1.5 %
-// (0.327 → 0.332), so they are asked for only where rows have at least
-// wnnLongRow non-zeros on average.
+// wnnXAhead how many pairs ahead the pair pass asks for a new x end's row:
+// on Women's rows (560 non-zeros) the two took WNN's pass from 1.25 to
+// 1.15 CPU-s on the Zen 5. Odd item distances measured 0.05-0.08 slower
+// than even ones, not understood (BENCHMARKS.md, "WNN's rows asked for
+// ahead").
 const wnnRowAhead, wnnXAhead = 2, 4
 
-// wnnLongRow is a variable for the tests of the prefetching path.
+// wnnLongRow is the average of non-zeros a row from which WNN asks for rows
+// ahead: on Electronics' words (87) the prefetches cost 1.5 %, the
+// hardware keeping up with short rows alone. A variable for the tests.
 var wnnLongRow int64 = 256
 
 // prefetchRow asks for the cache lines of a sparse row.
@@ -610,10 +609,10 @@ func checkRow[V float32 | float64](idx []int32, val []V) int {
 	return n
 }
 
-// addSquares adds h·v_j² to acc[c_j] for the row (c, v), four at a time:
-// 2 % off Women's pass against the plain loop (BENCHMARKS.md, "WNN's rows
-// asked for ahead"). A row's columns are distinct, so the order of the
-// additions to any one acc[c] is the items' either way.
+// addSquares adds h·v_j² to acc[c_j] for the row (c, v), four at a time
+// (2 % off Women's pass against the plain loop, BENCHMARKS.md "WNN's rows
+// asked for ahead"): the plain loop's additions in its order, so the same
+// bits.
 func addSquares(acc []float64, h float64, idx []int32, val []float32) {
 	n := checkRow(idx, val)
 	if n == 0 {

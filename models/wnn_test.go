@@ -2,6 +2,7 @@ package models
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"monomer/graph"
@@ -40,6 +41,13 @@ func TestWNNChecksPanic(t *testing.T) {
 	}
 	if got := weightedSum(w2, ix, vx, true); got != 1+4+9 {
 		t.Errorf("weightedSum = %v, want 14", got)
+	}
+	// addSquares on seven columns: a block of four and a tail of three, each
+	// column added h·v² once.
+	acc := make([]float64, 10)
+	addSquares(acc, 0.5, []int32{0, 2, 3, 4, 6, 7, 9}, []float32{1, 2, 3, 4, 5, 6, 7})
+	if want := []float64{0.5, 0, 2, 4.5, 8, 0, 12.5, 18, 0, 24.5}; !slices.Equal(acc, want) {
+		t.Errorf("addSquares: %v, want %v", acc, want)
 	}
 }
 
