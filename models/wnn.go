@@ -303,7 +303,7 @@ func (e *wnnEval[T]) sparseEval(theta []float64, loss func(k int, d float64) flo
 				prefetchRow(row(int(ps.xEnd[a])))
 			}
 			if x := ps.xEnd[k]; x != last {
-				ix, vx = e.src.sparse.SparseRow(int(ps.items[x]))
+				ix, vx = row(int(x))
 				last = x
 			}
 			a, b := z.off[k-lo], z.off[k-lo+1]

@@ -25,8 +25,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
@@ -278,14 +280,13 @@ func ceiling(wRows, c, reps int, minFlops float64) float64 {
 		w[i] = float32(i%97)/97 - 0.5
 	}
 	m := &matrix{dim: wRows, ptr: []int{0}}
-	rng := uint64(1)
+	rng := rand.New(rand.NewPCG(1, 1))
 	idx, val := make([]int32, nnz), make([]float32, nnz)
 	for range rows {
 		for j := range idx {
-			rng = rng*6364136223846793005 + 1442695040888963407
-			idx[j], val[j] = int32(rng>>33)%int32(wRows), float32(j%13)/13
+			idx[j], val[j] = rng.Int32N(int32(wRows)), float32(j%13)/13
 		}
-		sort.Slice(idx, func(a, b int) bool { return idx[a] < idx[b] })
+		slices.Sort(idx)
 		m.add(idx, val)
 	}
 	p := make([]float32, c)
