@@ -5,7 +5,7 @@ BIN := bin/monomer
 # the Go loops into FMAs, which round differently (README, "same bits").
 export GOAMD64 := v1
 
-.PHONY: build build-openblas run test test-purego bench bench-sparse lint testdata test-openblas bench-openblas test-airflow airflow-venv
+.PHONY: build build-openblas run test test-purego bench bench-sparse lint testdata test-openblas test-kernels bench-openblas test-airflow airflow-venv
 
 # Fast by default: build with OpenBLAS (cgo, -tags openblas) when
 # -lopenblas links. When it does not and we are root with apt-get, Debian's
@@ -14,15 +14,23 @@ export GOAMD64 := v1
 # what that costs. `make build BLAS=go` forces pure Go. BLAS is probed once
 # per make, and only for the targets that use it.
 BLAS_PROBE = printf 'int main(void){return 0;}\n' | $(CC) -x c - -lopenblas -o /dev/null >/dev/null 2>&1
+# A fresh cloud machine often runs unattended upgrades at boot: apt-get
+# waits up to APT_LOCK_WAIT seconds for the package manager's lock
+# (DPkg::Lock::Timeout) instead of failing at once, and when it still
+# cannot install, the last lines of its log say why.
+APT_LOCK_WAIT ?= 300
+APT = timeout $$(( $(APT_LOCK_WAIT) + 300 )) apt-get -o DPkg::Lock::Timeout=$(APT_LOCK_WAIT)
 BLAS_INSTALL = DEBIAN_FRONTEND=noninteractive; export DEBIAN_FRONTEND; \
-	echo "make: libopenblas-dev missing; installing it with apt-get" >&2; \
-	{ timeout 300 apt-get install -y -qq libopenblas-dev || \
-	  { timeout 300 apt-get update -qq && timeout 300 apt-get install -y -qq libopenblas-dev; }; } >/dev/null 2>&1
+	echo "make: libopenblas-dev missing; installing it with apt-get (waiting up to $(APT_LOCK_WAIT) s for its lock)" >&2; \
+	log=$$(mktemp); \
+	if { $(APT) install -y -qq libopenblas-dev || \
+	  { $(APT) update -qq && $(APT) install -y -qq libopenblas-dev; }; } >$$log 2>&1; then rm -f $$log; \
+	else echo "make: apt-get could not install libopenblas-dev:" >&2; tail -n 3 $$log | sed 's/^/make:   /' >&2; rm -f $$log; false; fi
 BLAS_DETECT = if $(BLAS_PROBE); then echo openblas; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && ($(BLAS_INSTALL)) && $(BLAS_PROBE); then echo openblas; \
 	else echo "make: no libopenblas: building pure Go (dense features train about 10x slower)" >&2; echo go; fi
 ifeq ($(origin BLAS),undefined)
-ifneq ($(filter build run test test-airflow bench testdata,$(or $(MAKECMDGOALS),build)),)
+ifneq ($(filter build run test test-airflow test-kernels bench testdata,$(or $(MAKECMDGOALS),build)),)
 BLAS := $(shell $(BLAS_DETECT))
 endif
 endif
@@ -87,6 +95,24 @@ test-openblas:
 	$(OPENBLAS) $(GO) test -count=1 -short -tags openblas ./models/
 	$(OPENBLAS) $(GO) test -count=1 -short -tags openblas ./stages/
 
+# make test-openblas under every kernel of TEST_KERNELS this CPU can
+# execute, asked of the binary (`monomer blas --kernels`, from the CPU's
+# flags): a kernel forced on a CPU without its instructions (SkylakeX on an
+# AMD Zen 3, which has no AVX-512) would die with SIGILL. One SKIPPING line
+# for each kernel it cannot run; it fails when it ran none, or without
+# libopenblas.
+TEST_KERNELS := Haswell SkylakeX
+test-kernels: build
+	@[ "$(BLAS)" = openblas ] || { echo "make test-kernels: needs libopenblas-dev"; exit 1; }
+	@./$(BIN) blas --kernels | head -n 1
+	@ran=0; for k in $(TEST_KERNELS); do \
+	  why=$$(./$(BIN) blas --kernels | sed -n "s/^$$k: //p"); \
+	  if [ "$$why" != runs ]; then echo "SKIPPING $$k: $${why:-not a kernel monomer knows}"; continue; fi; \
+	  echo "make test-openblas with OPENBLAS_CORETYPE=$$k"; \
+	  OPENBLAS_CORETYPE=$$k $(MAKE) --no-print-directory test-openblas || exit 1; ran=$$((ran + 1)); \
+	done; \
+	if [ $$ran = 0 ]; then echo "make test-kernels: this CPU runs none of $(TEST_KERNELS)"; exit 1; fi
+
 bench-openblas:
 	$(OPENBLAS) $(GO) test -tags openblas -run '^$$' -bench . -benchmem -timeout 60m ./models/
 
@@ -121,6 +147,8 @@ GOLDEN_ARGS = -count=1 -timeout 45m ./stages -run TestStageVersions -update
 .PHONY: golden
 golden:
 	@$(BLAS_PROBE) || { echo "make golden: needs libopenblas-dev: it records the OpenBLAS builds too" >&2; exit 1; }
+	@ks=$$($(GO) run ./cmd/monomer blas --kernels); for k in $(GOLDEN_KERNELS); do why=$$(echo "$$ks" | sed -n "s/^$$k: //p"); \
+	  [ "$$why" = runs ] || { echo "make golden: $$k: $$why; its record would be lost: record on a CPU that runs every kernel of GOLDEN_KERNELS (AVX-512 with BF16, e.g. AMD Zen 4/5)" >&2; exit 1; }; done
 	rm -f stages/testdata/stage-versions.json
 	$(GO) test $(GOLDEN_ARGS)
 	$(OPENBLAS) $(GO) test -tags openblas $(GOLDEN_ARGS)

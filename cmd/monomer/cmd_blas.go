@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"slices"
@@ -9,8 +10,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/cpu"
 
+	"monomer/internal/cpuflags"
 	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
@@ -47,22 +48,40 @@ var kernelLevels = map[string]int{
 
 func kernelLevel(name string) int { return kernelLevels[strings.ToLower(name)] }
 
+// hostCPU is the CPU the kernel choice is made for; the tests replace it
+// to play a CPU of another kind.
+var hostCPU = cpuflags.Host
+
 // cpuKernel is the widest OpenBLAS kernel this CPU runs, with its level;
 // "" for a CPU with no more than AVX, where OpenBLAS's own pick is kept.
 func cpuKernel() (string, int) {
-	x := cpu.X86
-	switch {
-	case x.HasAVX512F && x.HasAVX512VL && x.HasAVX512BW && x.HasAVX512DQ && x.HasAVX512CD:
-		if x.HasAVX512BF16 {
-			return "Cooperlake", levelAVX512
-		}
-		return "SkylakeX", levelAVX512
-	case x.HasAVX2 && x.HasFMA:
-		return "Haswell", levelAVX2
-	case x.HasAVX:
+	f := hostCPU().Flags
+	if k := f.Widest(); k != "" {
+		return k, kernelLevel(k)
+	}
+	if f["avx"] {
 		return "", levelAVX
 	}
 	return "", levelSSE
+}
+
+// checkRunnable refuses a kernel this CPU lacks the instructions for:
+// OpenBLAS would load it all the same and the process would stop on an
+// illegal instruction (SIGILL) at its first matrix product.
+func checkRunnable(what, kernel string) error {
+	c := hostCPU()
+	if why := c.Reason(kernel); why != "" {
+		return fmt.Errorf("%w: %s %s needs %s, which this CPU (%s) lacks (%s): OpenBLAS would stop on an illegal instruction; use auto (here %s) or a kernel that `monomer blas --kernels` says runs",
+			pipeline.ErrUsage, what, kernel, c.Lacks(kernel), c.Model, why, orNone(c.Flags.Widest()))
+	}
+	return nil
+}
+
+func orNone(k string) string {
+	if k == "" {
+		return "OpenBLAS's own pick"
+	}
+	return k
 }
 
 // blasEnv is the environment variable that, like every MONOMER_<job key>,
@@ -111,12 +130,26 @@ func kernelChoice(choice string) (choiceName, coretype string) {
 // re-executed process, a kernel named explicitly that OpenBLAS did not load
 // (a name this version does not know, a kernel this build lacks or this CPU
 // cannot run) is an error: running another one silently would be a lie.
+//
+// A kernel this CPU cannot run, named by the choice or, with "env", by
+// OPENBLAS_CORETYPE, is an error in every build, so a job file means the
+// same wherever it runs.
 func applyBLASKernel(choice string) error {
+	name, want := kernelChoice(choice)
+	switch {
+	case name == "env" && os.Getenv("OPENBLAS_CORETYPE") != "":
+		if err := checkRunnable("blas_kernel env: OPENBLAS_CORETYPE", os.Getenv("OPENBLAS_CORETYPE")); err != nil {
+			return err
+		}
+	case name != "auto" && want != "":
+		if err := checkRunnable("blas_kernel", want); err != nil {
+			return err
+		}
+	}
 	info := models.BLAS()
 	if info.Impl != "openblas" {
 		return nil
 	}
-	name, want := kernelChoice(choice)
 	if want == "" || strings.EqualFold(info.Kernel, want) {
 		return nil
 	}
@@ -215,15 +248,25 @@ func logBLAS(log *slog.Logger, choice string) {
 }
 
 func newBLASCommand(g *globalOptions) *cobra.Command {
+	var kernels bool
 	cmd := &cobra.Command{
-		Use:   "blas [JOB.yaml] [--blas-kernel auto|env|NAME]",
+		Use:   "blas [JOB.yaml] [--blas-kernel auto|env|NAME] [--kernels]",
 		Short: "Print the BLAS and CPU kernel a run would use",
 		Long: `blas applies the kernel choice exactly as run does (--blas-kernel over
 MONOMER_BLAS_KERNEL over the job's blas_kernel over "auto") and prints the BLAS implementation, its
 version, the kernel that runs and the widest kernel the CPU supports, with
-the warning run would log, if any.`,
+the warning run would log, if any.
+
+--kernels prints instead the CPU's model and, one a line, every kernel
+name blas_kernel accepts with "runs" or the reason this CPU cannot run it
+("SkylakeX: this CPU has no avx512f, ..."), read from the CPU's flags
+(/proc/cpuinfo on Linux): a kernel it cannot run is refused with exit 2.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if kernels {
+				printKernels(cmd.OutOrStdout())
+				return nil
+			}
 			var j *job.Job
 			if len(args) == 1 {
 				var err error
@@ -250,5 +293,20 @@ the warning run would log, if any.`,
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&kernels, "kernels", false, "list the OpenBLAS kernels and whether this CPU runs each")
 	return cmd
+}
+
+// printKernels writes `cpu: MODEL` and a `NAME: runs|REASON` line per
+// kernel, the lines `make test-kernels` reads.
+func printKernels(w io.Writer) {
+	c := hostCPU()
+	fmt.Fprintf(w, "cpu: %s\n", c.Model)
+	for _, k := range models.OpenBLASKernels {
+		why := c.Reason(k)
+		if why == "" {
+			why = "runs"
+		}
+		fmt.Fprintf(w, "%s: %s\n", k, why)
+	}
 }

@@ -69,3 +69,50 @@ func TestUnknownBLASKernel(t *testing.T) {
 		t.Error("a run with an unknown kernel wrote to the run directory")
 	}
 }
+
+// TestKernelThisCPUCannotRun: on a CPU without AVX-512 (a recorded Zen 3 of
+// this machine kind, played through GO_MONOMER_CPUINFO) a forced AVX-512
+// kernel exits 2 with one line naming what the CPU lacks, in every build
+// and every place a kernel is chosen, before anything is written; instead
+// of the SIGILL OpenBLAS would die with. auto picks Haswell there.
+func TestKernelThisCPUCannotRun(t *testing.T) {
+	dir := jobDir(t)
+	abs, err := filepath.Abs(filepath.Join("..", "..", "internal", "cpuflags", "testdata", "zen3-epyc-family25-model1.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"GO_MONOMER_CPUINFO=" + abs}
+	write(t, filepath.Join(dir, "skx.yaml"), strings.Replace(cmdJob, "name: cmdtest", "name: cmdtest\nblas_kernel: SkylakeX", 1))
+	const lacks = "blas_kernel SkylakeX needs AVX-512, which this CPU (AMD EPYC) lacks (this CPU has no avx512f, avx512cd, avx512bw, avx512dq, avx512vl)"
+	tests := []struct {
+		name   string
+		env    []string
+		args   []string
+		stderr string
+	}{
+		{"run flag", nil, []string{"run", "job.yaml", "--blas-kernel", "SkylakeX"}, "monomer: usage: " + lacks},
+		{"blas flag", nil, []string{"blas", "--blas-kernel", "skylakex"}, "needs AVX-512, which this CPU (AMD EPYC) lacks"},
+		{"job file", nil, []string{"run", "skx.yaml"}, lacks},
+		{"environment", []string{"MONOMER_BLAS_KERNEL=Cooperlake"}, []string{"run", "job.yaml"}, "blas_kernel Cooperlake needs AVX-512, which"},
+		{"env keeps OPENBLAS_CORETYPE", []string{"OPENBLAS_CORETYPE=SkylakeX"}, []string{"run", "job.yaml", "--blas-kernel", "env"},
+			"blas_kernel env: OPENBLAS_CORETYPE SkylakeX needs AVX-512"},
+	}
+	for _, tc := range tests {
+		r := monomer(t, dir, "fake", append(env, tc.env...), tc.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.stderr) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("%s: exit %d, want 2 and one line with %q; stderr:\n%s", tc.name, r.code, tc.stderr, r.stderr)
+		}
+	}
+	if fileExists(filepath.Join(dir, "runs")) {
+		t.Error("a run with a kernel this CPU cannot run wrote to the run directory")
+	}
+	r := monomer(t, dir, "fake", env, "blas", "--kernels")
+	for _, want := range []string{"cpu: AMD EPYC\n", "\nHaswell: runs\n", "\nSkylakeX: this CPU has no avx512f, avx512cd, avx512bw, avx512dq, avx512vl\n"} {
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("blas --kernels: exit %d, no %q in:\n%s", r.code, want, r.stdout)
+		}
+	}
+	if r := monomer(t, dir, "fake", env, "blas"); r.code != 0 || !strings.Contains(r.stdout, "\ncpu_kernel: Haswell\n") {
+		t.Errorf("blas on Zen 3: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"testing"
 
+	"monomer/internal/cpuflags"
 	"monomer/job"
 	"monomer/pipeline"
 	"monomer/schema"
@@ -34,6 +35,15 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	case "fake":
 		stageSet = fakeStages
+	}
+	if f := os.Getenv("GO_MONOMER_CPUINFO"); f != "" {
+		hostCPU = func() cpuflags.CPU { // play the CPU whose /proc/cpuinfo f records
+			b, err := os.ReadFile(f)
+			if err != nil {
+				panic(err)
+			}
+			return cpuflags.Parse(string(b))
+		}
 	}
 	if at := os.Getenv("GO_MONOMER_KILL_AT"); at != "" {
 		runHook = killAt(at)
