@@ -51,7 +51,8 @@ type Event struct {
 	// Kind is "present" (DIR/NAME exists: not fetched), "request" (an
 	// attempt starts at Offset, Resumed if that continues a .part),
 	// "retry" (an attempt failed with Err; the next starts after Wait),
-	// "verify" (the bytes are all there: reading them through) or "done".
+	// "verify" (the Total bytes are all there: reading them through) or
+	// "done" (renamed into place; SHA256 is its sum).
 	Kind    string
 	File    File
 	Attempt int
@@ -60,6 +61,7 @@ type Event struct {
 	Resumed bool
 	Wait    time.Duration
 	Err     error
+	SHA256  string // of "done"
 }
 
 // Result is what a Fetch did.
@@ -100,7 +102,12 @@ func Fetch(ctx context.Context, dir string, f File, opt Options) (Result, error)
 		res.Resumed = true
 	}
 	fe := fetcher{opt: opt, f: f, part: part, bad: dst + ".bad", total: -1}
-	if err := fe.loop(ctx, &res); err != nil {
+	err := fe.loop(ctx, &res)
+	if fileSize(part) == 0 {
+		// Nothing arrived: leave no empty .part behind.
+		os.Remove(part)
+	}
+	if err != nil {
 		if errors.Is(err, ErrMismatch) && fileSize(part) > 0 {
 			// The server's file is not the one expected: what an earlier
 			// run fetched of it is not to be continued either.
@@ -111,7 +118,7 @@ func Fetch(ctx context.Context, dir string, f File, opt Options) (Result, error)
 		}
 		return res, err
 	}
-	opt.event(Event{Kind: "verify", File: f, Total: fe.total})
+	opt.event(Event{Kind: "verify", File: f, Total: fileSize(part)})
 	sum, n, err := fe.verify()
 	if err != nil {
 		if rerr := os.Rename(part, fe.bad); rerr != nil {
@@ -126,7 +133,7 @@ func Fetch(ctx context.Context, dir string, f File, opt Options) (Result, error)
 	if err := appendSum(dir, sum, f.Name); err != nil {
 		return res, err
 	}
-	opt.event(Event{Kind: "done", File: f, Total: n})
+	opt.event(Event{Kind: "done", File: f, Total: n, SHA256: sum})
 	return res, nil
 }
 
@@ -179,8 +186,8 @@ func (fe *fetcher) loop(ctx context.Context, res *Result) error {
 			streak = 0
 		}
 		if streak >= retries {
-			return fmt.Errorf("download: %s: %w after %d attempts in a row without progress (the last: %v); %s is kept for the next run to continue",
-				fe.f.URL, ErrUnavailable, streak+1, err, fe.part)
+			return fmt.Errorf("download: %s: %w (the last of %d attempt(s): %v); %s is kept for the next run to continue",
+				fe.f.URL, ErrUnavailable, fe.calls, err, fe.part)
 		}
 		streak++
 		wait := fe.backoff(streak)
@@ -276,6 +283,12 @@ func (fe *fetcher) once(ctx context.Context) (bool, error) {
 		// that ignores Range starts again from byte 0.
 		off = 0
 		fe.total = resp.ContentLength
+		if fe.total < 0 {
+			// The file transport leaves the parsed length unset.
+			if n, err := strconv.ParseInt(resp.Header.Get("Content-Length"), 10, 64); err == nil && n >= 0 {
+				fe.total = n
+			}
+		}
 	case c == http.StatusPartialContent:
 		start, total, ok := contentRange(resp.Header.Get("Content-Range"))
 		if !ok || start != off {
