@@ -5,15 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"monomer/download"
+	"monomer/job"
 	"monomer/pipeline"
 )
 
@@ -249,4 +254,107 @@ func (b *fileBar) finish() {
 		fmt.Fprintln(b.w)
 	}
 	b.bar = nil
+}
+
+// withDownloadHint adds to a missing-input error the monomer download
+// command lines that would fetch the job's missing data files, where their
+// names follow a release's layout (download.Identify).
+func withDownloadHint(j *job.Job, err error) error {
+	if j == nil || !errors.Is(err, pipeline.ErrMissingInput) {
+		return err
+	}
+	cmds := downloadCommands(j, func(p string) bool {
+		_, err := os.Stat(p)
+		return errors.Is(err, fs.ErrNotExist)
+	})
+	if len(cmds) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w; to fetch the missing data: %s", err, strings.Join(cmds, "; "))
+}
+
+// downloadCommands returns one monomer download command line per release
+// and directory for the job's data files that are missing and whose names
+// a release's layout gives, in the order the experiments name them.
+func downloadCommands(j *job.Job, missing func(string) bool) []string {
+	type group struct {
+		release, dir string
+		cats, kinds  []string
+	}
+	var groups []*group
+	for i := range j.Experiments {
+		r := j.Resolve(i)
+		files := []string{r.Data.Meta, r.Data.Reviews, r.Data.ImageFeatures}
+		// The release a file belongs to: the 2023 one if the job says so;
+		// else, since a 2014 and a 2018 metadata file share their name,
+		// 2018 if another file of the experiment is 2018's only, 2014 if not.
+		prefer := "2014"
+		if r.Data.Format == "2023" {
+			prefer = "2023"
+		} else {
+			for _, p := range files {
+				if m := download.Identify(filepath.Base(p)); len(m) == 1 && m[0].Release == "2018" {
+					prefer = "2018"
+				}
+			}
+		}
+		for _, p := range files {
+			if p == "" || !missing(p) {
+				continue
+			}
+			var m *download.Match
+			for _, c := range download.Identify(filepath.Base(p)) {
+				if c.Release == prefer || (m == nil && c.Release != "2023" && prefer != "2023") {
+					m = &c
+				}
+			}
+			if m == nil {
+				continue
+			}
+			dir := filepath.Dir(p)
+			var g *group
+			for _, x := range groups {
+				if x.release == m.Release && x.dir == dir {
+					g = x
+				}
+			}
+			if g == nil {
+				g = &group{release: m.Release, dir: dir}
+				groups = append(groups, g)
+			}
+			if !slices.Contains(g.cats, m.Category) {
+				g.cats = append(g.cats, m.Category)
+			}
+			if !slices.Contains(g.kinds, m.Kind) {
+				g.kinds = append(g.kinds, m.Kind)
+			}
+		}
+	}
+	var out []string
+	for _, g := range groups {
+		rel, _ := download.Lookup(g.release)
+		var kinds []string
+		for _, k := range rel.Kinds {
+			if slices.Contains(g.kinds, k) {
+				kinds = append(kinds, k)
+			}
+		}
+		line := "monomer download --release " + g.release
+		for _, c := range g.cats {
+			line += " --category " + c
+		}
+		out = append(out, line+" --what "+strings.Join(kinds, ",")+" --out "+shellWord(g.dir))
+	}
+	return out
+}
+
+// shellWord quotes s for a POSIX shell when it needs quoting.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '_' || r == '-' || r == '+' || r == ':' || r == '=' || r == ',' ||
+			('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9'))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

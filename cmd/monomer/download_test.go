@@ -242,3 +242,65 @@ func fileSize(t *testing.T, p string) int64 {
 	}
 	return st.Size()
 }
+
+// TestDownloadHint: the command lines a missing-input error suggests.
+func TestDownloadHint(t *testing.T) {
+	tests := []struct {
+		name, job string
+		want      []string // with DIR for the data directory
+	}{
+		{"the paper's Table 2", "../../jobs/paper-table2-image.yaml", []string{
+			"monomer download --release 2014 --category Clothing_Shoes_and_Jewelry --what meta,reviews,image_features --out DIR"}},
+		{"the paper's Table 4", "../../jobs/paper-table4-bow.yaml", []string{
+			"monomer download --release 2014 --category Electronics --category Automotive --category Video_Games --category Movies_and_TV" +
+				" --category Office_Products --category Home_and_Kitchen --category Cell_Phones_and_Accessories --what meta,reviews --out DIR"}},
+		{"2018 5-core", "../../jobs/realdata-2018-bow.yaml", []string{
+			"monomer download --release 2018 --category Magazine_Subscriptions --what meta,5core --out DIR"}},
+	}
+	for _, tc := range tests {
+		dir := filepath.Join(t.TempDir(), "amazon data")
+		j, err := loadJob(tc.job, []string{"data_dir=" + dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := downloadCommands(j, func(string) bool { return true })
+		want := strings.Join(tc.want, "|")
+		want = strings.ReplaceAll(want, "DIR", "'"+dir+"'")
+		if strings.Join(got, "|") != want {
+			t.Errorf("%s:\n%q\nwant\n%q", tc.name, got, want)
+		}
+	}
+
+	// Only the missing files; a 2023 job; names of no release.
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "j.yaml"), `name: j
+data_dir: d
+data: {meta: meta_Electronics.jsonl.gz, reviews: Electronics.jsonl.gz, format: "2023"}
+experiments:
+  - {name: a, category: Electronics, graph: co_review, features: bow}
+  - {name: b, category: Demo, graph: co_review, features: bow, data: {meta: meta_Demo.json.gz, reviews: reviews_Electronics.json.gz}}
+`)
+	j, err := loadJob(filepath.Join(dir, "j.yaml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := downloadCommands(j, func(p string) bool { return !strings.HasSuffix(p, "meta_Electronics.jsonl.gz") })
+	if want := "monomer download --release 2023 --category Electronics --what reviews --out " + filepath.Join(dir, "d"); strings.Join(got, "|") != want {
+		t.Errorf("2023: %q, want %q", got, want)
+	}
+}
+
+// TestRunSuggestsDownload: exit 5 for a missing file that a release
+// names, with the command that fetches it.
+func TestRunSuggestsDownload(t *testing.T) {
+	dir := jobDir(t)
+	r := monomer(t, dir, "fake", nil, "run", "job.yaml", "--set", "data.meta=data/meta_Clothing_Shoes_and_Jewelry.json.gz")
+	want := "; to fetch the missing data: monomer download --release 2014 --category Clothing_Shoes_and_Jewelry --what meta --out " + filepath.Join(dir, "data") + "\n"
+	if r.code != exitInputMissing || !strings.HasSuffix(r.stderr, want) {
+		t.Errorf("exit %d, want 5 and stderr ending %q:\n%s", r.code, want, r.stderr)
+	}
+	r = monomer(t, dir, "fake", nil, "run", "job.yaml", "--dry-run", "--set", "data.meta=data/meta_Clothing_Shoes_and_Jewelry.json.gz")
+	if r.code != exitInputMissing || !strings.HasSuffix(r.stderr, want) {
+		t.Errorf("dry run: exit %d, want 5 and stderr ending %q:\n%s", r.code, want, r.stderr)
+	}
+}
