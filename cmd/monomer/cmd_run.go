@@ -170,7 +170,7 @@ lines on stderr unless stderr is a terminal.
 			if flags.dryRun {
 				steps, err := pipeline.Plan(g, opts)
 				if err != nil {
-					return err
+					return withDownloadHint(job, err)
 				}
 				if n, first := printPlan(cmd.OutOrStdout(), steps); n > 0 {
 					// A pre-flight check must fail when the run would, and
@@ -180,7 +180,7 @@ lines on stderr unless stderr is a terminal.
 					if err := pipeline.Preflight(g, opts); err != nil {
 						first = err
 					}
-					return fmt.Errorf("dry run: %d stage(s) would fail; the first: %w", n, first)
+					return withDownloadHint(job, fmt.Errorf("dry run: %d stage(s) would fail; the first: %w", n, first))
 				}
 				return nil
 			}
@@ -207,7 +207,7 @@ lines on stderr unless stderr is a terminal.
 				runHook(&opts)
 			}
 			if _, err = pipeline.Run(cmd.Context(), g, opts); err != nil {
-				return err
+				return withDownloadHint(job, err)
 			}
 			// The visual report, when this run (or an earlier one) rendered it.
 			if page, err := filepath.Abs(filepath.Join(opts.RunDir, "report", "index.html")); err == nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"monomer/amazon"
+	"monomer/download"
 	"monomer/imagefeat"
 	"monomer/job"
 	"monomer/pipeline"
@@ -41,9 +42,11 @@ const exitCodesHelp = `Exit codes:
        run directory)
   3    bad input: rejects over the threshold, a corrupt or truncated file
        (gzip, .b record), a NaN or infinite feature, an empty input file or
-       an experiment with nothing in scope
+       an experiment with nothing in scope (download: a file the server
+       refuses, 404 or 403, or a checksum mismatch)
   4    run directory locked by another run
   5    an input data file does not exist (yet): a retry may find it
+       (download: a network failure, a timeout or a 5xx answer)
   130  interrupted (SIGINT or SIGTERM)
 A retry may succeed after 1, 4, 5 or 130, never after 2 or 3.`
 
@@ -83,6 +86,7 @@ Version: ` + versionLine() + `
 		newBowShardCommand(&g),
 		newCacheCommand(&g),
 		newDiffCommand(),
+		newDownloadCommand(),
 		newGenCommand(),
 		newPlanCommand(),
 		newRecommendCommand(),
@@ -120,7 +124,8 @@ func exitCode(err error) int {
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
 	case errors.Is(err, job.ErrConfig), errors.Is(err, job.ErrUsage),
-		errors.Is(err, pipeline.ErrUsage), errors.Is(err, pipeline.ErrUnreadable):
+		errors.Is(err, pipeline.ErrUsage), errors.Is(err, pipeline.ErrUnreadable),
+		errors.Is(err, download.ErrUsage):
 		return exitUsage
 	case errors.Is(err, pipeline.ErrBadInput),
 		// The readers' sentinels for damaged files: the same file fails
@@ -128,11 +133,15 @@ func exitCode(err error) int {
 		errors.Is(err, amazon.ErrCorrupt),
 		errors.Is(err, imagefeat.ErrCorrupt), errors.Is(err, imagefeat.ErrTruncated),
 		errors.Is(err, imagefeat.ErrASIN), errors.Is(err, imagefeat.ErrNonFinite),
-		errors.Is(err, imagefeat.ErrDim):
+		errors.Is(err, imagefeat.ErrDim),
+		// A file the server refuses or whose bytes are not the known
+		// ones: asking again gets the same answer.
+		errors.Is(err, download.ErrNotFound), errors.Is(err, download.ErrMismatch),
+		errors.Is(err, download.ErrCorrupt):
 		return exitBadInput
 	case errors.Is(err, pipeline.ErrLocked):
 		return exitLocked
-	case errors.Is(err, pipeline.ErrMissingInput):
+	case errors.Is(err, pipeline.ErrMissingInput), errors.Is(err, download.ErrUnavailable):
 		return exitInputMissing
 	}
 	return exitFailure

@@ -1,0 +1,474 @@
+package download
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+
+	"monomer/imagefeat"
+)
+
+// Options tune Fetch. The zero value works.
+type Options struct {
+	// Client makes the requests. If nil, a client whose transport waits at
+	// most a minute for response headers and also serves file:// URLs
+	// (a mirror on a local or network disk).
+	Client *http.Client
+	// Retries bounds the attempts in a row that bring no new byte, after
+	// the first: an attempt that makes progress starts the count again,
+	// so a large file on a flaky link keeps resuming. If 0, 5; negative,
+	// no retry.
+	Retries int
+	// Backoff is the wait before the n-th retry of a streak (n from 1).
+	// If nil, 2 s doubling to at most 2 min.
+	Backoff func(n int) time.Duration
+	// Sleep waits d or until ctx is done; tests pass one that records d and
+	// returns at once. If nil, a timer.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// StallTimeout ends an attempt whose body brings no byte for this
+	// long, so that a silent connection is retried. If 0, 2 min.
+	StallTimeout time.Duration
+	// Event, if set, is told what Fetch does (Event's doc).
+	Event func(Event)
+	// Progress, if set, is called as bytes arrive with the bytes of the
+	// file on disk so far and its total size (-1 if unknown).
+	Progress func(f File, done, total int64)
+}
+
+// Event is one step of a Fetch.
+type Event struct {
+	// Kind is "present" (DIR/NAME exists: not fetched), "request" (an
+	// attempt starts at Offset, Resumed if that continues a .part),
+	// "retry" (an attempt failed with Err; the next starts after Wait),
+	// "verify" (the Total bytes are all there: reading them through) or
+	// "done" (renamed into place; SHA256 is its sum).
+	Kind    string
+	File    File
+	Attempt int
+	Offset  int64
+	Total   int64
+	Resumed bool
+	Wait    time.Duration
+	Err     error
+	SHA256  string // of "done"
+}
+
+// Result is what a Fetch did.
+type Result struct {
+	File File
+	// Path is DIR/NAME; Bytes its size; SHA256 its sum (empty if Present).
+	Path   string
+	Bytes  int64
+	SHA256 string
+	// Present: DIR/NAME existed and was left alone. Resumed: a .part left
+	// by an earlier run was continued. Requests counts the HTTP requests.
+	Present, Resumed bool
+	Requests         int
+}
+
+// SumsFile is the file in DIR to which Fetch appends each fetched file's
+// sum, in sha256sum format (so that `sha256sum -c SHA256SUMS` checks them
+// later, and --checksums accepts it).
+const SumsFile = "SHA256SUMS"
+
+// Fetch fetches f into dir/f.Name (module doc). An existing dir/f.Name is
+// left alone. Bytes arrive in dir/f.Name.part, which survives a failure or
+// an interruption for the next Fetch to continue; a verification failure
+// renames it to dir/f.Name.bad and returns ErrMismatch or ErrCorrupt; a
+// refusal (404, 403, 410, another 4xx) returns ErrNotFound naming the URL;
+// network failures and 5xx answers are retried, then returned as
+// ErrUnavailable; ctx's error is returned as is.
+func Fetch(ctx context.Context, dir string, f File, opt Options) (Result, error) {
+	dst := filepath.Join(dir, f.Name)
+	res := Result{File: f, Path: dst}
+	if st, err := os.Stat(dst); err == nil {
+		res.Present, res.Bytes = true, st.Size()
+		opt.event(Event{Kind: "present", File: f, Total: st.Size()})
+		return res, nil
+	}
+	part := dst + ".part"
+	if st, err := os.Stat(part); err == nil && st.Size() > 0 {
+		res.Resumed = true
+	}
+	fe := fetcher{opt: opt, f: f, part: part, bad: dst + ".bad", total: -1}
+	err := fe.loop(ctx, &res)
+	if fileSize(part) == 0 {
+		// Nothing arrived: leave no empty .part behind.
+		os.Remove(part)
+	}
+	if err != nil {
+		if errors.Is(err, ErrMismatch) && fileSize(part) > 0 {
+			// The server's file is not the one expected: what an earlier
+			// run fetched of it is not to be continued either.
+			if rerr := os.Rename(part, fe.bad); rerr != nil {
+				return res, errors.Join(err, rerr)
+			}
+			return res, fmt.Errorf("%w; the bytes fetched so far are kept in %s", err, fe.bad)
+		}
+		return res, err
+	}
+	opt.event(Event{Kind: "verify", File: f, Total: fileSize(part)})
+	sum, n, err := fe.verify()
+	if err != nil {
+		if rerr := os.Rename(part, fe.bad); rerr != nil {
+			return res, errors.Join(err, rerr)
+		}
+		return res, fmt.Errorf("%w; the bytes are kept in %s", err, fe.bad)
+	}
+	if err := os.Rename(part, dst); err != nil {
+		return res, err
+	}
+	res.Bytes, res.SHA256 = n, sum
+	if err := appendSum(dir, sum, f.Name); err != nil {
+		return res, err
+	}
+	opt.event(Event{Kind: "done", File: f, Total: n, SHA256: sum})
+	return res, nil
+}
+
+func (o *Options) event(e Event) {
+	if o.Event != nil {
+		o.Event(e)
+	}
+}
+
+// fetcher is one Fetch's state.
+type fetcher struct {
+	opt            Options
+	f              File
+	part, bad      string
+	total          int64 // the size the server announced, -1 if unknown
+	attempt, calls int
+}
+
+// errIncomplete: a response ended cleanly short of the announced total.
+var errIncomplete = errors.New("response ended before the end of the file")
+
+// loop runs attempts until the file is complete, a failure is final or the
+// retries are spent.
+func (fe *fetcher) loop(ctx context.Context, res *Result) error {
+	retries := fe.opt.Retries
+	switch {
+	case retries == 0:
+		retries = 5
+	case retries < 0:
+		retries = 0
+	}
+	streak := 0
+	for {
+		before := fileSize(fe.part)
+		done, err := fe.once(ctx)
+		res.Requests = fe.calls
+		if err == nil && done {
+			return nil
+		}
+		if err == nil {
+			err = errIncomplete
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !retryable(err) {
+			return err
+		}
+		if fileSize(fe.part) > before {
+			streak = 0
+		}
+		if streak >= retries {
+			return fmt.Errorf("download: %s: %w (the last of %d attempt(s): %v); %s is kept for the next run to continue",
+				fe.f.URL, ErrUnavailable, fe.calls, err, fe.part)
+		}
+		streak++
+		wait := fe.backoff(streak)
+		fe.opt.event(Event{Kind: "retry", File: fe.f, Attempt: fe.calls, Offset: fileSize(fe.part), Total: fe.total, Wait: wait, Err: err})
+		if err := fe.sleep(ctx, wait); err != nil {
+			return err
+		}
+	}
+}
+
+func (fe *fetcher) backoff(n int) time.Duration {
+	if fe.opt.Backoff != nil {
+		return fe.opt.Backoff(n)
+	}
+	d := 2 * time.Second << min(n-1, 6)
+	return min(d, 2*time.Minute)
+}
+
+func (fe *fetcher) sleep(ctx context.Context, d time.Duration) error {
+	if fe.opt.Sleep != nil {
+		return fe.opt.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// retryError marks a failure a later attempt may not meet.
+type retryError struct{ err error }
+
+func (e retryError) Error() string { return e.err.Error() }
+func (e retryError) Unwrap() error { return e.err }
+
+func retryable(err error) bool {
+	var r retryError
+	return errors.As(err, &r) || errors.Is(err, errIncomplete)
+}
+
+// defaultClient serves http, https and file URLs.
+var defaultClient = func() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = time.Minute
+	t.RegisterProtocol("file", http.NewFileTransport(http.Dir("/")))
+	return &http.Client{Transport: t}
+}()
+
+// once makes one request and appends what it brings to the .part file. It
+// reports whether the file is complete.
+func (fe *fetcher) once(ctx context.Context) (bool, error) {
+	out, err := os.OpenFile(fe.part, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return false, err
+	}
+	defer out.Close()
+	st, err := out.Stat()
+	if err != nil {
+		return false, err
+	}
+	off := st.Size()
+
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodGet, fe.f.URL, nil)
+	if err != nil {
+		return false, fmt.Errorf("%w: %s: %v", ErrUsage, fe.f.URL, err)
+	}
+	if off > 0 {
+		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", off))
+	}
+	// Ask for the bytes as stored: a transport must not inflate a .gz
+	// whose server labels it Content-Encoding: gzip.
+	req.Header.Set("Accept-Encoding", "identity")
+	client := fe.opt.Client
+	if client == nil {
+		client = defaultClient
+	}
+	fe.calls++
+	fe.opt.event(Event{Kind: "request", File: fe.f, Attempt: fe.calls, Offset: off, Total: fe.total, Resumed: off > 0})
+	resp, err := client.Do(req)
+	if err != nil {
+		return false, retryError{fmt.Errorf("%s: %w", fe.f.URL, err)}
+	}
+	defer resp.Body.Close()
+
+	switch c := resp.StatusCode; {
+	case c == http.StatusOK:
+		// The whole file, whether or not a range was asked for: a server
+		// that ignores Range starts again from byte 0.
+		off = 0
+		fe.total = resp.ContentLength
+		if fe.total < 0 {
+			// The file transport leaves the parsed length unset.
+			if n, err := strconv.ParseInt(resp.Header.Get("Content-Length"), 10, 64); err == nil && n >= 0 {
+				fe.total = n
+			}
+		}
+	case c == http.StatusPartialContent:
+		start, total, ok := contentRange(resp.Header.Get("Content-Range"))
+		if !ok || start != off {
+			// Bytes for another offset than asked: start afresh.
+			if err := out.Truncate(0); err != nil {
+				return false, err
+			}
+			return false, retryError{fmt.Errorf("%s: asked for bytes from %d, got Content-Range %q", fe.f.URL, off, resp.Header.Get("Content-Range"))}
+		}
+		fe.total = total
+	case c == http.StatusRequestedRangeNotSatisfiable:
+		// The .part may already hold the whole file (an earlier run died
+		// between the last byte and the rename).
+		_, total, ok := contentRange(resp.Header.Get("Content-Range"))
+		if ok && total == off {
+			fe.total = total
+			return true, nil
+		}
+		if err := out.Truncate(0); err != nil {
+			return false, err
+		}
+		return false, retryError{fmt.Errorf("%s: range from byte %d not satisfiable (%q): starting again", fe.f.URL, off, resp.Header.Get("Content-Range"))}
+	case c == http.StatusTooManyRequests || c == http.StatusRequestTimeout || c >= 500:
+		return false, retryError{fmt.Errorf("%s: %s", fe.f.URL, resp.Status)}
+	default:
+		return false, fmt.Errorf("download: %s: %s: %w (check the release, the category and --mirror)", fe.f.URL, resp.Status, ErrNotFound)
+	}
+	if fe.f.Size >= 0 && fe.total >= 0 && fe.total != fe.f.Size {
+		return false, fmt.Errorf("download: %s: the server announces %d bytes, %s is known to have %d: %w",
+			fe.f.URL, fe.total, fe.f.Name, fe.f.Size, ErrMismatch)
+	}
+	if err := out.Truncate(off); err != nil {
+		return false, err
+	}
+	if _, err := out.Seek(off, io.SeekStart); err != nil {
+		return false, err
+	}
+
+	stall := cmpDur(fe.opt.StallTimeout, 2*time.Minute)
+	watchdog := time.AfterFunc(stall, cancel)
+	defer watchdog.Stop()
+	buf := make([]byte, 1<<20)
+	done := off
+	for {
+		n, rerr := resp.Body.Read(buf)
+		if n > 0 {
+			watchdog.Reset(stall)
+			if _, err := out.Write(buf[:n]); err != nil {
+				return false, err
+			}
+			done += int64(n)
+			if fe.opt.Progress != nil {
+				fe.opt.Progress(fe.f, done, fe.total)
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			if ctx.Err() != nil {
+				return false, ctx.Err()
+			}
+			if actx.Err() != nil {
+				rerr = fmt.Errorf("no byte for %v", stall)
+			}
+			return false, retryError{fmt.Errorf("%s: at byte %d: %w", fe.f.URL, done, rerr)}
+		}
+	}
+	if err := out.Sync(); err != nil {
+		return false, err
+	}
+	return fe.total < 0 || done == fe.total, nil
+}
+
+func cmpDur(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// contentRange parses "bytes START-END/TOTAL" or "bytes */TOTAL"; total is
+// -1 for "*".
+func contentRange(h string) (start, total int64, ok bool) {
+	rest, found := strings.CutPrefix(h, "bytes ")
+	if !found {
+		return 0, 0, false
+	}
+	span, tot, found := strings.Cut(rest, "/")
+	if !found {
+		return 0, 0, false
+	}
+	total = -1
+	if tot != "*" {
+		t, err := strconv.ParseInt(tot, 10, 64)
+		if err != nil || t < 0 {
+			return 0, 0, false
+		}
+		total = t
+	}
+	if span == "*" {
+		return 0, total, true
+	}
+	a, _, found := strings.Cut(span, "-")
+	s, err := strconv.ParseInt(a, 10, 64)
+	if !found || err != nil {
+		return 0, 0, false
+	}
+	return s, total, true
+}
+
+func fileSize(p string) int64 {
+	st, err := os.Stat(p)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// recordBytes is the size of one .b record: the ASIN, then the features
+// (imagefeat's format).
+const recordBytes = imagefeat.ASINLen + 4*imagefeat.Dim
+
+// verify reads the complete .part file once: its SHA-256 and, for a .gz,
+// the gzip stream to its end.
+func (fe *fetcher) verify() (sum string, n int64, err error) {
+	in, err := os.Open(fe.part)
+	if err != nil {
+		return "", 0, err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return "", 0, err
+	}
+	n = st.Size()
+	name := fe.f.Name
+	switch {
+	case fe.total >= 0 && n != fe.total:
+		return "", n, fmt.Errorf("download: %s: %d bytes, the server announced %d: %w", name, n, fe.total, ErrMismatch)
+	case fe.f.Size >= 0 && n != fe.f.Size:
+		return "", n, fmt.Errorf("download: %s: %d bytes, known to have %d: %w", name, n, fe.f.Size, ErrMismatch)
+	case n == 0:
+		return "", n, fmt.Errorf("download: %s: empty: %w", name, ErrCorrupt)
+	case strings.HasSuffix(name, ".b") && n%recordBytes != 0:
+		return "", n, fmt.Errorf("download: %s: %d bytes is not a whole number of %d-byte records (ASIN and %d float32): %w",
+			name, n, recordBytes, imagefeat.Dim, ErrCorrupt)
+	}
+	h := sha256.New()
+	if strings.HasSuffix(name, ".gz") {
+		// Every byte the gzip reader takes is hashed on its way.
+		zr, err := gzip.NewReader(io.TeeReader(in, h))
+		if err != nil {
+			return "", n, fmt.Errorf("download: %s: not a gzip stream: %v: %w", name, err, ErrCorrupt)
+		}
+		m, err := io.Copy(io.Discard, zr)
+		if err != nil {
+			return "", n, fmt.Errorf("download: %s: gzip stream broken after %d uncompressed bytes: %v: %w", name, m, err, ErrCorrupt)
+		}
+	}
+	// The rest (all of it for a file that is not gzipped).
+	if _, err := io.Copy(h, in); err != nil {
+		return "", n, err
+	}
+	sum = hex.EncodeToString(h.Sum(nil))
+	if fe.f.SHA256 != "" && sum != fe.f.SHA256 {
+		return sum, n, fmt.Errorf("download: %s: sha256 %s, expected %s: %w", name, sum, fe.f.SHA256, ErrMismatch)
+	}
+	return sum, n, nil
+}
+
+// appendSum appends "SUM  NAME" to dir/SHA256SUMS.
+func appendSum(dir, sum, name string) error {
+	out, err := os.OpenFile(filepath.Join(dir, SumsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(out, "%s  %s\n", sum, name); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
