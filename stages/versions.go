@@ -16,7 +16,7 @@ import (
 //
 // They live together here so the whole set reads as one table.
 
-func (Ingest) Version() string    { return "1.1.0" } // 1.1: reviews.parquet (bag-of-words experiments)
+func (Ingest) Version() string    { return "1.2.0" } // 1.2: co_review rejects reviews without a user or a time (issue 37); 1.1: reviews.parquet (bag-of-words experiments)
 func (BowShard) Version() string  { return "1.1.0" } // 1.1: reads ingest's reviews.parquet (same outputs)
 func (Features) Version() string  { return "1.1.0" } // 1.1: reads ingest's reviews.parquet (same outputs)
 func (Negatives) Version() string { return "1.1.0" } // 1.1: the graph it names the positives by is in its key (issue 25)
