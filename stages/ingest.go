@@ -75,7 +75,7 @@ func coReviewOf(e *job.Resolved) *coReviewParams {
 		return nil
 	}
 	s := e.Settings
-	return &coReviewParams{s.CoReviewWindow.Get(), s.CoReviewMinUsers, s.CoReviewMaxUserItems}
+	return &coReviewParams{s.CoReviewWindow.Get(), s.CoReviewMinUsers.Get(), s.CoReviewMaxUserItems.Get()}
 }
 
 // coReviewGraph is the graph derived from the reviews rather than read

@@ -175,3 +175,36 @@ func slicesWithout(lines []string, s string) []string {
 	}
 	return out
 }
+
+// TestTooFewEdges: the demo's co_review graph at the default settings has
+// a single edge. It once failed at negatives as "too dense" (exit 1,
+// retried), and negatives: auto then trained on 6 pairs with test errors
+// of 0 and 1; now negatives fails with exit 3, the counts and the cause,
+// whatever the negatives method.
+func TestTooFewEdges(t *testing.T) {
+	data, err := filepath.Abs(testData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, method := range []string{"rewire", "auto"} {
+		t.Run(method, func(t *testing.T) {
+			src := strings.NewReplacer("DATA", data, "METHOD", method).Replace(`
+name: co-review-defaults
+data_dir: DATA
+data: {meta: meta_Demo.json.gz, reviews: reviews_Demo.json.gz, image_features: image_features_Demo.b}
+settings: {negatives: METHOD}
+experiments:
+  - {name: men, category: "Clothing, Shoes & Jewelry > Men", graph: co_review, features: image, models: [wnn]}
+`)
+			j, err := job.Parse(filepath.Join(t.TempDir(), "job.yaml"), []byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = runStages(context.Background(), j, named("ingest", "bow-shard", "features", "negatives", "split"), nil, pipeline.Options{RunDir: t.TempDir()})
+			if !errors.Is(err, pipeline.ErrBadInput) || !strings.Contains(err.Error(), "graph co_review has 1 edges between items with features (of 1 from ingest), fewer than the 9") ||
+				!strings.Contains(err.Error(), "co_review_min_users too strict") {
+				t.Fatalf("err = %v", err)
+			}
+		})
+	}
+}
