@@ -424,7 +424,12 @@ func (in *ingestion) readReviews(ctx context.Context, sc *scope, co *coReviews) 
 	}
 	tr.Done()
 	if rs.Records == 0 {
-		return 0, fmt.Errorf("%w: %s holds no review records (%d lines)", pipeline.ErrBadInput, exp.Reviews, rs.Lines)
+		msg := fmt.Sprintf("%s holds no review records (%d lines)", exp.Reviews, rs.Lines)
+		if rej.rejects > 0 {
+			j := rej.first()
+			msg += fmt.Sprintf("; %d rejects, the first: line %d: %s%s", rej.rejects, j.Line, j.Err, formatHint(j))
+		}
+		return 0, fmt.Errorf("%w: %s", pipeline.ErrBadInput, msg)
 	}
 	var nKept int64
 	if kept != nil {
