@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"path/filepath"
 )
 
 // The 2023 release ("Amazon Reviews 2023", McAuley Lab) is strict JSON per
@@ -35,10 +36,7 @@ func ReadMetaFormat(ctx context.Context, format, path string, fn func(*Product) 
 // ReviewsFormat is Reviews for the release named by format (one of
 // Formats).
 func ReviewsFormat(format, path string, reject func(Reject), st *Stats) iter.Seq2[Review, error] {
-	if format == Format2023 {
-		return Reviews2023(path, reject, st)
-	}
-	return Reviews(path, reject, st)
+	return ReviewsWith(ReviewOptions{Format: format}, path, reject, st)
 }
 
 var (
@@ -143,8 +141,9 @@ func (r *review2023Rec) value(s *scanner, key []byte) error {
 			r.overall, err = s.readFloat()
 		}
 	case "timestamp": // milliseconds since 1970
-		r.time = 0
+		r.time, r.hasTime = 0, false
 		if !s.isNull() {
+			r.hasTime = true
 			start := s.i
 			if !s.isNumberStart() {
 				return s.typeError("timestamp", "an integer")
@@ -167,7 +166,7 @@ func (s *scanner) isNumberStart() bool {
 }
 
 // parseReview2023 parses one 2023 review line into v.
-func (s *scanner) parseReview2023(line []byte, r *review2023Rec, v *Review) error {
+func (s *scanner) parseReview2023(line []byte, r *review2023Rec, v *Review, tc *timeCheck) error {
 	s.reset(line)
 	*r = review2023Rec{}
 	if err := s.record(r); err != nil {
@@ -178,6 +177,9 @@ func (s *scanner) parseReview2023(line []byte, r *review2023Rec, v *Review) erro
 	}
 	if r.asin.off == r.asin.end {
 		return errEmptyParent
+	}
+	if err := tc.check(&r.reviewRec); err != nil {
+		return err
 	}
 	r.fillReview(s.arena, v)
 	// Seconds, as the older releases give them, rounded down (also before
@@ -200,19 +202,13 @@ func floorDiv(a, b int64) int64 {
 // the rating, and UnixReviewTime the timestamp's milliseconds cut to whole
 // seconds. Only parent_asin is required.
 func Reviews2023(path string, reject func(Reject), st *Stats) iter.Seq2[Review, error] {
-	return func(yield func(Review, error) bool) {
-		var (
-			sc  scanner
-			rec review2023Rec
-		)
-		reviewLoop(path, reject, st, yield, func(line []byte, v *Review) error {
-			return sc.parseReview2023(line, &rec, v)
-		})
-	}
+	return ReviewsWith(ReviewOptions{Format: Format2023}, path, reject, st)
 }
 
-// reviewLoop drives a review iterator with parse as the line parser.
-func reviewLoop(path string, reject func(Reject), st *Stats, yield func(Review, error) bool, parse func([]byte, *Review) error) {
+// reviewLoop drives a review iterator with parse as the line parser; tc
+// (nil when off) is the check parse applies, whose counts decide, once
+// the file is read, whether its times are in the wrong unit.
+func reviewLoop(path string, reject func(Reject), st *Stats, yield func(Review, error) bool, tc *timeCheck, parse func([]byte, *Review) error) {
 	var v Review
 	s, err := readLines(path, reject, func(line []byte, _ int64, st *Stats) (string, error) {
 		if err := parse(line, &v); err != nil {
@@ -224,6 +220,9 @@ func reviewLoop(path string, reject func(Reject), st *Stats, yield func(Review, 
 		}
 		return "", nil
 	})
+	if err == nil {
+		err = tc.unitError(filepath.Base(path))
+	}
 	if st != nil {
 		*st = s
 	}

@@ -8,9 +8,9 @@ import (
 // reviewRec is a Review in the making: spans into the scanner's arena.
 type reviewRec struct {
 	asin, reviewer, text, summary span
-	hasASIN                       bool
+	hasASIN, hasTime              bool
 	overall                       float64
-	time                          int64
+	time                          int64 // as the file gives it: seconds, or milliseconds in 2023
 }
 
 func (r *reviewRec) value(s *scanner, key []byte) error {
@@ -35,8 +35,9 @@ func (r *reviewRec) value(s *scanner, key []byte) error {
 			r.overall, err = s.readFloat()
 		}
 	case "unixReviewTime":
-		r.time = 0
+		r.time, r.hasTime = 0, false
 		if !s.isNull() {
+			r.hasTime = true
 			start := s.i
 			if s.i >= len(s.b) || s.b[s.i] != '-' && (s.b[s.i] < '0' || s.b[s.i] > '9') {
 				return s.typeError("unixReviewTime", "an integer")
@@ -55,7 +56,8 @@ func (r *reviewRec) value(s *scanner, key []byte) error {
 
 // parseReview parses one line into v. ASIN and ReviewerID get their own
 // allocations (callers group and key by them); the two texts share one.
-func (s *scanner) parseReview(line []byte, r *reviewRec, v *Review) error {
+// With tc on, a review co_review cannot use is refused (timeCheck.check).
+func (s *scanner) parseReview(line []byte, r *reviewRec, v *Review, tc *timeCheck) error {
 	s.reset(line)
 	*r = reviewRec{}
 	if err := s.record(r); err != nil {
@@ -66,6 +68,9 @@ func (s *scanner) parseReview(line []byte, r *reviewRec, v *Review) error {
 	}
 	if r.asin.off == r.asin.end {
 		return errEmptyASIN
+	}
+	if err := tc.check(r); err != nil {
+		return err
 	}
 	r.fillReview(s.arena, v)
 	v.UnixReviewTime = r.time
@@ -119,13 +124,5 @@ var errStop = errors.New("amazon: stop")
 // Malformed lines go to reject (which may be nil) and are counted. If st is
 // not nil, it holds the file's stats once a loop has ended.
 func Reviews(path string, reject func(Reject), st *Stats) iter.Seq2[Review, error] {
-	return func(yield func(Review, error) bool) {
-		var (
-			sc  scanner
-			rec reviewRec
-		)
-		reviewLoop(path, reject, st, yield, func(line []byte, v *Review) error {
-			return sc.parseReview(line, &rec, v)
-		})
-	}
+	return ReviewsWith(ReviewOptions{}, path, reject, st)
 }

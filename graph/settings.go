@@ -17,8 +17,9 @@ type PairSettings struct {
 	SwapsPerEdge int `yaml:"swaps_per_edge" default:"20" min:"0" cap:"10_000"`
 	// TrainCap bounds the training pairs; larger data are subsampled before
 	// the 80/10/10 split (DefaultTrainCap, paper §4.1). Pair indices are
-	// int32 in the tables, hence the cap.
-	TrainCap int `yaml:"train_cap" default:"2_000_000" min:"0" cap:"2_147_483_647"`
+	// int32 in the tables, hence the cap; below MinTrainCap a split would
+	// lack a positive or a negative pair.
+	TrainCap int `yaml:"train_cap" default:"2_000_000" min:"14" why:"a smaller cap leaves the validation or test split without a positive and a negative pair" cap:"2_147_483_647"`
 }
 
 // CoReviewSettings are the job settings of the co_review graph (CoReview;
@@ -34,11 +35,14 @@ type CoReviewSettings struct {
 	// int64.
 	CoReviewWindow setting.Opt[int] `yaml:"co_review_window" json:",omitzero" default:"30" min:"0" cap:"1_000_000"`
 	// CoReviewMinUsers is how many distinct users must relate two items
-	// for an edge (DefaultCoReviewMinUsers).
-	CoReviewMinUsers int `yaml:"co_review_min_users" json:",omitzero" default:"2" min:"0" cap:"2_147_483_647"`
+	// for an edge (DefaultCoReviewMinUsers). An Opt, so that a 0 given is
+	// refused rather than read as the default: it reads as "no minimum",
+	// which no value can mean (an edge needs a user), and 1 is accepted.
+	CoReviewMinUsers setting.Opt[int] `yaml:"co_review_min_users" json:",omitzero" default:"2" min:"1" why:"an edge needs a user; omit the setting for the default, 2" cap:"2_147_483_647"`
 	// CoReviewMaxUserItems leaves out the reviews of users who reviewed
 	// more distinct items of the experiment's scope than this (their pairs
 	// grow as the square; DefaultCoReviewMaxUserItems). At the cap, one
-	// user's 5·10¹¹ pairs are already hopeless.
-	CoReviewMaxUserItems int `yaml:"co_review_max_user_items" json:",omitzero" default:"1000" min:"2" why:"one item makes no pair" cap:"1_000_000"`
+	// user's 5·10¹¹ pairs are already hopeless. An Opt like
+	// CoReviewMinUsers: 0 reads as "no cap", so it is refused like 1.
+	CoReviewMaxUserItems setting.Opt[int] `yaml:"co_review_max_user_items" json:",omitzero" default:"1000" min:"2" why:"one item makes no pair; omit the setting for the default, 1000" cap:"1_000_000"`
 }

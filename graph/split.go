@@ -36,10 +36,33 @@ type SplitStats struct {
 // depends only on the inputs (order included) and the state of rng. Pairs
 // in both pos and neg are not detected.
 func SplitPairs(pos, neg []Edge, rng *rand.Rand, trainCap int) ([]Pair, SplitStats) {
+	st := SplitSizes(len(pos), len(neg), trainCap)
+	ps := shuffledPairs(pos, true, rng)
+	ns := shuffledPairs(neg, false, rng)
+	out := make([]Pair, 0, st.Pairs[0]+st.Pairs[1]+st.Pairs[2])
+	var prevAll, prevPos int
+	for s := range st.Pairs {
+		all, cpos := prevAll+st.Pairs[s], prevPos+st.Related[s]
+		lo := len(out)
+		out = append(out, ps[prevPos:cpos]...)
+		out = append(out, ns[prevAll-prevPos:all-cpos]...)
+		part := out[lo:]
+		for i := range part {
+			part[i].Split = Split(s)
+		}
+		shuffle(part, rng)
+		prevAll, prevPos = all, cpos
+	}
+	return out, st
+}
+
+// SplitSizes is the SplitStats SplitPairs gives p positives and q
+// negatives under trainCap, without the pairs: what a stage checks before
+// it splits, and validation before it reads anything.
+func SplitSizes(p, q, trainCap int) SplitStats {
 	if trainCap <= 0 {
 		trainCap = DefaultTrainCap
 	}
-	p, q := len(pos), len(neg)
 	n := p + q
 	st := SplitStats{Positives: p, Negatives: q, TrainCap: trainCap}
 
@@ -55,10 +78,6 @@ func SplitPairs(pos, neg []Edge, rng *rand.Rand, trainCap int) ([]Pair, SplitSta
 		cum = [3]int{c, int(roundDiv(9*int64(n), 10)), n}
 	}
 	st.Discarded = n - kept
-
-	ps := shuffledPairs(pos, true, rng)
-	ns := shuffledPairs(neg, false, rng)
-	out := make([]Pair, 0, kept)
 	var prevAll, prevPos int
 	for s := range cum {
 		// Positives among the first cum[s] kept rows: their share p/n of it.
@@ -66,20 +85,33 @@ func SplitPairs(pos, neg []Edge, rng *rand.Rand, trainCap int) ([]Pair, SplitSta
 		if n > 0 {
 			cpos = int(roundDiv(int64(cum[s])*int64(p), int64(n)))
 		}
-		rows, related := cum[s]-prevAll, cpos-prevPos
-		lo := len(out)
-		out = append(out, ps[prevPos:cpos]...)
-		out = append(out, ns[prevAll-prevPos:cum[s]-cpos]...)
-		part := out[lo:]
-		for i := range part {
-			part[i].Split = Split(s)
-		}
-		shuffle(part, rng)
-		st.Pairs[s], st.Related[s] = rows, related
+		st.Pairs[s], st.Related[s] = cum[s]-prevAll, cpos-prevPos
 		prevAll, prevPos = cum[s], cpos
 	}
-	return out, st
+	return st
 }
+
+// Usable reports whether every split has a positive and a negative pair:
+// with fewer, a model trains on one label, λ is chosen on one, or the
+// test error is 0 or 1 by construction.
+func (st SplitStats) Usable() bool {
+	for s := range st.Pairs {
+		if st.Related[s] == 0 || st.Related[s] == st.Pairs[s] {
+			return false
+		}
+	}
+	return true
+}
+
+// MinEdges is the fewest positives that split usably (SplitStats.Usable)
+// with as many negatives, as every larger number does (under no cap; a
+// train_cap of at least MinTrainCap keeps it so).
+const MinEdges = 9
+
+// MinTrainCap is the smallest train_cap under which every split of a
+// capped set of pairs, half positive, is usable: from 1.25·cap pairs the
+// validation and test splits get 0.125·cap each.
+const MinTrainCap = 14
 
 // roundDiv is a/b rounded half up, for a ≥ 0, b > 0.
 func roundDiv(a, b int64) int { return int((2*a + b) / (2 * b)) }

@@ -2,7 +2,9 @@ package graph
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -108,5 +110,45 @@ func TestSplitPairsDeterministic(t *testing.T) {
 	firstNeg := slices.IndexFunc(a, func(p Pair) bool { return !p.Label })
 	if firstNeg > 20 {
 		t.Errorf("first negative at row %d", firstNeg)
+	}
+}
+
+// TestSplitMinimums: MinEdges positives (with as many negatives) are the
+// fewest from which every split has a positive and a negative pair, as it
+// has for every larger number; a train_cap of MinTrainCap and above keeps
+// that for any number of half-positive pairs, and train_cap's declared
+// minimum is MinTrainCap. SplitSizes is what SplitPairs splits.
+func TestSplitMinimums(t *testing.T) {
+	for e := 1; e <= 5000; e++ {
+		if got, want := SplitSizes(e, e, 0).Usable(), e >= MinEdges; got != want {
+			t.Fatalf("%d edges: usable %v, want %v", e, got, want)
+		}
+	}
+	for c := 1; c <= 2000; c++ {
+		usable := true
+		for _, q := range []int{c, c + 1, 3 * c, 3*c + 1, 100 * c} {
+			usable = usable && SplitSizes(q, q, c).Usable()
+		}
+		if usable != (c >= MinTrainCap) {
+			t.Fatalf("train_cap %d: usable %v, want %v", c, usable, c >= MinTrainCap)
+		}
+	}
+	f, _ := reflect.TypeFor[PairSettings]().FieldByName("TrainCap")
+	if got := f.Tag.Get("min"); got != strconv.Itoa(MinTrainCap) {
+		t.Errorf("train_cap's min tag %s, want MinTrainCap %d", got, MinTrainCap)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, c := range []struct{ p, q, cap int }{{9, 9, 0}, {40, 37, 0}, {500, 480, 100}} {
+		pairs, st := SplitPairs(make([]Edge, c.p), make([]Edge, c.q), rng, c.cap)
+		var n, pos [3]int
+		for _, p := range pairs {
+			n[p.Split]++
+			if p.Label {
+				pos[p.Split]++
+			}
+		}
+		if want := SplitSizes(c.p, c.q, c.cap); st != want || n != want.Pairs || pos != want.Related {
+			t.Errorf("%+v: SplitPairs %+v (%v pairs, %v positive), SplitSizes %+v", c, st, n, pos, want)
+		}
 	}
 }

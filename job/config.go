@@ -276,6 +276,11 @@ func (j *Job) Validate() error {
 		if r.Data.Format == amazon.Format2023 && (r.Graph == "also_bought" || r.Graph == "also_viewed") {
 			return fmt.Errorf("%s.graph: %s does not exist in the 2023 release (data.format: 2023); use co_review", at, r.Graph)
 		}
+		if r.Data.Format == amazon.Format2023 && r.Graph == "bought_together" {
+			// The field is there, but null on every line of the release:
+			// the graph would have no edge.
+			return fmt.Errorf("%s.graph: bought_together is null throughout the 2023 release (data.format: 2023); use co_review", at)
+		}
 	}
 	return nil
 }

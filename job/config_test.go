@@ -94,7 +94,12 @@ func TestBadJobFiles(t *testing.T) {
 		{name: "also_bought in 2023", yaml: "name: j\ndata: {meta: m, reviews: r, format: '2023'}\nexperiments:\n  - name: e\n    category: A\n    graph: also_bought\n    features: bow\n", want: "j.yaml: experiments[0].graph: also_bought does not exist in the 2023 release (data.format: 2023); use co_review"},
 		{name: "experiment's format wins", yaml: "name: j\ndata: {meta: m, reviews: r}\nexperiments:\n  - name: e\n    category: A\n    graph: also_viewed\n    features: bow\n    data: {format: '2023'}\n", want: "j.yaml: experiments[0].graph: also_viewed does not exist in the 2023 release (data.format: 2023); use co_review"},
 		{name: "negative window", yaml: head + exp + "settings: {co_review_window: -1}\n", want: "j.yaml: settings.co_review_window: -1 must be positive"},
-		{name: "max user items 1", yaml: head + exp + "settings: {co_review_max_user_items: 1}\n", want: "j.yaml: settings.co_review_max_user_items: 1 must be at least 2 (one item makes no pair)"},
+		{name: "max user items 1", yaml: head + exp + "settings: {co_review_max_user_items: 1}\n", want: "j.yaml: settings.co_review_max_user_items: 1 must be at least 2 (one item makes no pair; omit the setting for the default, 1000)"},
+		// A zero is refused, not read as the default (issue 37).
+		{name: "max user items 0", yaml: head + exp + "settings: {co_review_max_user_items: 0}\n", want: "j.yaml: settings.co_review_max_user_items: 0 must be at least 2 (one item makes no pair; omit the setting for the default, 1000)"},
+		{name: "min users 0", yaml: head + exp + "settings: {co_review_min_users: 0}\n", want: "j.yaml: settings.co_review_min_users: 0 must be at least 1 (an edge needs a user; omit the setting for the default, 2)"},
+		{name: "bought_together in 2023", yaml: "name: j\ndata: {meta: m, reviews: r, format: '2023'}\nexperiments:\n  - name: e\n    category: A\n    graph: bought_together\n    features: bow\n", want: "j.yaml: experiments[0].graph: bought_together is null throughout the 2023 release (data.format: 2023); use co_review"},
+		{name: "train_cap leaving a split empty", yaml: head + exp + "settings: {train_cap: 3}\n", want: "j.yaml: settings.train_cap: 3 must be at least 14 (a smaller cap leaves the validation or test split without a positive and a negative pair)"},
 		{name: "huge window", yaml: head + exp + "settings: {co_review_window: 2000000}\n", want: "j.yaml: experiments[0].settings.co_review_window: 2000000 is above the maximum 1000000"},
 	}
 	for _, tt := range tests {
@@ -302,7 +307,7 @@ func TestSettingsJSONWithoutCoReview(t *testing.T) {
 	if b, _ := json.Marshal(Data{}); string(b) != `{"Meta":"","Reviews":"","ImageFeatures":""}` {
 		t.Errorf("unset data.format in the JSON: %s", b)
 	}
-	b, err = json.Marshal(Settings{CoReviewSettings: graph.CoReviewSettings{CoReviewWindow: Set(0), CoReviewMinUsers: 2}})
+	b, err = json.Marshal(Settings{CoReviewSettings: graph.CoReviewSettings{CoReviewWindow: Set(0), CoReviewMinUsers: Set(2)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,9 @@
 package models
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // Feature scaling. Train fits every model as if each feature vector were
 // multiplied by s = 1/sqrt(mean ‖f‖²), the mean over the distinct items of
@@ -62,4 +65,26 @@ func (o *objective) gradFromRaw(grad []float64) {
 	for i := range grad {
 		grad[i] *= o.scale
 	}
+}
+
+// UnusableFeatures says why features of dimension dim, whose rows over the
+// items vary by variance (imagefeat.Spread.Variance) with values up to
+// maxAbs in magnitude, can train no model, "" when they can:
+//   - a variance of 0 (every item has the same vector, all zero or any
+//     constant): every model is a constant predictor;
+//   - a variance below minMeanSq: the differences are below what the
+//     float32 kernels resolve (their squares underflow), and scaling
+//     cannot help (featureScale leaves such features unscaled);
+//   - a value whose square, times 4·dim, overflows float32: the kernels'
+//     squared differences of two rows are then infinite.
+func UnusableFeatures(variance, maxAbs float64, dim int) string {
+	switch limit := math.Sqrt(math.MaxFloat32 / (4 * float64(max(dim, 1)))); {
+	case variance == 0:
+		return "every item has the same vector (zero variance across items), so no model can tell items apart"
+	case !(variance >= minMeanSq):
+		return fmt.Sprintf("the vectors vary by a variance of %.3g across items, below the %g the float32 kernels resolve (denormal-range values)", variance, minMeanSq)
+	case !(maxAbs <= limit):
+		return fmt.Sprintf("a value of magnitude %.3g, above the %.3g at which squared distances of %d-dimensional vectors overflow float32", maxAbs, limit, dim)
+	}
+	return ""
 }

@@ -26,6 +26,9 @@ func TestSmallDataWarning(t *testing.T) {
 		{exp{"bow-large", "bow", monomerCrossover["bow"], []string{"lmt", "monomer"}}, false},
 		{exp{"image-small", "image", monomerCrossover["image"] - 1, []string{"lmt", "monomer"}}, true},
 		{exp{"image-large", "image", monomerCrossover["bow"] - 1, []string{"lmt", "monomer"}}, false},
+		// No curve of their own: the image figure (issue 37).
+		{exp{"embeddings-small", "embeddings", monomerCrossover["image"] - 1, []string{"lmt", "monomer"}}, true},
+		{exp{"embeddings-large", "embeddings", monomerCrossover["image"], []string{"lmt", "monomer"}}, false},
 		{exp{"no-lmt", "bow", 10, []string{"monomer"}}, false},
 		{exp{"no-monomer", "bow", 0, []string{"lmt"}}, false},
 	}
@@ -51,6 +54,9 @@ func TestSmallDataWarning(t *testing.T) {
 		if got := strings.Contains(notes, "- "+tc.er.name+":"); got != tc.warn {
 			t.Errorf("%s listed %v, want %v:\n%s", tc.er.name, got, tc.warn, notes)
 		}
+	}
+	if !strings.Contains(notes, "below the 1000 (the image figure, not measured for embeddings) from which Monomer beat LMT on planted image data") {
+		t.Errorf("the embeddings warning does not say whose figure it is:\n%s", notes)
 	}
 }
 
@@ -106,5 +112,29 @@ func TestAssemble(t *testing.T) {
 	}
 	if a.SmallData != "" || a.Page.Gate != nil || a.Page.Spaces != nil {
 		t.Errorf("without Monomer or fits: warning %q, gate %v, %d spaces", a.SmallData, a.Page.Gate, len(a.Page.Spaces))
+	}
+}
+
+// TestCoverageWarning: an embeddings experiment whose file had vectors
+// for under half of its items says so on its page; at half, or with
+// features other than embeddings, it does not.
+func TestCoverageWarning(t *testing.T) {
+	for _, tc := range []struct {
+		features string
+		kept     int
+		warn     bool
+	}{{"embeddings", 1, true}, {"embeddings", 2, false}, {"embeddings", 0, false}, {"image", 1, false}} {
+		in := &Input{Name: "men", Category: "Clothing, Shoes & Jewelry > Men", Graph: "co_review", Features: tc.features,
+			Catalog:      &Catalog{ASIN: []string{"A", "B", "C", "D"}, Title: []string{"a", "b", "c", "d"}, Sub: []int32{0, 1, 0, 1}, SubNames: []string{"Shoes", "Socks"}},
+			FeatureItems: tc.kept,
+		}
+		a, err := Assemble(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "men: the embeddings file has vectors for 1 of the 4 items in scope (25.0 %)"
+		if got := slices.ContainsFunc(a.Page.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }); got != tc.warn || (a.Coverage != "") != tc.warn {
+			t.Errorf("%s with %d of 4: warnings %q", tc.features, tc.kept, a.Page.Warnings)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
+	"monomer/report"
 	"monomer/schema"
 )
 
@@ -43,14 +44,52 @@ func embeddingFeatures(ctx context.Context, env *pipeline.Env, p featuresParams,
 		}
 		asin, idx = append(asin, a), append(idx, int32(i))
 	}
+	spread, err := checkSpread(ctx, env, path, idx, true)
+	if err != nil {
+		return nil, err
+	}
 	n, err := schema.Write(filepath.Join(env.OutDir, "feature_items.parquet"), schema.FeatureItemsCols{ASIN: asin, ItemIdx: idx})
 	if err != nil {
 		return nil, err
 	}
+	share := float64(st.Kept) / float64(len(it.asin))
+	var warnings []pipeline.Warning
+	if report.LowCoverage(int(st.Kept), len(it.asin)) {
+		warnings = append(warnings, pipeline.Warning{
+			Msg: fmt.Sprintf("%s has vectors for %d of the %d items in scope (%.1f %%): the others are left out of training and evaluation",
+				filepath.Base(path), st.Kept, len(it.asin), 100*share),
+			Attrs: map[string]any{"kept": st.Kept, "items": len(it.asin), "share": share},
+		})
+	}
 	return &pipeline.Result{
-		Rows:  map[string]int64{"feature_items": n, "embeddings": int64(len(it.asin))},
-		Stats: map[string]any{"embeddings": st},
+		Rows:     map[string]int64{"feature_items": n, "embeddings": int64(len(it.asin))},
+		Stats:    map[string]any{"embeddings": st, "coverage": share, "spread": spread},
+		Warnings: warnings,
 	}, nil
+}
+
+// checkSpread fails with ErrBadInput when the matrix features wrote
+// (source is the file it came from) cannot train any model
+// (models.UnusableFeatures) over the items listed in rows. With range
+// false only features that do not vary at all are refused: image
+// features' magnitudes are image_scale's to set, and the degenerate fits
+// of extreme scales are flagged by train.
+func checkSpread(ctx context.Context, env *pipeline.Env, source string, rows []int32, ranges bool) (imagefeat.Spread, error) {
+	m, err := imagefeat.OpenMatrix(filepath.Join(env.OutDir, imageMatrixFile))
+	if err != nil {
+		return imagefeat.Spread{}, err
+	}
+	defer m.Close()
+	sp, err := imagefeat.SpreadOf(ctx, m, rows)
+	if err != nil {
+		return sp, err
+	}
+	why := models.UnusableFeatures(sp.Variance, sp.MaxAbs, m.Dim())
+	if why != "" && (ranges || sp.Variance == 0) {
+		return sp, fmt.Errorf("%w: experiment %s: the features from %s carry no usable information over its %d items with a vector: %s",
+			pipeline.ErrBadInput, env.Experiment, filepath.Base(source), len(rows), why)
+	}
+	return sp, nil
 }
 
 // checkEmbeddingDim applies to model, once the file has told the

@@ -93,6 +93,9 @@ func imageFeatures(ctx context.Context, env *pipeline.Env, p featuresParams, it 
 	for i := range idx {
 		idx[i] = int32(i)
 	}
+	if _, err := checkSpread(ctx, env, p.ImageFeatures, idx, false); err != nil {
+		return nil, err
+	}
 	n, err := schema.Write(filepath.Join(env.OutDir, "feature_items.parquet"), schema.FeatureItemsCols{ASIN: it.asin, ItemIdx: idx})
 	if err != nil {
 		return nil, err

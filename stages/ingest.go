@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -74,7 +75,7 @@ func coReviewOf(e *job.Resolved) *coReviewParams {
 		return nil
 	}
 	s := e.Settings
-	return &coReviewParams{s.CoReviewWindow.Get(), s.CoReviewMinUsers, s.CoReviewMaxUserItems}
+	return &coReviewParams{s.CoReviewWindow.Get(), s.CoReviewMinUsers.Get(), s.CoReviewMaxUserItems.Get()}
 }
 
 // coReviewGraph is the graph derived from the reviews rather than read
@@ -100,12 +101,51 @@ type scopedItem struct {
 	id                            int32 // order of appearance in the metadata: co_review's item index
 }
 
-// rejectSink collects rejects of all files read by a stage.
+// rejectSink collects the rejects of the files a stage reads. Each file
+// has its own counter (file), and reject_ratio applies to each file
+// against its own lines: a file of a few thousand lines losing 1 % of
+// them is not diluted by a reviews file a hundred times longer.
 type rejectSink struct {
-	rows []amazon.Reject
+	rows  []amazon.Reject
+	files []*fileRejects // in the order first named
 }
 
-func (r *rejectSink) add(j amazon.Reject) { r.rows = append(r.rows, j) }
+// fileRejects counts one input file's rejects and lines; its add is the
+// reject callback of the file's reader.
+type fileRejects struct {
+	sink    *rejectSink
+	path    string
+	lines   int64 // once read: the denominator of the ratio
+	rejects int64
+}
+
+// file is path's counter, made on first use.
+func (r *rejectSink) file(path string) *fileRejects {
+	for _, f := range r.files {
+		if f.path == path {
+			return f
+		}
+	}
+	f := &fileRejects{sink: r, path: path}
+	r.files = append(r.files, f)
+	return f
+}
+
+func (f *fileRejects) add(j amazon.Reject) {
+	f.rejects++
+	f.sink.rows = append(f.sink.rows, j)
+}
+
+// first is the file's first reject.
+func (f *fileRejects) first() amazon.Reject {
+	base := filepath.Base(f.path)
+	for _, j := range f.sink.rows {
+		if j.File == base {
+			return j
+		}
+	}
+	return amazon.Reject{File: base}
+}
 
 func (r *rejectSink) write(path string) (int64, error) {
 	n := len(r.rows)
@@ -117,20 +157,42 @@ func (r *rejectSink) write(path string) (int64, error) {
 	return schema.Write(path, schema.RejectsCols{File: file, Line: line, Offset: off, Error: errs, Excerpt: excerpt})
 }
 
-// check fails with ErrBadInput once rejects exceed ratio of the lines read,
-// leaving the rejects table at env.FailurePath so none is lost.
-func (r *rejectSink) check(env *pipeline.Env, lines int64, ratio float64) error {
-	if ratio < 0 || len(r.rows) == 0 || float64(len(r.rows)) <= ratio*float64(lines) {
-		return nil
+// check fails with ErrBadInput once a file's rejects exceed ratio of its
+// lines (a negative ratio never fails), leaving the rejects table at
+// env.FailurePath so none is lost.
+func (r *rejectSink) check(env *pipeline.Env, ratio float64) error {
+	for _, f := range r.files {
+		if ratio < 0 || f.rejects == 0 || float64(f.rejects) <= ratio*float64(f.lines) {
+			continue
+		}
+		j := f.first()
+		err := fmt.Errorf("%w: %s: %d of %d lines rejected (over reject_ratio %g); first: line %d (byte %d): %s%s",
+			pipeline.ErrBadInput, filepath.Base(f.path), f.rejects, f.lines, ratio, j.Line, j.Offset, j.Err, formatHint(j))
+		path := env.FailurePath("rejects.parquet")
+		if werr := writeAtomic(path, func(tmp string) error { _, err := r.write(tmp); return err }); werr != nil {
+			return fmt.Errorf("%w (and the rejects table could not be kept: %v)", err, werr)
+		}
+		return fmt.Errorf("%w; all rejects in %s", err, path)
 	}
-	j := r.rows[0]
-	err := fmt.Errorf("%w: %d of %d lines rejected (over %g); first: %s line %d (byte %d): %s%s",
-		pipeline.ErrBadInput, len(r.rows), lines, ratio, j.File, j.Line, j.Offset, j.Err, formatHint(j))
-	path := env.FailurePath("rejects.parquet")
-	if werr := writeAtomic(path, func(tmp string) error { _, err := r.write(tmp); return err }); werr != nil {
-		return fmt.Errorf("%w (and the rejects table could not be kept: %v)", err, werr)
+	return nil
+}
+
+// warnings are one WARN line for each file with rejects, however few: a
+// run under the ratio still lost those lines.
+func (r *rejectSink) warnings(stage string) []pipeline.Warning {
+	var ws []pipeline.Warning
+	for _, f := range r.files {
+		if f.rejects == 0 {
+			continue
+		}
+		j := f.first()
+		ws = append(ws, pipeline.Warning{
+			Msg: fmt.Sprintf("%s: %d of %d lines rejected (first: line %d: %s); see %s's rejects.parquet",
+				filepath.Base(f.path), f.rejects, f.lines, j.Line, j.Err, stage),
+			Attrs: map[string]any{"file": f.path, "rejects": f.rejects, "lines": f.lines},
+		})
 	}
-	return fmt.Errorf("%w; all rejects in %s", err, path)
+	return ws
 }
 
 // formatHint names the setting a user most likely got wrong when a reject
@@ -213,7 +275,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env, e ingestParams) (*pipe
 	if in.exp.Features == "bow" {
 		rows["reviews"] = nReviews
 	}
-	return &pipeline.Result{Rows: rows, Stats: in.stats}, nil
+	return &pipeline.Result{Rows: rows, Stats: in.stats, Warnings: in.rej.warnings("ingest")}, nil
 }
 
 // ingestion is one run of ingest: its experiment, and what its steps
@@ -223,7 +285,6 @@ type ingestion struct {
 	exp   ingestParams
 	stats map[string]any
 	rej   rejectSink
-	lines int64 // lines read of every file: the rejects' denominator
 }
 
 // scope is the metadata's items in the experiment's category scope, and
@@ -244,6 +305,7 @@ func (in *ingestion) scopeItems(ctx context.Context) (*scope, error) {
 	prefix := amazon.CategoryPrefix(exp.Category)
 	sc := &scope{byASIN: map[string]*scopedItem{}, others: newPathSet(len(prefix))}
 	tr := in.env.Track("read "+filepath.Base(exp.Meta), 0)
+	rej := in.rej.file(exp.Meta)
 	ms, err := amazon.ReadMetaFormat(ctx, exp.Format, exp.Meta, func(p *amazon.Product) error {
 		tr.Add(1)
 		sub, path, matched, ok := amazon.Subcategory(p.Categories, prefix, exp.Depth)
@@ -264,21 +326,21 @@ func (in *ingestion) scopeItems(ctx context.Context) (*scope, error) {
 		sc.byASIN[p.ASIN] = it
 		sc.inOrder = append(sc.inOrder, it)
 		return nil
-	}, in.rej.add)
+	}, rej.add)
 	tr.Done()
 	if err != nil {
 		return nil, err
 	}
 	if ms.Records == 0 {
 		msg := fmt.Sprintf("%s holds no product records (%d lines)", exp.Meta, ms.Lines)
-		if len(in.rej.rows) > 0 {
-			j := in.rej.rows[0]
+		if rej.rejects > 0 {
+			j := rej.first()
 			msg += fmt.Sprintf("; first reject: line %d: %s%s", j.Line, j.Err, formatHint(j))
 		}
 		return nil, fmt.Errorf("%w: %s", pipeline.ErrBadInput, msg)
 	}
 	sc.meta = ms
-	in.lines += ms.Lines
+	rej.lines = ms.Lines
 	in.stats["meta_lines"] = ms.Lines
 	in.stats["meta_duplicates"] = ms.Duplicates
 	in.stats["items_out_of_scope"] = sc.outOfScope
@@ -303,7 +365,7 @@ func (in *ingestion) reviews(ctx context.Context, sc *scope) (int64, error) {
 			return 0, err
 		}
 	}
-	if err := in.rej.check(in.env, in.lines, in.exp.RejectRatio); err != nil {
+	if err := in.rej.check(in.env, in.exp.RejectRatio); err != nil {
 		return 0, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -332,7 +394,15 @@ func (in *ingestion) readReviews(ctx context.Context, sc *scope, co *coReviews) 
 	tr := in.env.Track("read "+filepath.Base(exp.Reviews), 0)
 	var rs amazon.Stats
 	var n int64
-	for r, err := range reviewsOf(exp.Format, exp.Reviews, in.rej.add, &rs) {
+	rej := in.rej.file(exp.Reviews)
+	// co_review relates items through each review's user and time: a
+	// review without them is a reject here, not a review of nobody at
+	// 1970 (amazon.ReviewOptions). Text alone needs neither.
+	opts := amazon.ReviewOptions{Format: exp.Format, UserTime: co != nil}
+	for r, err := range reviewsOf(opts, exp.Reviews, rej.add, &rs) {
+		if errors.Is(err, amazon.ErrTimeUnit) {
+			err = fmt.Errorf("%w: %w", pipeline.ErrBadInput, err)
+		}
 		if err == nil && n%4096 == 0 {
 			err = ctx.Err()
 		}
@@ -354,7 +424,12 @@ func (in *ingestion) readReviews(ctx context.Context, sc *scope, co *coReviews) 
 	}
 	tr.Done()
 	if rs.Records == 0 {
-		return 0, fmt.Errorf("%w: %s holds no review records (%d lines)", pipeline.ErrBadInput, exp.Reviews, rs.Lines)
+		msg := fmt.Sprintf("%s holds no review records (%d lines)", exp.Reviews, rs.Lines)
+		if rej.rejects > 0 {
+			j := rej.first()
+			msg += fmt.Sprintf("; %d rejects, the first: line %d: %s%s", rej.rejects, j.Line, j.Err, formatHint(j))
+		}
+		return 0, fmt.Errorf("%w: %s", pipeline.ErrBadInput, msg)
 	}
 	var nKept int64
 	if kept != nil {
@@ -363,7 +438,7 @@ func (in *ingestion) readReviews(ctx context.Context, sc *scope, co *coReviews) 
 			return 0, err
 		}
 	}
-	in.lines += rs.Lines
+	rej.lines = rs.Lines
 	in.stats["review_lines"] = rs.Lines
 	return nKept, nil
 }
@@ -384,9 +459,10 @@ func (in *ingestion) images(ctx context.Context, sc *scope) error {
 		return fmt.Errorf("%w: %s holds no image-feature records", pipeline.ErrBadInput, path)
 	}
 	first := make(map[string]int, len(asins))
+	rej := in.rej.file(path)
 	for k, a := range asins {
 		if j, dup := first[a]; dup {
-			in.rej.add(amazon.Reject{
+			rej.add(amazon.Reject{
 				File: filepath.Base(path), Line: int64(k + 1),
 				Offset: int64(k) * int64(imagefeat.RecordSize(imagefeat.Dim)),
 				Err:    fmt.Sprintf("duplicate asin %s (first at record %d)", a, j+1), Excerpt: a,
@@ -398,9 +474,9 @@ func (in *ingestion) images(ctx context.Context, sc *scope) error {
 			it.hasImage = true
 		}
 	}
-	in.lines += int64(len(asins))
+	rej.lines = int64(len(asins))
 	in.stats["image_records"] = len(asins)
-	return in.rej.check(in.env, in.lines, in.exp.RejectRatio)
+	return in.rej.check(in.env, in.exp.RejectRatio)
 }
 
 // need is the feature source the experiment's items must have.
@@ -517,9 +593,9 @@ func (in *ingestion) writeRejects() (int64, error) {
 	return n, nil
 }
 
-// reviewsOf is amazon.ReviewsFormat, the one door to the reviews file; a
+// reviewsOf is amazon.ReviewsWith, the one door to the reviews file; a
 // test counts the reads through it.
-var reviewsOf = amazon.ReviewsFormat
+var reviewsOf = amazon.ReviewsWith
 
 // coReviews collects the review events of in-scope items for the co_review
 // graph: 16 bytes a review, plus each distinct reviewer's id once.
@@ -529,10 +605,9 @@ type coReviews struct {
 	events []graph.Review
 }
 
+// add takes a review read with amazon.ReviewOptions.UserTime: it has a
+// reviewer and a time in the release's span.
 func (c *coReviews) add(item int32, r *amazon.Review) {
-	if r.ReviewerID == "" {
-		return // nobody to relate the item through
-	}
 	u, ok := c.users[r.ReviewerID]
 	if !ok {
 		u = int32(len(c.users))

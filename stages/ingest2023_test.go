@@ -65,7 +65,7 @@ data:
   reviews: REVIEWS
   format: "2023"
 settings:
-  reject_ratio: 0.1
+  reject_ratio: 0.2 # the metadata's 1 of 8
   co_review_window: 7
   co_review_min_users: 2
 experiments:

@@ -58,6 +58,9 @@ func (Negatives) Run(ctx context.Context, env *pipeline.Env, p negativesParams) 
 			pos = append(pos, e)
 		}
 	}
+	if !graph.SplitSizes(len(pos), len(pos), 0).Usable() {
+		return nil, tooFewEdges(env.Experiment, p.Graph, len(all), len(pos))
+	}
 	stats := map[string]any{
 		"positives":                    len(pos),
 		"positives_dropped_no_feature": len(all) - len(pos),
@@ -85,7 +88,8 @@ func (Negatives) Run(ctx context.Context, env *pipeline.Env, p negativesParams) 
 			method = "uniform"
 			rng = env.RNG("negatives/fallback")
 		case errors.Is(err, graph.ErrIncomplete):
-			return nil, fmt.Errorf("stages: negatives: %w; the graph is too dense for degree-preserving rewiring: set negatives: auto (rewire, else uniform) or negatives: uniform", err)
+			// The same graph fails the same way on a retry: bad input.
+			return nil, fmt.Errorf("%w: stages: negatives: %w; the graph is too dense for degree-preserving rewiring: set negatives: auto (rewire, else uniform) or negatives: uniform", pipeline.ErrBadInput, err)
 		case err != nil:
 			return nil, err
 		}
@@ -93,12 +97,19 @@ func (Negatives) Run(ctx context.Context, env *pipeline.Env, p negativesParams) 
 	if method == "uniform" {
 		var st graph.UniformStats
 		neg, st, err = graph.Uniform(ctx, pos, it.sub, rng)
+		if errors.Is(err, graph.ErrIncomplete) {
+			return nil, fmt.Errorf("%w: stages: negatives: %w", pipeline.ErrBadInput, err)
+		}
 		if err != nil {
 			return nil, err
 		}
 		stats["uniform"] = st
 	}
 	stats["method_used"] = method
+	if sz := graph.SplitSizes(len(pos), len(neg), 0); !sz.Usable() {
+		return nil, fmt.Errorf("%w: experiment %s: %d positives and %d negatives (%s) split %v/%v/%v pairs with %v positive: a split without a positive or a negative pair",
+			pipeline.ErrBadInput, env.Experiment, len(pos), len(neg), method, sz.Pairs[0], sz.Pairs[1], sz.Pairs[2], sz.Related)
+	}
 	np, err := writeEdges(filepath.Join(env.OutDir, "positives.parquet"), it, p.Graph, pos)
 	if err != nil {
 		return nil, err
@@ -131,4 +142,25 @@ func rewire(ctx context.Context, env *pipeline.Env, swapsPerEdge int, pos []grap
 	stats["dropped"] = st.Dropped
 	stats["rewire"] = st
 	return neg, err
+}
+
+// tooFewEdges is the error of an experiment whose graph gives fewer
+// positives than an 80/10/10 split with a positive and a negative pair in
+// each of train, validation and test needs (graph.MinEdges), with the
+// likely cause: the graph itself (for co_review, its settings or too few
+// reviews), or features missing for the items it joins.
+func tooFewEdges(experiment, graphName string, edges, positives int) error {
+	msg := fmt.Sprintf("experiment %s: graph %s has %d edges between items with features (of %d from ingest), fewer than the %d an 80/10/10 split with a positive and a negative pair in each part needs",
+		experiment, graphName, positives, edges, graph.MinEdges)
+	var hint string
+	switch {
+	case edges >= graph.MinEdges:
+		hint = fmt.Sprintf("%d of the graph's edges join an item without features: the features cover too few of the items (see the features stage's stats)", edges-positives)
+	case graphName == coReviewGraph:
+		hint = "co_review related too few pairs of items in different subcategories: too few reviews of the scope by the same users within co_review_window days, or co_review_min_users too strict for them " +
+			"(ingest's stats co_review_reviews, co_review_pairs and co_review_pairs_kept count each step); lower co_review_min_users, widen co_review_window, or take a larger category"
+	default:
+		hint = fmt.Sprintf("the metadata's %s lists join too few items of the scope in different subcategories (ingest's stats count the edges dropped and why); take a larger category or another graph", graphName)
+	}
+	return fmt.Errorf("%w: %s; %s", pipeline.ErrBadInput, msg, hint)
 }

@@ -118,6 +118,9 @@ func (Report) Run(ctx context.Context, env *pipeline.Env, p reportParams) (*pipe
 			warnings = append(warnings, pipeline.Warning{Msg: a.SmallData, Attrs: map[string]any{
 				"experiment": r.Name, "train_pairs": a.TrainPairs, "crossover_pairs": a.Crossover}})
 		}
+		if a.Coverage != "" {
+			warnings = append(warnings, pipeline.Warning{Msg: a.Coverage, Attrs: map[string]any{"experiment": r.Name}})
+		}
 	}
 	bar.Done()
 	prov := &report.Provenance{Job: p.Job, JobHash: p.JobHash, Seed: p.Seed, BLAS: blasEnv()}
@@ -214,6 +217,17 @@ func reportInput(env *pipeline.Env, r *reportExp) (*report.Input, error) {
 	}
 	if out.Recommendations, err = readRecommendations(recs); err != nil {
 		return nil, err
+	}
+	if r.Features == "embeddings" {
+		keep, err := readFeatureItems(in, len(it.asin))
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range keep {
+			if k {
+				out.FeatureItems++
+			}
+		}
 	}
 	out.OpenFeatures = func() (models.Features, []int32, func(), error) {
 		keep, err := readFeatureItems(in, len(it.asin))

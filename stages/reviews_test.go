@@ -38,14 +38,14 @@ func TestReviewsReadOncePerExperiment(t *testing.T) {
 	}
 
 	var loops, bytes int64
-	defer func(f func(string, string, func(amazon.Reject), *amazon.Stats) iter.Seq2[amazon.Review, error]) {
+	defer func(f func(amazon.ReviewOptions, string, func(amazon.Reject), *amazon.Stats) iter.Seq2[amazon.Review, error]) {
 		reviewsOf = f
 	}(reviewsOf)
-	reviewsOf = func(format, path string, reject func(amazon.Reject), st *amazon.Stats) iter.Seq2[amazon.Review, error] {
+	reviewsOf = func(o amazon.ReviewOptions, path string, reject func(amazon.Reject), st *amazon.Stats) iter.Seq2[amazon.Review, error] {
 		return func(yield func(amazon.Review, error) bool) {
 			loops++
 			var mine amazon.Stats
-			for r, err := range amazon.ReviewsFormat(format, path, reject, &mine) {
+			for r, err := range amazon.ReviewsWith(o, path, reject, &mine) {
 				if !yield(r, err) {
 					break
 				}

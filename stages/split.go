@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 
 	"monomer/graph"
@@ -39,6 +40,13 @@ func (Split) Run(ctx context.Context, env *pipeline.Env, p splitParams) (*pipeli
 	neg, err := readEdges(ctx, env.InDir, "negatives", "negatives.parquet")
 	if err != nil {
 		return nil, err
+	}
+	// Negatives checked the split without a cap; job validation bounds
+	// train_cap (graph.MinTrainCap) for half-positive pairs. This is the
+	// last guard, for the cap and the pairs as they are.
+	if sz := graph.SplitSizes(len(pos), len(neg), p.TrainCap); !sz.Usable() {
+		return nil, fmt.Errorf("%w: experiment %s: %d positives and %d negatives under train_cap %d split %v/%v/%v pairs with %v positive: a split without a positive or a negative pair",
+			pipeline.ErrBadInput, env.Experiment, len(pos), len(neg), sz.TrainCap, sz.Pairs[0], sz.Pairs[1], sz.Pairs[2], sz.Related)
 	}
 	pairs, st := graph.SplitPairs(pos, neg, env.RNG("split"), p.TrainCap)
 	n := len(pairs)

@@ -489,7 +489,7 @@ func TestIngestRejects(t *testing.T) {
 			failed := filepath.Join(dir, "men", "ingest.failed.rejects.parquet")
 			path := filepath.Join(dir, "men", "ingest", "rejects.parquet")
 			if tc.wantErr {
-				if !errors.Is(err, pipeline.ErrBadInput) || !strings.Contains(err.Error(), "1 of 5 lines rejected (over 0.1); first: meta.json line 3 (byte ") ||
+				if !errors.Is(err, pipeline.ErrBadInput) || !strings.Contains(err.Error(), "meta.json: 1 of 3 lines rejected (over reject_ratio 0.1); first: line 3 (byte ") ||
 					!strings.Contains(err.Error(), failed) {
 					t.Fatalf("err = %v", err)
 				}

@@ -1,8 +1,10 @@
 package stages
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
@@ -234,5 +236,74 @@ func TestCheckEmbeddingDim(t *testing.T) {
 		if tc.want == "" && err != nil || tc.want != "" && (!errors.Is(err, job.ErrConfig) || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s at %d: %v, want %q", tc.model, tc.dim, err, tc.want)
 		}
+	}
+}
+
+// TestDegenerateEmbeddings: embeddings that carry no usable information
+// (all zero, one constant vector, values in the denormal range, values
+// whose squared distances overflow float32) fail the features stage as
+// bad input (exit 3) with the reason; they once passed, every model a
+// constant predictor. A file covering under half of the items passes
+// with a WARN giving the share.
+func TestDegenerateEmbeddings(t *testing.T) {
+	_, dir := write2023World(t, "tiny", 0.3, 8)
+	path := filepath.Join(dir, "embeddings_Clothing_Shoes_and_Jewelry.parquet")
+	var orig schema.EmbeddingsCols
+	for b, err := range schema.Batches[schema.EmbeddingsCols](context.Background(), path) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		orig.ParentASIN, orig.Embedding = append(orig.ParentASIN, b.ParentASIN...), append(orig.Embedding, b.Embedding...)
+	}
+	each := func(f func(i, j int, v float32) float32) schema.EmbeddingsCols {
+		c := schema.EmbeddingsCols{ParentASIN: orig.ParentASIN}
+		for i, e := range orig.Embedding {
+			v := make([]float32, len(e))
+			for j := range e {
+				v[j] = f(i, j, e[j])
+			}
+			c.Embedding = append(c.Embedding, v)
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		name    string
+		cols    schema.EmbeddingsCols
+		wantErr string
+		warn    bool
+	}{
+		{"all zero", each(func(_, _ int, _ float32) float32 { return 0 }), "every item has the same vector (zero variance across items)", false},
+		{"constant", each(func(_, j int, _ float32) float32 { return float32(j) + 0.5 }), "every item has the same vector", false},
+		{"denormal", each(func(_, _ int, v float32) float32 { return v * 1e-40 }), "below the 1e-30 the float32 kernels resolve", false},
+		{"near float32 max", each(func(_, _ int, v float32) float32 { return v * 1e30 }), "squared distances of 8-dimensional vectors overflow float32", false},
+		{"a third of the items", schema.EmbeddingsCols{ParentASIN: orig.ParentASIN[:len(orig.ParentASIN)/3], Embedding: orig.Embedding[:len(orig.ParentASIN)/3]}, "", true},
+		{"intact", orig, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := schema.Write(path, tc.cols); err != nil {
+				t.Fatal(err)
+			}
+			j := load2023Job(t, dir)
+			j.Experiments = j.Experiments[:1]
+			through := slices.IndexFunc(Experiment(), func(s Stage) bool { return s.Name() == Features{}.Name() })
+			var logs bytes.Buffer
+			_, err := runStages(t.Context(), j, Experiment()[:through+1], nil, pipeline.Options{RunDir: t.TempDir(), Logger: pipeline.NewLogger(&logs, false)})
+			if tc.wantErr != "" {
+				if !errors.Is(err, pipeline.ErrBadInput) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want bad input with %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			ws := warnings(t, &logs, "features")
+			if got := len(ws) > 0; got != tc.warn {
+				t.Fatalf("warnings %v, want %v", ws, tc.warn)
+			}
+			if tc.warn && !strings.Contains(fmt.Sprint(ws[0]["msg"]), "embeddings_Clothing_Shoes_and_Jewelry.parquet has vectors for ") {
+				t.Errorf("warning %q does not give the file and share", ws[0]["msg"])
+			}
+		})
 	}
 }
