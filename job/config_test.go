@@ -42,8 +42,18 @@ func TestBadJobFiles(t *testing.T) {
 	tests := []struct {
 		name, yaml, want string
 	}{
-		{name: "empty", yaml: "", want: `j.yaml: name: "" must be letters, digits, '.', '_' or '-'`},
-		{name: "bad name", yaml: "name: a b\n", want: `j.yaml: name: "a b" must be letters, digits, '.', '_' or '-'`},
+		{name: "empty", yaml: "", want: `j.yaml: name: required (letters, digits, '.', '_' or '-', starting with a letter or digit)`},
+		{name: "bad name", yaml: "name: a b\n", want: `j.yaml: name: "a b" must start with a letter or digit and hold only letters, digits, '.', '_' or '-'`},
+		// Issue 37: a seed beyond 64 bits was read as 2^63.
+		{name: "seed of 2^64", yaml: "seed: 18446744073709551616\n" + head + exp, want: `j.yaml: line 1: seed: 18446744073709551616 is out of range (0 to 18446744073709551615)`},
+		{name: "seed of 1e30", yaml: "seed: 1e30\n" + head + exp, want: `j.yaml: line 1: seed: 1e30 is out of range (0 to 18446744073709551615)`},
+		{name: "k beyond int64", yaml: "settings: {k: 1e19}\n" + head + exp, want: `j.yaml: line 1: settings.k: 1e19 is out of range (-9223372036854775808 to 9223372036854775807)`},
+		// Issue 37: the message refusing ".." must say what ".." breaks.
+		{name: "dot dot", yaml: "name: ..\n", want: `j.yaml: name: ".." must start with a letter or digit and hold only letters, digits, '.', '_' or '-'`},
+		{name: "long experiment name", yaml: strings.Replace(head, "name: e", "name: "+strings.Repeat("e", 300), 1) + exp,
+			want: `j.yaml: experiments[0].name: "eeeeeeeeeeeeeeeeeeee"... is 300 characters, more than 100 (it names a directory)`},
+		{name: "names differing in case", yaml: strings.Replace(head, "name: e", "name: Men", 1) + exp + "  - name: men" + exp,
+			want: `j.yaml: experiments[1].name: "men" differs from experiments[0].name "Men" only in case (one directory on a case-insensitive file system)`},
 		{name: "unknown key", yaml: "name: j\nsed: 1\n", want: "j.yaml: line 2: field sed not found at the top level"},
 		{name: "wrong type", yaml: "name: j\nseed: many\n", want: `j.yaml: line 2: seed: want an unsigned integer, got "many"`},
 		{name: "negative unsigned", yaml: "name: j\nseed: -1\n", want: `j.yaml: line 2: seed: want an unsigned integer, got "-1"`},
