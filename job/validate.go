@@ -70,6 +70,11 @@ func checkNodes(n *yaml.Node, t reflect.Type, at string) error {
 			return fmt.Errorf("line %d: %s: an empty list is not allowed; omit the key to inherit the default", n.Line, at)
 		}
 		for i, c := range n.Content {
+			// A null item would decode as the zero value or vanish
+			// (`lambdas: [~]` became the default grid): never what it says.
+			if c.Kind == yaml.ScalarNode && c.ShortTag() == "!!null" {
+				return fmt.Errorf("line %d: %s[%d]: an empty (null) item is not allowed", c.Line, at, i)
+			}
 			if err := checkNodes(c, t.Elem(), fmt.Sprintf("%s[%d]", at, i)); err != nil {
 				return err
 			}
