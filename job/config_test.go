@@ -44,6 +44,9 @@ func TestBadJobFiles(t *testing.T) {
 	}{
 		{name: "empty", yaml: "", want: `j.yaml: name: required (letters, digits, '.', '_' or '-', starting with a letter or digit)`},
 		{name: "bad name", yaml: "name: a b\n", want: `j.yaml: name: "a b" must start with a letter or digit and hold only letters, digits, '.', '_' or '-'`},
+		// Issue 37: a second document was ignored.
+		{name: "second document", yaml: head + exp + "---\nname: other\n", want: `j.yaml: line 9: a second YAML document; a job file holds one (remove the "---" and what follows, or merge it into the first)`},
+		{name: "second document, broken", yaml: head + exp + "---\n[\n", want: `j.yaml: a second YAML document; a job file holds one (remove the "---" and what follows, or merge it into the first)`},
 		// Issue 37: a seed beyond 64 bits was read as 2^63.
 		{name: "seed of 2^64", yaml: "seed: 18446744073709551616\n" + head + exp, want: `j.yaml: line 1: seed: 18446744073709551616 is out of range (0 to 18446744073709551615)`},
 		{name: "seed of 1e30", yaml: "seed: 1e30\n" + head + exp, want: `j.yaml: line 1: seed: 1e30 is out of range (0 to 18446744073709551615)`},
