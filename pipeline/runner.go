@@ -144,14 +144,17 @@ func Run(ctx context.Context, g *Graph, opts Options) (*Summary, error) {
 	// Every line names the job and the run; the text handler leaves both
 	// out (see flattenAttr), a terminal showing one run at a time.
 	log := opts.logger().With(slog.String("job", g.Job), slog.String("run_id", opts.RunID))
-	// The store is checked before anything is written: a folder that is not
-	// a store (a project, a home directory) is refused, never trimmed.
-	store, err := cache.OpenStore(opts.Store, opts.StoreMax)
-	if err != nil {
-		return nil, err
-	}
 	if err := os.MkdirAll(opts.RunDir, 0o755); err != nil {
 		return nil, runDirError(opts.RunDir, err)
+	}
+	// The store is checked before a stage runs: a folder that is not a
+	// store (a project, a home directory) is refused, never trimmed.
+	store, err := cache.OpenStore(opts.Store, opts.StoreMax)
+	if err != nil {
+		if errors.Is(err, cache.ErrNotStore) {
+			return nil, err
+		}
+		return nil, storeDirError(opts.Store, err)
 	}
 	locks, err := lockFor(g, sel, &opts, log)
 	if err != nil {

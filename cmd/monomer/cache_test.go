@@ -120,8 +120,8 @@ func TestStoreNotAStoreCLI(t *testing.T) {
 		}
 		intact(project, strings.Join(args, " "))
 	}
-	if _, err := os.Stat(filepath.Join(dir, "runs")); err == nil {
-		t.Error("run wrote a run directory before refusing the store")
+	if _, err := os.Stat(filepath.Join(dir, "runs", "cmdtest", "runlog.jsonl")); err == nil {
+		t.Error("run started before refusing the store")
 	}
 
 	store := filepath.Join(t.TempDir(), "store")
