@@ -26,8 +26,9 @@ var ErrEmbeddings = errors.New("bad embeddings file")
 // a row's buffers stay small.
 const MaxEmbeddingDim = 1 << 20
 
-// npyExt is the name ending that makes an embeddings file a NumPy matrix;
-// any other file is read as Parquet.
+// npyExt is the name ending, in any case, that makes an embeddings file a
+// NumPy matrix; any other file is read as Parquet. The file's first bytes
+// must agree with its name (see sniffEmbeddings).
 const npyExt = ".npy"
 
 // EmbeddingFiles are the files ExtractEmbeddings reads for path: path
@@ -41,10 +42,36 @@ func EmbeddingFiles(path string) []string {
 }
 
 func npyIDFile(path string) (string, bool) {
-	if !strings.HasSuffix(path, npyExt) {
+	n := len(path) - len(npyExt)
+	if n < 0 || !strings.EqualFold(path[n:], npyExt) {
 		return "", false
 	}
-	return strings.TrimSuffix(path, npyExt) + ".ids.txt", true
+	return path[:n] + ".ids.txt", true
+}
+
+// sniffEmbeddings checks that the file's first bytes are what its name
+// says (NumPy's magic for a .npy name, Parquet's otherwise), so that a
+// compressed file or a misnamed one is refused naming what it is instead
+// of failing deep in the wrong reader.
+func sniffEmbeddings(path, name string, isNPY bool) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("imagefeat: %w", err)
+	}
+	head := make([]byte, 8)
+	n, _ := io.ReadFull(f, head)
+	f.Close()
+	head = head[:n]
+	is := func(magic string) bool { return strings.HasPrefix(string(head), magic) }
+	switch {
+	case is("\x1f\x8b"):
+		return fmt.Errorf("imagefeat: %s: %w: gzip-compressed; decompress it first (embeddings are read uncompressed, as .npy or Parquet)", name, ErrEmbeddings)
+	case is(npyMagic) && !isNPY:
+		return fmt.Errorf("imagefeat: %s: %w: a NumPy file; name it *.npy (its ids are read from the same name ending in .ids.txt)", name, ErrEmbeddings)
+	case is("PAR1") && isNPY:
+		return fmt.Errorf("imagefeat: %s: %w: a Parquet file, named .npy; rename it (a .npy name is read as a NumPy matrix)", name, ErrEmbeddings)
+	}
+	return nil
 }
 
 // EmbeddingStats counts what ExtractEmbeddings read. Every row of the file
@@ -114,7 +141,11 @@ func ExtractEmbeddings(ctx context.Context, path string, rows map[string]int32, 
 	s := &embedSink{name: name, rows: rows, asins: asins, out: out, batch: c.batchRows, st: &st,
 		filled: make([]bool, n), usable: map[string]bool{}, progress: c.progress}
 	defer s.abort()
-	if _, isNPY := npyIDFile(path); isNPY {
+	_, isNPY := npyIDFile(path)
+	if err := sniffEmbeddings(path, name, isNPY); err != nil {
+		return st, err
+	}
+	if isNPY {
 		st.Format = "npy"
 		err = s.readNPY(ctx, path)
 	} else {
@@ -405,6 +436,12 @@ func (s *embedSink) readNPY(ctx context.Context, path string) error {
 			return fmt.Errorf("imagefeat: %s: %w: %d lines for the %d rows of %s", idName, ErrEmbeddings, k, h.Rows, s.name)
 		}
 		id := strings.TrimSuffix(ids.Text(), "\r")
+		if k == 0 {
+			id = strings.TrimPrefix(id, "\ufeff") // a byte-order mark some editors write
+		}
+		if strings.TrimSpace(id) != id {
+			return fmt.Errorf("imagefeat: %s line %d: %w: id %q has leading or trailing whitespace (one id a line, nothing else)", idName, k+1, ErrEmbeddings, id)
+		}
 		if _, err := io.ReadFull(r, raw); err != nil {
 			return fmt.Errorf("imagefeat: %s row %d: %w", s.name, k, err)
 		}
@@ -426,8 +463,14 @@ func (s *embedSink) readNPY(ctx context.Context, path string) error {
 			s.progress(1)
 		}
 	}
-	if ids.Scan() {
-		return fmt.Errorf("imagefeat: %s line %d: %w: more ids than the %d rows of %s", idName, h.Rows+1, ErrEmbeddings, h.Rows, s.name)
+	// Blank lines after the last id (an editor's final newline) are not ids.
+	for line := h.Rows + 1; ids.Scan(); line++ {
+		if strings.TrimSpace(ids.Text()) != "" {
+			return fmt.Errorf("imagefeat: %s line %d: %w: more ids than the %d rows of %s", idName, line, ErrEmbeddings, h.Rows, s.name)
+		}
+	}
+	if err := ids.Err(); err != nil {
+		return fmt.Errorf("imagefeat: %s: %w: %w", idName, ErrEmbeddings, err)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -462,5 +463,81 @@ func BenchmarkExtractEmbeddings(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// Issue 37: the id file of a .npy matrix tolerates a byte-order mark and
+// blank lines after the last id, and refuses an id with stray whitespace
+// saying so; a file whose first bytes contradict its name (.NPY is .npy, a
+// .npy.gz is gzip) is refused naming what it is; a Parquet file with a
+// damaged page is ErrEmbeddings (exit 3), not a plain failure.
+func TestEmbeddingsIDFileAndFormat(t *testing.T) {
+	dir := t.TempDir()
+	rows := []vecRow{{"A", []float64{1, 2}}, {"B", []float64{3, 4}}}
+	want := map[string]int32{"A": 0, "B": 1}
+	extract := func(path string) (EmbeddingStats, error) {
+		return ExtractEmbeddings(context.Background(), path, want, 2, 0, filepath.Join(dir, "out.arrow"))
+	}
+	npy := func(name, ids string) string {
+		p := filepath.Join(dir, name)
+		writeNPY(t, p, 4, rows, false)
+		if id, ok := npyIDFile(p); ok {
+			must(t, os.WriteFile(id, []byte(ids), 0o644))
+		}
+		return p
+	}
+	for _, tc := range []struct{ name, file, ids string }{
+		{"byte-order mark", "bom.npy", "\ufeffA\nB\n"},
+		{"trailing blank lines", "blank.npy", "A\r\nB\r\n\r\n\n"},
+		{"upper-case name", "UPPER.NPY", "A\nB\n"},
+	} {
+		st, err := extract(npy(tc.file, tc.ids))
+		if err != nil || st.Kept != 2 || st.Format != "npy" {
+			t.Errorf("%s: kept %d, format %q, %v", tc.name, st.Kept, st.Format, err)
+		}
+	}
+	parquet := filepath.Join(dir, "v.parquet")
+	writeVectors(t, parquet, "asin", arrow.ListOf(arrow.PrimitiveTypes.Float32), rows)
+	gz := filepath.Join(dir, "v.npy.gz")
+	must(t, os.WriteFile(gz, []byte("\x1f\x8b\x08\x00rest"), 0o644))
+	misnamed := filepath.Join(dir, "parquet.npy")
+	b, err := os.ReadFile(parquet)
+	must(t, err)
+	must(t, os.WriteFile(misnamed, b, 0o644))
+	npyAsParquet := filepath.Join(dir, "matrix.bin")
+	nb, err := os.ReadFile(npy("m.npy", "A\nB\n"))
+	must(t, err)
+	must(t, os.WriteFile(npyAsParquet, nb, 0o644))
+	damaged := filepath.Join(dir, "damaged.parquet")
+	pf, err := file.OpenParquetFile(parquet, false)
+	must(t, err)
+	cc, err := pf.MetaData().RowGroup(0).ColumnChunk(2) // the vectors' values
+	must(t, err)
+	at := cc.DataPageOffset()
+	pf.Close()
+	for i := at; i < at+24; i++ {
+		b[i] = 0xff // the data page's header
+	}
+	must(t, os.WriteFile(damaged, b, 0o644))
+	for _, tc := range []struct{ name, path, want string }{
+		{"stray space", npy("space.npy", "A\n B\n"), `space.ids.txt line 2: bad embeddings file: id " B" has leading or trailing whitespace`},
+		{"tab", npy("tab.npy", "A\t\nB\n"), `tab.ids.txt line 1: bad embeddings file: id "A\t" has leading or trailing whitespace`},
+		{"an id after a blank line", npy("late.npy", "A\nB\n\nC\n"), "late.ids.txt line 4: bad embeddings file: more ids than the 2 rows"},
+		{"gzip", gz, "v.npy.gz: bad embeddings file: gzip-compressed"},
+		{"parquet named .npy", misnamed, "parquet.npy: bad embeddings file: a Parquet file, named .npy"},
+		{"npy not named .npy", npyAsParquet, "matrix.bin: bad embeddings file: a NumPy file; name it *.npy"},
+		{"damaged page", damaged, "damaged.parquet"},
+	} {
+		_, err := extract(tc.path)
+		if !errors.Is(err, ErrEmbeddings) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want ErrEmbeddings with %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -188,17 +188,35 @@ func finishJob(path string, j *Job) (*Job, error) {
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
+// MaxNameLen caps job and experiment names. Each is one directory name in
+// the run directory, beside which the runner makes temporary names up to
+// about 30 characters longer; file systems allow 255 bytes.
+const MaxNameLen = 100
+
 // ValidName reports whether name is a valid job or experiment name:
-// letters, digits, '.', '_' and '-', not starting with a punctuation mark,
-// so that it is one directory of the run directory. Stage names follow the
-// same rule.
-func ValidName(name string) bool { return nameRE.MatchString(name) }
+// letters, digits, '.', '_' and '-', starting with a letter or digit, at
+// most MaxNameLen characters, so that it is one directory of the run
+// directory. Stage names follow the same rule.
+func ValidName(name string) bool { return checkName("", name) == nil }
+
+// checkName says what is wrong with the name at field, or nil.
+func checkName(field, name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%s: required (letters, digits, '.', '_' or '-', starting with a letter or digit)", field)
+	case len(name) > MaxNameLen:
+		return fmt.Errorf("%s: %q... is %d characters, more than %d (it names a directory)", field, name[:20], len(name), MaxNameLen)
+	case !nameRE.MatchString(name):
+		return fmt.Errorf("%s: %q must start with a letter or digit and hold only letters, digits, '.', '_' or '-'", field, name)
+	}
+	return nil
+}
 
 // Validate checks every field and names the first bad one by its path in the
 // file, e.g. "experiments[2].graph".
 func (j *Job) Validate() error {
-	if !nameRE.MatchString(j.Name) {
-		return fmt.Errorf("name: %q must be letters, digits, '.', '_' or '-'", j.Name)
+	if err := checkName("name", j.Name); err != nil {
+		return err
 	}
 	if err := j.Settings.validate("settings"); err != nil {
 		return err
@@ -209,16 +227,21 @@ func (j *Job) Validate() error {
 	if len(j.Experiments) == 0 {
 		return errors.New("experiments: at least one is required")
 	}
-	seen := map[string]bool{}
+	seen := map[string]int{} // folded name -> index
 	for i, e := range j.Experiments {
 		at := fmt.Sprintf("experiments[%d]", i)
-		if !nameRE.MatchString(e.Name) {
-			return fmt.Errorf("%s.name: %q must be letters, digits, '.', '_' or '-'", at, e.Name)
+		if err := checkName(at+".name", e.Name); err != nil {
+			return err
 		}
-		if seen[e.Name] {
-			return fmt.Errorf("%s.name: %q is used twice", at, e.Name)
+		// Names are directories: two that differ only in case are one
+		// directory on a case-insensitive file system (macOS, Windows).
+		if k, ok := seen[strings.ToLower(e.Name)]; ok {
+			if j.Experiments[k].Name == e.Name {
+				return fmt.Errorf("%s.name: %q is used twice", at, e.Name)
+			}
+			return fmt.Errorf("%s.name: %q differs from experiments[%d].name %q only in case (one directory on a case-insensitive file system)", at, e.Name, k, j.Experiments[k].Name)
 		}
-		seen[e.Name] = true
+		seen[strings.ToLower(e.Name)] = i
 		if strings.TrimSpace(e.Category) == "" {
 			return fmt.Errorf("%s.category: required", at)
 		}

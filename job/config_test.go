@@ -42,8 +42,21 @@ func TestBadJobFiles(t *testing.T) {
 	tests := []struct {
 		name, yaml, want string
 	}{
-		{name: "empty", yaml: "", want: `j.yaml: name: "" must be letters, digits, '.', '_' or '-'`},
-		{name: "bad name", yaml: "name: a b\n", want: `j.yaml: name: "a b" must be letters, digits, '.', '_' or '-'`},
+		{name: "empty", yaml: "", want: `j.yaml: name: required (letters, digits, '.', '_' or '-', starting with a letter or digit)`},
+		{name: "bad name", yaml: "name: a b\n", want: `j.yaml: name: "a b" must start with a letter or digit and hold only letters, digits, '.', '_' or '-'`},
+		// Issue 37: a second document was ignored.
+		{name: "second document", yaml: head + exp + "---\nname: other\n", want: `j.yaml: line 9: a second YAML document; a job file holds one (remove the "---" and what follows, or merge it into the first)`},
+		{name: "second document, broken", yaml: head + exp + "---\n[\n", want: `j.yaml: a second YAML document; a job file holds one (remove the "---" and what follows, or merge it into the first)`},
+		// Issue 37: a seed beyond 64 bits was read as 2^63.
+		{name: "seed of 2^64", yaml: "seed: 18446744073709551616\n" + head + exp, want: `j.yaml: line 1: seed: 18446744073709551616 is out of range (0 to 18446744073709551615)`},
+		{name: "seed of 1e30", yaml: "seed: 1e30\n" + head + exp, want: `j.yaml: line 1: seed: 1e30 is out of range (0 to 18446744073709551615)`},
+		{name: "k beyond int64", yaml: "settings: {k: 1e19}\n" + head + exp, want: `j.yaml: line 1: settings.k: 1e19 is out of range (-9223372036854775808 to 9223372036854775807)`},
+		// Issue 37: the message refusing ".." must say what ".." breaks.
+		{name: "dot dot", yaml: "name: ..\n", want: `j.yaml: name: ".." must start with a letter or digit and hold only letters, digits, '.', '_' or '-'`},
+		{name: "long experiment name", yaml: strings.Replace(head, "name: e", "name: "+strings.Repeat("e", 300), 1) + exp,
+			want: `j.yaml: experiments[0].name: "eeeeeeeeeeeeeeeeeeee"... is 300 characters, more than 100 (it names a directory)`},
+		{name: "names differing in case", yaml: strings.Replace(head, "name: e", "name: Men", 1) + exp + "  - name: men" + exp,
+			want: `j.yaml: experiments[1].name: "men" differs from experiments[0].name "Men" only in case (one directory on a case-insensitive file system)`},
 		{name: "unknown key", yaml: "name: j\nsed: 1\n", want: "j.yaml: line 2: field sed not found at the top level"},
 		{name: "wrong type", yaml: "name: j\nseed: many\n", want: `j.yaml: line 2: seed: want an unsigned integer, got "many"`},
 		{name: "negative unsigned", yaml: "name: j\nseed: -1\n", want: `j.yaml: line 2: seed: want an unsigned integer, got "-1"`},
@@ -56,10 +69,13 @@ func TestBadJobFiles(t *testing.T) {
 		{name: "no experiments", yaml: "name: j\n", want: "j.yaml: experiments: at least one is required"},
 		{name: "unknown setting", yaml: "name: j\nsettings: {kk: 1}\n", want: "j.yaml: line 2: field kk not found in settings"},
 		{name: "negative k", yaml: head + exp + "settings: {k: -1}\n", want: "j.yaml: settings.k: -1 must be positive"},
-		{name: "bad lambda", yaml: head + exp + "settings: {lambdas: [0, .nan]}\n", want: "j.yaml: settings.lambdas[1]: NaN must be non-negative"},
+		{name: "bad lambda", yaml: head + exp + "settings: {lambdas: [0, .nan]}\n", want: "j.yaml: settings.lambdas[1]: NaN is not a finite number; it must be in [0, 1e+06]"},
+		{name: "huge lambda", yaml: head + exp + "settings: {lambdas: [0, 1e308]}\n", want: "j.yaml: settings.lambdas[1]: 1e+308 must be in [0, 1e+06]"},
+		{name: "null lambda", yaml: head + exp + "settings: {lambdas: [~]}\n", want: "j.yaml: line 8: settings.lambdas[0]: an empty (null) item is not allowed"},
+		{name: "null in a list", yaml: head + exp + "settings: {lambdas: [0, null]}\n", want: "j.yaml: line 8: settings.lambdas[1]: an empty (null) item is not allowed"},
 		{name: "repeated lambda", yaml: head + exp + "settings: {lambdas: [0, 1e-4, 0.0001]}\n", want: "j.yaml: settings.lambdas[2]: 0.0001 is listed twice"},
 		{name: "ct_top", yaml: head + exp + "settings: {ct_top: 2}\n", want: "j.yaml: settings.ct_top: 2 must be in (0, 1]"},
-		{name: "reject ratio", yaml: head + exp + "settings: {reject_ratio: .inf}\n", want: "j.yaml: settings.reject_ratio: +Inf is not a number"},
+		{name: "reject ratio", yaml: head + exp + "settings: {reject_ratio: .inf}\n", want: "j.yaml: settings.reject_ratio: +Inf is not a finite number; it must be at most 1"},
 		{name: "negatives", yaml: head + exp + "settings: {negatives: random}\n", want: `j.yaml: settings.negatives: "random" is not one of rewire, uniform, auto`},
 		{name: "duplicate experiment", yaml: head + exp + "  - name: e" + exp, want: `j.yaml: experiments[1].name: "e" is used twice`},
 		{name: "no category", yaml: head + "\n    graph: also_bought\n    features: image\n", want: "j.yaml: experiments[0].category: required"},
@@ -74,7 +90,7 @@ func TestBadJobFiles(t *testing.T) {
 		{name: "model twice", yaml: head + exp + "    models: [wnn, ct, wnn]\n", want: `j.yaml: experiments[0].models[2]: "wnn" is listed twice`},
 		{name: "experiment setting", yaml: head + exp + "    settings: {vocab_size: -5}\n", want: "j.yaml: experiments[0].settings.vocab_size: -5 must be positive"},
 		{name: "negative gate penalty", yaml: head + exp + "    settings: {gate_penalty: -0.5}\n", want: "j.yaml: experiments[0].settings.gate_penalty: -0.5 must be finite and non-negative"},
-		{name: "infinite gate init", yaml: head + exp + "settings: {gate_init: .inf}\n", want: "j.yaml: settings.gate_init: +Inf must be finite and non-negative"},
+		{name: "infinite gate init", yaml: head + exp + "settings: {gate_init: .inf}\n", want: "j.yaml: settings.gate_init: +Inf is not a finite number; it must be finite and non-negative"},
 		{name: "non-integral int", yaml: head + exp + "settings: {k: 10.5}\n", want: "j.yaml: line 8: settings.k: 10.5 is not an integer"},
 		{name: "non-integral experiment int", yaml: head + exp + "    settings:\n      max_iter: 1e-1\n", want: "j.yaml: line 9: experiments[0].settings.max_iter: 1e-1 is not an integer"},
 		{name: "empty lambdas", yaml: head + exp + "settings: {lambdas: []}\n", want: "j.yaml: line 8: settings.lambdas: an empty list is not allowed; omit the key to inherit the default"},

@@ -359,7 +359,31 @@ func decodeJob(base string, b []byte) (*Job, error) {
 		}
 		return nil, fmt.Errorf("%w: %s: %s", ErrConfig, base, yamlPlaces.Replace(err.Error()))
 	}
+	// A second document (after a "---") would be ignored: a job pasted
+	// twice, or one meant to replace the first, runs as something else.
+	var more yaml.Node
+	if err := dec.Decode(&more); !errors.Is(err, io.EOF) && !emptyDocument(&more, err) {
+		at := ""
+		if err == nil {
+			at = fmt.Sprintf("line %d: ", more.Content[0].Line)
+		}
+		return nil, fmt.Errorf("%w: %s: %sa second YAML document; a job file holds one (remove the \"---\" and what follows, or merge it into the first)", ErrConfig, base, at)
+	}
 	return &j, nil
+}
+
+// emptyDocument reports whether a decoded document holds nothing (a
+// trailing "---", perhaps with comments).
+func emptyDocument(n *yaml.Node, err error) bool {
+	if err != nil {
+		return false
+	}
+	for _, c := range n.Content {
+		if c.Kind != yaml.ScalarNode || c.ShortTag() != "!!null" || c.Value != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // yamlPlaces names the job file's sections instead of the Go types behind

@@ -291,10 +291,10 @@ func (s *decl) check(v reflect.Value, at string) error {
 
 func (s *decl) checkOne(v reflect.Value, at string) error {
 	if k := v.Kind(); k == reflect.Float64 && (math.IsNaN(v.Float()) || math.IsInf(v.Float(), 0)) {
-		if s.must != "" {
-			return fmt.Errorf("%s: %s must be %s", at, show(v), s.must)
+		if s.must != "" || s.min.IsValid() || s.max.IsValid() {
+			return fmt.Errorf("%s: %s is not a finite number; it must be %s", at, show(v), s.rangePhrase())
 		}
-		return fmt.Errorf("%s: %s is not a number", at, show(v))
+		return fmt.Errorf("%s: %s is not a finite number", at, show(v))
 	}
 	if s.oneof != nil && !slices.Contains(s.oneof, v.String()) {
 		return fmt.Errorf("%s: %s is not one of %s", at, show(v), strings.Join(s.oneof, ", "))

@@ -278,9 +278,10 @@ func outOfBounds(f decl) []badValue {
 		out = append(out, badValue{wrap(num(toFloat(f.max) + 1)), "must be " + f.rangePhrase()})
 	}
 	if f.typ.Kind() == reflect.Float64 {
-		want := "is not a number"
-		if f.must != "" {
-			want = "must be " + f.must
+		// Issue 37: NaN and ±Inf are named as what they are, then the range.
+		want := "is not a finite number"
+		if f.must != "" || f.min.IsValid() || f.max.IsValid() {
+			want += "; it must be " + f.rangePhrase()
 		}
 		out = append(out, badValue{wrap(".nan"), want}, badValue{wrap("-.inf"), want})
 	}

@@ -70,6 +70,11 @@ func checkNodes(n *yaml.Node, t reflect.Type, at string) error {
 			return fmt.Errorf("line %d: %s: an empty list is not allowed; omit the key to inherit the default", n.Line, at)
 		}
 		for i, c := range n.Content {
+			// A null item would decode as the zero value or vanish
+			// (`lambdas: [~]` became the default grid): never what it says.
+			if c.Kind == yaml.ScalarNode && c.ShortTag() == "!!null" {
+				return fmt.Errorf("line %d: %s[%d]: an empty (null) item is not allowed", c.Line, at, i)
+			}
 			if err := checkNodes(c, t.Elem(), fmt.Sprintf("%s[%d]", at, i)); err != nil {
 				return err
 			}
@@ -87,8 +92,34 @@ func checkNodes(n *yaml.Node, t reflect.Type, at string) error {
 		if f != math.Trunc(f) || math.IsInf(f, 0) || math.IsNaN(f) {
 			return fmt.Errorf("line %d: %s: %s is not an integer", n.Line, at, n.Value)
 		}
+		// An integer beyond 64 bits reaches here as a float too, which the
+		// decoder would convert with wraparound (2^64 became 2^63 for seed).
+		if lo, hi := intRange(t); f < lo || f >= hi {
+			return fmt.Errorf("line %d: %s: %s is out of range (%s)", n.Line, at, n.Value, intRangeText(t))
+		}
 	}
 	return nil
+}
+
+// intRange is the range [lo, hi) of the integer kind t, exactly (powers
+// of two are floats without rounding).
+func intRange(t reflect.Type) (lo, hi float64) {
+	bits := t.Bits()
+	switch t.Kind() {
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return 0, math.Ldexp(1, bits)
+	}
+	return -math.Ldexp(1, bits-1), math.Ldexp(1, bits-1)
+}
+
+// intRangeText is the range of the integer kind t as a user reads it.
+func intRangeText(t reflect.Type) string {
+	bits := uint(t.Bits())
+	switch t.Kind() {
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "0 to " + strconv.FormatUint(1<<bits-1, 10)
+	}
+	return strconv.FormatInt(-1<<(bits-1), 10) + " to " + strconv.FormatInt(1<<(bits-1)-1, 10)
 }
 
 // wantedType is what a value of type t is written as ("an integer"), when

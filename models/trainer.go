@@ -16,7 +16,7 @@ import (
 
 // Train fits spec.Model to the train pairs by L-BFGS, once per λ of
 // spec.Lambdas, and returns the fit with the lowest validation error (ties:
-// higher validation log-likelihood, then the earlier λ), with every grid
+// higher validation log-likelihood, then the smaller λ), with every grid
 // point's outcome in Fit.Grid.
 //
 // The maximised objective (paper §III-C), scaled by the number of pairs n so
@@ -104,7 +104,6 @@ func Train(ctx context.Context, feat Features, train, valid []graph.Pair, spec S
 	}
 	theta0 := t.init(src, trainSet, rng)
 
-	var best *fitResult
 	fit := &Fit{Model: spec.Model, Dim: src.dim, K: spec.K, N: spec.N, Float64: spec.Float64, FeatureScale: scale,
 		SparseDensity: src.density(trainSet.items)}
 	results := make([]*fitResult, len(spec.Lambdas))
@@ -121,13 +120,10 @@ func Train(ctx context.Context, feat Features, train, valid []graph.Pair, spec S
 			start = r.theta
 		}
 	}
-	// Selection in the order of Lambdas, whatever the training order.
 	for _, r := range results {
 		fit.Grid = append(fit.Grid, r.point)
-		if best == nil || r.better(best) {
-			best = r
-		}
 	}
+	best := choose(results)
 	fit.C = best.theta[0]
 	fit.Params = m.params(t.train.toRaw(best.theta[1:]))
 	fit.Lambda = best.point.Lambda
@@ -135,6 +131,17 @@ func Train(ctx context.Context, feat Features, train, valid []graph.Pair, spec S
 	fit.Iterations = best.point.Iterations
 	fit.BestIteration = best.point.BestIteration
 	return fit, nil
+}
+
+// choose is the best of results (better), whatever their order.
+func choose(results []*fitResult) *fitResult {
+	var best *fitResult
+	for _, r := range results {
+		if best == nil || r.better(best) {
+			best = r
+		}
+	}
+	return best
 }
 
 type trainer struct {
@@ -196,13 +203,21 @@ type fitResult struct {
 	trace []TracePoint
 }
 
-// better orders fits by validation error, then validation log-likelihood.
+// better orders fits by validation error, then validation log-likelihood,
+// then the smaller λ: an exact tie goes by the λ's value, never by its place
+// in the grid, so listing the grid in another order chooses the same fit
+// (with warm_start the fits themselves do not depend on the order either,
+// GridOrder). The smaller λ keeps what an ascending grid (the default)
+// chose when ties went to the earlier λ.
 func (r *fitResult) better(o *fitResult) bool {
 	a, b := r.point, o.point
 	if a.ValidError != b.ValidError {
 		return a.ValidError < b.ValidError
 	}
-	return a.ValidLogLik > b.ValidLogLik
+	if a.ValidLogLik != b.ValidLogLik {
+		return a.ValidLogLik > b.ValidLogLik
+	}
+	return a.Lambda < b.Lambda
 }
 
 // validStatus are the optimize errors that end a fit normally: the line

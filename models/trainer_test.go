@@ -568,3 +568,31 @@ func TestEarlyStopAndWarmStart(t *testing.T) {
 		}
 	}
 }
+
+// Issue 37: an exact tie (validation error and log-likelihood) goes to the
+// smaller λ in every order of the grid, not to the one listed first;
+// otherwise error, then log-likelihood decide.
+func TestChooseTieOrder(t *testing.T) {
+	point := func(lambda, verr, ll float64) *fitResult {
+		return &fitResult{point: GridPoint{Lambda: lambda, ValidError: verr, ValidLogLik: ll}}
+	}
+	for _, tc := range []struct {
+		name   string
+		points []*fitResult
+		want   float64
+	}{
+		{"exact tie", []*fitResult{point(1e-3, 0.2, -0.5), point(0, 0.2, -0.5), point(1e-2, 0.2, -0.5)}, 0},
+		{"error decides", []*fitResult{point(0, 0.3, -0.1), point(1e-2, 0.2, -0.9), point(1e-3, 0.25, -0.2)}, 1e-2},
+		{"log-likelihood decides", []*fitResult{point(0, 0.2, -0.6), point(1e-2, 0.2, -0.5), point(1e-3, 0.2, -0.7)}, 1e-2},
+	} {
+		for _, order := range [][]int{{0, 1, 2}, {2, 1, 0}, {1, 0, 2}, {2, 0, 1}} {
+			var rs []*fitResult
+			for _, i := range order {
+				rs = append(rs, tc.points[i])
+			}
+			if got := choose(rs).point.Lambda; got != tc.want {
+				t.Errorf("%s, order %v: chose λ %g, want %g", tc.name, order, got, tc.want)
+			}
+		}
+	}
+}

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -78,7 +77,8 @@ type DiffResult struct {
 	LargestRow         int64
 	LargestColumn      string
 	LargestA, LargestB string
-	Tables, Manifests  int // how many were compared
+	// How many were compared: tables cell by cell, other files by bytes.
+	Tables, Files, Manifests int
 }
 
 // String is the one-line verdict the diff command prints.
@@ -86,7 +86,7 @@ func (r *DiffResult) String() string {
 	var s string
 	switch {
 	case r.Identical:
-		s = fmt.Sprintf("identical (%d tables, %d manifests)", r.Tables, r.Manifests)
+		s = fmt.Sprintf("identical (%d tables, %d other files, %d manifests)", r.Tables, r.Files, r.Manifests)
 	case r.Row >= 0:
 		s = fmt.Sprintf("%s: row %d, column %s: %s vs %s", r.Table, r.Row, r.Column, r.A, r.B)
 	default:
@@ -99,13 +99,18 @@ func (r *DiffResult) String() string {
 	return s
 }
 
-// Diff compares two run directories: every *.parquet table under either,
-// matched by relative path (a table on one side only is a difference),
-// cell by cell, and every manifest.json on its outputs' hashes (tables
-// excepted, they were compared by content; times and keys are ignored).
-// Stage directories are compared in DAG order, upstream first (read from
-// their manifests' inputs), each's tables in path order, then its manifest;
-// tables outside any stage directory come last. So the first difference
+// Diff compares two run directories: every file under either, matched by
+// relative path (a file on one side only is a difference), *.parquet
+// tables cell by cell and every other file (features/image.arrow, the
+// report's HTML and PNGs, published copies) by its bytes, and every
+// manifest.json on its outputs' names and hashes (times and keys are
+// ignored). A manifest records what was written, not what is there now,
+// so it is never trusted for a file's content: an output edited or
+// damaged since it was written is a difference. The run log (RunLogName)
+// is not an output and is not compared. Stage directories are compared in
+// DAG order, upstream first (read from their manifests' inputs), each's
+// files in path order, then its manifest; files outside any stage
+// directory come last. So the first difference
 // named is the upstream cause (train.monomer/params.parquet), not what it
 // changed downstream (evaluate/metrics.parquet). Hidden entries (.lock,
 // temporary directories) are ignored. A directory holding no stage
@@ -138,8 +143,8 @@ func Diff(a, b string, opts DiffOptions) (*DiffResult, error) {
 		}
 	}
 	stages := dagOrder(ra.stages, rb.stages)
-	byStage := map[string][]string{} // stage directory ("" none) -> its tables
-	for _, rel := range cache.UnionKeys(ra.tables, rb.tables) {
+	byStage := map[string][]string{} // stage directory ("" none) -> its files
+	for _, rel := range cache.UnionKeys(ra.files, rb.files) {
 		s := stageOf(rel, ra.stages, rb.stages)
 		byStage[s] = append(byStage[s], rel)
 	}
@@ -149,20 +154,29 @@ func Diff(a, b string, opts DiffOptions) (*DiffResult, error) {
 				break
 			}
 			switch {
-			case !ra.tables[rel]:
+			case !ra.files[rel]:
 				note(rel, "only in "+b)
 				continue
-			case !rb.tables[rel]:
+			case !rb.files[rel]:
 				note(rel, "only in "+a)
 				continue
 			}
-			res.Tables++
+			table := strings.HasSuffix(rel, ".parquet")
+			if table {
+				res.Tables++
+			} else {
+				res.Files++
+			}
 			pa, pb := filepath.Join(a, rel), filepath.Join(b, rel)
-			same, err := sameBytes(pa, pb)
+			at, err := firstDifference(pa, pb)
 			if err != nil {
 				return nil, err
 			}
-			if same {
+			if at == "" {
+				continue
+			}
+			if !table {
+				note(rel, at)
 				continue
 			}
 			if err := diffTable(opts.Compare, pa, pb, rel, opts.Tolerance, res, &found); err != nil {
@@ -190,20 +204,21 @@ func Diff(a, b string, opts DiffOptions) (*DiffResult, error) {
 	return res, nil
 }
 
-// runListing is what Diff reads of a run directory: its tables and its
-// stage directories' manifests, by '/'-separated relative path.
+// runListing is what Diff reads of a run directory: its files (tables and
+// others, manifests and the run log excepted) and its stage directories'
+// manifests, by '/'-separated relative path.
 type runListing struct {
-	tables map[string]bool
+	files  map[string]bool
 	stages map[string]*cache.Manifest
 }
 
-// listRun lists the tables and stage directories under dir. A stage
+// listRun lists the files and stage directories under dir. A stage
 // directory is one whose manifest places it where the runner would:
 // <experiment>/<node> or, for a job-level stage, <node>. Anything else
 // (a manifest deeper down, as under the parent of run directories) does
 // not make dir a run directory.
 func listRun(dir string) (*runListing, error) {
-	l := &runListing{tables: map[string]bool{}, stages: map[string]*cache.Manifest{}}
+	l := &runListing{files: map[string]bool{}, stages: map[string]*cache.Manifest{}}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -220,9 +235,11 @@ func listRun(dir string) (*runListing, error) {
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
 		switch {
-		case strings.HasSuffix(rel, ".parquet"):
-			l.tables[rel] = true
-		case d.Name() == cache.ManifestName:
+		case rel == RunLogName:
+			// not an output: it records times and run ids
+		case d.Name() != cache.ManifestName:
+			l.files[rel] = true
+		default:
 			m, err := cache.ReadManifest(filepath.Dir(p))
 			if err != nil {
 				return fmt.Errorf("%w manifest: %w", ErrUnreadable, err)
@@ -278,7 +295,7 @@ func dagOrder(a, b map[string]*cache.Manifest) []string {
 	return order
 }
 
-// stageOf is the stage directory a table belongs to ("" when none).
+// stageOf is the stage directory a file belongs to ("" when none).
 func stageOf(rel string, a, b map[string]*cache.Manifest) string {
 	for d := path.Dir(rel); d != "."; d = path.Dir(d) {
 		if a[d] != nil || b[d] != nil {
@@ -288,33 +305,42 @@ func stageOf(rel string, a, b map[string]*cache.Manifest) string {
 	return ""
 }
 
-// sameBytes compares two files' contents; identical files need no parsing.
-func sameBytes(a, b string) (bool, error) {
+// firstDifference compares two files' bytes: "" when they are the same,
+// else where they first differ. Identical tables need no parsing.
+func firstDifference(a, b string) (string, error) {
 	fa, err := os.Open(a)
 	if err != nil {
-		return false, fmt.Errorf("pipeline: diff: %w table: %w", ErrUnreadable, err)
+		return "", fmt.Errorf("pipeline: diff: %w file: %w", ErrUnreadable, err)
 	}
 	defer fa.Close()
 	fb, err := os.Open(b)
 	if err != nil {
-		return false, fmt.Errorf("pipeline: diff: %w table: %w", ErrUnreadable, err)
+		return "", fmt.Errorf("pipeline: diff: %w file: %w", ErrUnreadable, err)
 	}
 	defer fb.Close()
-	sa, _ := fa.Stat()
-	sb, _ := fb.Stat()
-	if sa.Size() != sb.Size() {
-		return false, nil
-	}
 	ra, rb := bufio.NewReaderSize(fa, 1<<20), bufio.NewReaderSize(fb, 1<<20)
 	ba, bb := make([]byte, 1<<16), make([]byte, 1<<16)
+	var off int64
 	for {
 		na, ea := io.ReadFull(ra, ba)
 		nb, eb := io.ReadFull(rb, bb)
-		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
-			return false, nil
+		for _, e := range []error{ea, eb} {
+			if e != nil && !errors.Is(e, io.EOF) && !errors.Is(e, io.ErrUnexpectedEOF) {
+				return "", fmt.Errorf("pipeline: diff: %w file: %w", ErrUnreadable, e)
+			}
 		}
-		if ea != nil || eb != nil {
-			return errors.Is(ea, io.EOF) || errors.Is(ea, io.ErrUnexpectedEOF), nil
+		n := min(na, nb)
+		for i := range n {
+			if ba[i] != bb[i] {
+				return fmt.Sprintf("other bytes from byte %d", off+int64(i)), nil
+			}
+		}
+		off += int64(n)
+		switch {
+		case na != nb:
+			return fmt.Sprintf("other length: one ends at byte %d, the other goes on", off), nil
+		case ea != nil: // both ended here
+			return "", nil
 		}
 	}
 }
@@ -344,19 +370,20 @@ func diffTable(compare CompareFunc, pa, pb, rel string, tol float64, res *DiffRe
 // compareBytes is the CompareFunc of a runner given none: tables are the
 // same when their bytes are.
 func compareBytes(a, b string, _ float64) (*TableDiff, error) {
-	same, err := sameBytes(a, b)
+	at, err := firstDifference(a, b)
 	if err != nil {
 		return nil, err
 	}
 	d := &TableDiff{Row: -1, LargestRow: -1}
-	if !same {
+	if at != "" {
 		d.Detail = "other bytes (no table comparison given)"
 	}
 	return d, nil
 }
 
 // diffManifest compares two manifests on their outputs: the same names, and
-// the same hashes for every output that is not a table.
+// the same recorded hashes for every output that is not a table (the files
+// themselves were compared byte for byte before).
 func diffManifest(ma, mb *cache.Manifest) string {
 	oa, ob := ma.OutputMap(), mb.OutputMap()
 	for _, k := range cache.UnionKeys(oa, ob) {

@@ -73,7 +73,7 @@ func TestDiff(t *testing.T) {
 		want   string
 		same   bool
 	}{
-		{name: "identical", same: true, want: "identical (2 tables, 1 manifests)"},
+		{name: "identical", same: true, want: "identical (2 tables, 0 other files, 1 manifests)"},
 		{name: "string cell", change: func(tb *cols) { tb.asin[2] = "B3" },
 			want: `e/train/metrics.parquet: row 2, column asin: "A3" vs "B3"`},
 		{name: "first row wins over first column", change: func(tb *cols) { tb.asin[3] = "B4"; tb.p[1] = 0.3 },
@@ -81,7 +81,7 @@ func TestDiff(t *testing.T) {
 		{name: "list cell", change: func(tb *cols) { tb.w[3][2] = 6 },
 			want: "e/train/metrics.parquet: row 3, column w: [3,4,5] vs [3,4,6]"},
 		{name: "within tolerance", change: func(tb *cols) { tb.p[2] *= 1 + 1e-9; tb.w[0][1] = 2.000001 }, tol: 1e-6, same: true,
-			want: "identical (2 tables, 1 manifests); largest relative difference 4.77e-07 at e/train/metrics.parquet row 0, column w: [1,2] vs [1,2.000001]"},
+			want: "identical (2 tables, 0 other files, 1 manifests); largest relative difference 4.77e-07 at e/train/metrics.parquet row 0, column w: [1,2] vs [1,2.000001]"},
 		{name: "beyond tolerance", change: func(tb *cols) { tb.p[0] = 0.6; tb.p[3] = 7.0000001 }, tol: 1e-6,
 			want: "e/train/metrics.parquet: row 0, column p: 0.5 vs 0.6; largest relative difference 0.167 at e/train/metrics.parquet row 0, column p: 0.5 vs 0.6"},
 		{name: "exact compare", change: func(tb *cols) { tb.p[3] = 7.000000000000001 },
@@ -100,7 +100,7 @@ func TestDiff(t *testing.T) {
 				must(t, os.MkdirAll(tmp, 0o755))
 				schema.Write(filepath.Join(tmp, "metrics.parquet"), diffCols{})
 			}
-		}, same: true, want: "identical (2 tables, 1 manifests)"},
+		}, same: true, want: "identical (2 tables, 0 other files, 1 manifests)"},
 		{name: "table in a stage's subdirectory", extra: func(dir string) {
 			must(t, os.MkdirAll(filepath.Join(dir, "e", "train", "sub"), 0o755))
 			schema.Write(filepath.Join(dir, "e", "train", "sub", "t.parquet"), diffCols{[]string{filepath.Base(dir)}, []int32{1}, []float64{1}, [][]float32{nil}})
@@ -235,5 +235,68 @@ func TestDiffBytes(t *testing.T) {
 	res, err := Diff(a, b, DiffOptions{})
 	if want := "e/train/big.parquet: other bytes (no table comparison given)"; err != nil || res.String() != want {
 		t.Errorf("a byte changed at 90 KiB: %v %v, want %q", res, err, want)
+	}
+}
+
+// Issue 37: a non-table output that differs is a difference although both
+// manifests record the same hash for it (a bit flipped in
+// features/image.arrow, an edited index.html or PNG, a file on one side
+// only); the run log is not compared.
+func TestDiffEveryFile(t *testing.T) {
+	arrow := make([]byte, 200<<10)
+	for i := range arrow {
+		arrow[i] = byte(i * 13)
+	}
+	outputs := map[string][]byte{
+		"e/features/image.arrow": arrow,
+		"report/index.html":      []byte("<html>report</html>\n"),
+		"report/plots/auc.png":   []byte("\x89PNG\r\n\x1a\npixels"),
+	}
+	write := func(dir string, change func(files map[string][]byte)) {
+		writeRun(t, dir, baseTable(), nil)
+		files := map[string][]byte{}
+		for k, v := range outputs {
+			files[k] = append([]byte(nil), v...)
+		}
+		if change != nil {
+			change(files)
+		}
+		for name, b := range files {
+			p := filepath.Join(dir, filepath.FromSlash(name))
+			must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			must(t, os.WriteFile(p, b, 0o644))
+		}
+		// Both manifests record the original files: what was written.
+		writeStageManifest(t, dir, "e", "features", nil, cache.Output{Name: "image.arrow", SHA256: "same"})
+		writeStageManifest(t, dir, "", "report", []string{"train"},
+			cache.Output{Name: "index.html", SHA256: "same"}, cache.Output{Name: "plots/auc.png", SHA256: "same"})
+		must(t, os.WriteFile(filepath.Join(dir, RunLogName), []byte(dir), 0o644))
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(files map[string][]byte)
+		want   string
+	}{
+		{"identical", nil, "identical (2 tables, 3 other files, 3 manifests)"},
+		{"a bit flipped in image.arrow", func(f map[string][]byte) { f["e/features/image.arrow"][150<<10] ^= 1 },
+			"e/features/image.arrow: other bytes from byte 153600"},
+		{"an edited index.html", func(f map[string][]byte) { f["report/index.html"] = []byte("<html>REPORT</html>\n") },
+			"report/index.html: other bytes from byte 6"},
+		{"a truncated PNG", func(f map[string][]byte) { f["report/plots/auc.png"] = f["report/plots/auc.png"][:8] },
+			"report/plots/auc.png: other length: one ends at byte 8, the other goes on"},
+		{"a file on one side only", func(f map[string][]byte) { f["report/notes.txt"] = []byte("x") },
+			"report/notes.txt: only in B"},
+	} {
+		root := t.TempDir()
+		a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+		write(a, nil)
+		write(b, tc.change)
+		res, err := Diff(a, b, DiffOptions{Compare: compareTables})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := strings.ReplaceAll(res.String(), b, "B"); got != tc.want || res.Identical != (tc.change == nil) {
+			t.Errorf("%s: %q (identical %v), want %q", tc.name, got, res.Identical, tc.want)
+		}
 	}
 }

@@ -37,10 +37,26 @@ func notExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
 // scheduler does not retry it forever; other causes (a full disk) stay
 // plain failures, which a retry may get past.
 func runDirError(dir string, err error) error {
-	for _, permanent := range []error{fs.ErrNotExist, fs.ErrExist, fs.ErrPermission, syscall.ENOTDIR, syscall.EROFS, syscall.ENAMETOOLONG} {
-		if errors.Is(err, permanent) {
-			return fmt.Errorf("%w: run directory %s cannot be created: %v", ErrUsage, dir, err)
-		}
+	if permanentFSError(err) {
+		return fmt.Errorf("%w: run directory %s cannot be created: %v", ErrUsage, dir, err)
 	}
 	return fmt.Errorf("pipeline: run directory: %w", err)
+}
+
+// storeDirError is runDirError for the store's folder.
+func storeDirError(dir string, err error) error {
+	if permanentFSError(err) {
+		return fmt.Errorf("%w: store %s cannot be made: %v", ErrUsage, dir, err)
+	}
+	return err
+}
+
+// permanentFSError reports whether err is one a retry cannot get past.
+func permanentFSError(err error) bool {
+	for _, permanent := range []error{fs.ErrNotExist, fs.ErrExist, fs.ErrPermission, syscall.ENOTDIR, syscall.EROFS, syscall.ENAMETOOLONG} {
+		if errors.Is(err, permanent) {
+			return true
+		}
+	}
+	return false
 }

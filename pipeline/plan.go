@@ -47,7 +47,7 @@ func Plan(g *Graph, opts Options) ([]Step, error) {
 	}
 	hashes := cache.OpenHashCache(opts.hashCachePath())
 	hashes.ReadOnly()
-	r := &runner{g: g, opts: &opts, hashes: hashes}
+	r := &runner{g: g, opts: &opts, hashes: hashes, store: opts.lookupStore()}
 	var steps []Step
 	byNode := map[*Node]Step{}
 	for _, n := range g.Nodes {
@@ -72,7 +72,7 @@ func Plan(g *Graph, opts Options) ([]Step, error) {
 			if st.State == UpToDate {
 				st.Restored = ev.manifest.Stats["restored_from_store"] == true
 			} else {
-				st.Restored = opts.store().Has(ev.inputs.Key())
+				st.Restored = r.store.Has(ev.inputs.Key())
 			}
 		}
 		var runs, notCurrent []string

@@ -75,8 +75,9 @@ func (o *Options) logger() *slog.Logger {
 	return o.Logger
 }
 
-// store is the store of outputs Options name, or nil.
-func (o *Options) store() *cache.Store { return cache.NewStore(o.Store, o.StoreMax) }
+// lookupStore is the store of outputs Options name for lookups that write
+// nothing (Plan), or nil.
+func (o *Options) lookupStore() *cache.Store { return cache.LookupStore(o.Store) }
 
 func (o *Options) hashCachePath() string {
 	if o.HashCache != "" {
@@ -146,6 +147,15 @@ func Run(ctx context.Context, g *Graph, opts Options) (*Summary, error) {
 	if err := os.MkdirAll(opts.RunDir, 0o755); err != nil {
 		return nil, runDirError(opts.RunDir, err)
 	}
+	// The store is checked before a stage runs: a folder that is not a
+	// store (a project, a home directory) is refused, never trimmed.
+	store, err := cache.OpenStore(opts.Store, opts.StoreMax)
+	if err != nil {
+		if errors.Is(err, cache.ErrNotStore) {
+			return nil, err
+		}
+		return nil, storeDirError(opts.Store, err)
+	}
 	locks, err := lockFor(g, sel, &opts, log)
 	if err != nil {
 		return nil, err
@@ -156,7 +166,7 @@ func Run(ctx context.Context, g *Graph, opts Options) (*Summary, error) {
 		}
 	}()
 
-	r := &runner{g: g, opts: &opts, log: log, hashes: cache.OpenHashCache(opts.hashCachePath()), sum: &Summary{RunID: opts.RunID,
+	r := &runner{g: g, opts: &opts, log: log, store: store, hashes: cache.OpenHashCache(opts.hashCachePath()), sum: &Summary{RunID: opts.RunID,
 		Stages: Stages{Run: []string{}, Skipped: []string{}, Restored: []string{}, Failed: []string{}, Blocked: []string{}}}}
 	rec := RunRecord{Event: "start", RunID: opts.RunID, Job: g.Job, Time: start.UTC(), PID: os.Getpid(),
 		Command: opts.Command, Version: cache.Version(), BLAS: opts.BLAS}
@@ -199,8 +209,8 @@ func Run(ctx context.Context, g *Graph, opts Options) (*Summary, error) {
 			log.Warn("hash cache not saved", slog.String("error", err.Error()))
 		}
 	}
-	if st := opts.store(); st != nil {
-		if tr, err := st.Trim(); err != nil {
+	if store != nil {
+		if tr, err := store.Trim(); err != nil {
 			log.Warn("store not trimmed", slog.String("error", err.Error()))
 		} else if tr.Removed > 0 {
 			log.Info("store trimmed", slog.Int("removed", tr.Removed), slog.Int64("removed_bytes", tr.RemovedBytes), slog.Int64("bytes", tr.KeptBytes))
@@ -378,6 +388,8 @@ type runner struct {
 	log    *slog.Logger
 	hashes *cache.HashCache
 	sum    *Summary
+	// store is the store of outputs (opened by Run, looked up by Plan), or nil.
+	store *cache.Store
 }
 
 // evaluation is a node's standing: its key inputs now and its state.
@@ -533,7 +545,7 @@ func (r *runner) step(ctx context.Context, n *Node) error {
 		} else if m != nil {
 			r.sum.Restored++
 			r.sum.Stages.Restored = append(r.sum.Stages.Restored, n.ID)
-			r.log.Info("stage restore", attrs(n, slog.String("reason", reason), slog.String("from", r.opts.store().Entry(m.Key)))...)
+			r.log.Info("stage restore", attrs(n, slog.String("reason", reason), slog.String("from", r.store.Entry(m.Key)))...)
 			return r.publish(n)
 		}
 	}
@@ -544,7 +556,7 @@ func (r *runner) step(ctx context.Context, n *Node) error {
 	}
 	r.sum.Run++
 	r.sum.Stages.Run = append(r.sum.Stages.Run, n.ID)
-	if st := r.opts.store(); st != nil {
+	if st := r.store; st != nil {
 		if err := st.Put(n.Dir(r.opts.RunDir), m); err != nil {
 			r.log.Warn("outputs not stored", attrs(n, slog.String("error", err.Error()))...)
 		}
@@ -647,7 +659,7 @@ func (n *Node) env(r *runner, out string) *Env {
 // restore commits the store's outputs for in's key as n's stage directory,
 // if the store holds them intact; it returns nil when it does not.
 func (r *runner) restore(n *Node, in cache.KeyInputs) (*cache.Manifest, error) {
-	st := r.opts.store()
+	st := r.store
 	if st == nil || !st.Has(in.Key()) {
 		return nil, nil
 	}

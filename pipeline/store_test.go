@@ -75,7 +75,7 @@ func TestStoreRestores(t *testing.T) {
 
 	// An entry edited in place (as an edit through the hard link of a
 	// freshly run stage would) is dropped, and the stage runs.
-	stored := filepath.Join(opts.store().Entry(m.Key), "out.txt")
+	stored := filepath.Join(cache.NewStore(opts.Store, 0).Entry(m.Key), "out.txt")
 	must(t, os.WriteFile(stored, []byte("edited\n"), 0o644))
 	_, _, err = f.run(t, opts, "settings.k=7")
 	must(t, err)

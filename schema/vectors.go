@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -126,7 +127,7 @@ func ReadVectors(ctx context.Context, path string, each func(*VectorBatch) error
 	}
 	rr, err := fr.GetRecordReader(ctx, leaves, nil)
 	if err != nil {
-		return info, fmt.Errorf("schema: %s: %w", name, err)
+		return info, readError(ctx, name, 0, err)
 	}
 	defer rr.Release()
 	// The reader's schema holds the two columns in file order.
@@ -144,7 +145,7 @@ func ReadVectors(ctx context.Context, path string, each func(*VectorBatch) error
 			break
 		}
 		if err != nil {
-			return info, fmt.Errorf("schema: %s near row %d: %w", name, b.Row, err)
+			return info, readError(ctx, name, b.Row, err)
 		}
 		if err := b.fill(rec.Column(ic), rec.Column(vc)); err != nil {
 			return info, fmt.Errorf("schema: %s near row %d: %w", name, b.Row, err)
@@ -155,6 +156,18 @@ func ReadVectors(ctx context.Context, path string, each func(*VectorBatch) error
 		b.Row += rec.NumRows()
 	}
 	return info, nil
+}
+
+// readError is the error of a failed read near row: the file's own bytes
+// (a corrupt page, a bad encoding) wrap ErrVectors, since the same file
+// fails the same way again; the system's (an I/O error) and a
+// cancellation do not.
+func readError(ctx context.Context, name string, row int64, err error) error {
+	var pe *fs.PathError
+	if ctx.Err() != nil || errors.As(err, &pe) || errors.Is(err, context.Canceled) {
+		return fmt.Errorf("schema: %s near row %d: %w", name, row, err)
+	}
+	return fmt.Errorf("schema: %s near row %d: %w: damaged data: %w", name, row, ErrVectors, err)
 }
 
 // vectorElem returns the element type of a vector column type, if t is one.

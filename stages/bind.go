@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"monomer/job"
 	"monomer/pipeline"
@@ -202,20 +203,22 @@ func Graph(j *job.Job, expStages, jobStages []Stage) (*pipeline.Graph, error) {
 		spec.ExpStages = append(spec.ExpStages, pipeline.StageInfo{Name: s.Name(), Deps: s.Deps()})
 	}
 	var jobNodes []*pipeline.Node
-	reserved := map[string]string{}
+	// Names beside the experiments' directories in the run directory, by
+	// lower case: on a case-insensitive file system Report is report.
+	reserved := map[string]string{strings.ToLower(pipeline.RunLogName): "the run log"}
 	for _, s := range jobStages {
 		spec.JobStages = append(spec.JobStages, pipeline.StageInfo{Name: s.Name(), Deps: s.Deps()})
-		reserved[s.Name()] = "the job-level stage " + s.Name()
+		reserved[strings.ToLower(s.Name())] = "the job-level stage " + s.Name()
 		for _, n := range s.nodes(j, nil) {
 			for _, f := range n.Publish {
-				reserved[f] = "a file published by " + s.Name()
+				reserved[strings.ToLower(f)] = "a file published by " + s.Name()
 			}
 			jobNodes = append(jobNodes, n)
 		}
 	}
 	for i := range j.Experiments {
 		r := j.Resolve(i)
-		if what, ok := reserved[r.Name]; ok {
+		if what, ok := reserved[strings.ToLower(r.Name)]; ok {
 			return nil, fmt.Errorf("%w: %s: experiments[%d].name: %q is reserved for %s", job.ErrConfig, filepath.Base(j.Path), i, r.Name, what)
 		}
 		spec.Experiments = append(spec.Experiments, r.Name)

@@ -128,3 +128,18 @@ func TestRegisteredModelEverywhere(t *testing.T) {
 		t.Errorf("recommend --model wnn2 unregistered: %v", err)
 	}
 }
+
+// Issue 37: an experiment named like a file or stage directory beside the
+// experiments in the run directory (the run log, a job-level stage, a
+// published file), in any case, is refused with ErrConfig (exit 2) before
+// any run.
+func TestGraphReservedNames(t *testing.T) {
+	for _, name := range []string{"runlog.jsonl", "RunLog.jsonl", "report", "Report", "metrics.parquet", "METRICS.parquet"} {
+		j := loadTestJob(t)
+		j.Experiments[0].Name = name
+		_, err := Graph(j, Experiment(), Job())
+		if !errors.Is(err, job.ErrConfig) || !strings.Contains(err.Error(), "is reserved for") {
+			t.Errorf("experiment %q: %v", name, err)
+		}
+	}
+}

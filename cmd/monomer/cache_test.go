@@ -1,10 +1,14 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"monomer/pipeline"
 )
 
 // TestCacheRestoreAndTrim: k from 10 to 20 and back restores the first
@@ -44,9 +48,102 @@ func TestCacheRestoreAndTrim(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
 		want int64
-	}{{"0", 0}, {"512", 512}, {"10K", 10 << 10}, {"3G", 3 << 30}, {"1tb", 1 << 40}} {
+	}{{"0", 0}, {"512", 512}, {"10K", 10 << 10}, {"3G", 3 << 30}, {"1tb", 1 << 40},
+		{"20GiB", 20 << 30}, {"20 GiB", 20 << 30}, {" 20 gb ", 20 << 30}, {"5 KiB", 5 << 10}, {"7 B", 7}} {
 		if got, err := parseSize(tc.in); err != nil || got != tc.want {
 			t.Errorf("parseSize(%q) = %d, %v", tc.in, got, err)
 		}
+	}
+}
+
+// Issue 37: every way of writing the README's "20 GiB" is accepted, and
+// nonsense is still refused.
+func TestParseSizeUnits(t *testing.T) {
+	for _, in := range []string{"20GiB", "20 GiB", "20gib", "20 G", "20G", "20GB"} {
+		if got, err := parseSize(in); err != nil || got != 20<<30 {
+			t.Errorf("parseSize(%q) = %d, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"20IB", "GiB", "20 XiB", "-1G", "20 Gi B", "1e3", ""} {
+		if got, err := parseSize(in); !errors.Is(err, pipeline.ErrUsage) {
+			t.Errorf("parseSize(%q) = %d, %v; want a usage error", in, got, err)
+		}
+	}
+}
+
+// Issue 37: MONOMER_STORE naming a project folder (a .git and a .env aged
+// two hours, a two-letter folder of notes, a sparse 21 GiB file): run and
+// cache trim --max 0 exit 2 naming the folder, and every file is intact.
+// Inside a real store, the same files survive a run's trim and a trim to 0.
+func TestStoreNotAStoreCLI(t *testing.T) {
+	dir := jobDir(t)
+	project := filepath.Join(t.TempDir(), "proj")
+	// At the top and one level down (proj/.git as in the issue's report,
+	// which the old trim took for partial entries).
+	files := map[string]string{".git/HEAD": "ref: refs/heads/main\n", ".env": "secret\n", "ab/notes.txt": "notes\n",
+		"proj/.git/HEAD": "ref: refs/heads/main\n", "proj/.env": "secret\n"}
+	plant := func(root string) {
+		old := time.Now().Add(-2 * time.Hour)
+		for name, content := range files {
+			p := filepath.Join(root, filepath.FromSlash(name))
+			must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			must(t, os.WriteFile(p, []byte(content), 0o644))
+			must(t, os.Chtimes(p, old, old))
+			must(t, os.Chtimes(filepath.Dir(p), old, old))
+		}
+		f, err := os.Create(filepath.Join(root, "disk.img"))
+		must(t, err)
+		must(t, f.Truncate(21<<30))
+		must(t, f.Close())
+	}
+	intact := func(root, when string) {
+		t.Helper()
+		for name, content := range files {
+			if b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name))); err != nil || string(b) != content {
+				t.Errorf("%s: %s: %q %v", when, name, b, err)
+			}
+		}
+		if fi, err := os.Stat(filepath.Join(root, "disk.img")); err != nil || fi.Size() != 21<<30 {
+			t.Errorf("%s: disk.img: %v", when, err)
+		}
+	}
+	plant(project)
+	env := []string{"MONOMER_STORE=" + project}
+	for _, args := range [][]string{
+		{"run", "job.yaml", "--only", "ingest"},
+		{"cache", "trim", "job.yaml", "--max", "0"},
+	} {
+		r := monomer(t, dir, "fake", env, args...)
+		if r.code != 2 || !strings.Contains(r.stderr, project) || !strings.Contains(r.stderr, "not a monomer store") ||
+			!strings.Contains(r.stderr, "MONOMER_STORE") {
+			t.Errorf("%v: exit %d\n%s", args, r.code, r.stderr)
+		}
+		intact(project, strings.Join(args, " "))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "runs", "cmdtest", "runlog.jsonl")); err == nil {
+		t.Error("run started before refusing the store")
+	}
+
+	store := filepath.Join(t.TempDir(), "store")
+	env = []string{"MONOMER_STORE=" + store}
+	if r := monomer(t, dir, "fake", env, "run", "job.yaml", "--only", "ingest"); r.code != 0 {
+		t.Fatalf("run with a new store: exit %d\n%s", r.code, r.stderr)
+	}
+	plant(store)
+	if r := monomer(t, dir, "fake", env, "run", "job.yaml", "--force"); r.code != 0 {
+		t.Fatalf("run with a store holding foreign files: exit %d\n%s", r.code, r.stderr)
+	}
+	intact(store, "run")
+	r := monomer(t, dir, "fake", env, "cache", "trim", "job.yaml", "--max", "0")
+	if r.code != 0 || !strings.Contains(r.stdout, "kept 0 (0 bytes)") {
+		t.Errorf("trim of a store holding foreign files: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	intact(store, "trim --max 0")
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

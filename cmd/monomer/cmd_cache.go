@@ -48,9 +48,11 @@ func newCacheTrimCommand(g *globalOptions) *cobra.Command {
 		Short: "Remove the least recently used stage outputs from the store beyond a size",
 		Long: `trim removes the least recently used entries of the job's store of stage
 outputs (DIR/.store, or $MONOMER_STORE) until the rest hold at most --max
-bytes (suffixes K, M, G, T: powers of 1024; default 20G, the cap every run
-applies at its end). --max 0 empties the store. Run directories keep their
-outputs: the store holds hard links to them.
+bytes (units K, M, G, T, also written KB or KiB, with or without a space:
+powers of 1024; default 20G, the cap every run applies at its end). --max 0
+empties the store. Run directories keep their outputs: the store holds hard
+links to them. Only entries the store wrote are removed; a folder that is
+not a monomer store (no CACHEDIR.TAG naming monomer) is refused (exit 2).
 
 ` + exitCodesHelp,
 		Args: exactArgs(1),
@@ -80,19 +82,25 @@ outputs: the store holds hard links to them.
 	return cmd
 }
 
-// parseSize reads a byte count with an optional K, M, G or T suffix.
+// parseSize reads a byte count with an optional unit K, M, G or T (powers
+// of 1024), written as K, KB or KiB, with or without a space: "20G",
+// "20GiB" and "20 GiB" are the same size.
 func parseSize(s string) (int64, error) {
 	mult := int64(1)
-	t := strings.TrimSuffix(strings.ToUpper(strings.TrimSpace(s)), "B")
+	t := strings.TrimSpace(strings.ToUpper(s))
+	t = strings.TrimSuffix(t, "B")
+	if n := len(t); n > 1 && t[n-1] == 'I' && strings.IndexByte("KMGT", t[n-2]) >= 0 {
+		t = t[:n-1]
+	}
 	if n := len(t); n > 0 {
 		if i := strings.IndexByte("KMGT", t[n-1]); i >= 0 {
 			mult = 1 << (10 * (i + 1))
-			t = t[:n-1]
+			t = strings.TrimSpace(t[:n-1])
 		}
 	}
-	v, err := strconv.ParseInt(t, 10, 64)
+	v, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
 	if err != nil || v < 0 || v > (1<<62)/mult {
-		return 0, fmt.Errorf("%w: --max %q: want bytes, optionally with K, M, G or T", pipeline.ErrUsage, s)
+		return 0, fmt.Errorf("%w: --max %q: want bytes, optionally with a unit K, M, G or T (KB, KiB: all powers of 1024), e.g. 20G or \"20 GiB\"", pipeline.ErrUsage, s)
 	}
 	return v * mult, nil
 }

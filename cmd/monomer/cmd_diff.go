@@ -21,10 +21,12 @@ func newDiffCommand() *cobra.Command {
 	var flags diffFlags
 	cmd := &cobra.Command{
 		Use:   "diff DIR_A DIR_B [--tolerance X]",
-		Short: "Compare two run directories table by table",
-		Long: `diff compares every *.parquet table under the two run directories,
-matched by relative path, cell by cell, and every manifest.json on its
-outputs' hashes (not times), stage by stage in DAG order (upstream first). It
+		Short: "Compare two run directories table by table and file by file",
+		Long: `diff compares every file under the two run directories, matched by
+relative path: *.parquet tables cell by cell, every other output (the
+report's HTML and PNGs, features/image.arrow) by its bytes, and every
+manifest.json on its outputs' hashes (not times), stage by stage in DAG
+order (upstream first); the run log is not compared. It
 prints "identical" and exits 0, or the first difference (table, row counted
 from 0, column, both values) and exits 1. A table or manifest it cannot read
 is not a difference: diff names it and exits 2; so does a directory that is

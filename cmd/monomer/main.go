@@ -17,6 +17,7 @@ import (
 	"monomer/imagefeat"
 	"monomer/job"
 	"monomer/pipeline"
+	"monomer/pipeline/cache"
 )
 
 // Exit codes; the one place errors become codes. Listed in --help and the
@@ -37,7 +38,8 @@ const exitCodesHelp = `Exit codes:
   0    success, or everything up to date
   1    failure (diff: the run directories differ; status --check: a stage
        is stale or missing)
-  2    usage error or invalid job file, or a --run-dir that cannot be created
+  2    usage error or invalid job file, a --run-dir that cannot be created,
+       or a store folder (MONOMER_STORE) that is not a monomer store
        (diff: a table or manifest could not be read, or a directory is not a
        run directory)
   3    bad input: rejects over the threshold, a corrupt or truncated file
@@ -125,7 +127,8 @@ func exitCode(err error) int {
 		return exitInterrupted
 	case errors.Is(err, job.ErrConfig), errors.Is(err, job.ErrUsage),
 		errors.Is(err, pipeline.ErrUsage), errors.Is(err, pipeline.ErrUnreadable),
-		errors.Is(err, download.ErrUsage):
+		errors.Is(err, download.ErrUsage),
+		errors.Is(err, cache.ErrNotStore):
 		return exitUsage
 	case errors.Is(err, pipeline.ErrBadInput),
 		// The readers' sentinels for damaged files: the same file fails

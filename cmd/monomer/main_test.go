@@ -404,7 +404,7 @@ func TestRunIDAndDiff(t *testing.T) {
 		}
 	}
 	r := monomer(t, dir, "fake", nil, "diff", "out/2026-01-01", "out/2026-01-02")
-	if r.code != 0 || r.stdout != "identical (5 tables, 5 manifests)\n" {
+	if r.code != 0 || r.stdout != "identical (5 tables, 0 other files, 5 manifests)\n" {
 		t.Errorf("diff: %d %q %s", r.code, r.stdout, r.stderr)
 	}
 	if !fileExists(filepath.Join(dir, "out", ".hashcache.json")) {
