@@ -203,7 +203,7 @@ func TestCatalogueIngestErrors(t *testing.T) {
 	write("text.csv", "id,text\nA1,Soft cotton\nA2,Warm leather\nA3,Wool\n")
 	for _, tc := range []struct {
 		name, graph, ratio, items string
-		want                  []string // in the error; none: it runs
+		want                      []string // in the error; none: it runs
 	}{
 		{"unknown relation", "viewed_together", "0.5", "items.csv",
 			[]string{`graph "viewed_together": pairs.csv holds no pair of that relation; it holds bought_together (2 pairs), returned_together (1 pairs)`}},
