@@ -300,3 +300,12 @@ func listAt(a arrow.Array, i int) []string {
 	}
 	return out
 }
+
+// CatalogueEmbeddingsCols is the embeddings table of a catalogue (a job's
+// data.embeddings) as monomer gen --format catalogue writes it: keyed by
+// the catalogue's id (ReadVectors takes CatalogueIDColumn).
+type CatalogueEmbeddingsCols struct {
+	_         keyed
+	ID        []string    `col:"id"`
+	Embedding [][]float32 `col:"embedding"`
+}
