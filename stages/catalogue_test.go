@@ -188,7 +188,7 @@ func TestCatalogueTwoDoors(t *testing.T) {
 // TestCatalogueIngestErrors: a graph naming a relation the table lacks
 // fails listing the names it holds; rejects over the ratio fail with the
 // file, row and reason and keep the rejects table; a table without a
-// required column is bad input; under the ratio the rejects are the
+// required column is bad input, a missing one missing input; under the ratio the rejects are the
 // stage's rejects table.
 func TestCatalogueIngestErrors(t *testing.T) {
 	dir := t.TempDir()
@@ -210,6 +210,7 @@ func TestCatalogueIngestErrors(t *testing.T) {
 		{"over the ratio", "bought_together", "0.05", "items.csv",
 			[]string{"1 of 10 lines rejected (over 0.05); first: items.csv line 5 (byte 101): missing id", "ingest.failed.rejects.parquet"}},
 		{"no id column", "bought_together", "0.5", "noid.csv", []string{"noid.csv: no column id in the header (sku, title, categories)"}},
+		{"missing table", "bought_together", "0.5", "gone.csv", []string{"gone.csv"}},
 		{"under the ratio", "bought_together", "0.5", "items.csv", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -234,8 +235,12 @@ func TestCatalogueIngestErrors(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, pipeline.ErrBadInput) {
-				t.Fatalf("%v, want ErrBadInput", err)
+			want := pipeline.ErrBadInput
+			if tc.items == "gone.csv" {
+				want = pipeline.ErrMissingInput // exit 5: retryable
+			}
+			if !errors.Is(err, want) {
+				t.Fatalf("%v, want %v", err, want)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
