@@ -72,6 +72,15 @@ type Data struct {
 	// (imagefeat.EmbeddingFiles). Omitted from the JSON when empty, like
 	// Format.
 	Embeddings string `yaml:"embeddings" json:",omitempty"`
+	// Items, Relations and Text are the tables of data.format: catalogue
+	// (a shop's own catalogue, package catalogue; docs/catalogue.md), in
+	// place of Meta and Reviews: the items with their category paths, the
+	// directed pairs of named relations an experiment's graph picks from,
+	// and the text documents of features: bow. Omitted from the JSON when
+	// empty, like Format.
+	Items     string `yaml:"items" json:",omitempty"`
+	Relations string `yaml:"relations" json:",omitempty"`
+	Text      string `yaml:"text" json:",omitempty"`
 }
 
 // Experiment is one (data set, category, graph, feature type) combination.
@@ -143,6 +152,9 @@ func (j *Job) Resolve(i int) Resolved {
 		ImageFeatures: pick(e.Data.ImageFeatures, j.Data.ImageFeatures),
 		Format:        cmp.Or(e.Data.Format, j.Data.Format),
 		Embeddings:    pick(e.Data.Embeddings, j.Data.Embeddings),
+		Items:         pick(e.Data.Items, j.Data.Items),
+		Relations:     pick(e.Data.Relations, j.Data.Relations),
+		Text:          pick(e.Data.Text, j.Data.Text),
 	}
 	return r
 }
@@ -253,7 +265,13 @@ func (j *Job) Validate() error {
 		if e.Depth.IsSet() && e.Depth.Get() < 1 {
 			return fmt.Errorf("%s.depth: %d must be at least 1 (the subcategory is the node that many levels below the category; omit depth for 1)", at, e.Depth.Get())
 		}
-		if !slices.Contains(Graphs, e.Graph) {
+		if cmp.Or(e.Data.Format, j.Data.Format) == FormatCatalogue {
+			// Any relation of the table: whether it holds one of this
+			// name, ingest finds out (job validation reads no data).
+			if !nameRE.MatchString(e.Graph) {
+				return fmt.Errorf("%s.graph: %q must name a relation of data.relations (letters, digits, '.', '_' or '-')", at, e.Graph)
+			}
+		} else if !slices.Contains(Graphs, e.Graph) {
 			return fmt.Errorf("%s.graph: %q is not one of %s", at, e.Graph, strings.Join(Graphs, ", "))
 		}
 		if !slices.Contains(FeatureKinds, e.Features) {
@@ -278,6 +296,15 @@ func (j *Job) Validate() error {
 		if err := r.checkBounds(at); err != nil {
 			return err
 		}
+		if r.Data.Format == FormatCatalogue {
+			if err := r.checkCatalogue(at); err != nil {
+				return err
+			}
+			continue
+		}
+		if r.Data.Items != "" || r.Data.Relations != "" || r.Data.Text != "" {
+			return fmt.Errorf("%s.data: items, relations and text are the tables of data.format: catalogue; this experiment's format is %q", at, r.Data.Format)
+		}
 		if r.Data.Meta == "" {
 			return fmt.Errorf("%s.data.meta: no metadata file (set data.meta on the job or the experiment)", at)
 		}
@@ -293,8 +320,8 @@ func (j *Job) Validate() error {
 		if r.Graph == "co_review" && r.Data.Reviews == "" {
 			return fmt.Errorf("%s.data.reviews: required for graph: co_review (the graph is derived from the reviews)", at)
 		}
-		if !slices.Contains(amazon.Formats, r.Data.Format) {
-			return fmt.Errorf("%s.data.format: %q is not one of %s (empty: 2014 or 2018)", at, r.Data.Format, strings.Join(amazon.Formats[1:], ", "))
+		if !slices.Contains(amazon.Formats, r.Data.Format) { // FormatCatalogue went on above
+			return fmt.Errorf("%s.data.format: %q is not one of %s, %s (empty: 2014 or 2018)", at, r.Data.Format, strings.Join(amazon.Formats[1:], ", "), FormatCatalogue)
 		}
 		if r.Data.Format == amazon.Format2023 && (r.Graph == "also_bought" || r.Graph == "also_viewed") {
 			return fmt.Errorf("%s.graph: %s does not exist in the 2023 release (data.format: 2023); use co_review", at, r.Graph)
@@ -307,6 +334,34 @@ func (j *Job) Validate() error {
 	}
 	return nil
 }
+
+// checkCatalogue checks the files of a data.format: catalogue experiment.
+func (r *Resolved) checkCatalogue(at string) error {
+	switch {
+	case r.Data.Meta != "" || r.Data.Reviews != "":
+		return fmt.Errorf("%s.data: meta and reviews are not read with data.format: catalogue; name its tables in data.items, data.relations and data.text", at)
+	case r.Data.Items == "":
+		return fmt.Errorf("%s.data.items: required with data.format: catalogue", at)
+	case r.Data.Relations == "":
+		return fmt.Errorf("%s.data.relations: required with data.format: catalogue (graph: %s names one of its relations)", at, r.Graph)
+	case r.Graph == "co_review":
+		// A relation may be called so; but one named like the derived
+		// graph would read as derived, and the text table has no
+		// reviewers or times to derive it from.
+		return fmt.Errorf("%s.graph: co_review is derived from the reviewers and times of a review file, which a catalogue's text does not carry; write such pairs into data.relations under another name", at)
+	case r.Features == "bow" && r.Data.Text == "":
+		return fmt.Errorf("%s.data.text: required for features: bow", at)
+	case r.Features == "image" && r.Data.ImageFeatures == "":
+		return fmt.Errorf("%s.data.image_features: required for features: image", at)
+	case r.Features == "embeddings" && r.Data.Embeddings == "":
+		return fmt.Errorf("%s.data.embeddings: required for features: embeddings", at)
+	}
+	return nil
+}
+
+// FormatCatalogue is the data.format of a shop's own tables (package
+// catalogue), not a release of Amazon's.
+const FormatCatalogue = "catalogue"
 
 // The accepted values of the enumerated fields.
 var (

@@ -106,9 +106,16 @@ func TestBadJobFiles(t *testing.T) {
 		{name: "no image file", yaml: "name: j\ndata: {meta: m}\nexperiments:\n  - name: e" + exp, want: "j.yaml: experiments[0].data.image_features: required for features: image"},
 		{name: "no reviews", yaml: "name: j\ndata: {meta: m}\nexperiments:\n  - name: e\n    category: A\n    graph: also_bought\n    features: bow\n", want: "j.yaml: experiments[0].data.reviews: required for features: bow"},
 		{name: "co_review without reviews", yaml: "name: j\ndata: {meta: m, image_features: f}\nexperiments:\n  - name: e\n    category: A\n    graph: co_review\n    features: image\n", want: "j.yaml: experiments[0].data.reviews: required for graph: co_review (the graph is derived from the reviews)"},
-		{name: "unknown format", yaml: "name: j\ndata: {meta: m, reviews: r, format: '2018'}\nexperiments:\n  - name: e\n    category: A\n    graph: co_review\n    features: bow\n", want: `j.yaml: experiments[0].data.format: "2018" is not one of 2023 (empty: 2014 or 2018)`},
+		{name: "unknown format", yaml: "name: j\ndata: {meta: m, reviews: r, format: '2018'}\nexperiments:\n  - name: e\n    category: A\n    graph: co_review\n    features: bow\n", want: `j.yaml: experiments[0].data.format: "2018" is not one of 2023, catalogue (empty: 2014 or 2018)`},
 		{name: "also_bought in 2023", yaml: "name: j\ndata: {meta: m, reviews: r, format: '2023'}\nexperiments:\n  - name: e\n    category: A\n    graph: also_bought\n    features: bow\n", want: "j.yaml: experiments[0].graph: also_bought does not exist in the 2023 release (data.format: 2023); use co_review"},
 		{name: "experiment's format wins", yaml: "name: j\ndata: {meta: m, reviews: r}\nexperiments:\n  - name: e\n    category: A\n    graph: also_viewed\n    features: bow\n    data: {format: '2023'}\n", want: "j.yaml: experiments[0].graph: also_viewed does not exist in the 2023 release (data.format: 2023); use co_review"},
+		{name: "catalogue with meta", yaml: "name: j\ndata: {format: catalogue, meta: m, items: i, relations: r}\nexperiments:\n  - name: e\n    category: A\n    graph: bought_with\n    features: embeddings\n    data: {embeddings: v.parquet}\n", want: "j.yaml: experiments[0].data: meta and reviews are not read with data.format: catalogue; name its tables in data.items, data.relations and data.text"},
+		{name: "catalogue without items", yaml: "name: j\ndata: {format: catalogue, relations: r}\nexperiments:\n  - name: e\n    category: A\n    graph: bought_with\n    features: bow\n", want: "j.yaml: experiments[0].data.items: required with data.format: catalogue"},
+		{name: "catalogue without relations", yaml: "name: j\ndata: {format: catalogue, items: i}\nexperiments:\n  - name: e\n    category: A\n    graph: bought_with\n    features: bow\n", want: "j.yaml: experiments[0].data.relations: required with data.format: catalogue (graph: bought_with names one of its relations)"},
+		{name: "catalogue without text", yaml: "name: j\ndata: {format: catalogue, items: i, relations: r}\nexperiments:\n  - name: e\n    category: A\n    graph: bought_with\n    features: bow\n", want: "j.yaml: experiments[0].data.text: required for features: bow"},
+		{name: "catalogue co_review", yaml: "name: j\ndata: {format: catalogue, items: i, relations: r, text: t}\nexperiments:\n  - name: e\n    category: A\n    graph: co_review\n    features: bow\n", want: "j.yaml: experiments[0].graph: co_review is derived from the reviewers and times of a review file, which a catalogue's text does not carry; write such pairs into data.relations under another name"},
+		{name: "catalogue graph name", yaml: "name: j\ndata: {format: catalogue, items: i, relations: r, text: t}\nexperiments:\n  - name: e\n    category: A\n    graph: bought together\n    features: bow\n", want: `j.yaml: experiments[0].graph: "bought together" must name a relation of data.relations (letters, digits, '.', '_' or '-')`},
+		{name: "catalogue tables without the format", yaml: "name: j\ndata: {meta: m, reviews: r, text: t}\nexperiments:\n  - name: e\n    category: A\n    graph: also_bought\n    features: bow\n", want: `j.yaml: experiments[0].data: items, relations and text are the tables of data.format: catalogue; this experiment's format is ""`},
 		{name: "negative window", yaml: head + exp + "settings: {co_review_window: -1}\n", want: "j.yaml: settings.co_review_window: -1 must be positive"},
 		{name: "max user items 1", yaml: head + exp + "settings: {co_review_max_user_items: 1}\n", want: "j.yaml: settings.co_review_max_user_items: 1 must be at least 2 (one item makes no pair; omit the setting for the default, 1000)"},
 		// A zero is refused, not read as the default (issue 37).
@@ -355,5 +362,27 @@ experiments:
 	out, err := json.Marshal(Data{Meta: "m"})
 	if err != nil || strings.Contains(string(out), "Embeddings") {
 		t.Errorf("unset embeddings in the JSON: %s, %v", out, err)
+	}
+}
+
+// TestCatalogueJob: a catalogue experiment names any relation as its
+// graph and resolves its tables against data_dir; the JSON of the
+// resolved data of an Amazon experiment does not change (its fields are
+// omitted when empty).
+func TestCatalogueJob(t *testing.T) {
+	src := "name: shop\ndata_dir: tables\ndata: {format: catalogue, items: items.parquet, relations: pairs.csv.gz, text: text.csv}\n" +
+		"experiments:\n  - {name: e, category: Shop > Shoes, graph: returned_together, features: bow}\n"
+	j, err := Parse("/jobs/shop.yaml", []byte(src))
+	must(t, err)
+	r := j.Resolve(0)
+	if r.Data.Items != "/jobs/tables/items.parquet" || r.Data.Relations != "/jobs/tables/pairs.csv.gz" || r.Data.Text != "/jobs/tables/text.csv" || r.Graph != "returned_together" {
+		t.Errorf("resolved %+v", r.Data)
+	}
+	j, err = Parse("/jobs/demo.yaml", []byte(goodJob))
+	must(t, err)
+	b, err := json.Marshal(j.Resolve(0).Data)
+	must(t, err)
+	if strings.Contains(string(b), "Items") || strings.Contains(string(b), "Relations") || strings.Contains(string(b), "Text") {
+		t.Errorf("an Amazon experiment's data has the catalogue's fields: %s", b)
 	}
 }

@@ -114,6 +114,7 @@ experiments:
 func TestJobHashes(t *testing.T) {
 	type pin struct{ job, resolved string }
 	want := map[string]pin{
+		"catalogue-demo.yaml":           {"93526611b28b80ac85be4ec350a6c0b9a4ca99ecd843adde07369cb9659fb2c0", "affaf7d3154213d22a80f1d235b7fb801263d4ff35da8ffa04d93176d16c4833"},
 		"cmd":                           {"de0cd12c419a3d3f44551313d2667d8fe928668a19df78034d72c595fdcbef04", "0fab379578eb97d205ce4bc0287c56bdc246a2f44150f915a66ea2d19b6e4d8a"},
 		"co_review":                     {"d762098e5eb9f990f30a0f04a35aa27d537a22d8f62ce9612d4fb994fccb8117", "1c143a6c71cd5ef369026f16a0221619dd3f8537171dc97dcad25d97ae7a7b42"},
 		"demo.yaml":                     {"17a67e1dd90f2fc388fc43156c8d59f46196f81c3cae5274e1eddeedcbbfcc56", "affaf7d3154213d22a80f1d235b7fb801263d4ff35da8ffa04d93176d16c4833"},

@@ -56,6 +56,9 @@ var colTypes = map[reflect.Type]arrow.DataType{
 	reflect.TypeFor[[][]int64]():   arrow.ListOf(arrow.PrimitiveTypes.Int64),
 	reflect.TypeFor[[][]float32](): arrow.ListOf(arrow.PrimitiveTypes.Float32),
 	reflect.TypeFor[[][]float64](): arrow.ListOf(arrow.PrimitiveTypes.Float64),
+	// Lists of strings, for the catalogue tables a user brings (catalogue.go).
+	reflect.TypeFor[[][]string]():   arrow.ListOf(arrow.BinaryTypes.String),
+	reflect.TypeFor[[][][]string](): arrow.ListOf(arrow.ListOf(arrow.BinaryTypes.String)),
 }
 
 // Of returns the schema of the table struct T: one column per field of T
@@ -63,7 +66,8 @@ var colTypes = map[reflect.Type]arrow.DataType{
 // "name,dict" for a dictionary-encoded string column; a column added to a
 // table after its first release is tagged "name,optional", which ReadAll
 // lets older files lack) and typed by its slice type: []string, []bool, []int8, []int32, []int64, []float32,
-// []float64, or a list [][]int32, [][]int64, [][]float32, [][]float64.
+// []float64, or a list [][]int32, [][]int64, [][]float32, [][]float64,
+// [][]string, or a list of lists of strings [][][]string.
 // Columns are not nullable.
 func Of[T any]() (*arrow.Schema, error) {
 	_, s, err := layout(reflect.TypeFor[T]())
@@ -229,6 +233,10 @@ func (w *writer) batch(cols []any, lo, hi int) (arrow.RecordBatch, error) {
 			ok = appendList[*array.Float32Builder](fb, v[lo:hi])
 		case [][]float64:
 			ok = appendList[*array.Float64Builder](fb, v[lo:hi])
+		case [][]string:
+			ok = appendList[*array.StringBuilder](fb, v[lo:hi])
+		case [][][]string:
+			ok = appendNested(fb, v[lo:hi])
 		}
 		if !ok {
 			return nil, fmt.Errorf("schema: %s column %s: %T does not match %s", w.path, w.schema.Field(i).Name, c, w.schema.Field(i).Type)
@@ -265,6 +273,30 @@ func appendList[B valuesBuilder[T], T any](fb array.Builder, rows [][]T) bool {
 	for _, row := range rows {
 		lb.Append(true)
 		vb.AppendValues(row, nil)
+	}
+	return true
+}
+
+// appendNested appends one list of lists of strings per row.
+func appendNested(fb array.Builder, rows [][][]string) bool {
+	lb, ok := fb.(*array.ListBuilder)
+	if !ok {
+		return false
+	}
+	ib, ok := lb.ValueBuilder().(*array.ListBuilder)
+	if !ok {
+		return false
+	}
+	sb, ok := ib.ValueBuilder().(*array.StringBuilder)
+	if !ok {
+		return false
+	}
+	for _, row := range rows {
+		lb.Append(true)
+		for _, l := range row {
+			ib.Append(true)
+			sb.AppendValues(l, nil)
+		}
 	}
 	return true
 }

@@ -29,6 +29,11 @@ type EmbeddingsCols struct {
 // IDColumns are the names ReadVectors accepts for the item id column.
 var IDColumns = []string{"asin", "parent_asin"}
 
+// CatalogueIDColumn is the id column of a catalogue's tables, which
+// ReadVectors takes when the table has none of IDColumns (so that a table
+// that had both kept reading as it did).
+const CatalogueIDColumn = "id"
+
 // ErrVectors marks a vector table ReadVectors cannot read: no id column,
 // no single vector column, a column of another type.
 var ErrVectors = errors.New("not a vector table")
@@ -67,7 +72,7 @@ const vectorBatchRows = 4096
 
 // ReadVectors streams a Parquet table of item vectors: an id column (one
 // of IDColumns, string or large_string; a file with both is refused, since
-// which one keys the items is the user's to say) and one vector column,
+// which one keys the items is the user's to say; else CatalogueIDColumn) and one vector column,
 // the only column of type list, large_list or fixed_size_list of float32
 // or float64. Other columns are ignored. It calls each with consecutive
 // batches of rows in file order and stops at the first error each
@@ -110,8 +115,14 @@ func ReadVectors(ctx context.Context, path string, each func(*VectorBatch) error
 			vecField = i
 		}
 	}
+	if ix := sc.FieldIndices(CatalogueIDColumn); idField < 0 && len(ix) == 1 {
+		if id := sc.Field(ix[0]).Type.ID(); id != arrow.STRING && id != arrow.LARGE_STRING && id != arrow.STRING_VIEW {
+			return info, fmt.Errorf("schema: %s: %w: column %s is %s, want string", name, ErrVectors, CatalogueIDColumn, sc.Field(ix[0]).Type)
+		}
+		idField = ix[0]
+	}
 	if idField < 0 {
-		return info, fmt.Errorf("schema: %s: %w: no id column (asin or parent_asin) among %v", name, ErrVectors, fieldNames(sc))
+		return info, fmt.Errorf("schema: %s: %w: no id column (asin, parent_asin or id) among %v", name, ErrVectors, fieldNames(sc))
 	}
 	if vecField < 0 {
 		return info, fmt.Errorf("schema: %s: %w: no vector column (a list or fixed-size list of float32 or float64) among %v", name, ErrVectors, fieldNames(sc))

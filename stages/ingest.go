@@ -45,9 +45,12 @@ type ingestParams struct {
 	Format   string          `json:"format,omitempty"`
 	CoReview *coReviewParams `json:"co_review,omitempty"`
 	// The raw files, keyed by their content (Files), not by where they lie.
+	// With data.format: catalogue, Meta is the items table and Reviews the
+	// text table, read where the releases' files are (ingest_catalogue.go).
 	Meta          string `json:"-"`
 	Reviews       string `json:"-"` // "" without reviews
 	ImageFeatures string `json:"-"` // "" but for image features
+	Relations     string `json:"-"` // the catalogue's relations table; "" for a release
 }
 
 // Files are the metadata, the reviews and the image features, those given.
@@ -58,6 +61,9 @@ func (p ingestParams) Files() []string {
 	}
 	if p.ImageFeatures != "" {
 		files = append(files, p.ImageFeatures)
+	}
+	if p.Relations != "" {
+		files = append(files, p.Relations)
 	}
 	return files
 }
@@ -88,6 +94,9 @@ func (Ingest) Params(e *job.Resolved) ingestParams {
 		Meta: e.Data.Meta, Reviews: e.Data.Reviews}
 	if e.Features == "image" {
 		p.ImageFeatures = e.Data.ImageFeatures
+	}
+	if e.Data.Format == job.FormatCatalogue {
+		p.Meta, p.Reviews, p.Relations = e.Data.Items, e.Data.Text, e.Data.Relations
 	}
 	return p
 }
@@ -157,6 +166,15 @@ func (r *rejectSink) write(path string) (int64, error) {
 	return schema.Write(path, schema.RejectsCols{File: file, Line: line, Offset: off, Error: errs, Excerpt: excerpt})
 }
 
+// rejectPlace is where a reject sits: a line and byte of a text file, or
+// a row of a table (a catalogue's Parquet file has no byte offsets).
+func rejectPlace(j amazon.Reject) string {
+	if j.Offset < 0 {
+		return fmt.Sprintf("row %d", j.Line)
+	}
+	return fmt.Sprintf("line %d (byte %d)", j.Line, j.Offset)
+}
+
 // check fails with ErrBadInput once a file's rejects exceed ratio of its
 // lines (a negative ratio never fails), leaving the rejects table at
 // env.FailurePath so none is lost.
@@ -166,8 +184,8 @@ func (r *rejectSink) check(env *pipeline.Env, ratio float64) error {
 			continue
 		}
 		j := f.first()
-		err := fmt.Errorf("%w: %s: %d of %d lines rejected (over reject_ratio %g); first: line %d (byte %d): %s%s",
-			pipeline.ErrBadInput, filepath.Base(f.path), f.rejects, f.lines, ratio, j.Line, j.Offset, j.Err, formatHint(j))
+		err := fmt.Errorf("%w: %s: %d of %d lines rejected (over reject_ratio %g); first: %s: %s%s",
+			pipeline.ErrBadInput, filepath.Base(f.path), f.rejects, f.lines, ratio, rejectPlace(j), j.Err, formatHint(j))
 		path := env.FailurePath("rejects.parquet")
 		if werr := writeAtomic(path, func(tmp string) error { _, err := r.write(tmp); return err }); werr != nil {
 			return fmt.Errorf("%w (and the rejects table could not be kept: %v)", err, werr)
@@ -294,37 +312,25 @@ type scope struct {
 	inOrder           []*scopedItem // by id
 	meta              amazon.Stats
 	outOfScope, noSub int64
-	others            *pathSet // for "did you mean" when nothing matches
-	deepest           int      // levels below the prefix, over its items
+	others            *pathSet            // for "did you mean" when nothing matches
+	deepest           int                 // levels below the prefix, over its items
+	ids               map[string]struct{} // catalogue: every item of the items table
+	prefix            []string            // the experiment's category, by level
 }
 
 // scopeItems reads the metadata and keeps the items in the category scope
 // that have a subcategory at the experiment's depth (amazon.Subcategory).
 func (in *ingestion) scopeItems(ctx context.Context) (*scope, error) {
+	if in.exp.Format == job.FormatCatalogue {
+		return in.scopeCatalogue(ctx)
+	}
 	exp := in.exp
-	prefix := amazon.CategoryPrefix(exp.Category)
-	sc := &scope{byASIN: map[string]*scopedItem{}, others: newPathSet(len(prefix))}
+	sc := newScope(exp)
 	tr := in.env.Track("read "+filepath.Base(exp.Meta), 0)
 	rej := in.rej.file(exp.Meta)
 	ms, err := amazon.ReadMetaFormat(ctx, exp.Format, exp.Meta, func(p *amazon.Product) error {
 		tr.Add(1)
-		sub, path, matched, ok := amazon.Subcategory(p.Categories, prefix, exp.Depth)
-		switch {
-		case !matched:
-			sc.outOfScope++
-			sc.others.add(p.Categories)
-			return nil
-		case !ok:
-			sc.noSub++
-			sc.deepest = max(sc.deepest, strings.Count(path, " > ")+1-len(prefix))
-			return nil
-		}
-		it := &scopedItem{
-			asin: p.ASIN, title: p.Title, brand: p.Brand, sub: sub, path: path,
-			related: slices.Clone(p.Related(exp.Graph)), id: int32(len(sc.inOrder)),
-		}
-		sc.byASIN[p.ASIN] = it
-		sc.inOrder = append(sc.inOrder, it)
+		sc.add(p, exp, p.Related(exp.Graph))
 		return nil
 	}, rej.add)
 	tr.Done()
@@ -346,6 +352,34 @@ func (in *ingestion) scopeItems(ctx context.Context) (*scope, error) {
 	in.stats["items_out_of_scope"] = sc.outOfScope
 	in.stats["items_dropped_no_subcategory"] = sc.noSub
 	return sc, nil
+}
+
+func newScope(exp ingestParams) *scope {
+	prefix := amazon.CategoryPrefix(exp.Category)
+	return &scope{byASIN: map[string]*scopedItem{}, others: newPathSet(len(prefix)), prefix: prefix}
+}
+
+// add scopes p: an item of the experiment if it lies under the category
+// prefix with a subcategory at the depth (amazon.Subcategory), counted
+// otherwise; related is its related list of the experiment's graph.
+func (sc *scope) add(p *amazon.Product, exp ingestParams, related []string) {
+	sub, path, matched, ok := amazon.Subcategory(p.Categories, sc.prefix, exp.Depth)
+	switch {
+	case !matched:
+		sc.outOfScope++
+		sc.others.add(p.Categories)
+		return
+	case !ok:
+		sc.noSub++
+		sc.deepest = max(sc.deepest, strings.Count(path, " > ")+1-len(sc.prefix))
+		return
+	}
+	it := &scopedItem{
+		asin: p.ASIN, title: p.Title, brand: p.Brand, sub: sub, path: path,
+		related: slices.Clone(related), id: int32(len(sc.inOrder)),
+	}
+	sc.byASIN[p.ASIN] = it
+	sc.inOrder = append(sc.inOrder, it)
 }
 
 // reviews counts each scoped item's reviews; a bag-of-words experiment
@@ -399,7 +433,11 @@ func (in *ingestion) readReviews(ctx context.Context, sc *scope, co *coReviews) 
 	// review without them is a reject here, not a review of nobody at
 	// 1970 (amazon.ReviewOptions). Text alone needs neither.
 	opts := amazon.ReviewOptions{Format: exp.Format, UserTime: co != nil}
-	for r, err := range reviewsOf(opts, exp.Reviews, rej.add, &rs) {
+	docs := reviewsOf(opts, exp.Reviews, rej.add, &rs)
+	if exp.Format == job.FormatCatalogue {
+		docs = in.catalogueDocs(ctx, sc, &rs)
+	}
+	for r, err := range docs {
 		if errors.Is(err, amazon.ErrTimeUnit) {
 			err = fmt.Errorf("%w: %w", pipeline.ErrBadInput, err)
 		}

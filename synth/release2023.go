@@ -215,19 +215,28 @@ const embeddingGroupRows = 4096
 // writeEmbeddings writes the image records as an embeddings table, through
 // a temporary name.
 func (w *World) writeEmbeddings(ctx context.Context, path string) (rows, size int64, err error) {
+	return writeVectorTable(ctx, w, path, func(b *schema.EmbeddingsCols, id string, vec []float32) {
+		b.ParentASIN, b.Embedding = append(b.ParentASIN, id), append(b.Embedding, vec)
+	})
+}
+
+// writeVectorTable writes the image records as a table of T, each row
+// appended by add, through a temporary name.
+func writeVectorTable[T any](ctx context.Context, w *World, path string, add func(b *T, id string, vec []float32)) (rows, size int64, err error) {
 	a, err := createAtomic(path, false) // for its temporary name and commit
 	if err != nil {
 		return 0, 0, err
 	}
 	defer a.abort()
-	tw, err := schema.NewWriter[schema.EmbeddingsCols](a.tmp.Name(), embeddingGroupRows)
+	tw, err := schema.NewWriter[T](a.tmp.Name(), embeddingGroupRows)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer tw.Close()
 	f := w.Config.FeatureDim
 	s := newStream()
-	var batch schema.EmbeddingsCols
+	var batch T
+	n := 0
 	for k, i := range w.records {
 		if k%embeddingGroupRows == 0 {
 			if err := ctx.Err(); err != nil {
@@ -242,12 +251,12 @@ func (w *World) writeEmbeddings(ctx context.Context, path string) (rows, size in
 		} else {
 			asin = w.orphanFeature(int(-i-1), vec)
 		}
-		batch.ParentASIN, batch.Embedding = append(batch.ParentASIN, asin), append(batch.Embedding, vec)
-		if len(batch.ParentASIN) == embeddingGroupRows || k == len(w.records)-1 {
+		add(&batch, asin, vec)
+		if n++; n == embeddingGroupRows || k == len(w.records)-1 {
 			if err := tw.Append(batch); err != nil {
 				return 0, 0, err
 			}
-			batch = schema.EmbeddingsCols{}
+			batch, n = *new(T), 0
 		}
 	}
 	if rows, err = tw.Close(); err != nil {

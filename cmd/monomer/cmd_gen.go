@@ -23,6 +23,7 @@ type genFlags struct {
 	fraction     float64
 	format       string
 	dim          int
+	csv          bool
 }
 
 func newGenCommand() *cobra.Command {
@@ -55,6 +56,15 @@ planted also_bought relation is in the reviews, as buyers who review x and
 then y within three weeks, for graph: co_review to find. --dim sets the
 feature dimension (default 4096); jobs/synthetic-2023.yaml runs such a world.
 
+--format catalogue writes the world as a shop's own tables (data.format:
+catalogue; docs/catalogue.md): DIR/items_NAME.parquet (id, title, brand,
+categories), DIR/relations_NAME.parquet (src, dst, relation: the planted
+also_bought as bought_together, also_viewed as viewed_together, Amazon's
+bought_together as bundle), DIR/text_NAME.parquet (id, summary, text: the
+reviews) and DIR/embeddings_NAME.parquet (id, embedding: the image
+features); --csv writes the three tables as CSV instead. --dim applies;
+jobs/catalogue-demo.yaml runs such a world.
+
 ` + exitCodesHelp,
 		Example: `  monomer gen --scale tiny --seed 1 --out testdata/amazon --name Demo`,
 		Args:    cobra.NoArgs,
@@ -68,7 +78,8 @@ feature dimension (default 4096); jobs/synthetic-2023.yaml runs such a world.
 	f.BoolVar(&flags.gzipFeatures, "gzip-features", false, "gzip the .b file (default true for tiny, false otherwise)")
 	f.IntVar(&flags.workers, "workers", 0, "generator goroutines (0: GOMAXPROCS); the output does not depend on it")
 	f.Float64Var(&flags.fraction, "fraction", 1, "generate this fraction of the scale's items, in (0, 1]")
-	f.StringVar(&flags.format, "format", "", `file layout: "" (the 2014 release's) or 2023`)
+	f.StringVar(&flags.format, "format", "", `file layout: "" (the 2014 release's), 2023 or catalogue`)
+	f.BoolVar(&flags.csv, "csv", false, "with --format catalogue: write the items, relations and text tables as CSV, not Parquet")
 	f.IntVar(&flags.dim, "dim", 0, "image-feature dimension (0: 4096)")
 	return cmd
 }
@@ -90,8 +101,11 @@ func runGen(cmd *cobra.Command, flags *genFlags) error {
 			cfgs[i].Name = flags.name
 		}
 	}
-	if flags.format != "" && flags.format != "2023" {
-		return fmt.Errorf("%w: --format %q: want 2023 or nothing", pipeline.ErrUsage, flags.format)
+	if flags.format != "" && flags.format != "2023" && flags.format != "catalogue" {
+		return fmt.Errorf("%w: --format %q: want 2023, catalogue or nothing", pipeline.ErrUsage, flags.format)
+	}
+	if flags.csv && flags.format != "catalogue" {
+		return fmt.Errorf("%w: --csv applies to --format catalogue only", pipeline.ErrUsage)
 	}
 	if flags.dim < 0 {
 		return fmt.Errorf("%w: --dim %d must be positive", pipeline.ErrUsage, flags.dim)
@@ -141,6 +155,9 @@ func genOne(cmd *cobra.Command, flags *genFlags, cfg synth.Config, gz bool) erro
 	if flags.format == "2023" {
 		return gen2023(cmd, flags, w, opts, start)
 	}
+	if flags.format == "catalogue" {
+		return genCatalogue(cmd, flags, w, opts, start)
+	}
 	st, err := synth.Write(cmd.Context(), flags.out, name, w, opts)
 	if err != nil {
 		return err
@@ -165,6 +182,24 @@ func gen2023(cmd *cobra.Command, flags *genFlags, w *synth.World, opts synth.Wri
 	meta, reviews, emb := synth.Files2023(flags.out, name)
 	fmt.Printf("%s\t%d lines\t%d bytes\n", meta, st.MetaLines, st.MetaBytes)
 	fmt.Printf("%s\t%d lines\t%d bytes\n", reviews, st.ReviewLines, st.ReviewBytes)
+	if st.Records > 0 {
+		fmt.Printf("%s\t%d rows\t%d bytes\n", emb, st.Records, st.FeatureBytes)
+	}
+	fmt.Fprintf(os.Stderr, "done in %.1fs\n", time.Since(start).Seconds())
+	return nil
+}
+
+// genCatalogue writes one world as catalogue tables.
+func genCatalogue(cmd *cobra.Command, flags *genFlags, w *synth.World, opts synth.WriteOptions, start time.Time) error {
+	name := w.Config.Name
+	st, err := synth.WriteCatalogue(cmd.Context(), flags.out, name, w, flags.csv, opts)
+	if err != nil {
+		return err
+	}
+	items, relations, text, emb := synth.FilesCatalogue(flags.out, name, flags.csv)
+	fmt.Printf("%s\t%d rows\t%d bytes\n", items, st.MetaLines, st.MetaBytes)
+	fmt.Printf("%s\t%d rows\n", relations, st.AlsoBought)
+	fmt.Printf("%s\t%d rows\t%d bytes\n", text, st.ReviewLines, st.ReviewBytes)
 	if st.Records > 0 {
 		fmt.Printf("%s\t%d rows\t%d bytes\n", emb, st.Records, st.FeatureBytes)
 	}

@@ -1,0 +1,349 @@
+package catalogue
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"monomer/amazon"
+	"monomer/schema"
+)
+
+// writeFile writes content to name in a temporary directory.
+func writeFile(t testing.TB, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// readItems reads an items table, returning its items and rejects.
+func readItems(t testing.TB, path string) ([]Item, []amazon.Reject, Stats, error) {
+	t.Helper()
+	var items []Item
+	var rej []amazon.Reject
+	st, err := ReadItems(context.Background(), path, func(it *Item) error {
+		items = append(items, *it)
+		return nil
+	}, func(r amazon.Reject) { rej = append(rej, r) })
+	return items, rej, st, err
+}
+
+// TestItemRejects: each rule of the items table rejects its row with the
+// file, the row's line and the reason, and the valid rows go through.
+func TestItemRejects(t *testing.T) {
+	const head = "id,title,categories,brand,price\n"
+	good := "A1,Shirt,Shop > Men > Shirts,Acme,9.99\n" // line 2
+	tests := []struct {
+		name, row, reason string
+	}{
+		{"missing id", ",Shoe,Shop > Men > Shoes,,1\n", ReasonMissingID},
+		{"no categories", "A2,Shoe,,,1\n", ReasonNoCategories},
+		{"blank categories", "A2,Shoe,  ,,1\n", ReasonNoCategories},
+		{"empty JSON list", "A2,Shoe,[],,1\n", ReasonNoCategories},
+		{"bad JSON", "A2,Shoe,\"[[\"\"Shop\"\", 3]]\",,1\n", ReasonBadCategories},
+		{"empty path", "A2,Shoe,\"[[\"\"Shop\"\"], []]\",,1\n", ReasonEmptyPath},
+		{"empty level", "A2,Shoe,Shop >  > Shoes,,1\n", ReasonEmptyPath},
+		{"empty JSON level", "A2,Shoe,\"[\"\"Shop\"\", \"\"\"\"]\",,1\n", ReasonEmptyPath},
+		{"duplicate id", "A1,Shirt,Shop > Men > Shirts,Other brand,9.99\n", ReasonDuplicateID},
+		{"short row", "A2,Shoe\n", ReasonBadRow},
+		{"bare quote", "A2,Sh\"oe,Shop,,1\n", ReasonBadRow},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := writeFile(t, dir, "items.csv", head+good+tc.row+"A3,Hat,Shop > Men > Hats,,1\n")
+			items, rej, st, err := readItems(t, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rej) != 1 {
+				t.Fatalf("rejects %+v", rej)
+			}
+			j := rej[0]
+			if j.File != "items.csv" || j.Line != 3 || !strings.HasPrefix(j.Err, tc.reason) || j.Offset != int64(len(head+good)) {
+				t.Errorf("reject %+v, want items.csv line 3 at byte %d: %s", j, len(head+good), tc.reason)
+			}
+			if st.Rows != 3 || st.Records != 2 || st.Rejected != 1 || st.Reasons[tc.reason] != 1 {
+				t.Errorf("stats %+v", st)
+			}
+			if len(items) != 2 || items[0].ID != "A1" || items[1].ID != "A3" {
+				t.Errorf("items %+v", items)
+			}
+		})
+	}
+}
+
+// TestItemCategories: the forms of the categories cell give the same
+// paths; an exact repeat of a row is a duplicate, not a reject.
+func TestItemCategories(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, dir, "items.csv", "title,id,categories\n"+
+		"Shirt,A1,Shop > Men > Shirts\n"+
+		"Shirt,A2,\" Shop>Men >  Shirts \"\n"+
+		"Shirt,A3,\"[\"\"Shop\"\", \"\"Men\"\", \"\"Shirts\"\"]\"\n"+
+		"Shirt,A4,\"[[\"\"Shop\"\", \"\"Men\"\", \"\"Shirts\"\"], [\"\"Gifts\"\"]]\"\n"+
+		"Shirt,A4,\"[[\"\"Shop\"\", \"\"Men\"\", \"\"Shirts\"\"], [\"\"Gifts\"\"]]\"\n")
+	items, rej, st, err := readItems(t, path)
+	if err != nil || len(rej) > 0 {
+		t.Fatal(err, rej)
+	}
+	want := [][]string{{"Shop", "Men", "Shirts"}}
+	for _, it := range items[:3] {
+		if !reflect.DeepEqual(it.Categories, want) {
+			t.Errorf("%s: %q, want %q", it.ID, it.Categories, want)
+		}
+	}
+	if want := append(want, []string{"Gifts"}); len(items) != 4 || !reflect.DeepEqual(items[3].Categories, want) {
+		t.Errorf("items %+v", items)
+	}
+	if st.Duplicates != 1 || st.Records != 4 || st.Rows != 5 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// TestRelationAndTextRejects: each rule of the relations and text tables.
+func TestRelationAndTextRejects(t *testing.T) {
+	known := func(id string) bool { return id == "A1" || id == "A2" }
+	rels := []struct{ row, reason string }{
+		{",A2,bought\n", ReasonMissingSrc},
+		{"A1,,bought\n", ReasonMissingDst},
+		{"A1,A2,\n", ReasonMissingRelation},
+		{"Z9,A2,bought\n", ReasonUnknownItem},
+		{"A1,Z9,bought\n", ReasonUnknownItem},
+		{"A1,A2\n", ReasonBadRow},
+	}
+	for _, tc := range rels {
+		dir := t.TempDir()
+		path := writeFile(t, dir, "pairs.csv", "src,dst,relation\nA1,A2,bought\n"+tc.row+"A2,A1,viewed\n")
+		var got []Relation
+		var rej []amazon.Reject
+		st, err := ReadRelations(context.Background(), path, known, func(r *Relation) error { got = append(got, *r); return nil },
+			func(r amazon.Reject) { rej = append(rej, r) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rej) != 1 || rej[0].Line != 3 || !strings.HasPrefix(rej[0].Err, tc.reason) {
+			t.Errorf("%q: rejects %+v, want line 3: %s", tc.row, rej, tc.reason)
+		}
+		want := []Relation{{"A1", "A2", "bought"}, {"A2", "A1", "viewed"}}
+		if !reflect.DeepEqual(got, want) || st.Relations["bought"] != 1 || st.Relations["viewed"] != 1 {
+			t.Errorf("%q: pairs %v, stats %+v", tc.row, got, st)
+		}
+	}
+	texts := []struct{ row, reason string }{
+		{",good,Fine,1\n", ReasonMissingID},
+		{"Z9,good,Fine,1\n", ReasonUnknownItem},
+	}
+	for _, tc := range texts {
+		dir := t.TempDir()
+		path := writeFile(t, dir, "text.csv", "id,summary,text,stars\nA1,,\n"+tc.row+"A2,Nice,Soft cotton,5\n")
+		var got []Doc
+		var rej []amazon.Reject
+		st, err := ReadText(context.Background(), path, known, func(d *Doc) error { got = append(got, *d); return nil },
+			func(r amazon.Reject) { rej = append(rej, r) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rej) != 2 || rej[0].Line != 2 || !strings.HasPrefix(rej[0].Err, ReasonBadRow) || rej[1].Line != 3 || !strings.HasPrefix(rej[1].Err, tc.reason) {
+			t.Errorf("%q: rejects %+v", tc.row, rej)
+		}
+		if want := []Doc{{"A2", "Nice", "Soft cotton"}}; !reflect.DeepEqual(got, want) || st.Rows != 3 {
+			t.Errorf("%q: docs %v, stats %+v", tc.row, got, st)
+		}
+	}
+}
+
+// TestTableErrors: a file that is no usable table fails as a whole,
+// naming the file and the column.
+func TestTableErrors(t *testing.T) {
+	dir := t.TempDir()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte("PAR1 not really"))
+	zw.Close()
+	tests := []struct{ name, content, want string }{
+		{"no header", "", "items.csv: empty file"},
+		{"no id", "title,categories\nShirt,A\n", "items.csv: no column id in the header (title, categories)"},
+		{"two ids", "id,title,id,categories\n", "items.csv: two columns named id"},
+		{"gzipped parquet", gz.String(), "a gzip-compressed Parquet file"},
+	}
+	for _, tc := range tests {
+		path := writeFile(t, dir, "items.csv", tc.content)
+		_, _, _, err := readItems(t, path)
+		if !errors.Is(err, ErrTable) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want ErrTable with %q", tc.name, err, tc.want)
+		}
+	}
+	// A Parquet table whose title column holds lists.
+	path := filepath.Join(dir, "items.parquet")
+	if _, err := schema.Write(path, struct {
+		ID         []string   `col:"id"`
+		Title      [][]string `col:"title"`
+		Categories []string   `col:"categories"`
+	}{ID: []string{"A"}, Title: [][]string{{"x"}}, Categories: []string{"S"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := readItems(t, path); !errors.Is(err, ErrTable) || !strings.Contains(err.Error(), "column title holds lists") {
+		t.Errorf("list title: %v", err)
+	}
+	if _, _, _, err := readItems(t, filepath.Join(dir, "absent.csv")); err == nil || errors.Is(err, ErrTable) || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing file: %v, want the not-exist error", err)
+	}
+}
+
+// sample is a catalogue of a few items, pairs and documents with one
+// reject of each table, the same content in every format.
+var sample = struct {
+	items     schema.CatalogueItemsCols
+	relations schema.CatalogueRelationsCols
+	text      schema.CatalogueTextCols
+}{
+	items: schema.CatalogueItemsCols{
+		ID:         []string{"A1", "A2", "", "A3", "A1"},
+		Title:      []string{"Shirt, \"oxford\"", "Shoe\nwith a newline", "Nameless", "Hat", "Shirt, \"oxford\""},
+		Brand:      []string{"Acme", "", "", "Zeta", "Acme"},
+		Categories: [][][]string{{{"Shop", "Men", "Shirts"}, {"Gifts", "For him"}}, {{"Shop", "Men", "Shoes"}}, {{"Shop"}}, {{"Shop", "Women", "Hats"}}, {{"Shop", "Men", "Shirts"}, {"Gifts", "For him"}}},
+	},
+	relations: schema.CatalogueRelationsCols{
+		Src:      []string{"A1", "A2", "A1", "A9"},
+		Dst:      []string{"A2", "A1", "A3", "A1"},
+		Relation: []string{"bought_together", "bought_together", "viewed_together", "bought_together"},
+	},
+	text: schema.CatalogueTextCols{
+		ID:      []string{"A1", "A2", "A1", ""},
+		Summary: []string{"Great", "", "Too big", "x"},
+		Text:    []string{"Soft, warm.", "Comfortable", "Runs large\nsecond line", "y"},
+	},
+}
+
+// writeCSV writes rows as CSV (categories as JSON), gzipped if gz.
+func writeCSV(t testing.TB, path string, header []string, rows [][]string, gz bool) {
+	t.Helper()
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	w.Write(header)
+	w.WriteAll(rows)
+	b := buf.Bytes()
+	if gz {
+		var z bytes.Buffer
+		zw := gzip.NewWriter(&z)
+		zw.Write(b)
+		zw.Close()
+		b = z.Bytes()
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeSample writes the sample in format ("parquet", "csv", "csv.gz")
+// under dir, with names that do not tell the format.
+func writeSample(t testing.TB, dir, format string) (items, relations, text string) {
+	t.Helper()
+	items, relations, text = filepath.Join(dir, "items.dat"), filepath.Join(dir, "relations.dat"), filepath.Join(dir, "text.dat")
+	s := &sample
+	if format == "parquet" {
+		for _, err := range []error{
+			must(schema.Write(items, s.items)), must(schema.Write(relations, s.relations)), must(schema.Write(text, s.text)),
+		} {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		return
+	}
+	gz := format == "csv.gz"
+	var rows [][]string
+	for i := range s.items.ID {
+		cats, _ := json.Marshal(s.items.Categories[i])
+		// Columns in another order than the Parquet file's, with an extra.
+		rows = append(rows, []string{string(cats), "x", s.items.Brand[i], s.items.Title[i], s.items.ID[i]})
+	}
+	writeCSV(t, items, []string{"categories", "extra", "brand", "title", "id"}, rows, gz)
+	rows = nil
+	for i := range s.relations.Src {
+		rows = append(rows, []string{s.relations.Relation[i], s.relations.Src[i], s.relations.Dst[i]})
+	}
+	writeCSV(t, relations, []string{"relation", "src", "dst"}, rows, gz)
+	rows = nil
+	for i := range s.text.ID {
+		rows = append(rows, []string{s.text.ID[i], s.text.Text[i], s.text.Summary[i]})
+	}
+	writeCSV(t, text, []string{"id", "text", "summary"}, rows, gz)
+	return
+}
+
+func must(_ int64, err error) error { return err }
+
+// readAll reads the three tables: what each reader hands over, and the
+// rejects without their positions (a Parquet row has no byte offset).
+func readAll(t testing.TB, items, relations, text string) (out []any, formats []string) {
+	t.Helper()
+	ctx := context.Background()
+	known := map[string]bool{}
+	reject := func(r amazon.Reject) { out = append(out, r.File, r.Err) }
+	st, err := ReadItems(ctx, items, func(it *Item) error {
+		known[it.ID] = true
+		out = append(out, *it)
+		return nil
+	}, reject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	formats = append(formats, st.Format)
+	st.Format = ""
+	out = append(out, st)
+	has := func(id string) bool { return known[id] }
+	st, err = ReadRelations(ctx, relations, has, func(r *Relation) error { out = append(out, *r); return nil }, reject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	formats = append(formats, st.Format)
+	st.Format = ""
+	out = append(out, st)
+	st, err = ReadText(ctx, text, has, func(d *Doc) error { out = append(out, *d); return nil }, reject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	formats = append(formats, st.Format)
+	st.Format = ""
+	out = append(out, st)
+	return out, formats
+}
+
+// TestFormatsAgree: the same tables as Parquet, CSV and gzipped CSV, in
+// files whose names say nothing, give the same items, pairs, documents,
+// rejects and counts; the format is told from the content.
+func TestFormatsAgree(t *testing.T) {
+	var want []any
+	for _, format := range []string{"parquet", "csv", "csv.gz"} {
+		items, relations, text := writeSample(t, t.TempDir(), format)
+		got, formats := readAll(t, items, relations, text)
+		for _, f := range formats {
+			if f != format {
+				t.Errorf("%s read as %s", format, f)
+			}
+		}
+		if want == nil {
+			want = got
+			if n := len(got); n != 3*(3+2+1) { // per table: 3 rows, a reject (file, reason), the stats
+				t.Errorf("%d values read: %v", n, got)
+			}
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %v\nwant %v", format, got, want)
+		}
+	}
+}
