@@ -46,8 +46,8 @@ type (
 	}
 )
 
-// ErrCells marks a user's table ReadCells cannot read: not Parquet, or a
-// column of a type it does not take.
+// ErrCells marks a user's table ReadCells cannot read: not Parquet, a
+// column of a type it does not take, or a damaged page.
 var ErrCells = errors.New("unreadable table")
 
 // CellKind is how a column of a user's table holds its cells.
@@ -147,7 +147,7 @@ func ReadCells(ctx context.Context, path string, names []string, each func(*Cell
 	}
 	rr, err := fr.GetRecordReader(ctx, leaves, nil)
 	if err != nil {
-		return 0, fmt.Errorf("schema: %s: %w", name, err)
+		return 0, readError(ctx, name, 0, ErrCells, err)
 	}
 	defer rr.Release()
 	for {
@@ -159,7 +159,7 @@ func ReadCells(ctx context.Context, path string, names []string, each func(*Cell
 			break
 		}
 		if err != nil {
-			return 0, fmt.Errorf("schema: %s near row %d: %w", name, b.Row, err)
+			return 0, readError(ctx, name, b.Row, ErrCells, err)
 		}
 		b.Rows = int(rec.NumRows())
 		for k, f := range field {

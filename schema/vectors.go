@@ -138,7 +138,7 @@ func ReadVectors(ctx context.Context, path string, each func(*VectorBatch) error
 	}
 	rr, err := fr.GetRecordReader(ctx, leaves, nil)
 	if err != nil {
-		return info, readError(ctx, name, 0, err)
+		return info, readError(ctx, name, 0, ErrVectors, err)
 	}
 	defer rr.Release()
 	// The reader's schema holds the two columns in file order.
@@ -156,7 +156,7 @@ func ReadVectors(ctx context.Context, path string, each func(*VectorBatch) error
 			break
 		}
 		if err != nil {
-			return info, readError(ctx, name, b.Row, err)
+			return info, readError(ctx, name, b.Row, ErrVectors, err)
 		}
 		if err := b.fill(rec.Column(ic), rec.Column(vc)); err != nil {
 			return info, fmt.Errorf("schema: %s near row %d: %w", name, b.Row, err)
@@ -170,15 +170,15 @@ func ReadVectors(ctx context.Context, path string, each func(*VectorBatch) error
 }
 
 // readError is the error of a failed read near row: the file's own bytes
-// (a corrupt page, a bad encoding) wrap ErrVectors, since the same file
-// fails the same way again; the system's (an I/O error) and a
-// cancellation do not.
-func readError(ctx context.Context, name string, row int64, err error) error {
+// (a corrupt page, a bad encoding) wrap the reader's sentinel (ErrVectors,
+// ErrCells), since the same file fails the same way again; the system's
+// (an I/O error) and a cancellation do not.
+func readError(ctx context.Context, name string, row int64, sentinel, err error) error {
 	var pe *fs.PathError
 	if ctx.Err() != nil || errors.As(err, &pe) || errors.Is(err, context.Canceled) {
 		return fmt.Errorf("schema: %s near row %d: %w", name, row, err)
 	}
-	return fmt.Errorf("schema: %s near row %d: %w: damaged data: %w", name, row, ErrVectors, err)
+	return fmt.Errorf("schema: %s near row %d: %w: damaged data: %w", name, row, sentinel, err)
 }
 
 // vectorElem returns the element type of a vector column type, if t is one.
