@@ -37,13 +37,13 @@ func TestSkipLogic(t *testing.T) {
 		{name: "back to the file's value reruns the same stages",
 			want: []string{"a/evaluate", "a/negatives", "a/split", "a/train", "report"}},
 		{name: "a rerun with identical outputs leaves downstream alone",
-			sets: []string{"settings.train_cap=10"}, want: []string{"a/split", "b/split"}},
-		{name: "touching the raw file's mtime reruns nothing", sets: []string{"settings.train_cap=10"},
+			sets: []string{"settings.train_cap=20"}, want: []string{"a/split", "b/split"}},
+		{name: "touching the raw file's mtime reruns nothing", sets: []string{"settings.train_cap=20"},
 			before: func(t *testing.T) {
 				later := time.Now().Add(time.Hour)
 				must(t, os.Chtimes(filepath.Join(f.dir, "meta.txt"), later, later))
 			}},
-		{name: "new content with the old mtime reruns ingest and downstream", sets: []string{"settings.train_cap=10"},
+		{name: "new content with the old mtime reruns ingest and downstream", sets: []string{"settings.train_cap=20"},
 			before: func(t *testing.T) {
 				p := filepath.Join(f.dir, "meta.txt")
 				fi, err := os.Stat(p)
@@ -52,7 +52,7 @@ func TestSkipLogic(t *testing.T) {
 				must(t, os.Chtimes(p, fi.ModTime(), fi.ModTime()))
 			},
 			want: allStages},
-		{name: "a modified output reruns its stage only", sets: []string{"settings.train_cap=10"},
+		{name: "a modified output reruns its stage only", sets: []string{"settings.train_cap=20"},
 			before: func(t *testing.T) {
 				p := filepath.Join(f.runDir, "b", "train", "out.txt")
 				b, err := os.ReadFile(p)
@@ -61,7 +61,7 @@ func TestSkipLogic(t *testing.T) {
 				must(t, os.WriteFile(p, b, 0o644))
 			},
 			want: []string{"b/train"}},
-		{name: "a deleted stage directory reruns", sets: []string{"settings.train_cap=10"},
+		{name: "a deleted stage directory reruns", sets: []string{"settings.train_cap=20"},
 			before: func(t *testing.T) { must(t, os.RemoveAll(filepath.Join(f.runDir, "a", "features"))) },
 			want:   []string{"a/features"}},
 	}

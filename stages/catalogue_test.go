@@ -208,7 +208,7 @@ func TestCatalogueIngestErrors(t *testing.T) {
 		{"unknown relation", "viewed_together", "0.5", "items.csv",
 			[]string{`graph "viewed_together": pairs.csv holds no pair of that relation; it holds bought_together (2 pairs), returned_together (1 pairs)`}},
 		{"over the ratio", "bought_together", "0.05", "items.csv",
-			[]string{"1 of 10 lines rejected (over 0.05); first: items.csv line 5 (byte 101): missing id", "ingest.failed.rejects.parquet"}},
+			[]string{"items.csv: 1 of 4 lines rejected (over reject_ratio 0.05); first: line 5 (byte 101): missing id", "ingest.failed.rejects.parquet"}},
 		{"no id column", "bought_together", "0.5", "noid.csv", []string{"noid.csv: no column id in the header (sku, title, categories)"}},
 		{"missing table", "bought_together", "0.5", "gone.csv", []string{"gone.csv"}},
 		{"under the ratio", "bought_together", "0.5", "items.csv", nil},
