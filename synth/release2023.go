@@ -196,42 +196,55 @@ func Write2023(ctx context.Context, dir, name string, w *World, opts WriteOption
 	if err != nil {
 		return st, err
 	}
-	if st.MetaBytes, err = mf.commit(); err != nil {
+	if st.MetaBytes, err = mf.finish(); err != nil {
 		return st, err
 	}
-	if st.ReviewBytes, err = rf.commit(); err != nil {
+	if st.ReviewBytes, err = rf.finish(); err != nil {
 		return st, err
 	}
 	if len(w.records) == 0 {
-		return st, nil
+		return st, commitAll(mf, rf)
 	}
-	st.Records, st.FeatureBytes, err = w.writeEmbeddings(ctx, embPath)
-	return st, err
+	ef, err := createAtomic(embPath, false) // for its temporary name and commit
+	if err != nil {
+		return st, err
+	}
+	defer ef.abort()
+	if st.Records, err = w.writeEmbeddings(ctx, ef.tmp.Name()); err != nil {
+		return st, err
+	}
+	if st.FeatureBytes, err = ef.finish(); err != nil {
+		return st, err
+	}
+	return st, commitAll(mf, rf, ef)
 }
 
-// embeddingGroupRows is the embeddings table's row-group length.
+// embeddingGroupRows is the embeddings table's row-group length at
+// dimensions up to 4096 (FC7's).
 const embeddingGroupRows = 4096
 
-// writeEmbeddings writes the image records as an embeddings table, through
-// a temporary name.
-func (w *World) writeEmbeddings(ctx context.Context, path string) (rows, size int64, err error) {
-	a, err := createAtomic(path, false) // for its temporary name and commit
+// groupRows is the row-group length at dimension f: embeddingGroupRows up
+// to 4096, fewer above, so that a group's vectors, held in memory until
+// written, stay at 64 MiB whatever the dimension.
+func groupRows(f int) int {
+	return max(1, min(embeddingGroupRows, embeddingGroupRows*4096/f))
+}
+
+// writeEmbeddings writes the image records as an embeddings table to path.
+func (w *World) writeEmbeddings(ctx context.Context, path string) (rows int64, err error) {
+	group := groupRows(w.Config.FeatureDim)
+	tw, err := schema.NewWriter[schema.EmbeddingsCols](path, group)
 	if err != nil {
-		return 0, 0, err
-	}
-	defer a.abort()
-	tw, err := schema.NewWriter[schema.EmbeddingsCols](a.tmp.Name(), embeddingGroupRows)
-	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
 	defer tw.Close()
 	f := w.Config.FeatureDim
 	s := newStream()
 	var batch schema.EmbeddingsCols
 	for k, i := range w.records {
-		if k%embeddingGroupRows == 0 {
+		if k%group == 0 {
 			if err := ctx.Err(); err != nil {
-				return 0, 0, err
+				return 0, err
 			}
 		}
 		vec := make([]float32, f)
@@ -243,18 +256,14 @@ func (w *World) writeEmbeddings(ctx context.Context, path string) (rows, size in
 			asin = w.orphanFeature(int(-i-1), vec)
 		}
 		batch.ParentASIN, batch.Embedding = append(batch.ParentASIN, asin), append(batch.Embedding, vec)
-		if len(batch.ParentASIN) == embeddingGroupRows || k == len(w.records)-1 {
+		if len(batch.ParentASIN) == group || k == len(w.records)-1 {
 			if err := tw.Append(batch); err != nil {
-				return 0, 0, err
+				return 0, err
 			}
 			batch = schema.EmbeddingsCols{}
 		}
 	}
-	if rows, err = tw.Close(); err != nil {
-		return 0, 0, err
-	}
-	size, err = a.commit()
-	return rows, size, err
+	return tw.Close()
 }
 
 // appendMeta2023 appends item i's metadata as one 2023 line: one flat
