@@ -47,7 +47,7 @@ func holderLine() string {
 func acquire(path string, exclusive bool) (*lock, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("pipeline: lock %s: %w", path, err)
+		return nil, lockError(path, err)
 	}
 	how := syscall.LOCK_SH
 	if exclusive {

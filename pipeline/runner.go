@@ -305,7 +305,7 @@ func lockFor(g *Graph, sel map[*Node]bool, opts *Options, log *slog.Logger) ([]*
 		for _, e := range exps {
 			dir := filepath.Join(opts.RunDir, e)
 			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return nil, errors.Join(fmt.Errorf("pipeline: %w", err), releaseAll(locks))
+				return nil, errors.Join(runDirError(dir, err), releaseAll(locks))
 			}
 			l, err := acquire(filepath.Join(dir, LockName), true)
 			if err != nil {
@@ -422,10 +422,7 @@ func (r *runner) inputs(n *Node) (cache.KeyInputs, error) {
 	for _, f := range files {
 		sum, size, err := r.hashes.File(f)
 		if err != nil {
-			if notExist(err) {
-				return in, fmt.Errorf("pipeline: %s: input file %s %w (check data_dir and data in the job file; a retry finds data that arrives late)", n.ID, f, ErrMissingInput)
-			}
-			return in, fmt.Errorf("pipeline: %s: input file: %w", n.ID, err)
+			return in, inputFileError(n.ID, f, err)
 		}
 		in.Files = append(in.Files, cache.FileHash{Path: f, SHA256: sum, Bytes: size})
 	}

@@ -135,22 +135,35 @@ func WriteCatalogue(ctx context.Context, dir, name string, w *World, asCSV bool,
 		return st, err
 	}
 	sizes := []*int64{&st.MetaBytes, nil, &st.ReviewBytes}
+	files := make([]*atomicFile, 0, len(tables)+1)
 	for k, t := range tables {
-		n, err := t.commit()
+		n, err := t.finish()
 		if err != nil {
 			return st, err
 		}
 		if sizes[k] != nil {
 			*sizes[k] = n
 		}
+		files = append(files, t.a)
 	}
-	if len(w.records) == 0 {
-		return st, nil
+	if len(w.records) > 0 {
+		ef, err := createAtomic(embPath, false) // for its temporary name and commit
+		if err != nil {
+			return st, err
+		}
+		defer ef.abort()
+		st.Records, err = writeVectorTable(ctx, w, ef.tmp.Name(), func(b *schema.CatalogueEmbeddingsCols, id string, vec []float32) {
+			b.ID, b.Embedding = append(b.ID, id), append(b.Embedding, vec)
+		})
+		if err != nil {
+			return st, err
+		}
+		if st.FeatureBytes, err = ef.finish(); err != nil {
+			return st, err
+		}
+		files = append(files, ef)
 	}
-	st.Records, st.FeatureBytes, err = writeVectorTable(ctx, w, embPath, func(b *schema.CatalogueEmbeddingsCols, id string, vec []float32) {
-		b.ID, b.Embedding = append(b.ID, id), append(b.Embedding, vec)
-	})
-	return st, err
+	return st, commitAll(files...) // all or none, as the other formats
 }
 
 // catalogueTable is one table WriteCatalogue writes, as CSV through an
@@ -215,7 +228,9 @@ func (t *catalogueTable) add(cols any, n int, row func(k int) []string) error {
 	return nil
 }
 
-func (t *catalogueTable) commit() (int64, error) {
+// finish completes the table under its temporary name; commitAll renames
+// it into place.
+func (t *catalogueTable) finish() (int64, error) {
 	if t.w != nil {
 		if _, err := t.w.Close(); err != nil {
 			return 0, err
@@ -226,7 +241,7 @@ func (t *catalogueTable) commit() (int64, error) {
 			return 0, err
 		}
 	}
-	return t.a.commit()
+	return t.a.finish()
 }
 
 func (t *catalogueTable) abort() {

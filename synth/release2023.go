@@ -196,41 +196,54 @@ func Write2023(ctx context.Context, dir, name string, w *World, opts WriteOption
 	if err != nil {
 		return st, err
 	}
-	if st.MetaBytes, err = mf.commit(); err != nil {
+	if st.MetaBytes, err = mf.finish(); err != nil {
 		return st, err
 	}
-	if st.ReviewBytes, err = rf.commit(); err != nil {
+	if st.ReviewBytes, err = rf.finish(); err != nil {
 		return st, err
 	}
 	if len(w.records) == 0 {
-		return st, nil
+		return st, commitAll(mf, rf)
 	}
-	st.Records, st.FeatureBytes, err = w.writeEmbeddings(ctx, embPath)
-	return st, err
+	ef, err := createAtomic(embPath, false) // for its temporary name and commit
+	if err != nil {
+		return st, err
+	}
+	defer ef.abort()
+	if st.Records, err = w.writeEmbeddings(ctx, ef.tmp.Name()); err != nil {
+		return st, err
+	}
+	if st.FeatureBytes, err = ef.finish(); err != nil {
+		return st, err
+	}
+	return st, commitAll(mf, rf, ef)
 }
 
-// embeddingGroupRows is the embeddings table's row-group length.
+// embeddingGroupRows is the embeddings table's row-group length at
+// dimensions up to 4096 (FC7's).
 const embeddingGroupRows = 4096
 
-// writeEmbeddings writes the image records as an embeddings table, through
-// a temporary name.
-func (w *World) writeEmbeddings(ctx context.Context, path string) (rows, size int64, err error) {
+// groupRows is the row-group length at dimension f: embeddingGroupRows up
+// to 4096, fewer above, so that a group's vectors, held in memory until
+// written, stay at 64 MiB whatever the dimension.
+func groupRows(f int) int {
+	return max(1, min(embeddingGroupRows, embeddingGroupRows*4096/f))
+}
+
+// writeEmbeddings writes the image records as an embeddings table to path.
+func (w *World) writeEmbeddings(ctx context.Context, path string) (rows int64, err error) {
 	return writeVectorTable(ctx, w, path, func(b *schema.EmbeddingsCols, id string, vec []float32) {
 		b.ParentASIN, b.Embedding = append(b.ParentASIN, id), append(b.Embedding, vec)
 	})
 }
 
-// writeVectorTable writes the image records as a table of T, each row
-// appended by add, through a temporary name.
-func writeVectorTable[T any](ctx context.Context, w *World, path string, add func(b *T, id string, vec []float32)) (rows, size int64, err error) {
-	a, err := createAtomic(path, false) // for its temporary name and commit
+// writeVectorTable writes the image records as a table of T to path, each
+// row appended by add, in row groups of groupRows.
+func writeVectorTable[T any](ctx context.Context, w *World, path string, add func(b *T, id string, vec []float32)) (rows int64, err error) {
+	group := groupRows(w.Config.FeatureDim)
+	tw, err := schema.NewWriter[T](path, group)
 	if err != nil {
-		return 0, 0, err
-	}
-	defer a.abort()
-	tw, err := schema.NewWriter[T](a.tmp.Name(), embeddingGroupRows)
-	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
 	defer tw.Close()
 	f := w.Config.FeatureDim
@@ -238,9 +251,9 @@ func writeVectorTable[T any](ctx context.Context, w *World, path string, add fun
 	var batch T
 	n := 0
 	for k, i := range w.records {
-		if k%embeddingGroupRows == 0 {
+		if k%group == 0 {
 			if err := ctx.Err(); err != nil {
-				return 0, 0, err
+				return 0, err
 			}
 		}
 		vec := make([]float32, f)
@@ -252,18 +265,14 @@ func writeVectorTable[T any](ctx context.Context, w *World, path string, add fun
 			asin = w.orphanFeature(int(-i-1), vec)
 		}
 		add(&batch, asin, vec)
-		if n++; n == embeddingGroupRows || k == len(w.records)-1 {
+		if n++; n == group || k == len(w.records)-1 {
 			if err := tw.Append(batch); err != nil {
-				return 0, 0, err
+				return 0, err
 			}
 			batch, n = *new(T), 0
 		}
 	}
-	if rows, err = tw.Close(); err != nil {
-		return 0, 0, err
-	}
-	size, err = a.commit()
-	return rows, size, err
+	return tw.Close()
 }
 
 // appendMeta2023 appends item i's metadata as one 2023 line: one flat

@@ -52,8 +52,9 @@ func Files(dir, name string) (meta, reviews, features string) {
 // (JSON lines) and image_features_<name>.b (10-byte space-padded ASIN and F
 // little-endian float32 per record, in an order unrelated to the
 // metadata's). Lines and records are generated in parallel and written in
-// order, so the bytes depend only on the world. Each file appears
-// atomically (written under a temporary name, then renamed).
+// order, so the bytes depend only on the world. The files appear
+// together or not at all (written under temporary names, renamed once all
+// are complete).
 func Write(ctx context.Context, dir, name string, w *World, opts WriteOptions) (WriteStats, error) {
 	var st WriteStats
 	if name == "" {
@@ -128,17 +129,17 @@ func Write(ctx context.Context, dir, name string, w *World, opts WriteOptions) (
 	if err != nil {
 		return st, err
 	}
-	if st.MetaBytes, err = mf.commit(); err != nil {
+	if st.MetaBytes, err = mf.finish(); err != nil {
 		return st, err
 	}
-	if st.ReviewBytes, err = rf.commit(); err != nil {
+	if st.ReviewBytes, err = rf.finish(); err != nil {
 		return st, err
 	}
 
 	// Pass 2: image records in record order, encoded by imagefeat's writer.
 	// Text categories have none (and no .b file).
 	if w.Config.textCat() != nil {
-		return st, nil
+		return st, commitAll(mf, rf)
 	}
 	ff, err := createAtomic(featPath, opts.GzipFeatures)
 	if err != nil {
@@ -183,8 +184,10 @@ func Write(ctx context.Context, dir, name string, w *World, opts WriteOptions) (
 	if err != nil {
 		return st, err
 	}
-	st.FeatureBytes, err = ff.commit()
-	return st, err
+	if st.FeatureBytes, err = ff.finish(); err != nil {
+		return st, err
+	}
+	return st, commitAll(mf, rf, ff)
 }
 
 // ordered generates n chunks on workers goroutines and hands them to consume
@@ -243,7 +246,7 @@ func ordered[T any](ctx context.Context, n, workers int, gen func(ci int, s *str
 }
 
 // atomicFile is a file written under a temporary name, optionally through
-// gzip, and renamed into place by commit.
+// gzip, and renamed into place by commitAll.
 type atomicFile struct {
 	path string
 	tmp  *os.File
@@ -277,8 +280,9 @@ func (a *atomicFile) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// commit flushes, syncs and renames the file into place; it returns its size.
-func (a *atomicFile) commit() (int64, error) {
+// finish flushes, syncs and closes the file under its temporary name; it
+// returns its size. commitAll renames it into place.
+func (a *atomicFile) finish() (int64, error) {
 	fail := func(err error) (int64, error) {
 		return 0, fmt.Errorf("synth: writing %s: %w", a.path, err)
 	}
@@ -303,11 +307,27 @@ func (a *atomicFile) commit() (int64, error) {
 	if err := a.tmp.Close(); err != nil {
 		return fail(err)
 	}
-	if err := os.Rename(a.tmp.Name(), a.path); err != nil {
-		return fail(err)
-	}
-	a.done = true
 	return info.Size(), nil
+}
+
+// commitAll renames finished files into place, only once all of a world's
+// files are complete: a failure before (a full disk, an interrupt) leaves
+// none of them, so no folder holds one world's metadata beside no features
+// or another world's. Should a rename fail (a directory in the way), the
+// files already renamed are removed for the same reason.
+func commitAll(files ...*atomicFile) error {
+	for k, a := range files {
+		if err := os.Rename(a.tmp.Name(), a.path); err != nil {
+			for _, b := range files[:k] {
+				os.Remove(b.path)
+			}
+			return fmt.Errorf("synth: writing %s: %w", a.path, err)
+		}
+	}
+	for _, a := range files {
+		a.done = true
+	}
+	return nil
 }
 
 // abort removes the temporary file unless commit succeeded.

@@ -3,12 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"monomer/imagefeat"
 	"monomer/pipeline"
 	"monomer/synth"
 )
@@ -54,7 +56,10 @@ milliseconds) and DIR/embeddings_NAME.parquet (the image features as an
 embeddings table, parent_asin and embedding). There is no related list: the
 planted also_bought relation is in the reviews, as buyers who review x and
 then y within three weeks, for graph: co_review to find. --dim sets the
-feature dimension (default 4096); jobs/synthetic-2023.yaml runs such a world.
+feature dimension (default 4096, at most 1048576, the most run reads; the
+2014 layout's .b file is 4096 only); jobs/synthetic-2023.yaml runs such a
+world. A world's files appear together once all are written, so a gen that
+fails (a full disk, an interrupt) leaves none of them.
 
 --format catalogue writes the world as a shop's own tables (data.format:
 catalogue; docs/catalogue.md): DIR/items_NAME.parquet (id, title, brand,
@@ -80,7 +85,7 @@ jobs/catalogue-demo.yaml runs such a world.
 	f.Float64Var(&flags.fraction, "fraction", 1, "generate this fraction of the scale's items, in (0, 1]")
 	f.StringVar(&flags.format, "format", "", `file layout: "" (the 2014 release's), 2023 or catalogue`)
 	f.BoolVar(&flags.csv, "csv", false, "with --format catalogue: write the items, relations and text tables as CSV, not Parquet")
-	f.IntVar(&flags.dim, "dim", 0, "image-feature dimension (0: 4096)")
+	f.IntVar(&flags.dim, "dim", 0, "image-feature dimension (0: 4096); other than 4096 only with --format 2023 or catalogue, at most 1048576")
 	return cmd
 }
 
@@ -107,8 +112,14 @@ func runGen(cmd *cobra.Command, flags *genFlags) error {
 	if flags.csv && flags.format != "catalogue" {
 		return fmt.Errorf("%w: --csv applies to --format catalogue only", pipeline.ErrUsage)
 	}
-	if flags.dim < 0 {
+	switch {
+	case flags.dim < 0:
 		return fmt.Errorf("%w: --dim %d must be positive", pipeline.ErrUsage, flags.dim)
+	case flags.dim > imagefeat.MaxEmbeddingDim:
+		return fmt.Errorf("%w: --dim %d is above %d, the largest embedding dimension run reads", pipeline.ErrUsage, flags.dim, imagefeat.MaxEmbeddingDim)
+	case flags.dim != 0 && flags.dim != imagefeat.Dim && flags.format == "":
+		// The .b format has no header: run reads 4096 floats a record.
+		return fmt.Errorf("%w: --dim %d: the 2014 layout's .b file holds %d floats per record, the only dimension run reads from it; use --format 2023 or catalogue for another dimension (an embeddings table, features: embeddings)", pipeline.ErrUsage, flags.dim, imagefeat.Dim)
 	}
 	for i := range cfgs {
 		cfgs[i].FeatureDim = flags.dim
@@ -117,11 +128,17 @@ func runGen(cmd *cobra.Command, flags *genFlags) error {
 	if !cmd.Flags().Changed("gzip-features") {
 		gz = flags.scale == "tiny"
 	}
+	_, statErr := os.Stat(flags.out)
 	if err := os.MkdirAll(flags.out, 0o755); err != nil {
 		return err
 	}
 	for _, cfg := range cfgs {
 		if err := genOne(cmd, flags, cfg, gz); err != nil {
+			// A world's files appear together or not at all (synth.Write);
+			// a folder this run made and left empty goes too.
+			if errors.Is(statErr, fs.ErrNotExist) {
+				os.Remove(flags.out) // only if empty
+			}
 			return err
 		}
 	}

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -61,6 +63,33 @@ func TestGen2023(t *testing.T) {
 	for _, args := range [][]string{{"--format", "2018"}, {"--dim", "-1"}} {
 		if err := gen(args...); exitCode(err) != exitUsage {
 			t.Errorf("%v: %v (exit %d)", args, err, exitCode(err))
+		}
+	}
+}
+
+// TestGenDim: a --dim run cannot read is refused before anything is
+// written, with exit 2: above the largest embedding dimension run reads,
+// and other than 4096 for the 2014 layout, whose .b records run reads as
+// 4096 floats. --out is not created.
+func TestGenDim(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	tests := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--format", "2023", "--dim", "2000000"}, "usage: --dim 2000000 is above 1048576, the largest embedding dimension run reads"},
+		{[]string{"--dim", "8"}, "usage: --dim 8: the 2014 layout's .b file holds 4096 floats per record, the only dimension run reads from it; use --format 2023 for another dimension"},
+	}
+	for _, tt := range tests {
+		root := newRootCommand()
+		root.SetOut(&bytes.Buffer{})
+		err := execute(context.Background(), root, append([]string{"gen", "--out", out, "--seed", "1", "--scale", "tiny", "--fraction", "0.01", "--name", "Demo"}, tt.args...))
+		if exitCode(err) != exitUsage || !strings.HasPrefix(fmt.Sprint(err), tt.msg) {
+			t.Errorf("%v: %v (exit %d), want exit 2 and %q", tt.args, err, exitCode(err), tt.msg)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%v: --out created", tt.args)
+			os.RemoveAll(out)
 		}
 	}
 }

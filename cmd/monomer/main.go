@@ -38,14 +38,17 @@ const exitCodesHelp = `Exit codes:
   0    success, or everything up to date
   1    failure (diff: the run directories differ; status --check: a stage
        is stale or missing)
-  2    usage error or invalid job file, a --run-dir that cannot be created,
-       or a store folder (MONOMER_STORE) that is not a monomer store
+  2    usage error or invalid job file, a data path that is a directory or
+       a device, a --run-dir that cannot be created (run, verify: or
+       written, as on a read-only file system), or a store folder
+       (MONOMER_STORE) that is not a monomer store
        (diff: a table or manifest could not be read, or a directory is not a
        run directory)
   3    bad input: rejects over the threshold, a corrupt or truncated file
-       (gzip, .b record), a NaN or infinite feature, an empty input file or
-       an experiment with nothing in scope (download: a file the server
-       refuses, 404 or 403, or a checksum mismatch)
+       (gzip, .b record), a data path that is a symbolic link loop, a NaN
+       or infinite feature, an empty input file or an experiment with
+       nothing in scope (download: a file the server refuses, 404 or 403,
+       or a checksum mismatch)
   4    run directory locked by another run
   5    an input data file does not exist (yet): a retry may find it
        (download: a network failure, a timeout or a 5xx answer)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -67,7 +68,37 @@ func identity(fi os.FileInfo) hashEntry {
 	return e
 }
 
-// File returns the hex sha256 and size of the file at path.
+// NotRegularError is File's error for a path that names something other
+// than a regular file: a directory, a device, a named pipe or a socket,
+// which have no content to hash (a pipe would block, /dev/zero never end).
+type NotRegularError struct {
+	Path string
+	Mode fs.FileMode
+}
+
+func (e *NotRegularError) Error() string {
+	return fmt.Sprintf("%s is %s, not a regular file", e.Path, e.What())
+}
+
+// What names the kind of file, with its article: "a directory".
+func (e *NotRegularError) What() string {
+	switch t := e.Mode.Type(); {
+	case t&fs.ModeDir != 0:
+		return "a directory"
+	case t&fs.ModeCharDevice != 0:
+		return "a character device"
+	case t&fs.ModeDevice != 0:
+		return "a block device"
+	case t&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "an irregular file"
+}
+
+// File returns the hex sha256 and size of the file at path; a path that is
+// not a regular file (after following links) is a *NotRegularError.
 func (c *HashCache) File(path string) (string, int64, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -78,7 +109,7 @@ func (c *HashCache) File(path string) (string, int64, error) {
 		return "", 0, err
 	}
 	if !fi.Mode().IsRegular() {
-		return "", 0, fmt.Errorf("%s: not a regular file", abs)
+		return "", 0, &NotRegularError{Path: abs, Mode: fi.Mode()}
 	}
 	id := identity(fi)
 	c.mu.Lock()
