@@ -78,7 +78,7 @@ func TestGenDim(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"--format", "2023", "--dim", "2000000"}, "usage: --dim 2000000 is above 1048576, the largest embedding dimension run reads"},
-		{[]string{"--dim", "8"}, "usage: --dim 8: the 2014 layout's .b file holds 4096 floats per record, the only dimension run reads from it; use --format 2023 for another dimension"},
+		{[]string{"--dim", "8"}, "usage: --dim 8: the 2014 layout's .b file holds 4096 floats per record, the only dimension run reads from it; use --format 2023 or catalogue for another dimension"},
 	}
 	for _, tt := range tests {
 		root := newRootCommand()
