@@ -93,7 +93,7 @@ func TestBadJobFiles(t *testing.T) {
 		{name: "unknown format", yaml: "name: j\ndata: {meta: m, reviews: r, format: '2018'}\nexperiments:\n  - name: e\n    category: A\n    graph: co_review\n    features: bow\n", want: `j.yaml: experiments[0].data.format: "2018" is not one of 2023 (empty: 2014 or 2018)`},
 		{name: "also_bought in 2023", yaml: "name: j\ndata: {meta: m, reviews: r, format: '2023'}\nexperiments:\n  - name: e\n    category: A\n    graph: also_bought\n    features: bow\n", want: "j.yaml: experiments[0].graph: also_bought does not exist in the 2023 release (data.format: 2023); use co_review"},
 		{name: "experiment's format wins", yaml: "name: j\ndata: {meta: m, reviews: r}\nexperiments:\n  - name: e\n    category: A\n    graph: also_viewed\n    features: bow\n    data: {format: '2023'}\n", want: "j.yaml: experiments[0].graph: also_viewed does not exist in the 2023 release (data.format: 2023); use co_review"},
-		{name: "negative window", yaml: head + exp + "settings: {co_review_window: -1}\n", want: "j.yaml: settings.co_review_window: -1 must be positive"},
+		{name: "negative window", yaml: head + exp + "settings: {co_review_window: -1}\n", want: "j.yaml: settings.co_review_window: -1 must be non-negative"},
 		{name: "max user items 1", yaml: head + exp + "settings: {co_review_max_user_items: 1}\n", want: "j.yaml: settings.co_review_max_user_items: 1 must be at least 2 (one item makes no pair; omit the setting for the default, 1000)"},
 		// A zero is refused, not read as the default (issue 37).
 		{name: "max user items 0", yaml: head + exp + "settings: {co_review_max_user_items: 0}\n", want: "j.yaml: settings.co_review_max_user_items: 0 must be at least 2 (one item makes no pair; omit the setting for the default, 1000)"},
