@@ -79,7 +79,7 @@ OPENBLAS := CGO_ENABLED=1 CGO_LDFLAGS=-lopenblas
 # world's image rows and bags of words (pure Go and assembly, no BLAS).
 # Its last line is the figure BENCHMARKS.md quotes.
 bench-sparse:
-	$(GO) run ./internal/csrkern/benchsparse
+	$(GO) run ./cmd/benchsparse
 
 build-openblas:
 	$(OPENBLAS) $(GO) build -tags openblas -o $(BIN) ./cmd/monomer
@@ -122,8 +122,11 @@ bench-openblas:
 # without optimisation or inlining (-N -l): a quarter less CPU from a cold
 # cache, the same checks.
 CROSS_VET = $(GO) vet -gcflags=all='-N -l' ./...
+# .ci/large-files: no tracked file over 1 MiB outside testdata/ (a built
+# binary committed by mistake stays in every clone).
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@.ci/large-files
 	$(GO) vet ./...
 	GOOS=darwin $(CROSS_VET)
 	GOOS=linux GOARCH=arm64 $(CROSS_VET)
