@@ -11,6 +11,10 @@
 // ./internal/docgen): it rewrites both pages. With -check it writes
 // nothing and exits 1 naming each page that differs; TestDocsUpToDate
 // does the same in `go test ./...`.
+//
+// With -screenshot REPORT_HTML it instead renders that report in headless
+// Chromium into docs/report.png, the picture README.md shows: `make docs`
+// runs the demo afresh and calls it on the run's report/index.html.
 package main
 
 //go:generate go run .
@@ -22,6 +26,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"monomer/internal/browsertest"
 )
 
 // A page is one generated file: its path from the module root and what
@@ -41,8 +47,13 @@ const regenerate = "make docs-ref (go run ./internal/docgen)"
 
 func main() {
 	check := flag.Bool("check", false, "write nothing; exit 1 if a committed page differs from what the code prints")
+	shot := flag.String("screenshot", "", "render this report (index.html) into docs/report.png instead")
 	flag.Parse()
-	if err := run(*check); err != nil {
+	err := run(*check)
+	if *shot != "" {
+		err = screenshot(*shot)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "docgen:", err)
 		os.Exit(1)
 	}
@@ -71,6 +82,19 @@ func run(check bool) error {
 		}
 	}
 	return errors.Join(stale...)
+}
+
+// The report's picture: the browser tests' window width, and tall enough
+// for the tables and the first plots.
+const shotWidth, shotHeight = 1280, 2600
+
+// screenshot renders report (an index.html) into docs/report.png.
+func screenshot(report string) error {
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	return browsertest.Screenshot(report, filepath.Join(root, "docs", "report.png"), shotWidth, shotHeight)
 }
 
 // moduleRoot is the nearest directory at or above the working directory
