@@ -30,7 +30,7 @@ BLAS_DETECT = if $(BLAS_PROBE); then echo openblas; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && ($(BLAS_INSTALL)) && $(BLAS_PROBE); then echo openblas; \
 	else echo "make: no libopenblas: building pure Go (dense features train about 10x slower)" >&2; echo go; fi
 ifeq ($(origin BLAS),undefined)
-ifneq ($(filter build run test test-airflow test-kernels bench testdata,$(or $(MAKECMDGOALS),build)),)
+ifneq ($(filter build run test test-airflow test-kernels bench testdata docs,$(or $(MAKECMDGOALS),build)),)
 BLAS := $(shell $(BLAS_DETECT))
 endif
 endif
@@ -79,7 +79,7 @@ OPENBLAS := CGO_ENABLED=1 CGO_LDFLAGS=-lopenblas
 # world's image rows and bags of words (pure Go and assembly, no BLAS).
 # Its last line is the figure BENCHMARKS.md quotes.
 bench-sparse:
-	$(GO) run ./internal/csrkern/benchsparse
+	$(GO) run ./cmd/benchsparse
 
 build-openblas:
 	$(OPENBLAS) $(GO) build -tags openblas -o $(BIN) ./cmd/monomer
@@ -122,11 +122,35 @@ bench-openblas:
 # without optimisation or inlining (-N -l): a quarter less CPU from a cold
 # cache, the same checks.
 CROSS_VET = $(GO) vet -gcflags=all='-N -l' ./...
+# .ci/large-files: no tracked file over 1 MiB outside testdata/ (a built
+# binary committed by mistake stays in every clone).
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@.ci/large-files
 	$(GO) vet ./...
 	GOOS=darwin $(CROSS_VET)
 	GOOS=linux GOARCH=arm64 $(CROSS_VET)
+
+# The reference pages printed from the code (docs/settings.md from the
+# settings' declarations, docs/tables.md from package schema);
+# internal/docgen's TestDocsUpToDate fails until they are regenerated.
+.PHONY: docs-ref
+docs-ref:
+	$(GO) run ./internal/docgen
+
+# The pictures and figures of the docs, from a fresh demo run (runs/docs):
+# docs/report.png, the report in headless Chromium (Debian's chromium), and
+# stages/testdata/demo-tables.md, the golden copy of the run's tables.md
+# (the BLAS it names left out) that TestDemoTables holds the demo to; then
+# the reference pages. Commit them together.
+DOCS_RUN := runs/docs
+.PHONY: docs
+docs: build docs-ref
+	@[ -x /usr/bin/chromium ] || { echo "make docs: needs Debian's chromium (apt-get install -y chromium)" >&2; exit 1; }
+	rm -rf $(DOCS_RUN)
+	./$(BIN) run jobs/demo.yaml --run-dir $(DOCS_RUN)
+	sed -E 's/; BLAS .*\. The run/; BLAS (left out). The run/' $(DOCS_RUN)/report/tables.md >stages/testdata/demo-tables.md
+	$(GO) run ./internal/docgen -screenshot $(DOCS_RUN)/report/index.html
 
 # Regenerates the committed tiny data set.
 testdata: build

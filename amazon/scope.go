@@ -53,7 +53,7 @@ func (p *Product) Related(graph string) []string {
 }
 
 // Need is the feature source an item must have, besides its category, to
-// be kept (SPEC section 2).
+// be kept: an item without one has no features to learn from.
 type Need int8
 
 const (

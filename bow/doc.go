@@ -1,5 +1,5 @@
 // Package bow builds the bag-of-words item features of the paper's textual
-// experiments (section V-D, "Bag-of-Words"; SPEC section 3).
+// experiments (section V-D, "Bag-of-Words").
 //
 // Each review goes through: HTML unescaping; tokenising with the rules of
 // prose's tokeniser; part-of-speech tagging (Penn tags) with prose/v2's

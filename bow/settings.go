@@ -11,8 +11,10 @@ type VocabSettings struct {
 	VocabSize int `yaml:"vocab_size" default:"5000" min:"0" cap:"1_000_000"`
 	// UseSummary adds review summaries to the text.
 	UseSummary setting.Opt[bool] `yaml:"use_summary" default:"false"`
-	// VocabSampleTokens caps the tokens used to choose the vocabulary
-	// (DefaultSampleTokens); the vectors always count every review. Capped
+	// VocabSampleTokens caps the tokens used to choose the vocabulary:
+	// above it, the vocabulary is chosen from a deterministic sample of
+	// the reviews (DefaultSampleTokens); the vectors always count every
+	// review. Capped
 	// at 2⁴⁰.
 	VocabSampleTokens int64 `yaml:"vocab_sample_tokens" default:"50_000_000" min:"0" cap:"1_099_511_627_776"`
 	// VocabShards, when above 0, counts a bag-of-words experiment's

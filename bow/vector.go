@@ -57,32 +57,65 @@ type surfaces struct {
 }
 
 // vectorize counts the vocabulary terms of every review per item; its
-// workers look at ctx once per chunk of items.
+// workers look at ctx once per chunk of items. The steps: index the
+// vocabulary by stems, group the reviews by item, count each chunk of
+// items in parallel, then join the chunks in order into the matrix and
+// pick each term's surface form.
 func (c *corpus) vectorize(ctx context.Context, vocab []Term, nItems int, opts Options) (*Result, error) {
-	lex := c.lex
-	termOfStem := make([]int32, len(lex.stems))
-	for i := range termOfStem {
-		termOfStem[i] = -1
+	ti, err := newTermIndex(c.lex, vocab)
+	if err != nil {
+		return nil, err
 	}
-	pairTerm := map[uint64]int32{}
+	g := c.byItem(nItems)
+	outs, surfs := c.countChunks(ctx, ti, g, len(vocab), opts.workers())
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m, st := g.matrix(outs, len(vocab))
+	st.Docs, st.Tokens, st.Work = c.docs, c.tokens, c.work
+	return &Result{Vocab: ti.surfaceForms(c.lex, vocab, m, surfs), Matrix: m, Stats: st}, nil
+}
+
+// termIndex finds a vocabulary term from the lexicon's stems.
+type termIndex struct {
+	ofStem []int32          // a unigram term's id by its stem; -1: none
+	pair   map[uint64]int32 // a bigram term's id by its stems (a<<32 | b)
+}
+
+// newTermIndex indexes vocab, refusing a term listed twice.
+func newTermIndex(lex *lexicon, vocab []Term) (termIndex, error) {
+	ti := termIndex{ofStem: make([]int32, len(lex.stems)), pair: map[uint64]int32{}}
+	for i := range ti.ofStem {
+		ti.ofStem[i] = -1
+	}
 	seen := map[string]bool{}
 	for id, t := range vocab {
 		if seen[t.Term] {
-			return nil, fmt.Errorf("bow: vocabulary term %d %q appears twice", id, t.Term)
+			return ti, fmt.Errorf("bow: vocabulary term %d %q appears twice", id, t.Term)
 		}
 		seen[t.Term] = true
 		if a, b, ok := strings.Cut(t.Term, " "); ok {
 			sa, okA := lex.stemIDs[a]
 			sb, okB := lex.stemIDs[b]
 			if okA && okB {
-				pairTerm[uint64(sa)<<32|uint64(sb)] = int32(id)
+				ti.pair[uint64(sa)<<32|uint64(sb)] = int32(id)
 			}
 		} else if s, ok := lex.stemIDs[t.Term]; ok {
-			termOfStem[s] = int32(id)
+			ti.ofStem[s] = int32(id)
 		}
 	}
+	return ti, nil
+}
 
-	// Reviews grouped by item (counting sort keeps input order per item).
+// itemDocs are the reviews grouped by item: item i's are order[start[i]:
+// start[i+1]], in input order.
+type itemDocs struct {
+	start, order []int64
+}
+
+// byItem groups the reviews by item with a counting sort, which keeps
+// their input order per item.
+func (c *corpus) byItem(nItems int) itemDocs {
 	start := make([]int64, nItems+1)
 	for d := range c.nDocs() {
 		start[c.item(d)+1]++
@@ -97,7 +130,15 @@ func (c *corpus) vectorize(ctx context.Context, vocab []Term, nItems int, opts O
 		order[fill[it]] = int64(d)
 		fill[it]++
 	}
+	return itemDocs{start, order}
+}
 
+// countChunks counts the terms of every item, itemsPerChunk items a job
+// over workers goroutines, and returns each chunk's rows in chunk order
+// and each worker's surface-form counts. Once ctx is cancelled the
+// workers drain the jobs; the caller checks ctx.
+func (c *corpus) countChunks(ctx context.Context, ti termIndex, g itemDocs, nTerms, workers int) ([]chunkOut, []surfaces) {
+	nItems := len(g.start) - 1
 	nChunks := (nItems + itemsPerChunk - 1) / itemsPerChunk
 	outs := make([]chunkOut, nChunks)
 	jobs := make(chan int, nChunks)
@@ -105,68 +146,95 @@ func (c *corpus) vectorize(ctx context.Context, vocab []Term, nItems int, opts O
 		jobs <- k
 	}
 	close(jobs)
-	nw := min(opts.workers(), max(nChunks, 1))
+	nw := min(workers, max(nChunks, 1))
 	surfs := make([]surfaces, nw)
 	var wg sync.WaitGroup
 	for w := range nw {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sf := surfaces{uni: make([]int64, len(lex.words)), pair: map[uint64]int64{}}
-			scratch := make([]int32, len(vocab))
-			var touched []int32
-			hit := func(t int32) {
-				if scratch[t] == 0 {
-					touched = append(touched, t)
-				}
-				scratch[t]++
-			}
+			cc := c.newChunkCounter(ti, nTerms)
 			for k := range jobs {
 				if ctx.Err() != nil {
 					continue // drain; reported after Wait
 				}
-				var o chunkOut
-				lo, hi := k*itemsPerChunk, min((k+1)*itemsPerChunk, nItems)
-				for it := lo; it < hi; it++ {
-					touched = touched[:0]
-					for _, d := range order[start[it]:start[it+1]] {
-						es := c.doc(int(d))
-						for j, e := range es {
-							w := e >> entryShift
-							s := lex.stemOf[w]
-							if t := termOfStem[s]; t >= 0 {
-								hit(t)
-								sf.uni[w]++
-							}
-							if e&entryPair != 0 {
-								w2 := es[j+1] >> entryShift
-								if t, ok := pairTerm[uint64(s)<<32|uint64(lex.stemOf[w2])]; ok {
-									hit(t)
-									sf.pair[uint64(w)<<32|uint64(w2)]++
-								}
-							}
-						}
-					}
-					slices.Sort(touched)
-					o.rowLen = append(o.rowLen, int32(len(touched)))
-					for _, t := range touched {
-						o.idx = append(o.idx, t)
-						o.cnt = append(o.cnt, scratch[t])
-						scratch[t] = 0
-					}
-				}
-				outs[k] = o
+				outs[k] = cc.count(g, k*itemsPerChunk, min((k+1)*itemsPerChunk, nItems))
 			}
-			surfs[w] = sf
+			surfs[w] = cc.sf
 		}()
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	return outs, surfs
+}
 
-	m := &Matrix{rows: nItems, dim: len(vocab), ptr: make([]int64, nItems+1)}
-	st := Stats{Docs: c.docs, Tokens: c.tokens, Items: nItems, Work: c.work}
+// A chunkCounter is one worker's state: a count per term, the terms
+// touched by the current item, and the surface forms of its hits.
+type chunkCounter struct {
+	c       *corpus
+	ti      termIndex
+	scratch []int32
+	touched []int32
+	sf      surfaces
+}
+
+func (c *corpus) newChunkCounter(ti termIndex, nTerms int) *chunkCounter {
+	return &chunkCounter{c: c, ti: ti, scratch: make([]int32, nTerms),
+		sf: surfaces{uni: make([]int64, len(c.lex.words)), pair: map[uint64]int64{}}}
+}
+
+func (cc *chunkCounter) hit(t int32) {
+	if cc.scratch[t] == 0 {
+		cc.touched = append(cc.touched, t)
+	}
+	cc.scratch[t]++
+}
+
+// count counts items lo to hi: each one's term ids in ascending order with
+// their counts.
+func (cc *chunkCounter) count(g itemDocs, lo, hi int) chunkOut {
+	var o chunkOut
+	for it := lo; it < hi; it++ {
+		cc.touched = cc.touched[:0]
+		for _, d := range g.order[g.start[it]:g.start[it+1]] {
+			cc.countDoc(cc.c.doc(int(d)))
+		}
+		slices.Sort(cc.touched)
+		o.rowLen = append(o.rowLen, int32(len(cc.touched)))
+		for _, t := range cc.touched {
+			o.idx = append(o.idx, t)
+			o.cnt = append(o.cnt, cc.scratch[t])
+			cc.scratch[t] = 0
+		}
+	}
+	return o
+}
+
+// countDoc counts one review's unigram and bigram hits.
+func (cc *chunkCounter) countDoc(es []uint32) {
+	lex := cc.c.lex
+	for j, e := range es {
+		w := e >> entryShift
+		s := lex.stemOf[w]
+		if t := cc.ti.ofStem[s]; t >= 0 {
+			cc.hit(t)
+			cc.sf.uni[w]++
+		}
+		if e&entryPair != 0 {
+			w2 := es[j+1] >> entryShift
+			if t, ok := cc.ti.pair[uint64(s)<<32|uint64(lex.stemOf[w2])]; ok {
+				cc.hit(t)
+				cc.sf.pair[uint64(w)<<32|uint64(w2)]++
+			}
+		}
+	}
+}
+
+// matrix joins the chunks' rows in item order into the matrix of
+// sum-to-one rows, with the item counts of Stats.
+func (g itemDocs) matrix(outs []chunkOut, nTerms int) (*Matrix, Stats) {
+	nItems := len(g.start) - 1
+	m := &Matrix{rows: nItems, dim: nTerms, ptr: make([]int64, nItems+1)}
+	st := Stats{Items: nItems}
 	row := 0
 	for _, o := range outs {
 		p := 0
@@ -178,7 +246,7 @@ func (c *corpus) vectorize(ctx context.Context, vocab []Term, nItems int, opts O
 				total += int64(x)
 			}
 			switch {
-			case start[row] == start[row+1]:
+			case g.start[row] == g.start[row+1]:
 				st.ItemsNoReviews++
 			case total == 0:
 				st.ItemsNoVocabHit++
@@ -195,7 +263,13 @@ func (c *corpus) vectorize(ctx context.Context, vocab []Term, nItems int, opts O
 			m.ptr[row] = int64(len(m.idx))
 		}
 	}
+	return m, st
+}
 
+// surfaceForms returns vocab with each term's document frequency in m and
+// its surface form: the workers' counts summed (order-free), then the most
+// frequent form per term, ties by string.
+func (ti termIndex) surfaceForms(lex *lexicon, vocab []Term, m *Matrix, surfs []surfaces) []Term {
 	out := slices.Clone(vocab)
 	for i := range out {
 		out[i].DocFreq, out[i].Surface = 0, ""
@@ -203,8 +277,6 @@ func (c *corpus) vectorize(ctx context.Context, vocab []Term, nItems int, opts O
 	for _, t := range m.idx {
 		out[t].DocFreq++
 	}
-	// Surface forms: sums over workers (order-free), then the most frequent
-	// per term, ties by string.
 	best := make([]int64, len(out))
 	offer := func(t int32, n int64, s string) {
 		if n > best[t] || n == best[t] && s < out[t].Surface {
@@ -224,14 +296,14 @@ func (c *corpus) vectorize(ctx context.Context, vocab []Term, nItems int, opts O
 	}
 	for w, n := range surfs[0].uni {
 		if n > 0 {
-			offer(termOfStem[lex.stemOf[w]], n, lex.words[w])
+			offer(ti.ofStem[lex.stemOf[w]], n, lex.words[w])
 		}
 	}
 	for k, n := range pairs {
 		a, b := k>>32, uint32(k)
-		offer(pairTerm[uint64(lex.stemOf[a])<<32|uint64(lex.stemOf[b])], n, lex.words[a]+" "+lex.words[b])
+		offer(ti.pair[uint64(lex.stemOf[a])<<32|uint64(lex.stemOf[b])], n, lex.words[a]+" "+lex.words[b])
 	}
-	return &Result{Vocab: out, Matrix: m, Stats: st}, nil
+	return out
 }
 
 // Shared is the share of words items a and b have in common: the histogram

@@ -19,7 +19,9 @@ type DropStats struct {
 	Duplicate       int64 // the edge was kept already
 }
 
-// CrossEdges is the edge rule of an experiment's graph (SPEC section 2):
+// CrossEdges is the edge rule of an experiment's graph (the paper learns
+// relations across categories, so an edge inside one subcategory is no
+// example of them):
 // related[i] lists the targets on item i's page, as item indices or
 // NotItem, and sub[i] is item i's subcategory. It keeps each edge (i, j)
 // whose target is an item other than i, in another subcategory, once; it

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -113,10 +114,7 @@ func (s RewireStats) NeverSwitchedFraction() float64 {
 func Rewire(ctx context.Context, pos []Edge, sub []int32, rng *rand.Rand, opts RewireOptions) ([]Edge, RewireStats, error) {
 	m := len(pos)
 	st := RewireStats{Edges: m}
-	swaps := opts.SwapsPerEdge
-	if swaps == 0 {
-		swaps = DefaultSwapsPerEdge
-	}
+	swaps := cmp.Or(opts.SwapsPerEdge, DefaultSwapsPerEdge)
 	if swaps < 0 {
 		return nil, st, fmt.Errorf("graph: rewire: SwapsPerEdge %d < 0: %w", swaps, ErrInvalidOptions)
 	}
@@ -130,30 +128,60 @@ func Rewire(ctx context.Context, pos []Edge, sub []int32, rng *rand.Rand, opts R
 	if err := ctx.Err(); err != nil {
 		return nil, st, err
 	}
-	maxDrop := opts.MaxDropFraction
-	if maxDrop == 0 {
-		maxDrop = 0.001
+	w := newRewirer(pos, sub, set, &st)
+	total := int64(swaps) * int64(m)
+	if err := w.mainPhase(ctx, rng, total, opts.Progress); err != nil {
+		return nil, st, err
 	}
+	budget := opts.ExtraAttempts
+	if budget == 0 {
+		budget = max(1_000_000, 1000*w.countOrig())
+		budget = min(budget, swaps*m+1_000_000)
+	}
+	if err := w.cleanup(ctx, rng, budget, total, opts.Progress); err != nil {
+		return nil, st, err
+	}
+	neg := w.negatives()
+	if w.err != nil {
+		return nil, st, w.err
+	}
+	if err := checkRewired(pos, neg, st.DroppedEdges, sub); err != nil {
+		return nil, st, err
+	}
+	maxDrop := cmp.Or(opts.MaxDropFraction, 0.001)
+	if maxDrop >= 0 && float64(st.Dropped) > maxDrop*float64(m) {
+		return neg, st, fmt.Errorf("graph: rewire: %d of %d pairs still in R after %d clean-up attempts (%.3g%%, limit %.3g%%): %w",
+			st.Dropped, m, st.CleanupAttempts, 100*float64(st.Dropped)/float64(m), 100*maxDrop, ErrIncomplete)
+	}
+	return neg, st, nil
+}
 
-	w := rewirer{
+// newRewirer starts from a copy of R = pos: every current pair is still
+// one of R.
+func newRewirer(pos []Edge, sub []int32, set *edgeSet, st *RewireStats) *rewirer {
+	m := len(pos)
+	w := &rewirer{
 		cur:   make([]arc, m),
 		orig:  make([]bool, m),
 		set:   set,
-		st:    &st,
+		st:    st,
 		limit: 2 * m,
 	}
 	for i, e := range pos {
 		w.cur[i] = arc{e.Src, e.Dst, sub[e.Src], sub[e.Dst]}
 		w.orig[i] = true
 	}
+	return w
+}
 
-	// Main phase: uniform pairs of current edges. The run is bound by memory
-	// latency (a few cache misses per attempt in tables of 30-60 MB at
-	// Women's size), so pairs are drawn arcAhead attempts early and their
-	// memory prefetched while earlier attempts run: twice as fast. The draws
-	// are in the same order, so results are those of drawing each pair just
-	// before its attempt.
-	total := int64(swaps) * int64(m)
+// mainPhase makes total attempts on uniform pairs of current edges. The
+// run is bound by memory latency (a few cache misses per attempt in
+// tables of 30-60 MB at Women's size), so pairs are drawn arcAhead
+// attempts early and their memory prefetched while earlier attempts run:
+// twice as fast. The draws are in the same order, so results are those of
+// drawing each pair just before its attempt.
+func (w *rewirer) mainPhase(ctx context.Context, rng *rand.Rand, total int64, progress func(done, total int64)) error {
+	m := len(w.cur)
 	if m >= 2 {
 		draw := func() [2]int {
 			i := rng.IntN(m)
@@ -179,19 +207,37 @@ func Rewire(ctx context.Context, pos []Edge, sub []int32, rng *rand.Rand, opts R
 			w.try(ring[n&15][0], ring[n&15][1])
 			if n&(ctxEvery-1) == ctxEvery-1 {
 				if err := ctx.Err(); err != nil {
-					return nil, st, err
+					return err
 				}
-				if opts.Progress != nil && n&(1<<20-1) == 1<<20-1 {
-					opts.Progress(n+1, total)
+				if progress != nil && n&(1<<20-1) == 1<<20-1 {
+					progress(n+1, total)
 				}
 			}
 		}
 	}
-	if opts.Progress != nil {
-		opts.Progress(total, total)
+	if progress != nil {
+		progress(total, total)
 	}
+	return nil
+}
 
-	// Clean-up phase: pairs still in R, in index order, then picked at random.
+// countOrig is the number of current pairs still in R.
+func (w *rewirer) countOrig() int {
+	n := 0
+	for _, o := range w.orig {
+		if o {
+			n++
+		}
+	}
+	return n
+}
+
+// cleanup picks only among the pairs still in R (in index order, then
+// picked at random), each with a uniform partner, until none is left or
+// budget attempts are spent. total is the main phase's attempts, for
+// progress.
+func (w *rewirer) cleanup(ctx context.Context, rng *rand.Rand, budget int, total int64, progress func(done, total int64)) error {
+	m, st := len(w.cur), w.st
 	var stuck []int
 	for i, o := range w.orig {
 		if o {
@@ -199,11 +245,6 @@ func Rewire(ctx context.Context, pos []Edge, sub []int32, rng *rand.Rand, opts R
 		}
 	}
 	st.NeverSwitched = len(stuck)
-	budget := opts.ExtraAttempts
-	if budget == 0 {
-		budget = max(1_000_000, 1000*len(stuck))
-		budget = min(budget, swaps*m+1_000_000)
-	}
 	if m < 2 {
 		budget = 0 // nothing to switch with
 	}
@@ -229,19 +270,25 @@ func Rewire(ctx context.Context, pos []Edge, sub []int32, rng *rand.Rand, opts R
 		}
 		if n&(ctxEvery-1) == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, st, err
+				return err
 			}
-			if opts.Progress != nil && n&(1<<20-1) == 0 {
-				opts.Progress(total+int64(n), total+int64(budget))
+			if progress != nil && n&(1<<20-1) == 0 {
+				progress(total+int64(n), total+int64(budget))
 			}
 		}
 	}
 	st.CleanupAttempts = st.Attempts - before
-	if opts.Progress != nil && budget > 0 && st.NeverSwitched > 0 {
-		opts.Progress(total+int64(st.CleanupAttempts), total+int64(st.CleanupAttempts))
+	if progress != nil && budget > 0 && st.NeverSwitched > 0 {
+		progress(total+int64(st.CleanupAttempts), total+int64(st.CleanupAttempts))
 	}
+	return nil
+}
 
-	keys := make([]uint64, 0, m)
+// negatives returns the current pairs that left R, sorted by (Src, Dst),
+// and records those still in R as dropped.
+func (w *rewirer) negatives() []Edge {
+	st := w.st
+	keys := make([]uint64, 0, len(w.cur))
 	for i, e := range w.cur {
 		if w.orig[i] {
 			st.DroppedEdges = append(st.DroppedEdges, Edge{e.src, e.dst})
@@ -249,21 +296,9 @@ func Rewire(ctx context.Context, pos []Edge, sub []int32, rng *rand.Rand, opts R
 		}
 		keys = append(keys, key(e.src, e.dst))
 	}
-
 	st.Dropped = len(st.DroppedEdges)
 	slices.SortFunc(st.DroppedEdges, compareEdges)
-	neg := edgesOfSortedKeys(keys)
-	if w.err != nil {
-		return nil, st, w.err
-	}
-	if err := checkRewired(pos, neg, st.DroppedEdges, sub); err != nil {
-		return nil, st, err
-	}
-	if maxDrop >= 0 && float64(st.Dropped) > maxDrop*float64(m) {
-		return neg, st, fmt.Errorf("graph: rewire: %d of %d pairs still in R after %d clean-up attempts (%.3g%%, limit %.3g%%): %w",
-			st.Dropped, m, st.CleanupAttempts, 100*float64(st.Dropped)/float64(m), 100*maxDrop, ErrIncomplete)
-	}
-	return neg, st, nil
+	return edgesOfSortedKeys(keys)
 }
 
 // ctxEvery is how many attempts Rewire makes between looks at its context

@@ -7,9 +7,11 @@ import "monomer/internal/setting"
 // describes).
 type PairSettings struct {
 	// Negatives is rewire (degree-preserving, the paper's: Rewire),
-	// uniform (Uniform), or auto: rewire, falling back to uniform (with a
-	// warning, recorded in the stage's stats) when the graph is too dense
-	// to rewire.
+	// uniform (Uniform), or auto: rewire, falling back to uniform when the
+	// graph is too dense to rewire (more than 0.1 % of the pairs still in R
+	// after the clean-up: RewireOptions.MaxDropFraction), with a WARN line and
+	// fallback: uniform, method_used and rewire_error in the negatives
+	// stage's stats.
 	Negatives string `yaml:"negatives" default:"rewire" oneof:"rewire uniform auto"`
 	// SwapsPerEdge is the number of switch attempts per edge in the first
 	// rewiring phase (DefaultSwapsPerEdge says why 20; 20 mixes the graph,
@@ -31,8 +33,8 @@ type CoReviewSettings struct {
 	// reviews of two items for that user to relate them
 	// (DefaultCoReviewWindowDays); 0 relates only reviews at the same time
 	// (the same day in the 2014 and 2018 files, whose times are whole
-	// days). The cap is far beyond any review history, and in seconds fits
-	// int64.
+	// days; the same second in the 2023 files). The cap is far beyond any
+	// review history, and in seconds fits int64.
 	CoReviewWindow setting.Opt[int] `yaml:"co_review_window" json:",omitzero" default:"30" min:"0" cap:"1_000_000"`
 	// CoReviewMinUsers is how many distinct users must relate two items
 	// for an edge (DefaultCoReviewMinUsers). An Opt, so that a 0 given is

@@ -26,6 +26,8 @@ var (
 
 // Job is a job file: a named set of experiments sharing raw data and a seed.
 type Job struct {
+	// Name names the job in the report, the run log and the job_metrics
+	// table.
 	Name string `yaml:"name"`
 	// Seed drives every random choice of the job. Each experiment and stage
 	// derives its own stream from it (see Env.RNG), so adding an experiment
@@ -47,7 +49,8 @@ type Job struct {
 	// such as "Haswell" (one of models.OpenBLASKernels). The pure-Go build
 	// checks the name and ignores it. See README, "BLAS".
 	BLASKernel string `yaml:"blas_kernel"`
-
+	// Experiments share the job's data and settings unless they set
+	// their own; each writes its own directory in the run directory.
 	Experiments []Experiment `yaml:"experiments"`
 
 	// Path is the job file's absolute path, set by Load.
@@ -56,8 +59,14 @@ type Job struct {
 
 // Data names raw input files. Empty fields are not used.
 type Data struct {
-	Meta          string `yaml:"meta"`
-	Reviews       string `yaml:"reviews"`
+	// Meta is the metadata file: meta_<Category>.json.gz (2014, 2018) or
+	// meta_<Category>.jsonl (2023).
+	Meta string `yaml:"meta"`
+	// Reviews is the reviews file, for features: bow, graph: co_review
+	// and the items' review counts.
+	Reviews string `yaml:"reviews"`
+	// ImageFeatures is the 2014 release's image_features_<Category>.b,
+	// for features: image.
 	ImageFeatures string `yaml:"image_features"`
 	// Format is the release the meta and reviews files come from: empty
 	// for 2014 or 2018 (told apart line by line), "2023" for the 2023
@@ -85,6 +94,8 @@ type Data struct {
 
 // Experiment is one (data set, category, graph, feature type) combination.
 type Experiment struct {
+	// Name names the experiment's directory in the run directory and its
+	// rows in the metrics; unique in the job.
 	Name string `yaml:"name"`
 	// Category is the category-path prefix, levels separated by " > ".
 	Category string `yaml:"category"`

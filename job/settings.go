@@ -305,8 +305,8 @@ func (s *decl) checkOne(v reflect.Value, at string) error {
 	return nil
 }
 
-// rangePhrase is what a value out of range must be: "positive", "at least
-// 2", "at most 1", "in (0, 1]".
+// rangePhrase is what a value out of range must be: "positive",
+// "non-negative", "at least 2", "at most 1", "in (0, 1]".
 func (s *decl) rangePhrase() string {
 	p := s.must
 	switch {
@@ -317,6 +317,8 @@ func (s *decl) rangePhrase() string {
 			lo = "(" // a given zero is unset, never a value
 		}
 		p = fmt.Sprintf("in %s%s, %s]", lo, show(s.min), show(s.max))
+	case s.min.IsValid() && s.min.IsZero() && s.opt:
+		p = "non-negative" // an Opt's given zero is a value
 	case s.min.IsValid() && s.min.IsZero():
 		p = "positive"
 	case s.min.IsValid():

@@ -122,7 +122,7 @@ func timeEvals(b *testing.B, obj *objective, theta, grad []float64) (cpu, best f
 // in table order, as the train stage does.
 func benchTrainPairs(path string) ([]graph.Pair, error) {
 	var out []graph.Pair
-	err := schema.Read(path, func(c *schema.Cols) error {
+	err := schema.Read(context.Background(), path, func(c *schema.Cols) error {
 		x, y, label, split := c.Int32s("x_idx"), c.Int32s("y_idx"), c.Int8s("label"), c.Strings("split")
 		if c.Err() != nil {
 			return nil

@@ -13,8 +13,8 @@ import (
 // slices differ in length and returns NaN for no pairs.
 
 // ErrorRate returns the fraction of pairs whose prediction, positive iff
-// prob > 0.5 (SPEC section 5), disagrees with the label: the paper's
-// reported metric. A NaN probability predicts negative.
+// prob > 0.5 (the model's P(related) above one half), disagrees with the
+// label: the paper's reported metric. A NaN probability predicts negative.
 func ErrorRate(labels []bool, prob []float64) float64 {
 	metricCheck("ErrorRate", labels, prob)
 	if len(labels) == 0 {

@@ -104,7 +104,7 @@ func TestCrashSafety(t *testing.T) {
 			if !maps.Equal(got, want) {
 				t.Errorf("outputs differ from the uninterrupted run:\n got %v\nwant %v", got, want)
 			}
-			d, err := Diff(f.runDir, ref.runDir, DiffOptions{})
+			d, err := Diff(t.Context(), f.runDir, ref.runDir, DiffOptions{})
 			if err != nil || !d.Identical {
 				t.Errorf("diff: %v %v", d, err)
 			}

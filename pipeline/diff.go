@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -32,7 +33,7 @@ type DiffOptions struct {
 // at the first differing row when tol is 0. The runner reads no table
 // format itself: the layer above passes the comparison in (stages uses
 // the schema package's).
-type CompareFunc func(a, b string, tol float64) (*TableDiff, error)
+type CompareFunc func(ctx context.Context, a, b string, tol float64) (*TableDiff, error)
 
 // TableDiff is what a CompareFunc found between two tables.
 type TableDiff struct {
@@ -117,7 +118,7 @@ func (r *DiffResult) String() string {
 // directory is not a run directory, an ErrUsage: two wrong paths are not
 // "identical". Without a tolerance Diff stops at the first difference;
 // with one it reads every table to report the largest difference.
-func Diff(a, b string, opts DiffOptions) (*DiffResult, error) {
+func Diff(ctx context.Context, a, b string, opts DiffOptions) (*DiffResult, error) {
 	if opts.Tolerance < 0 || math.IsNaN(opts.Tolerance) {
 		return nil, fmt.Errorf("%w: tolerance %g must be non-negative", ErrUsage, opts.Tolerance)
 	}
@@ -179,7 +180,7 @@ func Diff(a, b string, opts DiffOptions) (*DiffResult, error) {
 				note(rel, at)
 				continue
 			}
-			if err := diffTable(opts.Compare, pa, pb, rel, opts.Tolerance, res, &found); err != nil {
+			if err := diffTable(ctx, opts.Compare, pa, pb, rel, opts.Tolerance, res, &found); err != nil {
 				return nil, err
 			}
 		}
@@ -348,11 +349,11 @@ func firstDifference(a, b string) (string, error) {
 // diffTable compares two tables cell by cell (compare; by their bytes if
 // nil) and records the first difference and the largest relative one in
 // res.
-func diffTable(compare CompareFunc, pa, pb, rel string, tol float64, res *DiffResult, found *bool) error {
+func diffTable(ctx context.Context, compare CompareFunc, pa, pb, rel string, tol float64, res *DiffResult, found *bool) error {
 	if compare == nil {
 		compare = compareBytes
 	}
-	d, err := compare(pa, pb, tol)
+	d, err := compare(ctx, pa, pb, tol)
 	if err != nil {
 		return fmt.Errorf("pipeline: diff: %w table: %w", ErrUnreadable, err)
 	}
@@ -369,7 +370,7 @@ func diffTable(compare CompareFunc, pa, pb, rel string, tol float64, res *DiffRe
 
 // compareBytes is the CompareFunc of a runner given none: tables are the
 // same when their bytes are.
-func compareBytes(a, b string, _ float64) (*TableDiff, error) {
+func compareBytes(_ context.Context, a, b string, _ float64) (*TableDiff, error) {
 	at, err := firstDifference(a, b)
 	if err != nil {
 		return nil, err

@@ -125,7 +125,7 @@ func TestDiff(t *testing.T) {
 			tt.change(&tb)
 		}
 		writeRun(t, b, tb, tt.extra)
-		res, err := Diff(a, b, DiffOptions{Tolerance: tt.tol, Compare: compareTables})
+		res, err := Diff(t.Context(), a, b, DiffOptions{Tolerance: tt.tol, Compare: compareTables})
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -134,7 +134,7 @@ func TestDiff(t *testing.T) {
 			t.Errorf("%s:\n got %q (identical %v)\nwant %q", tt.name, got, res.Identical, tt.want)
 		}
 	}
-	if _, err := Diff(t.TempDir(), "/nonexistent", DiffOptions{}); !errors.Is(err, ErrUsage) {
+	if _, err := Diff(t.Context(), t.TempDir(), "/nonexistent", DiffOptions{}); !errors.Is(err, ErrUsage) {
 		t.Errorf("missing directory: %v", err)
 	}
 }
@@ -148,15 +148,15 @@ func TestDiffNotRunDirectory(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Join(a, "docs"), 0o755))
 	must(t, os.MkdirAll(b, 0o755))
 	for _, pair := range [][2]string{{a, b}, {b, a}} {
-		_, err := Diff(pair[0], pair[1], DiffOptions{})
+		_, err := Diff(t.Context(), pair[0], pair[1], DiffOptions{})
 		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), pair[0]+" is not a run directory") {
-			t.Errorf("Diff(%s, %s): %v", pair[0], pair[1], err)
+			t.Errorf("Diff(t.Context(), %s, %s): %v", pair[0], pair[1], err)
 		}
 	}
 	runs := filepath.Join(root, "runs")
 	writeRun(t, filepath.Join(runs, "demo"), baseTable(), nil)
 	writeStageManifest(t, filepath.Join(runs, "demo"), "", "report", []string{"e/train"})
-	if _, err := Diff(runs, filepath.Join(runs, "demo"), DiffOptions{}); !errors.Is(err, ErrUsage) {
+	if _, err := Diff(t.Context(), runs, filepath.Join(runs, "demo"), DiffOptions{}); !errors.Is(err, ErrUsage) {
 		t.Errorf("the parent of a run directory: %v", err)
 	}
 }
@@ -180,7 +180,7 @@ func TestDiffDAGOrder(t *testing.T) {
 		writeStageManifest(t, dir, "e", "train.monomer", []string{"split"})
 		writeStageManifest(t, dir, "e", "evaluate", []string{"train.monomer"})
 	}
-	res, err := Diff(filepath.Join(root, "a"), filepath.Join(root, "b"), DiffOptions{Compare: compareTables})
+	res, err := Diff(t.Context(), filepath.Join(root, "a"), filepath.Join(root, "b"), DiffOptions{Compare: compareTables})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,12 +202,12 @@ func TestDiffTolerance(t *testing.T) {
 		_, err := schema.Write(filepath.Join(dir, "metrics.parquet"), diffCols{tb.asin[:1], tb.n[:1], []float64{5}, tb.w[:1]})
 		must(t, err)
 	})
-	exact, err := Diff(a, b, DiffOptions{Compare: compareTables})
+	exact, err := Diff(t.Context(), a, b, DiffOptions{Compare: compareTables})
 	must(t, err)
 	if exact.Table != "e/train/metrics.parquet" || exact.Row != 0 || exact.Tables != 1 || exact.LargestTable != "" || exact.LargestRow != -1 {
 		t.Errorf("without a tolerance: %+v, want the stage's table, one table read, no largest (row -1)", exact)
 	}
-	tol, err := Diff(a, b, DiffOptions{Compare: compareTables, Tolerance: 1e-6})
+	tol, err := Diff(t.Context(), a, b, DiffOptions{Compare: compareTables, Tolerance: 1e-6})
 	must(t, err)
 	if tol.Table != "e/train/metrics.parquet" || tol.Tables != 2 || tol.LargestTable != "metrics.parquet" || tol.LargestRow != 0 || tol.LargestA != "0.5" {
 		t.Errorf("with a tolerance: %+v, want the first difference in the stage's table, the largest in metrics.parquet", tol)
@@ -227,12 +227,12 @@ func TestDiffBytes(t *testing.T) {
 		writeRun(t, dir, baseTable(), nil)
 		must(t, os.WriteFile(filepath.Join(dir, "e", "train", "big.parquet"), big, 0o644))
 	}
-	if res, err := Diff(a, b, DiffOptions{}); err != nil || !res.Identical || res.Tables != 3 {
+	if res, err := Diff(t.Context(), a, b, DiffOptions{}); err != nil || !res.Identical || res.Tables != 3 {
 		t.Errorf("same bytes: %v %v", res, err)
 	}
 	big[90<<10]++
 	must(t, os.WriteFile(filepath.Join(b, "e", "train", "big.parquet"), big, 0o644))
-	res, err := Diff(a, b, DiffOptions{})
+	res, err := Diff(t.Context(), a, b, DiffOptions{})
 	if want := "e/train/big.parquet: other bytes (no table comparison given)"; err != nil || res.String() != want {
 		t.Errorf("a byte changed at 90 KiB: %v %v, want %q", res, err, want)
 	}
@@ -291,7 +291,7 @@ func TestDiffEveryFile(t *testing.T) {
 		a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
 		write(a, nil)
 		write(b, tc.change)
-		res, err := Diff(a, b, DiffOptions{Compare: compareTables})
+		res, err := Diff(t.Context(), a, b, DiffOptions{Compare: compareTables})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

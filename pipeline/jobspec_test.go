@@ -172,8 +172,8 @@ func recordJob(j *job.Job, exp, jobSt []tStage, dir string) ([]cache.StageRecord
 
 // compareTables is the table comparison the CLI passes in (stages'
 // CompareTables), for the tests that locate a differing cell.
-func compareTables(a, b string, tol float64) (*TableDiff, error) {
-	d, err := schema.Compare(a, b, tol)
+func compareTables(ctx context.Context, a, b string, tol float64) (*TableDiff, error) {
+	d, err := schema.Compare(ctx, a, b, tol)
 	if err != nil {
 		return nil, err
 	}

@@ -184,7 +184,7 @@ func (r *runner) verifyNode(ctx context.Context, n *Node, m *cache.Manifest, out
 		case strings.HasSuffix(o.Name, ".parquet"):
 			d := &DiffResult{Row: -1}
 			found := false
-			if err := diffTable(r.opts.Compare, final, filepath.Join(out, filepath.FromSlash(o.Name)), o.Name, 0, d, &found); err != nil {
+			if err := diffTable(ctx, r.opts.Compare, final, filepath.Join(out, filepath.FromSlash(o.Name)), o.Name, 0, d, &found); err != nil {
 				return nil, fmt.Errorf("%w: verify: %s: %v", ErrUsage, n.ID, err)
 			}
 			switch {

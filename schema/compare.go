@@ -36,10 +36,7 @@ func (d *TableDiff) Differ() bool { return d.Row >= 0 || d.Detail != "" }
 // floating-point cells, |a-b| <= tol*max(|a|,|b|); with 0, cells must be
 // bitwise identical (NaN equals NaN, 0 differs from -0) and Compare stops at
 // the first differing row. Errors are ReadTable's.
-func Compare(pa, pb string, tol float64) (*TableDiff, error) {
-	// Not cancellable: its caller, monomer diff, moves with issue 25 and
-	// then passes its context.
-	ctx := context.Background()
+func Compare(ctx context.Context, pa, pb string, tol float64) (*TableDiff, error) {
 	ta, err := ReadTable(ctx, pa)
 	if err != nil {
 		return nil, err

@@ -59,7 +59,7 @@ func TestCompare(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := Compare(pa, pb, tt.tol)
+		d, err := Compare(t.Context(), pa, pb, tt.tol)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -67,7 +67,7 @@ func TestCompare(t *testing.T) {
 			t.Errorf("%s: got %+v", tt.name, d)
 		}
 	}
-	if _, err := Compare(pa, filepath.Join(dir, "missing.parquet"), 0); err == nil {
+	if _, err := Compare(t.Context(), pa, filepath.Join(dir, "missing.parquet"), 0); err == nil {
 		t.Error("missing table: no error")
 	}
 }
@@ -95,7 +95,7 @@ func TestCompareAcrossRowGroups(t *testing.T) {
 	if _, err := write(pb, b, 5); err != nil {
 		t.Fatal(err)
 	}
-	if d, err := Compare(pa, pb, 0); err != nil || d.Differ() {
+	if d, err := Compare(t.Context(), pa, pb, 0); err != nil || d.Differ() {
 		t.Fatalf("same rows in other groups: %+v, %v", d, err)
 	}
 	// Row 9 differs in both columns: id, the first, is named.
@@ -113,7 +113,7 @@ func TestCompareAcrossRowGroups(t *testing.T) {
 		// largest relative difference (0.5; row 13's is 0.5/13.5).
 		{1e-6, TableDiff{Row: 9, Column: "id", A: `"row 9"`, B: `"zz"`, Largest: 0.5, LargestRow: 20, LargestColumn: "x", LargestA: "20", LargestB: "40"}},
 	} {
-		d, err := Compare(pa, pb, tc.tol)
+		d, err := Compare(t.Context(), pa, pb, tc.tol)
 		if err != nil {
 			t.Fatal(err)
 		}

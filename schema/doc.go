@@ -16,7 +16,8 @@
 // at a time.
 //
 // Files are written one way so two runs on the same rows give the same bytes
-// (see DEPENDENCIES.md, "Reproducibility hazards"): a pinned created-by,
+// (arrow-go's defaults would not: its version in every footer, statistics
+// in map order): a pinned created-by,
 // zstd compression at a fixed level, a fixed row-group length, and dictionary
 // encoding only for the low-cardinality string columns marked in the schema
 // (arrow-go writes encoding statistics in map order once a dictionary falls

@@ -23,8 +23,8 @@ type Table struct {
 // Open reads the table at path; Release it when done. Stages read with
 // ReadAll and ReadFields; Open and Read serve the report and tests until
 // they do too.
-func Open(path string) (*Table, error) {
-	t, err := ReadTable(context.Background(), path)
+func Open(ctx context.Context, path string) (*Table, error) {
+	t, err := ReadTable(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -187,8 +187,8 @@ func (c *Cols) Path() string { return c.t.Path }
 
 // Read opens the table at path, hands its columns to read and releases it;
 // the error is the first of opening, reading a column, or read's own.
-func Read(path string, read func(c *Cols) error) error {
-	t, err := Open(path)
+func Read(ctx context.Context, path string, read func(c *Cols) error) error {
+	t, err := Open(ctx, path)
 	if err != nil {
 		return err
 	}

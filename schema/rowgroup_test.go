@@ -103,7 +103,7 @@ func TestRowGroupBoundaries(t *testing.T) {
 				t.Errorf("row groups of %v rows, want 7 of 7 and one of 3", sizes)
 			}
 
-			tbl, err := Open(p)
+			tbl, err := Open(t.Context(), p)
 			if err != nil {
 				t.Fatal(err)
 			}

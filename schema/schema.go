@@ -18,11 +18,14 @@ const dictKey = "monomer.dictionary"
 // this package, so every column is set by its name.
 type keyed = struct{}
 
-// The tables of SPEC section 8. The first columns are the contract; columns
-// after them are extras documented here.
+// The tables a run writes, one struct each. The first columns are the
+// contract; columns after them are extras documented here. Each doc
+// comment starts with the table's name and where a run writes it (paths
+// under <experiment>/ but for job_metrics), and docs/tables.md is printed
+// from these comments (internal/docgen).
 
-// ItemsCols: one row per valid item of an experiment, in item-index order
-// (row i is item i everywhere else).
+// ItemsCols: items, ingest/items.parquet. One row per valid item of an
+// experiment, in item-index order (row i is item i everywhere else).
 type ItemsCols struct {
 	_            keyed
 	ASIN         []string `col:"asin"`
@@ -34,10 +37,11 @@ type ItemsCols struct {
 	HasImage     []bool   `col:"has_image"`
 }
 
-// ReviewsCols: the reviews of a bag-of-words experiment's items, in the
-// reviews file's order: each review's asin, summary and text as read, so
-// that features and bow-shard need not read the raw file again. Summary and
-// text stay apart: whether the summary counts is their setting.
+// ReviewsCols: reviews, ingest/reviews.parquet (bag-of-words experiments
+// only). The reviews of the experiment's items, in the reviews file's
+// order: each review's asin, summary and text as read, so that features
+// and bow-shard need not read the raw file again. Summary and text stay
+// apart: whether the summary counts is their setting.
 type ReviewsCols struct {
 	_       keyed
 	ASIN    []string `col:"asin"`
@@ -45,8 +49,10 @@ type ReviewsCols struct {
 	Text    []string `col:"text"`
 }
 
-// EdgesCols: kept relationships, sorted by (src_idx, dst_idx). Extras: the
-// item indices of both ends.
+// EdgesCols: edges, ingest/edges.parquet, and the same columns in
+// negatives/positives.parquet and negatives/negatives.parquet. Kept
+// relationships (or negative pairs), sorted by (src_idx, dst_idx).
+// Extras: the item indices of both ends.
 type EdgesCols struct {
 	_      keyed
 	Src    []string `col:"src"`
@@ -56,7 +62,9 @@ type EdgesCols struct {
 	DstIdx []int32  `col:"dst_idx"`
 }
 
-// RejectsCols: malformed input records, in file then line order.
+// RejectsCols: rejects, ingest/rejects.parquet; when ingest fails with
+// exit 3, ingest.failed.rejects.parquet beside the stage's directory.
+// Malformed input records, in file then line order.
 type RejectsCols struct {
 	_       keyed
 	File    []string `col:"file,dict"`
@@ -66,8 +74,9 @@ type RejectsCols struct {
 	Excerpt []string `col:"excerpt"`
 }
 
-// VocabularyCols: term ids in rank order (count desc, term asc). Extra:
-// surface, a readable unstemmed form.
+// VocabularyCols: vocabulary, features/vocabulary.parquet (bag of words).
+// Term ids in rank order (count desc, term asc); kind is noun, adj or
+// adj_noun. Extra: surface, a readable unstemmed form.
 type VocabularyCols struct {
 	_       keyed
 	TermID  []int32  `col:"term_id"`
@@ -78,7 +87,8 @@ type VocabularyCols struct {
 	Surface []string `col:"surface"`
 }
 
-// BowCols: one row per kept item, in item order. Extras: the item index and
+// BowCols: bow, features/bow.parquet. One row per kept item, in item
+// order. Extras: the item index and
 // raw counts (LDA's input).
 type BowCols struct {
 	_       keyed
@@ -89,8 +99,9 @@ type BowCols struct {
 	Counts  [][]int32   `col:"counts"`
 }
 
-// BowCountsCols: one shard's candidate-term counts (monomer bow-shard), by
-// term then sampling level.
+// BowCountsCols: bow_counts, bow-shard-<i>-of-<n>/counts.parquet (with
+// vocab_shards: n). One shard's candidate-term counts, by term then
+// sampling level.
 type BowCountsCols struct {
 	_     keyed
 	Term  []string `col:"term"`
@@ -99,7 +110,8 @@ type BowCountsCols struct {
 	Nouns []int64  `col:"nouns"`
 }
 
-// BowShardCols: one bow-shard's totals, one row.
+// BowShardCols: bow_shard, bow-shard-<i>-of-<n>/info.parquet. One shard's
+// totals, one row.
 type BowShardCols struct {
 	_           keyed
 	Shard       []int32   `col:"shard"`
@@ -110,7 +122,8 @@ type BowShardCols struct {
 	Fingerprint []string  `col:"fingerprint"`
 }
 
-// FeatureItemsCols: the items that have a feature vector, in item order;
+// FeatureItemsCols: feature_items, features/feature_items.parquet. The
+// items that have a feature vector, in item order;
 // for image features, row i of the matrix is item_idx[i].
 type FeatureItemsCols struct {
 	_       keyed
@@ -118,8 +131,10 @@ type FeatureItemsCols struct {
 	ItemIdx []int32  `col:"item_idx"`
 }
 
-// PairsCols: R and the negatives, split; rows in split order (train, valid,
-// test), shuffled within. Extras: item indices.
+// PairsCols: pairs, split/pairs.parquet. R and the negatives, split:
+// label is 1 for a related pair, 0 for a negative; split is train, valid
+// or test, and rows are in that order, shuffled within. Extras: item
+// indices.
 type PairsCols struct {
 	_     keyed
 	X     []string `col:"x"`
@@ -130,7 +145,8 @@ type PairsCols struct {
 	YIdx  []int32  `col:"y_idx"`
 }
 
-// PredictionsCols: per model and split, in pairs order.
+// PredictionsCols: predictions, evaluate/predictions.parquet. Per model
+// and split, in pairs order.
 type PredictionsCols struct {
 	_           keyed
 	Model       []string  `col:"model,dict"`
@@ -143,7 +159,8 @@ type PredictionsCols struct {
 	Predicted   []int8    `col:"predicted"`
 }
 
-// MetricsCols: one row per (model, lambda, split). Extra: selected marks
+// MetricsCols: metrics, evaluate/metrics.parquet. One row per (model,
+// lambda, split). Extra: selected marks
 // the lambda chosen on validation error; only its rows have train and test.
 type MetricsCols struct {
 	_             keyed
@@ -161,8 +178,9 @@ type MetricsCols struct {
 	Selected      []bool    `col:"selected"`
 }
 
-// FitsCols: the training record, one row per (model, lambda) in grid
-// order; selected marks the lambda chosen on validation error, and c is
+// FitsCols: fits, train.<model>/fits.parquet. The training record, one
+// row per (model, lambda) in grid order; status is the optimiser's end
+// (Patience: stopped early, see the patience setting); selected marks the lambda chosen on validation error, and c is
 // the chosen fit's sigmoid offset (NaN on other rows). valid_spread is the
 // range of the validation probabilities; flags names what is degenerate
 // about the fit (models.GridPoint.Flags, comma-separated, empty when
@@ -203,7 +221,8 @@ type FitsCols struct {
 	GateRoutes         []float64 `col:"gate_routes,optional"`
 }
 
-// TraceCols: one row per L-BFGS iteration of every grid point of every
+// TraceCols: trace, train.<model>/trace.parquet. One row per L-BFGS
+// iteration of every grid point of every
 // model, in training order (models as in the job, grid points in
 // models.GridOrder). valid_error is NaN where it was not checked;
 // evaluations and grad_evaluations are the grid point's so far.
@@ -218,7 +237,8 @@ type TraceCols struct {
 	GradEvaluations []int32   `col:"grad_evaluations"`
 }
 
-// CTCountsCols (node train.ct): the Category Tree baseline's fit, one row
+// CTCountsCols: ct_counts, train.ct/ct_counts.parquet. The Category Tree
+// baseline's fit, one row
 // per linked (source, target) pair of subcategories, by source index then
 // rank (models.CTCount): links counts the training positives from source
 // to target, rank is target's place among the subcategories linked from
@@ -235,15 +255,17 @@ type CTCountsCols struct {
 	TargetIdx []int32  `col:"target_idx"`
 }
 
-// TopicsCols: LDA topic proportions of each item with a vector, item order.
+// TopicsCols: topics, train.lda/topics.parquet. LDA's topic proportions
+// of each item with a vector, in item order.
 type TopicsCols struct {
 	_           keyed
 	ItemIdx     []int32     `col:"item_idx"`
 	Proportions [][]float32 `col:"proportions"`
 }
 
-// ParamsCols: learned parameters, one row per matrix row; c and other
-// scalars are 1x1 matrices.
+// ParamsCols: params, train.<model>/params.parquet. Learned parameters,
+// one row per matrix row; c and other scalars are 1x1 matrices, and LDA
+// adds its topic_words matrix.
 type ParamsCols struct {
 	_      keyed
 	Model  []string    `col:"model,dict"`
@@ -252,13 +274,17 @@ type ParamsCols struct {
 	Values [][]float64 `col:"values"`
 }
 
-// JobMetricsCols: the job-level table across experiments, one row per
+// JobMetricsCols: job_metrics, metrics.parquet at the run directory's
+// top and report/metrics.parquet. The job-level table across experiments, one row per
 // (experiment, model, split) at the chosen lambda: the metrics columns,
 // then the paper's data set name, the graph, the feature kind and the
 // paper's published test error (NaN where the paper has none), then the
 // recommendation claims (RecommendMetricsCols' columns), on the test rows
 // of the models the recommend stage answered; NaN elsewhere; then the job's
-// name and hash (the same on every row).
+// name and hash (the same on every row: the sha256 of the job's settings,
+// file locations left out). dataset is the paper's name for the category,
+// else the category's last level: the Dataset column of
+// report/tables.md.
 type JobMetricsCols struct {
 	_                     keyed
 	Experiment            []string  `col:"experiment,dict"`
@@ -288,7 +314,8 @@ type JobMetricsCols struct {
 	JobHash               []string  `col:"job_hash,dict"`
 }
 
-// RecommendationsCols (the recommend stage): the exact top-k of each
+// RecommendationsCols: recommendations, recommend/recommendations.parquet.
+// The exact top-k of each
 // sampled query item over every item with features, by model then query
 // (item order) then rank (1-based, nearest first). space is, for Monomer,
 // the space k in 1..N contributing most to the item's score (0 for other
@@ -307,7 +334,8 @@ type RecommendationsCols struct {
 	ItemIdx         []int32   `col:"item_idx"`
 }
 
-// RecommendMetricsCols: one row per model. same_subcategory is the share
+// RecommendMetricsCols: recommend_metrics,
+// recommend/recommend_metrics.parquet. One row per model. same_subcategory is the share
 // of recommended items in the query's subcategory; distinct_subcategories
 // the mean number of subcategories in a list; coverage the share of
 // candidate items in anyone's list and gini the Gini coefficient of how

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -43,7 +44,7 @@ func TestRoundTrip(t *testing.T) {
 	if _, err := Write(p, BowCols{ASIN: asin, TermIDs: ids, Weights: w, ItemIdx: idx, Counts: cnt}); err != nil {
 		t.Fatal(err)
 	}
-	tb, err := Open(p)
+	tb, err := Open(t.Context(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,7 @@ func ExampleWrite() {
 		DstIdx: []int32{1, 2},
 	})
 	fmt.Println(rows, err)
-	t, _ := Open(p)
+	t, _ := Open(context.Background(), p)
 	defer t.Release()
 	dst, _ := t.Strings("dst")
 	fmt.Println(dst)
@@ -233,7 +234,7 @@ func TestReadKeepsFirstError(t *testing.T) {
 	}
 	var src []string
 	var missing []int32
-	err := Read(p, func(c *Cols) error {
+	err := Read(t.Context(), p, func(c *Cols) error {
 		if !c.Has("src") || c.Has("nope") {
 			t.Errorf("Has(src) %v, Has(nope) %v", c.Has("src"), c.Has("nope"))
 		}

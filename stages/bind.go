@@ -232,8 +232,8 @@ func Graph(j *job.Job, expStages, jobStages []Stage) (*pipeline.Graph, error) {
 
 // CompareTables is the table comparison of diff and verify
 // (pipeline.CompareFunc): schema.Compare, cell by cell.
-func CompareTables(a, b string, tol float64) (*pipeline.TableDiff, error) {
-	d, err := schema.Compare(a, b, tol)
+func CompareTables(ctx context.Context, a, b string, tol float64) (*pipeline.TableDiff, error) {
+	d, err := schema.Compare(ctx, a, b, tol)
 	if err != nil {
 		return nil, err
 	}

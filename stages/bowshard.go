@@ -54,7 +54,7 @@ const (
 )
 
 func (BowShard) Run(ctx context.Context, env *pipeline.Env, p bowShardParams) (*pipeline.Result, error) {
-	it, err := readItems(env.InDir)
+	it, err := readItems(ctx, env.InDir)
 	if err != nil {
 		return nil, err
 	}

@@ -84,13 +84,13 @@ func (it *items) rows() map[string]int32 {
 // it leads to (fits, features, titles) with the stages, without a context
 // of its own until issue 25 moves its assembly to package report: until
 // then they read under context.TODO.
-func readItems(in inputs) (*items, error) {
+func readItems(ctx context.Context, in inputs) (*items, error) {
 	path, err := in.file("ingest", "items.parquet")
 	if err != nil {
 		return nil, err
 	}
 	var c schema.ItemsCols
-	if err := schema.ReadFields(context.TODO(), path, &c, &c.ASIN, &c.Subcategory); err != nil {
+	if err := schema.ReadFields(ctx, path, &c, &c.ASIN, &c.Subcategory); err != nil {
 		return nil, err
 	}
 	asin, subs := c.ASIN, c.Subcategory
@@ -137,13 +137,13 @@ func writeEdges(path string, it *items, g string, edges []graph.Edge) (int64, er
 }
 
 // readFeatureItems reads which items the features stage kept.
-func readFeatureItems(in inputs, n int) ([]bool, error) {
+func readFeatureItems(ctx context.Context, in inputs, n int) ([]bool, error) {
 	path, err := in.file("features", "feature_items.parquet")
 	if err != nil {
 		return nil, err
 	}
 	var c schema.FeatureItemsCols
-	if err := schema.ReadFields(context.TODO(), path, &c, &c.ItemIdx); err != nil {
+	if err := schema.ReadFields(ctx, path, &c, &c.ItemIdx); err != nil {
 		return nil, err
 	}
 	keep := make([]bool, n)
@@ -215,14 +215,14 @@ var (
 	_ models.CountRows = (*csr)(nil)
 )
 
-func readBow(dir string, nItems int) (*csr, error) {
+func readBow(ctx context.Context, dir string, nItems int) (*csr, error) {
 	dim, err := schema.NumRows(filepath.Join(dir, "vocabulary.parquet"))
 	if err != nil {
 		return nil, err
 	}
 	path := filepath.Join(dir, "bow.parquet")
 	var c schema.BowCols
-	if err := schema.ReadFields(context.TODO(), path, &c, &c.ItemIdx, &c.TermIDs, &c.Weights, &c.Counts); err != nil {
+	if err := schema.ReadFields(ctx, path, &c, &c.ItemIdx, &c.TermIDs, &c.Weights, &c.Counts); err != nil {
 		return nil, err
 	}
 	m := &csr{dim: int(dim), ptr: make([]int64, nItems+1)}
@@ -254,13 +254,13 @@ func (m *dense) Row(i int) []float32 { return m.data[i*m.dim : (i+1)*m.dim : (i+
 
 // readTopics reads the topic proportions node train.<model> wrote (a
 // models.Model.Topics model).
-func readTopics(in inputs, model string, nItems int) (*dense, error) {
+func readTopics(ctx context.Context, in inputs, model string, nItems int) (*dense, error) {
 	dir, err := trainDir(in, model)
 	if err != nil {
 		return nil, err
 	}
 	path := filepath.Join(dir, "topics.parquet")
-	c, err := schema.ReadAll[schema.TopicsCols](context.TODO(), path)
+	c, err := schema.ReadAll[schema.TopicsCols](ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +278,7 @@ func readTopics(in inputs, model string, nItems int) (*dense, error) {
 // loadFeatures opens the experiment's feature matrix of kind (image,
 // embeddings or bow): the memory-mapped matrix, or the bag-of-words rows
 // (also returned as counts for LDA).
-func loadFeatures(in inputs, kind string) (models.Features, *csr, func(), error) {
+func loadFeatures(ctx context.Context, in inputs, kind string) (models.Features, *csr, func(), error) {
 	items, err := in.file("ingest", "items.parquet")
 	if err != nil {
 		return nil, nil, nil, err
@@ -303,7 +303,7 @@ func loadFeatures(in inputs, kind string) (models.Features, *csr, func(), error)
 		}
 		return m, nil, func() { m.Close() }, nil
 	}
-	b, err := readBow(dir, n)
+	b, err := readBow(ctx, dir, n)
 	if err != nil {
 		return nil, nil, nil, err
 	}

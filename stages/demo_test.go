@@ -1,8 +1,11 @@
 package stages
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"testing"
 
@@ -17,7 +20,7 @@ func testPredictions(t *testing.T, path string) (errRate, positive map[string]fl
 	t.Helper()
 	errRate, positive = map[string]float64{}, map[string]float64{}
 	n := map[string]float64{}
-	err := schema.Read(path, func(c *schema.Cols) error {
+	err := schema.Read(t.Context(), path, func(c *schema.Cols) error {
 		model, split, label, pred := c.Strings("model"), c.Strings("split"), c.Int8s("label"), c.Int8s("predicted")
 		for i := range model {
 			if split[i] != "test" {
@@ -91,5 +94,50 @@ func TestDemoStory(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// demoTables is the golden copy of the demo's report/tables.md: the
+// figures README.md and docs/report.png show.
+const demoTables = "testdata/demo-tables.md"
+
+// blasRE matches the BLAS a report names, which differs by build and CPU
+// kernel while the demo's figures do not (README, "same bits").
+var blasRE = regexp.MustCompile(`; BLAS .*?\. The run`)
+
+// TestDemoTables runs jobs/demo.yaml as `make run` does and compares its
+// report/tables.md, the BLAS it names left out, with the golden copy
+// beside TestDemoStory: a change of the demo's figures fails here until
+// `make docs` has regenerated the copy and docs/report.png with it (or
+// -update the copy alone).
+func TestDemoTables(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the demo job, about a CPU-minute")
+	}
+	j, err := job.Load("../jobs/demo.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := runStages(t.Context(), j, Experiment(), Job(), pipeline.Options{RunDir: dir, RunID: runID(dir)}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "report", "tables.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = blasRE.ReplaceAll(got, []byte("; BLAS (left out). The run"))
+	if *update {
+		if err := os.WriteFile(demoTables, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(demoTables)
+	if err != nil {
+		t.Fatalf("%v (make docs writes it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("the demo's report/tables.md differs from %s: regenerate it and docs/report.png with `make docs` (or the copy alone with go test ./stages -run TestDemoTables -update)\ngot:\n%s", demoTables, got)
 	}
 }

@@ -73,7 +73,7 @@ type savedFit struct {
 
 // readTrainedFits reads the fits of the learned models among ms from their
 // train.<model> directories, as in serves them.
-func readTrainedFits(in inputs, ms []string) (map[string]*savedFit, error) {
+func readTrainedFits(ctx context.Context, in inputs, ms []string) (map[string]*savedFit, error) {
 	out := map[string]*savedFit{}
 	for _, m := range ms {
 		if registered(m).Counted {
@@ -83,7 +83,7 @@ func readTrainedFits(in inputs, ms []string) (map[string]*savedFit, error) {
 		if err != nil {
 			return nil, err
 		}
-		one, err := readFits(dir)
+		one, err := readFits(ctx, dir)
 		if err != nil {
 			return nil, err
 		}
@@ -97,10 +97,10 @@ func readTrainedFits(in inputs, ms []string) (map[string]*savedFit, error) {
 
 // readFits reads the fits and parameters of the models in dir (under
 // context.TODO: see readItems).
-func readFits(dir string) (map[string]*savedFit, error) {
+func readFits(ctx context.Context, dir string) (map[string]*savedFit, error) {
 	out := map[string]*savedFit{}
 	var fits schema.FitsCols
-	err := schema.ReadFields(context.TODO(), filepath.Join(dir, "fits.parquet"), &fits, &fits.Model, &fits.Lambda, &fits.ValidError,
+	err := schema.ReadFields(ctx, filepath.Join(dir, "fits.parquet"), &fits, &fits.Model, &fits.Lambda, &fits.ValidError,
 		&fits.Iterations, &fits.Selected, &fits.K, &fits.N, &fits.C, &fits.GateSpaces, &fits.GateRoutes)
 	if err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ func readFits(dir string) (map[string]*savedFit, error) {
 	}
 	// Params: one row per matrix row, grouped by (model, param).
 	path := filepath.Join(dir, "params.parquet")
-	params, err := schema.ReadAll[schema.ParamsCols](context.TODO(), path)
+	params, err := schema.ReadAll[schema.ParamsCols](ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -149,11 +149,11 @@ func readFits(dir string) (map[string]*savedFit, error) {
 }
 
 func (Evaluate) Run(ctx context.Context, env *pipeline.Env, p evaluateParams) (*pipeline.Result, error) {
-	it, err := readItems(env.InDir)
+	it, err := readItems(ctx, env.InDir)
 	if err != nil {
 		return nil, err
 	}
-	feat, _, closeFeat, err := loadFeatures(env.InDir, p.Features)
+	feat, _, closeFeat, err := loadFeatures(ctx, env.InDir, p.Features)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +162,7 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env, p evaluateParams) (*
 	if err != nil {
 		return nil, err
 	}
-	saved, err := readTrainedFits(env.InDir, p.Models)
+	saved, err := readTrainedFits(ctx, env.InDir, p.Models)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +195,7 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env, p evaluateParams) (*
 			}
 			f := feat
 			if m.Topics {
-				if f, err = readTopics(env.InDir, model, len(it.asin)); err != nil {
+				if f, err = readTopics(ctx, env.InDir, model, len(it.asin)); err != nil {
 					return nil, err
 				}
 			}

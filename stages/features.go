@@ -67,7 +67,7 @@ func (Features) Params(e *job.Resolved) featuresParams {
 const imageMatrixFile = "image.arrow"
 
 func (Features) Run(ctx context.Context, env *pipeline.Env, p featuresParams) (*pipeline.Result, error) {
-	it, err := readItems(env.InDir)
+	it, err := readItems(ctx, env.InDir)
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,8 @@ import (
 // under the category prefix that have a subcategory at the configured depth
 // and a feature source (an image record, or at least one review), and keeps
 // the edges of the experiment's graph between two such items of different
-// subcategories (SPEC section 2). For a bag-of-words experiment it also
+// subcategories (amazon.Subcategory, amazon.Keep, graph.CrossEdges). For a
+// bag-of-words experiment it also
 // keeps the reviews of those items, the only read of the raw reviews file.
 // The co_review graph is derived here from that same read (graph.CoReview)
 // and then filtered like the lists of the metadata.

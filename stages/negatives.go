@@ -40,7 +40,7 @@ func (Negatives) Params(e *job.Resolved) negativesParams {
 }
 
 func (Negatives) Run(ctx context.Context, env *pipeline.Env, p negativesParams) (*pipeline.Result, error) {
-	it, err := readItems(env.InDir)
+	it, err := readItems(ctx, env.InDir)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func (Negatives) Run(ctx context.Context, env *pipeline.Env, p negativesParams) 
 	if err != nil {
 		return nil, err
 	}
-	keep, err := readFeatureItems(env.InDir, len(it.asin))
+	keep, err := readFeatureItems(ctx, env.InDir, len(it.asin))
 	if err != nil {
 		return nil, err
 	}

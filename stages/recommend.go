@@ -78,20 +78,20 @@ type recExperiment struct {
 
 // openRecExperiment reads what retrieval needs of the experiment in reads:
 // its items, features (of kind) and the fits of ms.
-func openRecExperiment(in inputs, kind string, ms []string) (*recExperiment, error) {
-	it, err := readItems(in)
+func openRecExperiment(ctx context.Context, in inputs, kind string, ms []string) (*recExperiment, error) {
+	it, err := readItems(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	keep, err := readFeatureItems(in, len(it.asin))
+	keep, err := readFeatureItems(ctx, in, len(it.asin))
 	if err != nil {
 		return nil, err
 	}
-	fits, err := readTrainedFits(in, ms)
+	fits, err := readTrainedFits(ctx, in, ms)
 	if err != nil {
 		return nil, err
 	}
-	feat, _, closeFeat, err := loadFeatures(in, kind)
+	feat, _, closeFeat, err := loadFeatures(ctx, in, kind)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,7 @@ func openRecExperiment(in inputs, kind string, ms []string) (*recExperiment, err
 }
 
 // retriever rebuilds model's fit from its train node's tables.
-func (e *recExperiment) retriever(model string) (*models.Retriever, error) {
+func (e *recExperiment) retriever(ctx context.Context, model string) (*models.Retriever, error) {
 	s := e.fits[model]
 	if s == nil {
 		return nil, fmt.Errorf("stages: recommend: no trained %s", model)
@@ -114,7 +114,7 @@ func (e *recExperiment) retriever(model string) (*models.Retriever, error) {
 	f := e.feat
 	if m.Topics {
 		var err error
-		if f, err = readTopics(e.in, model, len(e.it.asin)); err != nil {
+		if f, err = readTopics(ctx, e.in, model, len(e.it.asin)); err != nil {
 			return nil, err
 		}
 	}
@@ -141,7 +141,7 @@ type recMetricTable struct {
 }
 
 func (Recommend) Run(ctx context.Context, env *pipeline.Env, p recommendParams) (*pipeline.Result, error) {
-	e, err := openRecExperiment(env.InDir, p.Features, p.Models)
+	e, err := openRecExperiment(ctx, env.InDir, p.Features, p.Models)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +185,7 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env, p recommendParams) 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		r, err := e.retriever(model)
+		r, err := e.retriever(ctx, model)
 		if err != nil {
 			return nil, fmt.Errorf("stages: recommend %s: %w", model, err)
 		}
@@ -357,7 +357,7 @@ type RecommendAnswer struct {
 // cross among those outside asin's subcategory (the paper's cross-category
 // lists, the taxonomy filter LMT needs). Missing run outputs wrap
 // pipeline.ErrUsage; an unknown model or ASIN too.
-func RecommendOne(runDir, experiment, model, asin string, k int, cross bool) (*RecommendAnswer, error) {
+func RecommendOne(ctx context.Context, runDir, experiment, model, asin string, k int, cross bool) (*RecommendAnswer, error) {
 	if k <= 0 {
 		return nil, fmt.Errorf("%w: --k %d must be positive", pipeline.ErrUsage, k)
 	}
@@ -394,7 +394,7 @@ func RecommendOne(runDir, experiment, model, asin string, k int, cross bool) (*R
 		kind = "image"
 	}
 	in := runInputs(runDir, experiment)
-	e, err := openRecExperiment(in, kind, []string{model})
+	e, err := openRecExperiment(ctx, in, kind, []string{model})
 	if err != nil {
 		return nil, err
 	}
@@ -406,7 +406,7 @@ func RecommendOne(runDir, experiment, model, asin string, k int, cross bool) (*R
 	if _, ok := slices.BinarySearch(e.cand, int32(q)); !ok {
 		return nil, fmt.Errorf("%w: item %s has no features in experiment %s", pipeline.ErrUsage, asin, experiment)
 	}
-	ret, err := e.retriever(model)
+	ret, err := e.retriever(ctx, model)
 	if err != nil {
 		return nil, err
 	}
@@ -418,7 +418,7 @@ func RecommendOne(runDir, experiment, model, asin string, k int, cross bool) (*R
 	if err != nil {
 		return nil, err
 	}
-	titles, err := readTitles(in)
+	titles, err := readTitles(ctx, in)
 	if err != nil {
 		return nil, err
 	}
@@ -448,12 +448,12 @@ func runExperiments(runDir string) string {
 
 // readTitles reads the items' titles, in item order (under context.TODO:
 // see readItems).
-func readTitles(in inputs) ([]string, error) {
+func readTitles(ctx context.Context, in inputs) ([]string, error) {
 	path, err := in.file("ingest", "items.parquet")
 	if err != nil {
 		return nil, err
 	}
 	var c schema.ItemsCols
-	err = schema.ReadFields(context.TODO(), path, &c, &c.Title)
+	err = schema.ReadFields(ctx, path, &c, &c.Title)
 	return c.Title, err
 }

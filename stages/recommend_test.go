@@ -25,7 +25,7 @@ func checkRecommend(t *testing.T, j *job.Job, dir string) {
 	t.Helper()
 	for i := range j.Experiments {
 		e := j.Resolve(i)
-		it := must(readItems(runInputs(dir, e.Name)))(t)
+		it := must(readItems(t.Context(), runInputs(dir, e.Name)))(t)
 		row := it.rows()
 		tb := open(t, filepath.Join(dir, e.Name, "recommend", "recommendations.parquet"))
 		model := must(tb.Strings("model"))(t)
@@ -66,13 +66,13 @@ func checkRecommend(t *testing.T, j *job.Job, dir string) {
 			t.Fatalf("%s: %d rows, want %d queries × %d × %d models", e.Name, len(model), len(queries), k, len(retr))
 		}
 		// The command gives the same list as the stage.
-		ans, err := RecommendOne(dir, e.Name, "monomer", query[0], k, false)
+		ans, err := RecommendOne(t.Context(), dir, e.Name, "monomer", query[0], k, false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// --cross: k items, none of the query's subcategory, starting with
 		// the unfiltered list's items from other subcategories, in order.
-		cross, err := RecommendOne(dir, e.Name, "monomer", query[0], k, true)
+		cross, err := RecommendOne(t.Context(), dir, e.Name, "monomer", query[0], k, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +107,7 @@ func checkRecommend(t *testing.T, j *job.Job, dir string) {
 			t.Errorf("%s: monomer recommend %s = %v, stage %v", e.Name, query[0], got, want)
 		}
 		// Claims: shares in [0, 1], at least one subcategory per list.
-		rm := must(readRecMetrics(filepath.Join(dir, e.Name, "recommend", "recommend_metrics.parquet")))(t)
+		rm := must(readRecMetrics(t.Context(), filepath.Join(dir, e.Name, "recommend", "recommend_metrics.parquet")))(t)
 		for _, m := range retr {
 			v, ok := rm[m]
 			if !ok {
@@ -127,14 +127,14 @@ func checkRecommend(t *testing.T, j *job.Job, dir string) {
 		}
 		checkCrossLists(t, e, dir, rm, model, qidx, iidx)
 	}
-	if _, err := RecommendOne(dir, j.Experiments[0].Name, "ct", "x", 10, false); err == nil {
+	if _, err := RecommendOne(t.Context(), dir, j.Experiments[0].Name, "ct", "x", 10, false); err == nil {
 		t.Error("recommend with ct accepted")
 	}
-	if _, err := RecommendOne(dir, j.Experiments[0].Name, "monomer", "no-such-asin", 10, false); err == nil {
+	if _, err := RecommendOne(t.Context(), dir, j.Experiments[0].Name, "monomer", "no-such-asin", 10, false); err == nil {
 		t.Error("recommend for an unknown asin accepted")
 	}
 	// An unknown experiment is named as such, with the ones there are.
-	_, err := RecommendOne(dir, "nope", "monomer", "x", 10, false)
+	_, err := RecommendOne(t.Context(), dir, "nope", "monomer", "x", 10, false)
 	if !errors.Is(err, pipeline.ErrUsage) || !strings.Contains(fmt.Sprint(err), `unknown experiment "nope"; the run directory `+dir+` has experiments men-image, women-bow`) {
 		t.Errorf("unknown experiment: %v", err)
 	}
@@ -149,7 +149,7 @@ func checkRecommend(t *testing.T, j *job.Job, dir string) {
 func checkCrossLists(t *testing.T, e job.Resolved, dir string, rm map[string]report.Claims, model []string, qidx, iidx []int32) {
 	t.Helper()
 	k := e.Settings.RecommendK
-	rx := must(openRecExperiment(runInputs(dir, e.Name), e.Features, e.Models))(t)
+	rx := must(openRecExperiment(t.Context(), runInputs(dir, e.Name), e.Features, e.Models))(t)
 	defer rx.close()
 	sub := rx.it.sub
 	filtered := false
@@ -172,7 +172,7 @@ func checkCrossLists(t *testing.T, e job.Resolved, dir string, rm map[string]rep
 		if v.Same > 0 {
 			filtered = true
 		}
-		r := must(rx.retriever(m))(t)
+		r := must(rx.retriever(t.Context(), m))(t)
 		cross := must(r.TopKExcept(queries, k, 0, func(x, y int32) bool { return sub[x] == sub[y] }))(t)
 		for qi, q := range queries {
 			if len(cross[qi]) != k {
@@ -258,7 +258,7 @@ func TestReadRecMetricsBeforeCross(t *testing.T) {
 	must(schema.Write(p, v1{Model: []string{"lmt"}, Queries: []int32{300}, K: []int32{10}, Candidates: []int32{900},
 		SameSubcategory: []float64{0.4}, DistinctSubcategories: []float64{3}, Coverage: []float64{0.8}, Gini: []float64{0.5},
 		TestQueries: []int32{80}, HitRate: []float64{0.1}, Recall: []float64{0.05}}))(t)
-	rm := must(readRecMetrics(p))(t)
+	rm := must(readRecMetrics(t.Context(), p))(t)
 	v := rm["lmt"]
 	if v.Coverage != 0.8 || v.Gini != 0.5 || v.TestQueries != 80 || !math.IsNaN(v.CoverageCross) || !math.IsNaN(v.GiniCross) {
 		t.Fatalf("read %+v", v)

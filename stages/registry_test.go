@@ -111,7 +111,7 @@ func TestRegisteredModelEverywhere(t *testing.T) {
 	}
 	e := j.Resolve(0)
 	queries := must(open(t, filepath.Join(dir, e.Name, "recommend", "recommendations.parquet")).Strings("query"))(t)
-	ans, err := RecommendOne(dir, e.Name, "wnn2", queries[0], 3, false)
+	ans, err := RecommendOne(t.Context(), dir, e.Name, "wnn2", queries[0], 3, false)
 	if err != nil || len(ans.Items) != 3 {
 		t.Fatalf("recommend --model wnn2: %+v, %v", ans, err)
 	}
@@ -123,7 +123,7 @@ func TestRegisteredModelEverywhere(t *testing.T) {
 	if err := j.Validate(); err == nil || !strings.Contains(err.Error(), `"wnn2" is not one of wnn, ct, lmt, monomer, lda`) {
 		t.Errorf("job with an unregistered model: %v", err)
 	}
-	_, err = RecommendOne(dir, e.Name, "wnn2", queries[0], 3, false)
+	_, err = RecommendOne(t.Context(), dir, e.Name, "wnn2", queries[0], 3, false)
 	if !errors.Is(err, pipeline.ErrUsage) || !strings.Contains(err.Error(), "--model wnn2 is not a model (use wnn, lda, lmt or monomer)") {
 		t.Errorf("recommend --model wnn2 unregistered: %v", err)
 	}

@@ -101,7 +101,7 @@ func (Report) Run(ctx context.Context, env *pipeline.Env, p reportParams) (*pipe
 	for i := range p.Experiments {
 		r := &p.Experiments[i]
 		pipeline.Describe(bar, "report: projecting the items of "+r.Name)
-		in, err := reportInput(env, r)
+		in, err := reportInput(ctx, env, r)
 		if err != nil {
 			bar.Done()
 			return nil, err
@@ -159,16 +159,16 @@ func (Report) Run(ctx context.Context, env *pipeline.Env, p reportParams) (*pipe
 
 // reportInput reads what the report shows of experiment r from the tables
 // of its stages.
-func reportInput(env *pipeline.Env, r *reportExp) (*report.Input, error) {
+func reportInput(ctx context.Context, env *pipeline.Env, r *reportExp) (*report.Input, error) {
 	in := expInputs(env, r.Name)
 	out := &report.Input{Name: r.Name, Category: r.Category, Graph: r.Graph, Features: r.Features, Models: r.Models,
 		RecommendK: r.Settings.RecommendK, MapItems: r.Settings.ReportMapItems,
 		Flags: map[string][]string{}, Fits: map[string]*report.Fit{}, Rand: env.RNG("map sample/" + r.Name)}
-	it, err := readItems(in)
+	it, err := readItems(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	titles, err := readTitles(in)
+	titles, err := readTitles(ctx, in)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func reportInput(env *pipeline.Env, r *reportExp) (*report.Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	if out.Claims, err = readRecMetrics(recMetrics); err != nil {
+	if out.Claims, err = readRecMetrics(ctx, recMetrics); err != nil {
 		return nil, err
 	}
 	for _, m := range learned(r.Models) {
@@ -192,19 +192,19 @@ func reportInput(env *pipeline.Env, r *reportExp) (*report.Input, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := readFlags(filepath.Join(dir, "fits.parquet"), out.Flags); err != nil {
+		if err := readFlags(ctx, filepath.Join(dir, "fits.parquet"), out.Flags); err != nil {
 			return nil, err
 		}
-		out.Trace = append(out.Trace, readTrace(filepath.Join(dir, "trace.parquet"))...)
+		out.Trace = append(out.Trace, readTrace(ctx, filepath.Join(dir, "trace.parquet"))...)
 	}
 	metrics, err := in.file("evaluate", "metrics.parquet")
 	if err != nil {
 		return nil, err
 	}
-	if out.Metrics, err = readMetrics(metrics); err != nil {
+	if out.Metrics, err = readMetrics(ctx, metrics); err != nil {
 		return nil, err
 	}
-	fits, err := readTrainedFits(in, r.Models)
+	fits, err := readTrainedFits(ctx, in, r.Models)
 	if err != nil {
 		return nil, err
 	}
@@ -215,11 +215,11 @@ func reportInput(env *pipeline.Env, r *reportExp) (*report.Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	if out.Recommendations, err = readRecommendations(recs); err != nil {
+	if out.Recommendations, err = readRecommendations(ctx, recs); err != nil {
 		return nil, err
 	}
 	if r.Features == "embeddings" {
-		keep, err := readFeatureItems(in, len(it.asin))
+		keep, err := readFeatureItems(ctx, in, len(it.asin))
 		if err != nil {
 			return nil, err
 		}
@@ -230,7 +230,7 @@ func reportInput(env *pipeline.Env, r *reportExp) (*report.Input, error) {
 		}
 	}
 	out.OpenFeatures = func() (models.Features, []int32, func(), error) {
-		keep, err := readFeatureItems(in, len(it.asin))
+		keep, err := readFeatureItems(ctx, in, len(it.asin))
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -240,7 +240,7 @@ func reportInput(env *pipeline.Env, r *reportExp) (*report.Input, error) {
 				cand = append(cand, int32(i))
 			}
 		}
-		feat, _, closeFeat, err := loadFeatures(in, r.Features)
+		feat, _, closeFeat, err := loadFeatures(ctx, in, r.Features)
 		return feat, cand, closeFeat, err
 	}
 	return out, nil
@@ -248,9 +248,9 @@ func reportInput(env *pipeline.Env, r *reportExp) (*report.Input, error) {
 
 // readFlags adds the flags of each model's chosen fit in the fits table
 // at path to flags.
-func readFlags(path string, flags map[string][]string) error {
+func readFlags(ctx context.Context, path string, flags map[string][]string) error {
 	var c schema.FitsCols
-	if err := schema.ReadFields(context.TODO(), path, &c, &c.Model, &c.Selected, &c.Flags); err != nil {
+	if err := schema.ReadFields(ctx, path, &c, &c.Model, &c.Selected, &c.Flags); err != nil {
 		return err
 	}
 	for i := range c.Model {
@@ -262,9 +262,9 @@ func readFlags(path string, flags map[string][]string) error {
 }
 
 // readMetrics reads the evaluate stage's metrics table.
-func readMetrics(path string) ([]report.Metric, error) {
+func readMetrics(ctx context.Context, path string) ([]report.Metric, error) {
 	var c schema.MetricsCols
-	if err := schema.ReadFields(context.TODO(), path, &c, &c.Model, &c.Split, &c.Error, &c.AUC, &c.LogLikelihood,
+	if err := schema.ReadFields(ctx, path, &c, &c.Model, &c.Split, &c.Error, &c.AUC, &c.LogLikelihood,
 		&c.Pairs, &c.Lambda, &c.K, &c.N, &c.Iterations, &c.Selected); err != nil {
 		return nil, err
 	}
@@ -305,11 +305,11 @@ func jobMetricsTable(p *report.Provenance, rows []report.JobMetric) schema.JobMe
 // ""). A missing or unreadable trace leaves the curves out of the page.
 // It reads by column name on purpose: traces of several layouts (one fit
 // or many, int32 or int64 iterations) are all drawn.
-func readTrace(path string) []report.TracePoint {
+func readTrace(ctx context.Context, path string) []report.TracePoint {
 	if _, err := os.Stat(path); err != nil {
 		return nil
 	}
-	tb, err := schema.Open(path)
+	tb, err := schema.Open(ctx, path)
 	if err != nil {
 		return nil
 	}
@@ -344,12 +344,12 @@ func readTrace(path string) []report.TracePoint {
 
 // readRecommendations reads the recommend stage's lists; a missing table
 // is none.
-func readRecommendations(path string) ([]report.Recommendation, error) {
+func readRecommendations(ctx context.Context, path string) ([]report.Recommendation, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, nil
 	}
 	var c schema.RecommendationsCols
-	if err := schema.ReadFields(context.TODO(), path, &c, &c.Model, &c.Query, &c.Item, &c.Probability, &c.Distance,
+	if err := schema.ReadFields(ctx, path, &c, &c.Model, &c.Query, &c.Item, &c.Probability, &c.Distance,
 		&c.SameSubcategory, &c.Space); err != nil {
 		return nil, err
 	}
@@ -364,12 +364,12 @@ func readRecommendations(path string) ([]report.Recommendation, error) {
 // readRecMetrics reads recommend_metrics.parquet by model; a missing file
 // (a run directory from before the stage existed) is no metrics, and
 // missing cross-subcategory columns (before recommend 1.1.0) are NaN.
-func readRecMetrics(path string) (map[string]report.Claims, error) {
+func readRecMetrics(ctx context.Context, path string) (map[string]report.Claims, error) {
 	out := map[string]report.Claims{}
 	if _, err := os.Stat(path); os.IsNotExist(err) {
 		return out, nil
 	}
-	c, err := schema.ReadAll[schema.RecommendMetricsCols](context.TODO(), path)
+	c, err := schema.ReadAll[schema.RecommendMetricsCols](ctx, path)
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ func TestReadTrace(t *testing.T) {
 		[]float64{-0.6, -0.5}, []float64{math.NaN(), 0.3}, []int32{3, 5}}); err != nil {
 		t.Fatal(err)
 	}
-	got := readTrace(p)
+	got := readTrace(t.Context(), p)
 	if len(got) != 2 || got[1].Model != "monomer" || got[1].Lambda != 1e-4 || got[1].Iteration != 2 || got[1].ValidError != 0.3 {
 		t.Errorf("full trace: %+v", got)
 	}
@@ -39,10 +39,10 @@ func TestReadTrace(t *testing.T) {
 	if _, err := schema.Write(p, bareTrace{[]int64{1}, []float64{-0.6}, []float64{0.4}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := readTrace(p); len(got) != 1 || got[0].Model != "" || got[0].Iteration != 1 {
+	if got := readTrace(t.Context(), p); len(got) != 1 || got[0].Model != "" || got[0].Iteration != 1 {
 		t.Errorf("trace without model and lambda: %+v", got)
 	}
-	if got := readTrace(filepath.Join(dir, "missing.parquet")); got != nil {
+	if got := readTrace(t.Context(), filepath.Join(dir, "missing.parquet")); got != nil {
 		t.Errorf("missing trace: %+v", got)
 	}
 	type noObj struct {
@@ -52,7 +52,7 @@ func TestReadTrace(t *testing.T) {
 	if _, err := schema.Write(p, noObj{[]int64{1}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := readTrace(p); got != nil {
+	if got := readTrace(t.Context(), p); got != nil {
 		t.Errorf("trace without objective: %+v", got)
 	}
 }

@@ -100,7 +100,7 @@ func TestIngestReviewsTable(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "men-image", "ingest", reviewsFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("image experiment: %s: %v, want none", reviewsFile, err)
 	}
-	it, err := readItems(runInputs(dir, "women-bow"))
+	it, err := readItems(t.Context(), runInputs(dir, "women-bow"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // Split shuffles R ∪ R̄ with the seed and cuts it 80/10/10, capping the
-// training part (SPEC section 4).
+// training part at train_cap (graph.SplitPairs).
 type Split struct{}
 
 var _ ExpStage[splitParams] = Split{}
@@ -29,7 +29,7 @@ func (Split) Params(e *job.Resolved) splitParams {
 }
 
 func (Split) Run(ctx context.Context, env *pipeline.Env, p splitParams) (*pipeline.Result, error) {
-	it, err := readItems(env.InDir)
+	it, err := readItems(ctx, env.InDir)
 	if err != nil {
 		return nil, err
 	}

@@ -128,7 +128,7 @@ func TestPipelineDeterministic(t *testing.T) {
 
 func open(t *testing.T, path string) *schema.Table {
 	t.Helper()
-	tb, err := schema.Open(path)
+	tb, err := schema.Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,8 @@ func must[T any](v T, err error) func(*testing.T) T {
 }
 
 // checkIngest recomputes each experiment's items and edges from the raw
-// files with the rules of SPEC section 2 and compares them to the tables.
+// files with ingest's rules, written out again here, and compares them to
+// the tables.
 func checkIngest(t *testing.T, j *job.Job, dir string) {
 	for i := range j.Experiments {
 		e := j.Resolve(i)
@@ -247,7 +248,7 @@ func checkNegativesAndSplit(t *testing.T, dir string) {
 	for _, exp := range []string{"men-image", "women-bow"} {
 		pos := must(readEdges(context.Background(), runInputs(dir, exp), "negatives", "positives.parquet"))(t)
 		neg := must(readEdges(context.Background(), runInputs(dir, exp), "negatives", "negatives.parquet"))(t)
-		it := must(readItems(runInputs(dir, exp)))(t)
+		it := must(readItems(t.Context(), runInputs(dir, exp)))(t)
 		inPos := map[[2]int32]bool{}
 		outDeg, inDeg := map[int32]int{}, map[int32]int{}
 		for _, e := range pos {

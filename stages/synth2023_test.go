@@ -60,7 +60,7 @@ func load2023Job(t *testing.T, dir string) *job.Job {
 func coReviewRecovery(t *testing.T, w *synth.World, dir, exp string) (precision, recall float64, derived, planted int) {
 	t.Helper()
 	in := runInputs(dir, exp)
-	it, err := readItems(in)
+	it, err := readItems(t.Context(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestSynth2023EndToEnd(t *testing.T) {
 
 	// Every image item of the experiment has a vector; the rest of the
 	// file (other tops, orphans) are ids that are not items.
-	it, err := readItems(runInputs(run, exp))
+	it, err := readItems(t.Context(), runInputs(run, exp))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestSynth2023EndToEnd(t *testing.T) {
 			want++
 		}
 	}
-	keep, err := readFeatureItems(runInputs(run, exp), len(it.asin))
+	keep, err := readFeatureItems(t.Context(), runInputs(run, exp), len(it.asin))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func checkDeclared(t *testing.T, dir string) {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".parquet") {
 			return err
 		}
-		tb, err := schema.Open(p)
+		tb, err := schema.Open(t.Context(), p)
 		if err != nil {
 			return err
 		}
@@ -158,7 +158,7 @@ func checkProvenance(t *testing.T, dirs [2]string) {
 			t.Errorf("run %d: report/manifest.json: run_id %q, job_hash %v, version %v", i, m.RunID, m.Stats["job_hash"], m.Stats["version"])
 		}
 	}
-	if d, err := pipeline.Diff(dirs[0], dirs[1], pipeline.DiffOptions{}); err != nil || !d.Identical {
+	if d, err := pipeline.Diff(t.Context(), dirs[0], dirs[1], pipeline.DiffOptions{}); err != nil || !d.Identical {
 		t.Errorf("runs %s and %s: diff says %v, %v", runID(dirs[0]), runID(dirs[1]), d, err)
 	}
 	tb := open(t, filepath.Join(dirs[0], "metrics.parquet"))

@@ -187,7 +187,7 @@ const ctCountsFile = "ct_counts.parquet"
 // trainCT counts the train positives between subcategories (models.FitCT)
 // and writes the count matrix.
 func trainCT(ctx context.Context, env *pipeline.Env, p trainParams) (*pipeline.Result, error) {
-	it, err := readItems(env.InDir)
+	it, err := readItems(ctx, env.InDir)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +235,7 @@ func readCT(ctx context.Context, in inputs, it *items) (*models.CT, error) {
 // topics), so a
 // model draws the same numbers whichever other models the experiment has.
 func trainModel(ctx context.Context, env *pipeline.Env, p trainParams, model string) (*pipeline.Result, error) {
-	feat, counts, closeFeat, err := loadFeatures(env.InDir, p.Features)
+	feat, counts, closeFeat, err := loadFeatures(ctx, env.InDir, p.Features)
 	if err != nil {
 		return nil, err
 	}

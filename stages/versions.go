@@ -14,26 +14,19 @@ import (
 // `go test ./stages -run TestStageVersions -update` records the new
 // outputs in testdata/stage-versions.json.
 //
-// They live together here so the whole set reads as one table.
+// They live together here so the whole set reads as one table; why each
+// was bumped is in CHANGELOG.md ("Stage code versions"), where a bump adds
+// its row.
 
-func (Ingest) Version() string    { return "1.2.0" }  // 1.2: co_review rejects reviews without a user or a time (issue 37); 1.1: reviews.parquet (bag-of-words experiments)
-func (BowShard) Version() string  { return "1.1.0" }  // 1.1: reads ingest's reviews.parquet (same outputs)
-func (Features) Version() string  { return "1.2.0" }  // 1.2: refuses features that do not vary across items, and embeddings out of the kernels' float32 range; warns on embeddings covering under half the items (issue 37); 1.1: reads ingest's reviews.parquet (same outputs)
-func (Negatives) Version() string { return "1.2.0" }  // 1.2: fails with exit 3 on a graph too small to split (issue 37); 1.1: the graph it names the positives by is in its key (issue 25)
-func (Split) Version() string     { return "1.1.0" }  // 1.1: refuses pairs that leave a split without a positive or a negative (issue 37)
-func (Train) Version() string     { return "2.11.0" } // 2.11: an exact tie between grid points goes to the smaller λ, not the one listed first (issue 37); 2.10: warm_start runs the λ path from the smallest λ up (it ran from the largest down); 2.9: the features kind in a learned model's key (issue 25); 2.8: fits gate_spaces, gate_routes (Monomer's gate use); earlier ones below
-func (Evaluate) Version() string  { return "1.4.0" }  // 1.4: the features kind in its key (issue 25); 1.1: WNN SIMD dot; 1.2: WNN distance in wnnkern lane order; 1.3: scores through sparse rows as Train 2.7
-func (Recommend) Version() string { return "1.3.0" }  // 1.3: the features kind in its key (issue 25); 1.2: scores in internal/dotkern's fixed arithmetic, the same bits under every BLAS kernel; 1.1: coverage_cross and gini_cross, the lists with the query's own subcategory left out
-func (Report) Version() string    { return "1.5.0" }  // 1.5: the small-data warning for embeddings, and a warning on embeddings covering under half the items (issue 37); 1.4: its key holds the job name, seed and what it reads of each experiment (issue 25); 1.1: coverage_cross and gini_cross in metrics.parquet and the claims table; 1.2: one renderer for index.html and tables.md (issue 22), provenance, plots capped; the gate's spaces used and routes under its plot, a small-data warning; 1.3: the two 1.2.0 of issues 22 and 28 merged (each shipped alone), the build left out of the rendered page
-
-// Train's earlier versions: 2: one node per model; 2.1: WNN SIMD dot;
-// 2.2: Monomer item gradients summed per pseudo space; 2.3: train.ct; 2.4:
-// WNN distance in wnnkern lane order, pairs in x order; 2.5: blocks of
-// items spanning up to 640 rows multiplied in place (Xᵀ·G over their gap
-// rows rounds otherwise); 2.6: blocks crossing a record batch multiplied in
-// place in segments, not copied; 2.7: dense features at most 25 %
-// non-zero multiplied as sparse rows, WNN on sparse rows through its
-// pairs' products.
+func (Ingest) Version() string    { return "1.2.0" }
+func (BowShard) Version() string  { return "1.1.0" }
+func (Features) Version() string  { return "1.2.0" }
+func (Negatives) Version() string { return "1.2.0" }
+func (Split) Version() string     { return "1.1.0" }
+func (Train) Version() string     { return "2.11.0" }
+func (Evaluate) Version() string  { return "1.4.0" }
+func (Recommend) Version() string { return "1.3.0" }
+func (Report) Version() string    { return "1.5.0" }
 
 // The toolchain decides the outputs of the stages doing floating-point
 // arithmetic (bag-of-words weights, training, scores) or drawing from

@@ -12,7 +12,7 @@ import (
 	"monomer/pipeline/cache"
 )
 
-var update = flag.Bool("update", false, "add this build's outputs to testdata/stage-versions.json (`make golden` records every build)")
+var update = flag.Bool("update", false, "add this build's outputs to testdata/stage-versions.json (`make golden` records every build); rewrite testdata/demo-tables.md (TestDemoTables)")
 
 // goldenVersions holds every stage's version and output hashes on the
 // fixed input of testJob (the committed tiny data set).

@@ -74,7 +74,7 @@ func (w *World) meta(s *stream, i int) Meta {
 			var second []string
 			if chance(r, 0.25) {
 				// Another subcategory of the same top, always second: the
-				// first matching path decides (SPEC section 2).
+				// first matching path decides (amazon.Subcategory).
 				o := w.Subcats[firstSubcat(w.Subcats, it.Top)+r.IntN(w.Config.Tops[it.Top].Subcats)]
 				second = w.subcatPath(&o)
 				m.Categories = append(m.Categories, second)

@@ -200,7 +200,8 @@ func normMeta(m synth.Meta) synth.Meta {
 	return m
 }
 
-// TestQuirks: the tiny data exercises every quirk of SPEC section 1.
+// TestQuirks: the tiny data exercises every quirk of the 2014 files that
+// amazon's readers handle (Python-literal escapes, quoting, gzip).
 func TestQuirks(t *testing.T) {
 	w := tinyWorld(t, goldenSeed)
 	dir := t.TempDir()

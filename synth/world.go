@@ -653,9 +653,9 @@ func (w *World) plantBT() {
 	w.setEdges(gBT, per)
 }
 
-// isPlanted reports whether the list entry y of x is an edge by the rules of
-// SPEC section 2 (ignoring images): both Regular, same top, different
-// subcategories.
+// isPlanted reports whether the list entry y of x is an edge by ingest's
+// rules (amazon.Subcategory, graph.CrossEdges; ignoring images): both
+// Regular, same top, different subcategories.
 func (w *World) isPlanted(x int, y int32) bool {
 	if y < 0 || int(y) >= len(w.Items) {
 		return false

@@ -39,7 +39,7 @@ and the largest relative difference is reported.
   monomer diff runs/demo/2026-01-01 runs/demo/2026-01-02 --tolerance 1e-6`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := pipeline.Diff(args[0], args[1], pipeline.DiffOptions{Tolerance: flags.tolerance, Compare: stages.CompareTables})
+			res, err := pipeline.Diff(cmd.Context(), args[0], args[1], pipeline.DiffOptions{Tolerance: flags.tolerance, Compare: stages.CompareTables})
 			if err != nil {
 				return err
 			}

@@ -61,7 +61,7 @@ only.
 					return fmt.Errorf("%w: recommend needs --%s (see --help)", pipeline.ErrUsage, f.name)
 				}
 			}
-			ans, err := stages.RecommendOne(args[0], o.experiment, o.model, o.asin, o.k, o.cross)
+			ans, err := stages.RecommendOne(cmd.Context(), args[0], o.experiment, o.model, o.asin, o.k, o.cross)
 			if err != nil {
 				return err
 			}

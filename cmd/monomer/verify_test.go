@@ -37,7 +37,7 @@ func TestVerify(t *testing.T) {
 	var x, y, split []string
 	var label []int8
 	var xi, yi []int32
-	err := schema.Read(pairs, func(c *schema.Cols) error {
+	err := schema.Read(t.Context(), pairs, func(c *schema.Cols) error {
 		x, y, label, split, xi, yi = c.Strings("x"), c.Strings("y"), c.Int8s("label"), c.Strings("split"), c.Int32s("x_idx"), c.Int32s("y_idx")
 		return c.Err()
 	})

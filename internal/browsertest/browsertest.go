@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"html"
 	"image/color"
 	"image/png"
@@ -19,26 +20,60 @@ import (
 // ChromiumPath is Debian's chromium, which .ci/run installs.
 const ChromiumPath = "/usr/bin/chromium"
 
-// chromium runs headless Chromium with a fresh profile and no background
-// traffic; the deadline only bounds a hung browser.
+// chromium runs headless Chromium for a test, skipping it when Chromium
+// is not installed.
 func chromium(t testing.TB, args ...string) string {
 	t.Helper()
 	if _, err := os.Stat(ChromiumPath); err != nil {
 		t.Skipf("SKIP browser test: %s not found; install Debian's chromium (apt-get install -y chromium) to render the report in a real browser", ChromiumPath)
 	}
+	out, err := run(t.TempDir(), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// run runs headless Chromium with a fresh profile in profile and no
+// background traffic; the deadline only bounds a hung browser.
+func run(profile string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
 		"--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
-		"--user-data-dir=" + t.TempDir()}
+		"--user-data-dir=" + profile}
 	cmd := exec.CommandContext(ctx, ChromiumPath, append(base, args...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("chromium %v: %v\n%s", args, err, stderr.String())
+		return "", fmt.Errorf("chromium %v: %v\n%s", args, err, stderr.String())
 	}
-	return string(out)
+	return string(out), nil
+}
+
+// Screenshot renders the page at path (an HTML file) in headless Chromium
+// into the PNG file out, width × height pixels: what `make docs` makes
+// docs/report.png with, as the browser tests see the report.
+func Screenshot(path, out string, width, height int) error {
+	if _, err := os.Stat(ChromiumPath); err != nil {
+		return fmt.Errorf("%s not found: install Debian's chromium (apt-get install -y chromium)", ChromiumPath)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	shot, err := filepath.Abs(out)
+	if err != nil {
+		return err
+	}
+	profile, err := os.MkdirTemp("", "browsertest-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(profile)
+	_, err = run(profile, fmt.Sprintf("--window-size=%d,%d", width, height), "--screenshot="+shot, "file://"+abs)
+	return err
 }
 
 // checkScript records, once the page has loaded, every image that failed
