@@ -43,7 +43,8 @@ type TrainSettings struct {
 	CTTop float64 `yaml:"ct_top" default:"0.5" min:"0" max:"1"`
 	// Patience ends a fit after this many validation checks in a row that
 	// keep nothing (Spec.Patience). 6 was measured to change no test error
-	// beyond noise (BENCHMARKS.md); negative: never.
+	// beyond noise (docs/notes/2026-11-23-blas-kernels-sgemm.md, "Fewer
+	// evaluations"); negative: never.
 	Patience int `yaml:"patience" default:"6"`
 	// WarmStart trains the λ grid from the smallest λ to the largest, each
 	// from the parameters kept at the one before (Spec.WarmStart, GridOrder).
