@@ -48,8 +48,8 @@ func meanShared(m *Matrix, es []graph.Edge) float64 {
 // ends reviewed) against as many degree-preserving rewired negatives.
 // These samples have one category path, so each item is its own
 // "subcategory" for Rewire. The figures are the real margin that
-// synth.TestTextShared asks the generator to reach; BENCHMARKS.md ("Text
-// that carries the planted relation") lists them. Review counts per item
+// synth.TestTextShared asks the generator to reach;
+// docs/notes/2026-11-25-planted-text.md lists them. Review counts per item
 // are logged to compare their tail with the generator's.
 func TestRealShared(t *testing.T) {
 	for _, tt := range []struct{ reviews, meta string }{

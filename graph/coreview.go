@@ -38,7 +38,7 @@ const (
 	// that a regular's reviews years apart do not relate everything they
 	// ever bought. On the real 2018 samples it gives more of the
 	// also_buy/also_view edges than 7 days at about the same precision
-	// (BENCHMARKS.md, "co_review against also_buy and also_view").
+	// (docs/notes/2026-11-25-co-review-against-lists.md).
 	DefaultCoReviewWindowDays = 30
 	// DefaultCoReviewMinUsers is 2: one user's pair is as likely to be a
 	// coincidence as a relation, two independent users agreeing is the

@@ -252,7 +252,8 @@ func newClusterWorld(t *testing.T, seed uint64, beta float64) *clusterWorld {
 // gated setting (GatePenalty 0.1, GateInit 1), leave that so at seeds 1
 // and 3 (filtered coverage 0.209 and 0.218; 0.049 and 0.065). Asserted
 // below at β = 0.75, seed 1; the other rows were measured once with this
-// test at those settings (BENCHMARKS.md has them too). Figures with OpenBLAS;
+// test at those settings (docs/notes/2026-11-23-recommendations-report.md
+// has them too). Figures with OpenBLAS;
 // pure-Go gemm gives seed 1's within 0.006 at β = 0.75 and 0.04 at β = 6.
 func TestPlantedCoverageClusters(t *testing.T) {
 	if testing.Short() {

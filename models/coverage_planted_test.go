@@ -195,7 +195,7 @@ func randomRotation(rng *rand.Rand, d int) []float64 {
 // lists cover 0.952 of the items, LMT's 0.990, the truth's 0.995 (the gated
 // setting, GatePenalty 0.1 and GateInit 1: 0.957). A better fit of a more
 // spread relation does not give Monomer the wider coverage; see
-// BENCHMARKS.md, "Recommendations and the visual report".
+// docs/notes/2026-11-23-recommendations-report.md.
 func TestPlantedCoverageSpread(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plants a relation on 6,000 items and trains LMT and Monomer")

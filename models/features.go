@@ -40,7 +40,7 @@ type Sparse interface {
 // features are multiplied as sparse rows. ReLU image features (FC7) are
 // mostly zeros: at Women's size (density 0.14) the sparse rows took LMT's
 // evaluation from 15.3 to about 7 CPU-s and WNN's pass from 5.5 to 2.1-2.6 on
-// AMD Zen 4 (BENCHMARKS.md, "Sparse rows"). There a non-zero cost LMT's
+// AMD Zen 4 (docs/notes/2026-11-24-sparse-relu-rows.md). There a non-zero cost LMT's
 // two products about 16 ns against 4.8-5.0 ns a dense entry in OpenBLAS's
 // sgemm, so dense rows win above a density of about 0.3; Intel, whose
 // sgemm is faster, is not measured. The pure-Go build's dense products

@@ -86,8 +86,8 @@ func trainOutcome(t testing.TB, feat models.Features, train, valid, test []graph
 // TestGateMeasure logs Monomer's test error and gate use (GridPoint.Gate)
 // on plantedWorld's worlds with one and four notions, seeds 1-3, image and
 // bag of words, at the pipeline's budget (λ 1e-4, 200 iterations, patience
-// 6): the measurement behind BENCHMARKS.md's "How many spaces the gate
-// uses". Run with -gate; -gate.penalty and -gate.init set Spec.GatePenalty
+// 6): the measurement behind docs/notes/2026-11-25-gate-spaces.md. Run
+// with -gate; -gate.penalty and -gate.init set Spec.GatePenalty
 // and Spec.GateInit.
 var (
 	gateMeasure = flag.Bool("gate", false, "TestGateMeasure: log Monomer's gate use on planted worlds")
@@ -135,7 +135,7 @@ var (
 )
 
 // TestLearningCurve is issue 28's learning curve, a measurement rather
-// than a check (run with -curve; BENCHMARKS.md, "Learning curve"): on the
+// than a check (run with -curve; docs/notes/2026-11-25-learning-curve.md): on the
 // planted world of plantedWorld (6,000 items, four notions, also_bought,
 // rewired negatives, the 80/10/10 split) it trains LMT (K 40) and Monomer
 // (K 8, N 4) on the first n training pairs of a seeded shuffle (nested

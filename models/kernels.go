@@ -750,7 +750,8 @@ func (e *projEval[T]) denseScratch(w int) []T {
 // gap rows included, when that adds at most 1/4 to its gemms. Copying a
 // block's 512 rows of 4096 floats (forward and backward) measured 23-40 %
 // of its two gemms, 64 gap rows 4-18 %, 128 gap rows 16-27 %
-// (BenchmarkBlockCopyVsGaps, BENCHMARKS.md). With 1/8, where about 10 %
+// (BenchmarkBlockCopyVsGaps, docs/notes/2026-11-23-blas-kernels-sgemm.md).
+// With 1/8, where about 10 %
 // of rows have no training pair (Women's size), one block in seven or eight
 // was copied.
 const maxSpan = rowBlock + rowBlock/4
@@ -761,7 +762,7 @@ const maxSpan = rowBlock + rowBlock/4
 // the mapped file). At Women's size one block in eight crossed a batch and
 // was copied out; multiplying its segments in place instead leaves no block
 // copied and no 8 MB copy on the heap, though the evaluation's CPU did not
-// change measurably on AMD Zen 4 (BENCHMARKS.md).
+// change measurably on AMD Zen 4 (docs/notes/2026-11-21-paper-full-scale.md).
 type span[T Float] struct {
 	seg  [maxSegments][]T
 	rows int // rows of all segments
@@ -915,8 +916,8 @@ func (e *projEval[T]) colsOf(gi int) *csrkern.Cols {
 	return e.cols[gi]
 }
 
-// Prefetch distances, measured at 50 k items (BENCHMARKS.md; twice these
-// did the same): the pair pass asks for the y end's row of P pfPairs pairs
+// Prefetch distances, measured at 50 k items
+// (docs/notes/2026-11-23-blas-kernels-sgemm.md; twice these did the same): the pair pass asks for the y end's row of P pfPairs pairs
 // ahead, the item gradients for what the item pfItems ahead reads.
 const pfPairs, pfItems = 8, 2
 

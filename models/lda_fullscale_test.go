@@ -14,8 +14,8 @@ import (
 // TestLDAMatrixMarket times FitLDA with gensim's defaults and 100 topics
 // (one pass, chunks of 2000) and the Transform of every document on a
 // Matrix Market corpus (1-based doc, term, count lines, as gensim's
-// MmCorpus reads), for BENCHMARKS.md's LDA at the paper's size beside
-// gensim on the same file. Opt-in: MONOMER_LDA_MM=path.
+// MmCorpus reads), for the LDA at the paper's size beside gensim on the
+// same file (docs/notes/2026-11-25-electronics-end-to-end.md). Opt-in: MONOMER_LDA_MM=path.
 func TestLDAMatrixMarket(t *testing.T) {
 	path := os.Getenv("MONOMER_LDA_MM")
 	if path == "" {

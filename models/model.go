@@ -53,9 +53,8 @@ const (
 	// GatePenalty 0.1 with GateInit 1 lets the gate follow planted notions
 	// on some image worlds, but on the planted tests' bag of words it
 	// neither routes nor helps and costs test error at small sizes, so it
-	// is not the default (BENCHMARKS.md,
-	// "Recommendations and the visual report", "How many spaces the gate
-	// uses").
+	// is not the default (docs/notes/2026-11-23-recommendations-report.md,
+	// docs/notes/2026-11-25-gate-spaces.md).
 	DefaultGateInit = 0.01
 )
 
@@ -336,7 +335,7 @@ type TracePoint struct {
 // at λ = 1e-2 collapsed to one prediction, and a downward path carried the
 // collapse into every smaller λ); from a small-λ optimum a larger λ only
 // shrinks, and the validation checks keep its best point on the way
-// (BENCHMARKS.md, "A warm λ path").
+// (docs/notes/2026-11-27-warm-lambda-path.md).
 func GridOrder(lambdas []float64, warmStart bool) []int {
 	order := make([]int, len(lambdas))
 	for i := range order {

@@ -52,8 +52,8 @@ func TestGateUse(t *testing.T) {
 //	4 notions    2.03 1.05  1.90 1.04  2.37 1.28
 //
 // Routes stay near 1: the default gate spreads each query over the same
-// spaces instead of choosing one per notion (BENCHMARKS.md, "How many
-// spaces the gate uses").
+// spaces instead of choosing one per notion
+// (docs/notes/2026-11-25-gate-spaces.md).
 func TestGateUsePlanted(t *testing.T) {
 	spaces := map[int][]float64{}
 	for _, notions := range []int{1, 4} {

@@ -85,8 +85,8 @@ func qualityWorld(t *testing.T, seed uint64) (s *synthTop, kept []int) {
 //
 // and LDA+WNN on the same items' review words is clearly below 50 %.
 //
-// Seeds 1-6 (world, split and training; BENCHMARKS.md, "Quality
-// thresholds"; re-measured on issue 28's generator, whose reviews change
+// Seeds 1-6 (world, split and training;
+// docs/notes/2026-11-25-test-efficacy.md, "Quality thresholds"; re-measured on issue 28's generator, whose reviews change
 // which items have one) give CT 0.452-0.502, LDA+WNN 0.374-0.420 and the
 // steps
 //

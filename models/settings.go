@@ -23,8 +23,9 @@ type TrainSettings struct {
 	// gate_init 1 made the gate follow synth's planted notions at three
 	// of five seeds but cost 0.01 test error on a smaller world, and costs
 	// text features 0.008-0.017 test error at 500-4,000 training pairs, so
-	// it is an option, not the default (BENCHMARKS.md, "Recommendations
-	// and the visual report" and "How many spaces the gate uses"). The
+	// it is an option, not the default
+	// (docs/notes/2026-11-23-recommendations-report.md and
+	// docs/notes/2026-11-25-gate-spaces.md). The
 	// fits table's gate_routes says whether the gate routes.
 	GatePenalty float64 `yaml:"gate_penalty" default:"1" min:"0" must:"finite and non-negative"`
 	// GateInit is the standard deviation of Monomer's starting gating
@@ -63,8 +64,9 @@ type TrainSettings struct {
 	CTTop float64 `yaml:"ct_top" default:"0.5" min:"0" max:"1"`
 	// Patience ends a fit after this many validation checks in a row that
 	// keep nothing (Spec.Patience), with status Patience in the fits
-	// table. 6 was measured to change no test error
-	// beyond noise (BENCHMARKS.md); negative: never.
+	// table. 6 was measured to change no test error beyond noise
+	// (docs/notes/2026-11-23-blas-kernels-sgemm.md, "Fewer evaluations");
+	// negative: never.
 	Patience int `yaml:"patience" default:"6"`
 	// WarmStart trains the λ grid from the smallest λ to the largest, each
 	// from the parameters kept at the one before (Spec.WarmStart,
@@ -72,8 +74,8 @@ type TrainSettings struct {
 	// does. A larger λ then starts at a fit that is already good and
 	// mostly ends after patience checks: on the paper-size Electronics and
 	// Baby grids 24-34 % fewer evaluations for WNN, LMT and Monomer, test
-	// errors within 0.005 of the cold grids' (BENCHMARKS.md, "A warm λ
-	// path"). The paper jobs turn it on; the default keeps every λ's fit
+	// errors within 0.005 of the cold grids'
+	// (docs/notes/2026-11-27-warm-lambda-path.md). The paper jobs turn it on; the default keeps every λ's fit
 	// the paper's independent one. Before train 2.10 the path ran
 	// downwards, which carried a degenerate large-λ fit into every smaller
 	// λ on bags of words.

@@ -146,8 +146,8 @@ func plantedStats(s *synthTop, g string, queries []int32, k int) listStats {
 // penalty at λ/10 and an O(1) random start (GatePenalty 0.1, GateInit 1,
 // the job's gate_penalty and gate_init) it clears chance by far more, by
 // the margin asserted below at this seed; at other seeds it does not
-// always (BENCHMARKS.md, "Recommendations and the visual report", has
-// seeds 1-5 and why this is not the default).
+// always (docs/notes/2026-11-23-recommendations-report.md has seeds 1-5
+// and why this is not the default).
 // Retrieval itself is exact (TestTopKMatchesBruteForce).
 func TestPlantedRecommendations(t *testing.T) {
 	if testing.Short() {

@@ -180,7 +180,8 @@ var plantedSeeds = flag.Int("planted-seeds", 0, "TestPlanted: log the test error
 // embedding budget (LMT K = (N+1)·K_Monomer), as in the paper's Table 2.
 //
 // Each bound is the worst test error of seeds 1-8 (world and training;
-// BENCHMARKS.md, "Quality thresholds") plus about one standard deviation
+// docs/notes/2026-11-25-test-efficacy.md, "Quality thresholds") plus about
+// one standard deviation
 // of the eight: WNN 0.345 + 0.035, LMT 0.145 + 0.02, Monomer 0.073 +
 // 0.007. Seed 1 (0.334, 0.108, 0.052) is checked, so a change that costs
 // WNN 0.05, LMT 0.06 or Monomer 0.03 there fails. Monomer/LMT was at most

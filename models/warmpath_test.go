@@ -9,7 +9,7 @@ import (
 )
 
 // TestWarmPathPlanted holds warm_start's promise on planted text
-// (BENCHMARKS.md, "A warm λ path"): over a λ grid, the path from the
+// (docs/notes/2026-11-27-warm-lambda-path.md): over a λ grid, the path from the
 // smallest λ up costs fewer evaluations than training every λ from the
 // initialisation, and picks a model as good on the test pairs. The world is
 // TestTextQualityOrdering's (2,500 Men items' reviews through the

@@ -382,8 +382,8 @@ type pairProducts struct {
 // The loops over a pair's products and an item's row below index through
 // unsafe pointers: with Go's bounds checks on the two levels of
 // indirection (position, column) crossSum took 1.6 ns a product, without
-// them 0.86, as fast as the same loop in assembly or C (BENCHMARKS.md,
-// "Bags of words row by row, WNN without bounds checks"). Every index is
+// them 0.86, as fast as the same loop in assembly or C
+// (docs/notes/2026-11-27-bow-rows-gather-ceiling.md). Every index is
 // in range: prepare checks once that every row an evaluator reads has its
 // columns in [0, dim), ascending (rowSource.check; rows do not change, see
 // Sparse), and a product's positions, found by productsOf in x's row,
@@ -456,8 +456,8 @@ func subProducts[I uint16 | int32](acc []float64, g float64, ix []int32, vx []fl
 	for k := range uintptr(n) {
 		c, z := at(k)
 		// 2g is formed again for every product: hoisting it out of the
-		// loop measured 7 % slower over the whole pass (BENCHMARKS.md,
-		// "WNN's rows asked for ahead"), not understood.
+		// loop measured 7 % slower over the whole pass
+		// (docs/notes/2026-11-27-wnn-prefetch.md), not understood.
 		*(*float64)(unsafe.Add(a, c*8)) -= 2 * g * z
 	}
 }
@@ -466,8 +466,7 @@ func subProducts[I uint16 | int32](acc []float64, g float64, ix []int32, vx []fl
 // wnnXAhead how many pairs ahead the pair pass asks for a new x end's row:
 // on Women's rows (560 non-zeros) the two took WNN's pass from 1.25 to
 // 1.15 CPU-s on the Zen 5. Odd item distances measured 0.05-0.08 slower
-// than even ones, not understood (BENCHMARKS.md, "WNN's rows asked for
-// ahead").
+// than even ones, not understood (docs/notes/2026-11-27-wnn-prefetch.md).
 const wnnRowAhead, wnnXAhead = 2, 4
 
 // wnnLongRow is the average of non-zeros a row from which WNN asks for rows
@@ -610,8 +609,8 @@ func checkRow[V float32 | float64](idx []int32, val []V) int {
 }
 
 // addSquares adds h·v_j² to acc[c_j] for the row (c, v), four at a time
-// (2 % off Women's pass against the plain loop, BENCHMARKS.md "WNN's rows
-// asked for ahead"): the plain loop's additions in its order, so the same
+// (2 % off Women's pass against the plain loop,
+// docs/notes/2026-11-27-wnn-prefetch.md): the plain loop's additions in its order, so the same
 // bits.
 func addSquares(acc []float64, h float64, idx []int32, val []float32) {
 	n := checkRow(idx, val)

@@ -138,8 +138,8 @@ const (
 // monomerCrossover is, per feature type, the number of training pairs
 // where Monomer overtook LMT on issue 28's learning curve
 // (models.TestLearningCurve: synth's Men top at F = 256, LMT K 40 against
-// Monomer K 8, N 4, λ from {1e-5, 1e-4, 1e-3}, seeds 1-3; BENCHMARKS.md,
-// "Learning curve"): the smallest size measured from which on Monomer's
+// Monomer K 8, N 4, λ from {1e-5, 1e-4, 1e-3}, seeds 1-3;
+// docs/notes/2026-11-25-learning-curve.md): the smallest size measured from which on Monomer's
 // mean test error is below LMT's at every larger size. Image: 1,000
 // (−0.008; +0.005 at 500); bag of words: 8,000 (−0.017; +0.006 at 4,000,
 // +0.033 at 2,000). Embeddings a user brought have no curve of their own

@@ -17,7 +17,7 @@ import (
 // (co-review edges that are also list edges) and recall (list edges that
 // co_review finds), over the items of the metadata that have a review, at
 // a few windows and minimum user counts. Run with -v for the table
-// (BENCHMARKS.md, "co_review against also_buy and also_view"). It asserts
+// (docs/notes/2026-11-25-co-review-against-lists.md). It asserts
 // what must hold whatever the figures: a longer window or fewer users
 // never loses an edge.
 func TestCoReviewRealData(t *testing.T) {

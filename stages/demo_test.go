@@ -51,7 +51,8 @@ func testPredictions(t *testing.T, path string) (errRate, positive map[string]fl
 // also_bought experiment Monomer beats LMT by at least 2 points and CT
 // sits near 50 %; on the bag-of-words experiment no learned model is a
 // constant predictor and Monomer < LMT < LDA+WNN < WNN.
-// Measured test errors are in BENCHMARKS.md ("The demo").
+// Measured test errors are in docs/notes/2026-11-25-planted-text.md ("The
+// demo").
 func TestDemoStory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the demo job three times, about a CPU-minute each")
@@ -85,8 +86,9 @@ func TestDemoStory(t *testing.T) {
 				}
 			}
 			// The paper's ordering on text too (issue 28; measured at seeds
-			// 1-3 in BENCHMARKS.md: Monomer 1.4-3.0 points below LMT, LMT
-			// 15 points below LDA+WNN, LDA+WNN 2.6-3.7 below WNN).
+			// 1-3 in docs/notes/2026-11-25-planted-text.md: Monomer 1.4-3.0
+			// points below LMT, LMT 15 points below LDA+WNN, LDA+WNN 2.6-3.7
+			// below WNN).
 			order := []string{"wnn", "lda", "lmt", "monomer"}
 			for i := 1; i < len(order); i++ {
 				if a, b := order[i-1], order[i]; !(bow[b] < bow[a]) {

@@ -95,7 +95,7 @@ func coReviewRecovery(t *testing.T, w *synth.World, dir, exp string) (precision,
 // of its reach at two users: e^-2 of them), the embeddings must reach
 // every item of the experiment that has an image record, and the learned
 // models must beat WNN and CT on the derived graph. Figures at the small
-// scale are in BENCHMARKS.md ("A planted world in the 2023 layout").
+// scale are in docs/notes/2026-11-25-planted-2023-layout.md.
 func TestSynth2023EndToEnd(t *testing.T) {
 	w, dir := write2023World(t, "tiny", 1, 64)
 	j := load2023Job(t, dir)
@@ -192,8 +192,9 @@ func TestSynth2023BadEmbeddings(t *testing.T) {
 }
 
 // TestSynth2023Recovery measures co_review against the planted relation at
-// the scale of jobs/synthetic-2023.yaml (BENCHMARKS.md): ingest alone, on
-// both of its experiments.
+// the scale of jobs/synthetic-2023.yaml
+// (docs/notes/2026-11-25-planted-2023-layout.md): ingest alone, on both of
+// its experiments.
 func TestSynth2023Recovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates the small world and reads its 650,000 reviews twice")

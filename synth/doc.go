@@ -72,8 +72,9 @@
 //	p'_N(w | x) = softmax_w(a_w·(T_k(x) z_x + c_k(x)))                    (5b)
 //
 // as real reviews mention what an item goes with. Related items share
-// words through the style coordinates and 5b; BENCHMARKS.md ("Text that
-// carries the planted relation") compares the share with real reviews'.
+// words through the style coordinates and 5b;
+// docs/notes/2026-11-25-planted-text.md compares the share with real
+// reviews'.
 //
 // Each review is 1-16 sentences (1 + Poisson(6)) from templates a POS
 // tagger reads correctly ("The soft leather jacket fits well."); a

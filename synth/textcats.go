@@ -18,7 +18,7 @@ type textCategory struct {
 	// reviews is the mean number of reviews of an item with reviews: the
 	// 2014 release's review count over the distinct items its ratings file
 	// names, rounded (Electronics 7,824,482 / 476,002 = 16.4; the counts
-	// and their source are in BENCHMARKS.md).
+	// and their source are in docs/notes/2026-11-25-electronics-end-to-end.md).
 	reviews float64
 	bases   []textBase
 	// qualifiers make further subcategories when bases run short.

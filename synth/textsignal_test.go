@@ -62,7 +62,8 @@ func wordShares(t *testing.T, w *World, g string, top int) (related, rewired flo
 // Subscriptions, margins 0.020 and 0.028), because every topical word is a
 // reading of the item's latent position (eq. 5) and related items' latents
 // agree on the style coordinates and, for the paired sentences (eq. 5b),
-// on the whole target. Measured at seed 1: see BENCHMARKS.md.
+// on the whole target. Measured at seed 1: see
+// docs/notes/2026-11-25-planted-text.md.
 func TestTextShared(t *testing.T) {
 	cfg, err := Scale("tiny")
 	if err != nil {

@@ -2,7 +2,8 @@
 // (internal/csrkern) against the FMA peak of the CPU it runs on, both in
 // CPU-seconds of the measuring thread (getrusage), so that other load on a
 // shared machine costs it as little as possible. `make bench-sparse` runs it;
-// BENCHMARKS.md ("Sparse products against the FMA peak") has its figures.
+// BENCHMARKS.md has its current figures, and
+// docs/notes/2026-11-25-sparse-products-fma-peak.md their history.
 //
 // Data: the synth world of the small scale (seed 1; 20,000 image items):
 // its image features (synth eq. 4, the rows packed as the models pack them,

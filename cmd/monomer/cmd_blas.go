@@ -21,7 +21,7 @@ import (
 // runs, from OPENBLAS_CORETYPE or its own CPU detection (which falls back to
 // the SSE3 "Prescott" kernel on CPUs newer than it knows: 0.3.21 does so on
 // Sapphire/Emerald Rapids). A kernel narrower than the CPU supports costs
-// 1.6-4x in sgemm (BENCHMARKS.md; AVX2 costs nothing on AMD Zen 4), so by default the binary picks the widest
+// 1.6-4x in sgemm (BENCHMARKS.md, "BLAS kernel costs"; AVX2 costs nothing on AMD Zen 4), so by default the binary picks the widest
 // kernel the CPU supports and, when another one is loaded, re-executes
 // itself with OPENBLAS_CORETYPE set to it.
 
@@ -195,7 +195,7 @@ func blasWarning(info models.BLASInfo) string {
 }
 
 // slowdown is the measured sgemm cost of a kernel level against AVX-512
-// (BENCHMARKS.md, "BLAS kernels"), on a CPU that runs 512-bit instructions
+// (BENCHMARKS.md, "BLAS kernel costs"), on a CPU that runs 512-bit instructions
 // at full width or, halves true, as two 256-bit halves.
 func slowdown(level int, halves bool) string {
 	switch {
@@ -212,7 +212,8 @@ func slowdown(level int, halves bool) string {
 // halvesAVX512 reports whether /proc/cpuinfo's text names an AMD Zen 4 with
 // AVX-512 (family 25 = 0x19; Zen 3 of the same family has none), whose
 // 512-bit instructions run as two 256-bit halves: there OpenBLAS's AVX2
-// kernel measured as fast as its AVX-512 ones (BENCHMARKS.md). Zen 5
+// kernel measured as fast as its AVX-512 ones (BENCHMARKS.md, "BLAS kernel
+// costs"). Zen 5
 // (family 26) runs them at full width. Empty text (not Linux) is false.
 func halvesAVX512(cpuinfo string) bool {
 	var amd, fam25, avx512, seen bool

@@ -25,7 +25,7 @@ func main() {
 	p("// added (VADDPS), in j order, as the Go loops do. Z16… hold the products,")
 	p("// Z31 the broadcast value. There is no software prefetch: prefetching the")
 	p("// row 8 non-zeros ahead made the forward product slower on Zen 4")
-	p("// (BENCHMARKS.md, \"Sparse products against the FMA peak\").")
+	p("// (docs/notes/2026-11-25-sparse-products-fma-peak.md).")
 	for nv := 1; nv <= 8; nv++ {
 		p("")
 		p("// func mulz%d(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask int)", nv)

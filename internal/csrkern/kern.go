@@ -139,7 +139,8 @@ type Cols struct {
 // line). Rows of that stride in a 64-byte aligned matrix (Floats) load
 // without crossing cache lines: on Zen 4 that doubled the AVX-512 kernels'
 // rate from L2 (25 to 50 GFLOP/CPU-s at C = 100) and added about a tenth
-// from L3 (BENCHMARKS.md). Give RowMul such a W.
+// from L3 (docs/notes/2026-11-25-sparse-products-fma-peak.md). Give RowMul
+// such a W.
 func Stride(c int) int { return (c + 15) &^ 15 }
 
 // Floats returns n zeroed floats starting on a 64-byte boundary.
@@ -153,7 +154,8 @@ func Floats(n int) []float32 {
 // rows of G take about 40 KB, a little more than L1, or more where that
 // is needed for its columns to have perColumn non-zeros on average (bags
 // of words), up to half of L2; a range's accumulator rows a quarter of
-// L2. Measured with make bench-sparse (BENCHMARKS.md): at C = 100 on image
+// L2. Measured with make bench-sparse
+// (docs/notes/2026-11-25-sparse-products-fma-peak.md): at C = 100 on image
 // rows, blocks of 36, 43, 86 and 173 rows (3, 6, 12 and 24 non-zeros a
 // column) gave 46.5, 48.3, 55.5 and 47.7 GFLOP/CPU-s, at C = 50 blocks of
 // 173 rows 47.5 against 41.0 at 64.
@@ -334,7 +336,8 @@ func colsMulGo(p []float32, ps, c int, feat, end []int32, first int, row []int32
 // PreferMulTo reports whether MulTo is likely faster than RowMul row by
 // row: where a block's rows of P fit in about L1, which NewCols picks for
 // rows dense enough (image rows: 38 against 30 GFLOP/CPU-s at C = 100 on
-// Zen 4), not for bags of words (25 against 32; BENCHMARKS.md).
+// Zen 4), not for bags of words (25 against 32;
+// docs/notes/2026-11-25-sparse-products-fma-peak.md).
 func (t *Cols) PreferMulTo() bool { return blockFitsL1(t.block, t.c) }
 
 // ByColumns reports whether a Cols of rows rows (dim columns, nnz
@@ -344,7 +347,8 @@ func (t *Cols) PreferMulTo() bool { return blockFitsL1(t.block, t.c) }
 // word's rows of W and of the accumulator are read by many rows and stay
 // in cache (words are Zipf-distributed), where Cols gathers G's rows,
 // read each by a few columns only (Zen 5, 20,000-row groups: backward 52
-// against 37 GFLOP/CPU-s at C = 100; BENCHMARKS.md).
+// against 37 GFLOP/CPU-s at C = 100;
+// docs/notes/2026-11-27-bow-rows-gather-ceiling.md).
 func ByColumns(rows, dim, c, nnz int) bool {
 	return blockFitsL1(blockRows(rows, dim, c, nnz), c)
 }

@@ -88,7 +88,8 @@ func rowAcc(acc []float32, idx []int32, val []float32, g []float32, stride int) 
 	if c := len(g); use == pathAVX512 && c > 0 && c <= 16*len(atiles) {
 		// G's row stays in registers over all of the row's non-zeros (the
 		// AVX2 tiles take two passes at C = 100): row by row, this is the
-		// faster backward for bags of words (BENCHMARKS.md).
+		// faster backward for bags of words
+		// (docs/notes/2026-11-27-bow-rows-gather-ceiling.md).
 		v := (c + 15) / 16
 		atiles[v-1](&acc[0], unsafe.SliceData(idx), unsafe.SliceData(val), len(idx), &g[0], stride*4, 1<<(c-16*(v-1))-1)
 		return

@@ -8,7 +8,7 @@
 // added (VADDPS), in j order, as the Go loops do. Z16… hold the products,
 // Z31 the broadcast value. There is no software prefetch: prefetching the
 // row 8 non-zeros ahead made the forward product slower on Zen 4
-// (BENCHMARKS.md, "Sparse products against the FMA peak").
+// (docs/notes/2026-11-25-sparse-products-fma-peak.md).
 
 // func mulz1(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask int)
 TEXT ·mulz1(SB), NOSPLIT, $0-56

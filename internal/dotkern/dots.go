@@ -3,7 +3,7 @@ package dotkern
 // qBlock is the number of query rows that meet the same candidates before
 // the next candidates are read; even, for the 2-row assembly tile. Its
 // effect was within the noise of the shared machine it was tried on
-// (BENCHMARKS.md, "Recommend: the same bits in every build").
+// (docs/notes/2026-11-25-recommend-same-bits.md).
 const qBlock = 32
 
 // Dots sets s[i*ls+j] = q_i · v_j for i < nq and j < nv, where q_i is
