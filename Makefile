@@ -182,7 +182,7 @@ golden:
 # package's short tests run once per mutant (gremlins, from the Go module
 # proxy), results in out/mutants-PKG.json (pipeline/cache: mutants-pipeline-
 # cache.json) and, as they come, out/mutants-PKG.log: gremlins writes the
-# JSON only at the end. BENCHMARKS.md has the efficacy and the survivors.
+# JSON only at the end. docs/notes/2026-11-25-test-efficacy.md has the efficacy and the survivors.
 # CPU-heavy: about 5 CPU-s a mutant, some 2,000 mutants over the six
 # packages, so hours on 2 cores; `make mutants MUTANT_PKGS=graph` runs one
 # package, GREMLINS_FLAGS adds flags (`-E 'analyze\.go'` skips a file).
