@@ -52,7 +52,7 @@ type TrainSettings struct {
 	// A λ above 1e6 leaves parameters of at most about 1e-6 (the
 	// gradient of the scaled log-likelihood is O(1)): a constant
 	// predictor; 1e308 overflowed the objective.
-	Lambdas []float64 `yaml:"lambdas" default:"[0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2]" min:"0" max:"1e6" must:"non-negative" unique:"true" cap:"1000"`
+	Lambdas []float64 `yaml:"lambdas" default:"[0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2]" min:"0" max:"1e6" unique:"true" cap:"1000"`
 	// MaxIter caps L-BFGS iterations per fit (DefaultMaxIter).
 	MaxIter int `yaml:"max_iter" default:"200" min:"0" cap:"1_000_000"`
 	// ValidEvery is how many iterations pass between validation checks
