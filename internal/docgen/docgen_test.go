@@ -59,7 +59,7 @@ func TestPagesCover(t *testing.T) {
 		"#### reject_ratio\n\n*number; default `0.001`; must be at most 1; zero is a value*",
 		"#### train_cap\n\n*integer; default `2,000,000`; must be at least 14 (a smaller cap leaves the validation or test split without a positive and a negative pair); at most 2,147,483,647 after resolution*",
 		"#### negatives\n\n*string; default `rewire`; one of `rewire`, `uniform`, `auto`*",
-		"#### lambdas\n\n*list of numbers; default `[0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2]`; must be non-negative; at most this many: 1000 after resolution; no value listed twice*",
+		"#### lambdas\n\n*list of numbers; default `[0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2]`; must be in [0, 1e+06]; at most this many: 1000 after resolution; no value listed twice*",
 		"#### co_review_window\n\n*integer; default `30`; must be non-negative; at most 1,000,000 after resolution; zero is a value*",
 		"#### lda_passes\n\n*integer; no default: see what 0 means; must be positive*",
 		"`vocab_size` is the vocabulary size",
