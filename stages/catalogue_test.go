@@ -200,6 +200,7 @@ func TestCatalogueIngestErrors(t *testing.T) {
 	write("items.csv", "id,title,categories\nA1,Shirt,Shop > Men > Shirts\nA2,Shoe,Shop > Men > Shoes\nA3,Hat,Shop > Men > Hats\n,Nameless,Shop > Men > Hats\n")
 	write("pairs.csv", "src,dst,relation\nA1,A2,bought_together\nA2,A3,bought_together\nA1,A3,returned_together\n")
 	write("noid.csv", "sku,title,categories\nA1,Shirt,Shop > Men\n")
+	write("noids.csv", "id,title,categories\n,Shirt,Shop > Men > Shirts\n,Shoe,Shop > Men > Shoes\n")
 	write("open.csv", "id,title,categories\nA1,\"Shirt,Shop > Men > Shirts\nA2,Shoe,Shop > Men > Shoes\nA3,Hat,Shop > Men > Hats\n")
 	write("text.csv", "id,text\nA1,Soft cotton\nA2,Warm leather\nA3,Wool\n")
 	for _, tc := range []struct {
@@ -211,6 +212,8 @@ func TestCatalogueIngestErrors(t *testing.T) {
 		{"over the ratio", "bought_together", "0.05", "items.csv",
 			[]string{"items.csv: 1 of 4 lines rejected (over reject_ratio 0.05); first: line 5 (byte 101): missing id", "ingest.failed.rejects.parquet"}},
 		{"no id column", "bought_together", "0.5", "noid.csv", []string{"noid.csv: no column id in the header (sku, title, categories)"}},
+		{"no valid row", "bought_together", "0.5", "noids.csv",
+			[]string{"noids.csv holds no items (2 rows read, 2 rejected); first reject: line 2 (byte 20): missing id"}},
 		{"unclosed quote", "bought_together", "0.5", "open.csv",
 			[]string{"open.csv: unclosed quote: a quoted field of the row at line 2 is never closed, so lines 2..4 were read as one cell"}},
 		{"missing table", "bought_together", "0.5", "gone.csv", []string{"gone.csv"}},

@@ -32,7 +32,6 @@ func (in *ingestion) scopeCatalogue(ctx context.Context) (*scope, error) {
 	sc.ids = map[string]struct{}{}
 	tr := in.env.Track("read "+filepath.Base(exp.Meta), 0)
 	var p amazon.Product
-	before := len(in.rej.rows)
 	itemRej := in.rej.file(exp.Meta)
 	st, err := catalogue.ReadItems(ctx, exp.Meta, func(it *catalogue.Item) error {
 		tr.Add(1)
@@ -46,7 +45,7 @@ func (in *ingestion) scopeCatalogue(ctx context.Context) (*scope, error) {
 		return nil, tableError(err)
 	}
 	if st.Records == 0 {
-		return nil, in.noRows(exp.Meta, "items", st, before)
+		return nil, noRows(itemRej, "items", st)
 	}
 	sc.meta = amazon.Stats{Lines: st.Rows, Records: st.Records, Rejected: st.Rejected, Duplicates: st.Duplicates}
 	itemRej.lines = st.Rows
@@ -57,7 +56,6 @@ func (in *ingestion) scopeCatalogue(ctx context.Context) (*scope, error) {
 	in.stats["items_dropped_no_subcategory"] = sc.noSub
 
 	tr = in.env.Track("read "+filepath.Base(exp.Relations), 0)
-	before = len(in.rej.rows)
 	relRej := in.rej.file(exp.Relations)
 	rst, err := catalogue.ReadRelations(ctx, exp.Relations, sc.known, func(r *catalogue.Relation) error {
 		tr.Add(1)
@@ -71,7 +69,7 @@ func (in *ingestion) scopeCatalogue(ctx context.Context) (*scope, error) {
 		return nil, tableError(err)
 	}
 	if rst.Records == 0 {
-		return nil, in.noRows(exp.Relations, "pairs", rst, before)
+		return nil, noRows(relRej, "pairs", rst)
 	}
 	if rst.Relations[exp.Graph] == 0 {
 		return nil, fmt.Errorf("%w: experiment %s: graph %q: %s holds no pair of that relation; it holds %s",
@@ -99,13 +97,13 @@ func relationNames(n map[string]int64) string {
 	return strings.Join(parts, ", ")
 }
 
-// noRows is the error of a catalogue table without a valid row; its
-// rejects are those from the before'th on.
-func (in *ingestion) noRows(path, what string, st catalogue.Stats, before int) error {
-	msg := fmt.Sprintf("%s holds no %s (%d rows read, %d rejected)", path, what, st.Rows, st.Rejected)
-	if len(in.rej.rows) > before {
-		j := in.rej.rows[before]
-		msg += fmt.Sprintf("; first reject: row %d: %s", j.Line, j.Err)
+// noRows is the error of a catalogue table without a valid row, f its
+// rejects.
+func noRows(f *fileRejects, what string, st catalogue.Stats) error {
+	msg := fmt.Sprintf("%s holds no %s (%d rows read, %d rejected)", f.path, what, st.Rows, st.Rejected)
+	if f.rejects > 0 {
+		j := f.first()
+		msg += fmt.Sprintf("; first reject: %s: %s", rejectPlace(j), j.Err)
 	}
 	return fmt.Errorf("%w: %s", pipeline.ErrBadInput, msg)
 }
