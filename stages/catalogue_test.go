@@ -186,9 +186,11 @@ func TestCatalogueTwoDoors(t *testing.T) {
 }
 
 // TestCatalogueIngestErrors: a graph naming a relation the table lacks
-// fails listing the names it holds; rejects over the ratio fail with the
-// file, row and reason and keep the rejects table; a table without a
-// required column is bad input, a missing one missing input; under the ratio the rejects are the
+// (or has in another case) fails listing the names it holds, quoted, and
+// how to fix it; rejects over the ratio fail with the file, row and reason
+// and keep the rejects table; a table without a required column, without a
+// valid row or with an unclosed quote is bad input, a missing one missing
+// input; under the ratio the rejects are the
 // stage's rejects table.
 func TestCatalogueIngestErrors(t *testing.T) {
 	dir := t.TempDir()
@@ -208,7 +210,9 @@ func TestCatalogueIngestErrors(t *testing.T) {
 		want                      []string // in the error; none: it runs
 	}{
 		{"unknown relation", "viewed_together", "0.5", "items.csv",
-			[]string{`graph "viewed_together": pairs.csv holds no pair of that relation; it holds bought_together (2 pairs), returned_together (1 pairs)`}},
+			[]string{`graph "viewed_together": pairs.csv holds no valid pair of that relation; its relations are "bought_together" (2 pairs), "returned_together" (1 pair); set the experiment's graph to one of them`}},
+		{"relation of another case", "Bought_Together", "0.5", "items.csv",
+			[]string{`graph "Bought_Together": pairs.csv holds no valid pair of that relation; its relations are "bought_together" (2 pairs)`}},
 		{"over the ratio", "bought_together", "0.05", "items.csv",
 			[]string{"items.csv: 1 of 4 lines rejected (over reject_ratio 0.05); first: line 5 (byte 101): missing id", "ingest.failed.rejects.parquet"}},
 		{"no id column", "bought_together", "0.5", "noid.csv", []string{"noid.csv: no column id in the header (sku, title, categories)"}},

@@ -71,8 +71,10 @@ func (in *ingestion) scopeCatalogue(ctx context.Context) (*scope, error) {
 	if rst.Records == 0 {
 		return nil, noRows(relRej, "pairs", rst)
 	}
+	// Job validation reads no data, so this is where a graph naming no
+	// relation of the table is found (exit 3, before anything is written).
 	if rst.Relations[exp.Graph] == 0 {
-		return nil, fmt.Errorf("%w: experiment %s: graph %q: %s holds no pair of that relation; it holds %s",
+		return nil, fmt.Errorf("%w: experiment %s: graph %q: %s holds no valid pair of that relation; its relations are %s; set the experiment's graph to one of them (names match exactly)",
 			pipeline.ErrBadInput, in.env.Experiment, exp.Graph, filepath.Base(exp.Relations), relationNames(rst.Relations))
 	}
 	relRej.lines = rst.Rows
@@ -87,12 +89,17 @@ func (sc *scope) known(id string) bool {
 }
 
 // relationNames lists a relations table's names with their pairs, the
-// most frequent first.
+// most frequent first, each quoted so that a stray space or another case
+// shows.
 func relationNames(n map[string]int64) string {
 	names := slices.SortedFunc(maps.Keys(n), func(a, b string) int { return cmp.Or(cmp.Compare(n[b], n[a]), strings.Compare(a, b)) })
 	var parts []string
 	for _, name := range names {
-		parts = append(parts, fmt.Sprintf("%s (%d pairs)", name, n[name]))
+		unit := "pairs"
+		if n[name] == 1 {
+			unit = "pair"
+		}
+		parts = append(parts, fmt.Sprintf("%q (%d %s)", name, n[name], unit))
 	}
 	return strings.Join(parts, ", ")
 }
