@@ -7,6 +7,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -345,5 +346,74 @@ func TestFormatsAgree(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\n got %v\nwant %v", format, got, want)
 		}
+	}
+}
+
+// TestUnclosedQuote: a quoted field left open in a CSV table swallows the
+// lines after it into one cell, which was once one reject: a 100-row table
+// with an open quote at row 91 read as 90 records and 1 reject, its last 9
+// rows counted nowhere. A quote error in a record over several lines fails
+// the file naming its lines; on one line it stays a bad row, and a quoted
+// cell over several lines is still a cell.
+func TestUnclosedQuote(t *testing.T) {
+	dir := t.TempDir()
+	table := func(edit func(k int) string) string {
+		var b strings.Builder
+		b.WriteString("id,title,categories\n")
+		for k := 1; k <= 100; k++ {
+			b.WriteString(edit(k))
+		}
+		return b.String()
+	}
+	plain := func(k int) string { return fmt.Sprintf("A%d,Item %d,Shop > Men\n", k, k) }
+	for _, tc := range []struct {
+		name string
+		edit func(k int) string
+		want string // in the error; "": read with one reject
+	}{
+		{"open to the end", func(k int) string {
+			if k == 91 {
+				return "A91,\"Item 91,Shop > Men\n"
+			}
+			return plain(k)
+		}, `items.csv: unclosed quote: a quoted field of the row at line 92 is never closed, so lines 92..101 were read as one cell`},
+		{"closed by a stray quote", func(k int) string {
+			switch k {
+			case 40:
+				return "A40,\"Item 40,Shop > Men\n"
+			case 45:
+				return "A45,\"Item\" 45,Shop > Men\n"
+			}
+			return plain(k)
+		}, `items.csv: unclosed quote: a quoted field of the row at line 41 runs to a stray quote at line 46, column 5, so lines 41..46 were read as one cell`},
+		{"one line", func(k int) string {
+			if k == 91 {
+				return "A91,\"Item\" 91,Shop > Men\n"
+			}
+			return plain(k)
+		}, ""},
+		{"a cell over lines, too many fields", func(k int) string {
+			if k == 91 {
+				return "A91,\"Item\n91\",Shop > Men,extra\n"
+			}
+			return plain(k)
+		}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeFile(t, dir, "items.csv", table(tc.edit))
+			items, rej, st, err := readItems(t, path)
+			if tc.want != "" {
+				if !errors.Is(err, ErrTable) || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("%v (stats %+v)\nwant ErrTable with %q", err, st, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Rows != 100 || st.Records != 99 || st.Rejected != 1 || len(items) != 99 || len(rej) != 1 || rej[0].Line != 92 {
+				t.Errorf("stats %+v, %d items, rejects %+v; want 99 items and a reject at line 92", st, len(items), rej)
+			}
+		})
 	}
 }

@@ -237,6 +237,10 @@ func readCSV(ctx context.Context, path, base string, cols []column, st *Stats, f
 		r.offset, r.raw = off, rec
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
+			if errors.Is(pe.Err, csv.ErrQuote) && pe.Line > pe.StartLine {
+				_, next := cr.Read()
+				return spannedQuote(base, pe, next == io.EOF)
+			}
 			st.Rows++
 			r.line = int64(pe.StartLine)
 			clear(r.cells)
@@ -263,4 +267,21 @@ func readCSV(ctx context.Context, path, base string, cols []column, st *Stats, f
 			return err
 		}
 	}
+}
+
+// spannedQuote is the error of a quote error in a record that runs over
+// several lines (pe.StartLine to pe.Line): a quoted field left open, or
+// closed by a stray quote further down. The reader read every line up to
+// the next quote as part of that one field, so the rows among them are
+// neither records nor rejects; a reject counting one row for them would
+// let a large table lose them under reject_ratio unseen. A multi-line
+// field is legitimate, so only a quote error fails the file; a record on
+// one line with a quote error ends at its line and is a bad row.
+func spannedQuote(base string, pe *csv.ParseError, toEOF bool) error {
+	end := fmt.Sprintf("runs to a stray quote at line %d, column %d", pe.Line, pe.Column)
+	if toEOF {
+		end = "is never closed"
+	}
+	return fmt.Errorf(`%w: %s: unclosed quote: a quoted field of the row at line %d %s, so lines %d..%d were read as one cell and the rows among them cannot be counted; close the quote, or double each quote inside a quoted field ("")`,
+		ErrTable, base, pe.StartLine, end, pe.StartLine, pe.Line)
 }

@@ -186,9 +186,11 @@ func TestCatalogueTwoDoors(t *testing.T) {
 }
 
 // TestCatalogueIngestErrors: a graph naming a relation the table lacks
-// fails listing the names it holds; rejects over the ratio fail with the
-// file, row and reason and keep the rejects table; a table without a
-// required column is bad input, a missing one missing input; under the ratio the rejects are the
+// (or has in another case) fails listing the names it holds, quoted, and
+// how to fix it; rejects over the ratio fail with the file, row and reason
+// and keep the rejects table; a table without a required column, without a
+// valid row or with an unclosed quote is bad input, a missing one missing
+// input; under the ratio the rejects are the
 // stage's rejects table.
 func TestCatalogueIngestErrors(t *testing.T) {
 	dir := t.TempDir()
@@ -200,16 +202,24 @@ func TestCatalogueIngestErrors(t *testing.T) {
 	write("items.csv", "id,title,categories\nA1,Shirt,Shop > Men > Shirts\nA2,Shoe,Shop > Men > Shoes\nA3,Hat,Shop > Men > Hats\n,Nameless,Shop > Men > Hats\n")
 	write("pairs.csv", "src,dst,relation\nA1,A2,bought_together\nA2,A3,bought_together\nA1,A3,returned_together\n")
 	write("noid.csv", "sku,title,categories\nA1,Shirt,Shop > Men\n")
+	write("noids.csv", "id,title,categories\n,Shirt,Shop > Men > Shirts\n,Shoe,Shop > Men > Shoes\n")
+	write("open.csv", "id,title,categories\nA1,\"Shirt,Shop > Men > Shirts\nA2,Shoe,Shop > Men > Shoes\nA3,Hat,Shop > Men > Hats\n")
 	write("text.csv", "id,text\nA1,Soft cotton\nA2,Warm leather\nA3,Wool\n")
 	for _, tc := range []struct {
 		name, graph, ratio, items string
 		want                      []string // in the error; none: it runs
 	}{
 		{"unknown relation", "viewed_together", "0.5", "items.csv",
-			[]string{`graph "viewed_together": pairs.csv holds no pair of that relation; it holds bought_together (2 pairs), returned_together (1 pairs)`}},
+			[]string{`graph "viewed_together": pairs.csv holds no valid pair of that relation; its relations are "bought_together" (2 pairs), "returned_together" (1 pair); set the experiment's graph to one of them`}},
+		{"relation of another case", "Bought_Together", "0.5", "items.csv",
+			[]string{`graph "Bought_Together": pairs.csv holds no valid pair of that relation; its relations are "bought_together" (2 pairs)`}},
 		{"over the ratio", "bought_together", "0.05", "items.csv",
 			[]string{"items.csv: 1 of 4 lines rejected (over reject_ratio 0.05); first: line 5 (byte 101): missing id", "ingest.failed.rejects.parquet"}},
 		{"no id column", "bought_together", "0.5", "noid.csv", []string{"noid.csv: no column id in the header (sku, title, categories)"}},
+		{"no valid row", "bought_together", "0.5", "noids.csv",
+			[]string{"noids.csv holds no items (2 rows read, 2 rejected); first reject: line 2 (byte 20): missing id"}},
+		{"unclosed quote", "bought_together", "0.5", "open.csv",
+			[]string{"open.csv: unclosed quote: a quoted field of the row at line 2 is never closed, so lines 2..4 were read as one cell"}},
 		{"missing table", "bought_together", "0.5", "gone.csv", []string{"gone.csv"}},
 		{"under the ratio", "bought_together", "0.5", "items.csv", nil},
 	} {

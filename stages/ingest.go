@@ -127,6 +127,10 @@ type fileRejects struct {
 	path    string
 	lines   int64 // once read: the denominator of the ratio
 	rejects int64
+	// firstRej is the file's first reject. It is kept here, not looked up
+	// in sink.rows, whose File is a base name that two inputs in different
+	// folders may share.
+	firstRej amazon.Reject
 }
 
 // file is path's counter, made on first use.
@@ -142,19 +146,16 @@ func (r *rejectSink) file(path string) *fileRejects {
 }
 
 func (f *fileRejects) add(j amazon.Reject) {
+	if f.rejects == 0 {
+		f.firstRej = j
+	}
 	f.rejects++
 	f.sink.rows = append(f.sink.rows, j)
 }
 
-// first is the file's first reject.
+// first is the file's first reject (the zero Reject if it has none).
 func (f *fileRejects) first() amazon.Reject {
-	base := filepath.Base(f.path)
-	for _, j := range f.sink.rows {
-		if j.File == base {
-			return j
-		}
-	}
-	return amazon.Reject{File: base}
+	return f.firstRej
 }
 
 func (r *rejectSink) write(path string) (int64, error) {
@@ -206,8 +207,8 @@ func (r *rejectSink) warnings(stage string) []pipeline.Warning {
 		}
 		j := f.first()
 		ws = append(ws, pipeline.Warning{
-			Msg: fmt.Sprintf("%s: %d of %d lines rejected (first: line %d: %s); see %s's rejects.parquet",
-				filepath.Base(f.path), f.rejects, f.lines, j.Line, j.Err, stage),
+			Msg: fmt.Sprintf("%s: %d of %d lines rejected (first: %s: %s); see %s's rejects.parquet",
+				filepath.Base(f.path), f.rejects, f.lines, rejectPlace(j), j.Err, stage),
 			Attrs: map[string]any{"file": f.path, "rejects": f.rejects, "lines": f.lines},
 		})
 	}
@@ -466,7 +467,7 @@ func (in *ingestion) readReviews(ctx context.Context, sc *scope, co *coReviews) 
 		msg := fmt.Sprintf("%s holds no review records (%d lines)", exp.Reviews, rs.Lines)
 		if rej.rejects > 0 {
 			j := rej.first()
-			msg += fmt.Sprintf("; %d rejects, the first: line %d: %s%s", rej.rejects, j.Line, j.Err, formatHint(j))
+			msg += fmt.Sprintf("; %d rejects, the first: %s: %s%s", rej.rejects, rejectPlace(j), j.Err, formatHint(j))
 		}
 		return 0, fmt.Errorf("%w: %s", pipeline.ErrBadInput, msg)
 	}

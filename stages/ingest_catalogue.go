@@ -32,7 +32,6 @@ func (in *ingestion) scopeCatalogue(ctx context.Context) (*scope, error) {
 	sc.ids = map[string]struct{}{}
 	tr := in.env.Track("read "+filepath.Base(exp.Meta), 0)
 	var p amazon.Product
-	before := len(in.rej.rows)
 	itemRej := in.rej.file(exp.Meta)
 	st, err := catalogue.ReadItems(ctx, exp.Meta, func(it *catalogue.Item) error {
 		tr.Add(1)
@@ -46,7 +45,7 @@ func (in *ingestion) scopeCatalogue(ctx context.Context) (*scope, error) {
 		return nil, tableError(err)
 	}
 	if st.Records == 0 {
-		return nil, in.noRows(exp.Meta, "items", st, before)
+		return nil, noRows(itemRej, "items", st)
 	}
 	sc.meta = amazon.Stats{Lines: st.Rows, Records: st.Records, Rejected: st.Rejected, Duplicates: st.Duplicates}
 	itemRej.lines = st.Rows
@@ -57,7 +56,6 @@ func (in *ingestion) scopeCatalogue(ctx context.Context) (*scope, error) {
 	in.stats["items_dropped_no_subcategory"] = sc.noSub
 
 	tr = in.env.Track("read "+filepath.Base(exp.Relations), 0)
-	before = len(in.rej.rows)
 	relRej := in.rej.file(exp.Relations)
 	rst, err := catalogue.ReadRelations(ctx, exp.Relations, sc.known, func(r *catalogue.Relation) error {
 		tr.Add(1)
@@ -71,10 +69,12 @@ func (in *ingestion) scopeCatalogue(ctx context.Context) (*scope, error) {
 		return nil, tableError(err)
 	}
 	if rst.Records == 0 {
-		return nil, in.noRows(exp.Relations, "pairs", rst, before)
+		return nil, noRows(relRej, "pairs", rst)
 	}
+	// Job validation reads no data, so this is where a graph naming no
+	// relation of the table is found (exit 3, before anything is written).
 	if rst.Relations[exp.Graph] == 0 {
-		return nil, fmt.Errorf("%w: experiment %s: graph %q: %s holds no pair of that relation; it holds %s",
+		return nil, fmt.Errorf("%w: experiment %s: graph %q: %s holds no valid pair of that relation; its relations are %s; set the experiment's graph to one of them (names match exactly)",
 			pipeline.ErrBadInput, in.env.Experiment, exp.Graph, filepath.Base(exp.Relations), relationNames(rst.Relations))
 	}
 	relRej.lines = rst.Rows
@@ -89,23 +89,28 @@ func (sc *scope) known(id string) bool {
 }
 
 // relationNames lists a relations table's names with their pairs, the
-// most frequent first.
+// most frequent first, each quoted so that a stray space or another case
+// shows.
 func relationNames(n map[string]int64) string {
 	names := slices.SortedFunc(maps.Keys(n), func(a, b string) int { return cmp.Or(cmp.Compare(n[b], n[a]), strings.Compare(a, b)) })
 	var parts []string
 	for _, name := range names {
-		parts = append(parts, fmt.Sprintf("%s (%d pairs)", name, n[name]))
+		unit := "pairs"
+		if n[name] == 1 {
+			unit = "pair"
+		}
+		parts = append(parts, fmt.Sprintf("%q (%d %s)", name, n[name], unit))
 	}
 	return strings.Join(parts, ", ")
 }
 
-// noRows is the error of a catalogue table without a valid row; its
-// rejects are those from the before'th on.
-func (in *ingestion) noRows(path, what string, st catalogue.Stats, before int) error {
-	msg := fmt.Sprintf("%s holds no %s (%d rows read, %d rejected)", path, what, st.Rows, st.Rejected)
-	if len(in.rej.rows) > before {
-		j := in.rej.rows[before]
-		msg += fmt.Sprintf("; first reject: row %d: %s", j.Line, j.Err)
+// noRows is the error of a catalogue table without a valid row, f its
+// rejects.
+func noRows(f *fileRejects, what string, st catalogue.Stats) error {
+	msg := fmt.Sprintf("%s holds no %s (%d rows read, %d rejected)", f.path, what, st.Rows, st.Rejected)
+	if f.rejects > 0 {
+		j := f.first()
+		msg += fmt.Sprintf("; first reject: %s: %s", rejectPlace(j), j.Err)
 	}
 	return fmt.Errorf("%w: %s", pipeline.ErrBadInput, msg)
 }

@@ -14,6 +14,7 @@ import (
 
 	"monomer/job"
 	"monomer/pipeline"
+	"monomer/schema"
 )
 
 // warnings returns the WARN lines a stage logged, as decoded JSON.
@@ -206,5 +207,72 @@ experiments:
 				t.Fatalf("err = %v", err)
 			}
 		})
+	}
+}
+
+// TestCatalogueRejectPlaces: a file's first reject, in its WARN and in the
+// failure over the ratio, is that file's own, placed as rows for a Parquet
+// table and as lines for CSV. Two inputs with one base name in different
+// folders once reported each other's first reject (matched by base name),
+// and a Parquet table's WARN said "line" for a row.
+func TestCatalogueRejectPlaces(t *testing.T) {
+	data := t.TempDir()
+	write := func(name, content string) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(data, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(data, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a/data.csv: 1 of 4 rows rejected; b/data.csv: 1 of 3.
+	write("a/data.csv", "id,title,categories\nA1,Shirt,Shop > Men > Shirts\nA2,Shoe,Shop > Men > Shoes\nA3,Hat,Shop > Men > Hats\n,Nameless,Shop > Men > Hats\n")
+	write("b/data.csv", "src,dst,relation\nA1,A2,bought_together\nA1,A9,bought_together\nA2,A3,bought_together\n")
+	write("text.csv", "id,text\nA1,Soft cotton\nA2,Warm leather\nA3,Wool\n")
+	if _, err := schema.Write(filepath.Join(data, "items.parquet"), schema.CatalogueItemsCols{
+		ID:         []string{"A1", "A2", "A3", ""},
+		Title:      []string{"Shirt", "Shoe", "Hat", "Nameless"},
+		Brand:      []string{"", "", "", ""},
+		Categories: [][][]string{{{"Shop", "Men", "Shirts"}}, {{"Shop", "Men", "Shoes"}}, {{"Shop", "Men", "Hats"}}, {{"Shop", "Men", "Hats"}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	src := "name: shop\ndata: {format: catalogue, items: ITEMS, relations: b/data.csv, text: text.csv}\nsettings: {reject_ratio: RATIO}\n" +
+		"experiments:\n  - {name: men, category: Shop > Men, graph: bought_together, features: bow}\n"
+	job := func(items, ratio string) string {
+		return strings.NewReplacer("ITEMS", items, "RATIO", ratio).Replace(src)
+	}
+	for _, tc := range []struct {
+		items string
+		want  []string // the WARN lines
+	}{
+		{"a/data.csv", []string{
+			"data.csv: 1 of 4 lines rejected (first: line 5 (byte 101): missing id)",
+			"data.csv: 1 of 3 lines rejected (first: line 3 (byte 39): unknown item",
+		}},
+		{"items.parquet", []string{
+			"items.parquet: 1 of 4 lines rejected (first: row 4: missing id)",
+			"data.csv: 1 of 3 lines rejected (first: line 3 (byte 39): unknown item",
+		}},
+	} {
+		var logs bytes.Buffer
+		if err := runIngest(t, data, job(tc.items, "0.5"), &logs); err != nil {
+			t.Fatal(err)
+		}
+		ws := warnings(t, &logs, "ingest")
+		if len(ws) != len(tc.want) {
+			t.Fatalf("%s: %d WARN lines %v, want %d", tc.items, len(ws), ws, len(tc.want))
+		}
+		for k, w := range ws {
+			if msg := fmt.Sprint(w["msg"]); !strings.Contains(msg, tc.want[k]) {
+				t.Errorf("%s: WARN %q\nwant %q in it", tc.items, msg, tc.want[k])
+			}
+		}
+	}
+	// Over a ratio the relations table (1 of 3) passes and the items (1
+	// of 4) do not: the failure names the relations' own first reject.
+	err := runIngest(t, data, job("a/data.csv", "0.3"), &bytes.Buffer{})
+	if want := "data.csv: 1 of 3 lines rejected (over reject_ratio 0.3); first: line 3 (byte 39): unknown item"; !errors.Is(err, pipeline.ErrBadInput) || !strings.Contains(err.Error(), want) {
+		t.Errorf("%v\nwant %q in it", err, want)
 	}
 }

@@ -44,6 +44,7 @@ type catalogueChunk struct {
 	items schema.CatalogueItemsCols
 	rels  schema.CatalogueRelationsCols
 	text  schema.CatalogueTextCols
+	pairs [3]int64 // rels' rows of each relation, in names' order
 }
 
 // WriteCatalogue writes the world in the catalogue layout (see
@@ -97,6 +98,7 @@ func WriteCatalogue(ctx context.Context, dir, name string, w *World, asCSV bool,
 						if int(y) < len(w.Items) {
 							c.rels.Src, c.rels.Dst = append(c.rels.Src, m.ASIN), append(c.rels.Dst, w.Items[y].ASIN)
 							c.rels.Relation = append(c.rels.Relation, names[g])
+							c.pairs[g]++
 						}
 					}
 				}
@@ -124,7 +126,10 @@ func WriteCatalogue(ctx context.Context, dir, name string, w *World, asCSV bool,
 				return err
 			}
 			st.MetaLines += int64(len(c.items.ID))
-			st.AlsoBought += int64(len(c.rels.Src))
+			st.Relations += int64(len(c.rels.Src))
+			st.AlsoBought += c.pairs[0]
+			st.AlsoViewed += c.pairs[1]
+			st.BoughtTogether += c.pairs[2]
 			st.ReviewLines += int64(len(c.text.ID))
 			if opts.Progress != nil {
 				opts.Progress(st.MetaLines, int64(len(w.Items)))
@@ -134,16 +139,14 @@ func WriteCatalogue(ctx context.Context, dir, name string, w *World, asCSV bool,
 	if err != nil {
 		return st, err
 	}
-	sizes := []*int64{&st.MetaBytes, nil, &st.ReviewBytes}
+	sizes := []*int64{&st.MetaBytes, &st.RelationBytes, &st.ReviewBytes}
 	files := make([]*atomicFile, 0, len(tables)+1)
 	for k, t := range tables {
 		n, err := t.finish()
 		if err != nil {
 			return st, err
 		}
-		if sizes[k] != nil {
-			*sizes[k] = n
-		}
+		*sizes[k] = n
 		files = append(files, t.a)
 	}
 	if len(w.records) > 0 {

@@ -32,10 +32,14 @@ type WriteOptions struct {
 // WriteStats counts what Write wrote.
 type WriteStats struct {
 	MetaLines, ReviewLines, Records int64
-	// Related-list entries written per graph (planted and extras).
+	// Related-list entries written per graph (planted and extras); for
+	// WriteCatalogue, the pairs of each relation it names after the graph.
 	AlsoBought, AlsoViewed, BoughtTogether int64
-	// Bytes of each file on disk.
-	MetaBytes, ReviewBytes, FeatureBytes int64
+	// Relations is the rows of WriteCatalogue's relations table, the
+	// pairs of all three relations.
+	Relations int64
+	// Bytes of each file on disk (RelationBytes: the relations table).
+	MetaBytes, ReviewBytes, FeatureBytes, RelationBytes int64
 	// Uncompressed bytes of the two text files.
 	MetaRaw, ReviewRaw int64
 }

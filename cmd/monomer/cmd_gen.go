@@ -215,7 +215,7 @@ func genCatalogue(cmd *cobra.Command, flags *genFlags, w *synth.World, opts synt
 	}
 	items, relations, text, emb := synth.FilesCatalogue(flags.out, name, flags.csv)
 	fmt.Printf("%s\t%d rows\t%d bytes\n", items, st.MetaLines, st.MetaBytes)
-	fmt.Printf("%s\t%d rows\n", relations, st.AlsoBought)
+	fmt.Printf("%s\t%d rows\t%d bytes\n", relations, st.Relations, st.RelationBytes)
 	fmt.Printf("%s\t%d rows\t%d bytes\n", text, st.ReviewLines, st.ReviewBytes)
 	if st.Records > 0 {
 		fmt.Printf("%s\t%d rows\t%d bytes\n", emb, st.Records, st.FeatureBytes)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -90,6 +91,43 @@ func TestGenDim(t *testing.T) {
 		if _, err := os.Stat(out); err == nil {
 			t.Errorf("%v: --out created", tt.args)
 			os.RemoveAll(out)
+		}
+	}
+}
+
+// TestGenCatalogue: --format catalogue prints each table's rows and bytes
+// as written; the relations line counts every pair of the table (it once
+// printed the also_bought count, which held them all by accident of the
+// writer, with no size).
+func TestGenCatalogue(t *testing.T) {
+	out := t.TempDir()
+	r := monomer(t, out, "real", nil, "gen", "--out", out, "--seed", "1", "--scale", "tiny", "--fraction", "0.1", "--name", "Shop", "--format", "catalogue", "--csv")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	printed := map[string][2]int64{}
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var rows, size int64
+		f := strings.Split(line, "\t")
+		if len(f) != 3 {
+			t.Fatalf("line %q: want path, rows and bytes", line)
+		}
+		if _, err := fmt.Sscanf(f[1]+" "+f[2], "%d rows %d bytes", &rows, &size); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		printed[filepath.Base(f[0])] = [2]int64{rows, size}
+	}
+	for _, name := range []string{"items_Shop.csv", "relations_Shop.csv", "text_Shop.csv"} {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := [2]int64{int64(len(recs) - 1), int64(len(b))}; printed[name] != want {
+			t.Errorf("%s: printed %v (rows, bytes), the file holds %v", name, printed[name], want)
 		}
 	}
 }
