@@ -108,32 +108,52 @@ func (p *packedRows) SparseRow(i int) ([]int32, []float32) {
 // sign of a zero one); NaN and infinite values are kept. It reads the rows twice, counting first so the
 // copy is allocated once.
 func packSparse(d Dense, items []int32, dim int) *packedRows {
-	nnz, ok := nonZeros(d, items, dim)
-	if !ok {
+	if _, ok := nonZeros(d, items, dim); !ok {
 		return nil
 	}
-	return packRows(d, items, dim, nnz)
+	return packRows(d, items, dim)
 }
 
-// packRows packs the rows of items (ascending), nnz non-zeros in all.
-func packRows(d Dense, items []int32, dim int, nnz int64) *packedRows {
-	p := &packedRows{dim: dim, off: make([]int64, d.Rows()+1), idx: make([]int32, 0, nnz), val: make([]float32, 0, nnz),
-		packed: make([]bool, d.Rows())}
-	next := 0
-	for _, it := range items {
+// packRows packs the rows of items (ascending). Both passes over the rows
+// run on all cores (serial, packing was a quarter of the time a second
+// core left idle in a WNN fit at the medium world's Women's size): each
+// row's non-zeros are counted, then copied to the offsets the counts give.
+func packRows(d Dense, items []int32, dim int) *packedRows {
+	cnt := make([]int64, len(items))
+	forSpans(len(items), 0, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			n := int64(0)
+			for _, v := range d.Row(int(items[k]))[:dim] {
+				if v != 0 {
+					n++
+				}
+			}
+			cnt[k] = n
+		}
+	})
+	p := &packedRows{dim: dim, off: make([]int64, d.Rows()+1), packed: make([]bool, d.Rows())}
+	next, total := 0, int64(0)
+	for k, it := range items {
 		p.packed[it] = true
 		for ; next <= int(it); next++ {
-			p.off[next] = int64(len(p.idx))
+			p.off[next] = total
 		}
-		for j, v := range d.Row(int(it))[:dim] {
-			if v != 0 {
-				p.idx = append(p.idx, int32(j))
-				p.val = append(p.val, v)
-			}
-		}
+		total += cnt[k]
 	}
 	for ; next < len(p.off); next++ {
-		p.off[next] = int64(len(p.idx))
+		p.off[next] = total
 	}
+	p.idx, p.val = make([]int32, total), make([]float32, total)
+	forSpans(len(items), 0, func(lo, hi int) {
+		for _, it := range items[lo:hi] {
+			o := p.off[it]
+			for j, v := range d.Row(int(it))[:dim] {
+				if v != 0 {
+					p.idx[o], p.val[o] = int32(j), v
+					o++
+				}
+			}
+		}
+	})
 	return p
 }

@@ -307,7 +307,7 @@ type rowSource struct {
 // (packSparse), for the kernels that read rows one by one.
 func (s rowSource) packed(items []int32) rowSource {
 	if s.lean && s.sparse == nil {
-		s.sparse = packRows(s.dense, items, s.dim, s.nnz)
+		s.sparse = packRows(s.dense, items, s.dim)
 	}
 	return s
 }
@@ -348,7 +348,7 @@ func shareRows(a rowSource, ai []int32, b rowSource, bi []int32) *sharedRows {
 
 // pack returns a and b with the rows of sh packed once for both.
 func (sh *sharedRows) pack(a, b rowSource) (rowSource, rowSource) {
-	p := packRows(a.dense, sh.items, a.dim, sh.nnz)
+	p := packRows(a.dense, sh.items, a.dim)
 	a.sparse, b.sparse = p, p
 	return a, b
 }

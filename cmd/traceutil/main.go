@@ -10,6 +10,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"regexp"
+	"slices"
 
 	"monomer/internal/traceutil"
 )
@@ -17,6 +19,7 @@ import (
 func main() {
 	procs := flag.Int("p", 0, "GOMAXPROCS of the traced run (required)")
 	top := flag.Int("top", 25, "functions to list")
+	workers := flag.String("workers", `runChunks`, "regexp of the outermost frames of parallel sections' worker goroutines")
 	flag.Parse()
 	if flag.NArg() != 1 || *procs < 1 {
 		fmt.Fprintln(os.Stderr, "usage: traceutil -p P [-top N] TRACE")
@@ -37,6 +40,25 @@ func main() {
 		s.Wall.Seconds(), s.Procs, s.Busy(), s.Short())
 	for n, d := range s.Running {
 		fmt.Printf("  running %d: %6.2f s (%.3f)\n", n, d.Seconds(), d.Seconds()/s.Wall.Seconds())
+	}
+	re, err := regexp.Compile(*workers)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "traceutil: -workers:", err)
+		os.Exit(2)
+	}
+	serial := s.Serial(func(f string) bool {
+		return re.MatchString(f) && !strings.HasPrefix(f, "main.") &&
+			!strings.Contains(f, "optimize.minimize")
+	})
+	fmt.Printf("serial share of CPU samples %.3f (Amdahl speedup bound at P=2 %.2f, P=16 %.2f)\n",
+		serial, 1/(serial+(1-serial)/2), 1/(serial+(1-serial)/16))
+	outer := make([]traceutil.FuncSamples, 0, len(s.Outer))
+	for f, c := range s.Outer {
+		outer = append(outer, traceutil.FuncSamples{Func: f, Samples: c})
+	}
+	slices.SortFunc(outer, func(a, b traceutil.FuncSamples) int { return b.Samples - a.Samples })
+	for _, fs := range outer[:min(8, len(outer))] {
+		fmt.Printf("  goroutine %-60s %6d samples\n", fs.Func, fs.Samples)
 	}
 	under := 0
 	for _, c := range s.Under {

@@ -33,6 +33,13 @@ type Summary struct {
 	Under map[string]int
 	// Samples counts all CPU-profile samples of the trace.
 	Samples int
+	// Outer counts all CPU-profile samples by their goroutine's outermost
+	// frame outside package runtime (see frameOf): the share of the
+	// samples outside the worker goroutines of parallel sections is the
+	// serial fraction of the CPU time, a measure contention from other
+	// processes does not move (Short does: a worker descheduled by the
+	// kernel leaves the others waiting).
+	Outer map[string]int
 }
 
 // Short is the share of the wall time during which fewer than Procs
@@ -70,7 +77,7 @@ func Read(r io.Reader, procs int) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("traceutil: %w", err)
 	}
-	s := &Summary{Procs: procs, Running: make([]time.Duration, procs+1), Under: map[string]int{}}
+	s := &Summary{Procs: procs, Running: make([]time.Duration, procs+1), Under: map[string]int{}, Outer: map[string]int{}}
 	running := map[trace.GoID]bool{}
 	var first, last trace.Time
 	started := false
@@ -108,8 +115,10 @@ func Read(r io.Reader, procs int) (*Summary, error) {
 			}
 		case trace.EventStackSample:
 			s.Samples++
+			key := frameOf(ev.Stack())
+			s.Outer[key[strings.Index(key, " < ")+3:]]++
 			if len(running) < procs {
-				s.Under[frameOf(ev.Stack())]++
+				s.Under[key]++
 			}
 		}
 	}
@@ -137,6 +146,22 @@ func frameOf(st trace.Stack) string {
 		return "(no stack)"
 	}
 	return cmp.Or(inner, leaf) + " < " + outer
+}
+
+// Serial is the share of the CPU-profile samples whose goroutine's
+// outermost frame is not matched by worker: the CPU time spent outside
+// parallel sections.
+func (s *Summary) Serial(worker func(outer string) bool) float64 {
+	if s.Samples == 0 {
+		return 0
+	}
+	n := 0
+	for f, c := range s.Outer {
+		if !worker(f) {
+			n += c
+		}
+	}
+	return float64(n) / float64(s.Samples)
 }
 
 // Top returns the n functions with the most samples in Under, most first
