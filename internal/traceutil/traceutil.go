@@ -148,20 +148,28 @@ func frameOf(st trace.Stack) string {
 	return cmp.Or(inner, leaf) + " < " + outer
 }
 
-// Serial is the share of the CPU-profile samples whose goroutine's
-// outermost frame is not matched by worker: the CPU time spent outside
-// parallel sections.
-func (s *Summary) Serial(worker func(outer string) bool) float64 {
+// Serial is the share of the CPU-profile samples taken on serial
+// goroutines (SerialGoroutine): the CPU time no added core shortens.
+func (s *Summary) Serial() float64 {
 	if s.Samples == 0 {
 		return 0
 	}
 	n := 0
 	for f, c := range s.Outer {
-		if !worker(f) {
+		if SerialGoroutine(f) {
 			n += c
 		}
 	}
 	return float64(n) / float64(s.Samples)
+}
+
+// SerialGoroutine reports whether a goroutine, by its outermost frame
+// outside package runtime, runs serial code: the command's main goroutine
+// (which runs the stages and hands parallel sections to workers) and
+// gonum's optimiser goroutine, which alternates with it (optimize.Minimize
+// runs the method in a goroutine of its own and waits for it).
+func SerialGoroutine(outer string) bool {
+	return outer == "main.main" || strings.HasPrefix(outer, "gonum.org/v1/gonum/optimize.")
 }
 
 // Top returns the n functions with the most samples in Under, most first

@@ -1,16 +1,15 @@
-// Command traceutil prints the concurrency profile of a Go execution trace
+// Command traceshare prints the concurrency profile of a Go execution trace
 // (monomer run --trace FILE, with --cpuprofile for the per-function split):
 // the share of wall time with fewer running goroutines than P and the
 // functions the CPU samples of that time fell in.
 //
-//	go run ./cmd/traceutil -p 2 [-top 25] trace.out
+//	go run ./internal/traceutil/traceshare -p 2 [-top 25] trace.out
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
-	"regexp"
 	"slices"
 
 	"monomer/internal/traceutil"
@@ -19,10 +18,9 @@ import (
 func main() {
 	procs := flag.Int("p", 0, "GOMAXPROCS of the traced run (required)")
 	top := flag.Int("top", 25, "functions to list")
-	workers := flag.String("workers", `runChunks`, "regexp of the outermost frames of parallel sections' worker goroutines")
 	flag.Parse()
 	if flag.NArg() != 1 || *procs < 1 {
-		fmt.Fprintln(os.Stderr, "usage: traceutil -p P [-top N] TRACE")
+		fmt.Fprintln(os.Stderr, "usage: traceshare -p P [-top N] TRACE")
 		os.Exit(2)
 	}
 	f, err := os.Open(flag.Arg(0))
@@ -41,15 +39,7 @@ func main() {
 	for n, d := range s.Running {
 		fmt.Printf("  running %d: %6.2f s (%.3f)\n", n, d.Seconds(), d.Seconds()/s.Wall.Seconds())
 	}
-	re, err := regexp.Compile(*workers)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "traceutil: -workers:", err)
-		os.Exit(2)
-	}
-	serial := s.Serial(func(f string) bool {
-		return re.MatchString(f) && !strings.HasPrefix(f, "main.") &&
-			!strings.Contains(f, "optimize.minimize")
-	})
+	serial := s.Serial()
 	fmt.Printf("serial share of CPU samples %.3f (Amdahl speedup bound at P=2 %.2f, P=16 %.2f)\n",
 		serial, 1/(serial+(1-serial)/2), 1/(serial+(1-serial)/16))
 	outer := make([]traceutil.FuncSamples, 0, len(s.Outer))
