@@ -28,6 +28,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -298,13 +299,20 @@ func outputsHash(runDir, node string) (string, error) {
 	slices.Sort(files)
 	h := sha256.New()
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		// Streamed: read whole, a 1.6 GB feature matrix would stay in this
+		// process's RSS, which Linux hands on to the next child as its
+		// starting peak (ru_maxrss survives fork and exec).
+		rel, _ := filepath.Rel(runDir, f)
+		fmt.Fprintf(h, "%s\n", rel)
+		r, err := os.Open(f)
 		if err != nil {
 			return "", err
 		}
-		rel, _ := filepath.Rel(runDir, f)
-		fmt.Fprintf(h, "%s %d\n", rel, len(b))
-		h.Write(b)
+		_, err = io.Copy(h, r)
+		r.Close()
+		if err != nil {
+			return "", err
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
