@@ -69,9 +69,11 @@ OPENBLAS := CGO_ENABLED=1 CGO_LDFLAGS=-lopenblas
 # The sparse products of LMT and Monomer (internal/csrkern) against the
 # FMA peak measured in the same run, in CPU-seconds, on the small synth
 # world's image rows and bags of words (pure Go and assembly, no BLAS).
-# Its last line is the figure BENCHMARKS.md quotes.
+# Its last line is the figure BENCHMARKS.md quotes. BENCHSPARSE_FLAGS=-path=avx2
+# measures the AVX2 kernels against the AVX2 FMA peak, as on a CPU without
+# AVX-512 (the default is the widest path the CPU has).
 bench-sparse:
-	$(GO) run ./internal/csrkern/benchsparse
+	$(GO) run ./internal/csrkern/benchsparse $(BENCHSPARSE_FLAGS)
 
 # How the stages use the cores (internal/benchcores): a planted world of
 # SCALE (gen's scales; medium by default: its Women's also_bought image
