@@ -30,7 +30,7 @@ BLAS_DETECT = if $(BLAS_PROBE); then echo openblas; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && ($(BLAS_INSTALL)) && $(BLAS_PROBE); then echo openblas; \
 	else echo "make: no libopenblas: building pure Go (dense features train about 10x slower)" >&2; echo go; fi
 ifeq ($(origin BLAS),undefined)
-ifneq ($(filter build run test test-airflow test-kernels bench testdata docs,$(or $(MAKECMDGOALS),build)),)
+ifneq ($(filter build run test test-airflow test-kernels bench bench-cores testdata docs,$(or $(MAKECMDGOALS),build)),)
 BLAS := $(shell $(BLAS_DETECT))
 endif
 endif
@@ -77,9 +77,26 @@ OPENBLAS := CGO_ENABLED=1 CGO_LDFLAGS=-lopenblas
 # The sparse products of LMT and Monomer (internal/csrkern) against the
 # FMA peak measured in the same run, in CPU-seconds, on the small synth
 # world's image rows and bags of words (pure Go and assembly, no BLAS).
-# Its last line is the figure BENCHMARKS.md quotes.
+# Its last line is the figure BENCHMARKS.md quotes. BENCHSPARSE_FLAGS=-path=avx2
+# measures the AVX2 kernels against the AVX2 FMA peak, as on a CPU without
+# AVX-512 (the default is the widest path the CPU has).
 bench-sparse:
-	$(GO) run ./cmd/benchsparse
+	$(GO) run ./cmd/benchsparse $(BENCHSPARSE_FLAGS)
+
+# How the stages use the cores (internal/benchcores): a planted world of
+# SCALE (gen's scales; medium by default: its Women's also_bought image
+# experiment, 60 L-BFGS iterations at one λ), prepared once, then every
+# stage alone at GOMAXPROCS 1, 2 and each power of two up to the cores:
+# wall, CPU-s, utilisation, speedup, peak RSS and the outputs' sha256 (the
+# same at every P, or it fails). Last line: `cores: min speedup S at P=2
+# over STAGES`. BENCHCORES_FLAGS adds flags: -serial (the serial share of
+# each stage's CPU from a traced run, which other load does not move),
+# -dir DIR (keep the world and run there), -only REGEXP, -max-iter N.
+SCALE ?= medium
+BENCHCORES_FLAGS ?=
+.PHONY: bench-cores
+bench-cores: build
+	$(GO) run ./internal/benchcores -bin $(BIN) -scale $(SCALE) $(BENCHCORES_FLAGS)
 
 build-openblas:
 	$(OPENBLAS) $(GO) build -tags openblas -o $(BIN) ./cmd/monomer

@@ -208,13 +208,16 @@ func TestItemGroups(t *testing.T) {
 	}
 }
 
-// TestTrainDeterministic: GOMAXPROCS 1 and 2 give bit-identical parameters,
+// TestTrainDeterministic: GOMAXPROCS 1, 2, 3, 7 and 16 give bit-identical parameters,
 // on a problem large enough for several item groups, pair chunks and gemm
 // blocks.
 func TestTrainDeterministic(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	const items = 3000
-	feats := map[string]Features{"dense": randDense(rng, items, 24), "sparse": randSparse(rng, items, 40, 5)}
+	// wide: LMT's 600×64 parameters are several tasks of the L-BFGS vector
+	// chunks, and 600 feature rows several spans of the gradient reduction.
+	feats := map[string]Features{"dense": randDense(rng, items, 24), "sparse": randSparse(rng, items, 40, 5),
+		"wide": randDense(rng, items, 600)}
 	pairs := randPairs(rng, items, 9000)
 	// Learnable labels: related iff the ends share their first coordinate's sign.
 	for i, p := range pairs {
@@ -222,22 +225,32 @@ func TestTrainDeterministic(t *testing.T) {
 		pairs[i].Label = (d.Row(int(p.X))[0] > 0) == (d.Row(int(p.Y))[0] > 0)
 	}
 	train, valid := pairs[:8000], pairs[8000:]
-	for _, tc := range []struct{ model, features string }{
-		{ModelMonomer, "dense"}, {ModelMonomer, "sparse"}, {ModelWNN, "dense"}, {ModelWNN, "sparse"}, {ModelLMT, "dense"},
+	for _, tc := range []struct {
+		model, features string
+		k               int
+	}{
+		{ModelMonomer, "dense", 4}, {ModelMonomer, "sparse", 4}, {ModelWNN, "dense", 4}, {ModelWNN, "sparse", 4},
+		{ModelLMT, "dense", 4}, {ModelLMT, "wide", 64},
 	} {
 		t.Run(tc.model+"/"+tc.features, func(t *testing.T) {
-			spec := Spec{Model: tc.model, K: 4, N: 3, Lambdas: []float64{0, 1e-4}, MaxIter: 8, ValidEvery: 3}
+			spec := Spec{Model: tc.model, K: tc.k, N: 3, Lambdas: []float64{0, 1e-4}, MaxIter: 8, ValidEvery: 3}
 			checkSameAtProcs(t, feats[tc.features], train, valid, spec)
 		})
 	}
 }
 
-// checkSameAtProcs trains spec at GOMAXPROCS 1 and 2 and fails unless the
-// fits (c, λ, best iteration, every parameter, the grid) are bit-identical.
+// sameBitsProcs are the GOMAXPROCS the same-bits tests compare: odd counts
+// catch a split that assumes an even one, 16 more workers than item groups
+// or vector tasks of a small problem.
+var sameBitsProcs = []int{1, 2, 3, 7, 16}
+
+// checkSameAtProcs trains spec at each of sameBitsProcs and fails unless
+// the fits (c, λ, best iteration, every parameter, the grid) are
+// bit-identical.
 func checkSameAtProcs(t *testing.T, feat Features, train, valid []graph.Pair, spec Spec) {
 	t.Helper()
-	var fits [2]*Fit
-	for i, procs := range []int{1, 2} {
+	fits := make([]*Fit, len(sameBitsProcs))
+	for i, procs := range sameBitsProcs {
 		old := runtime.GOMAXPROCS(procs)
 		f, err := Train(t.Context(), feat, train, valid, spec, rand.New(rand.NewPCG(7, 7)), nil)
 		runtime.GOMAXPROCS(old)
@@ -246,17 +259,20 @@ func checkSameAtProcs(t *testing.T, feat Features, train, valid []graph.Pair, sp
 		}
 		fits[i] = f
 	}
-	a, b := fits[0], fits[1]
-	if a.C != b.C || a.Lambda != b.Lambda || a.BestIteration != b.BestIteration {
-		t.Fatalf("GOMAXPROCS 1: c=%v λ=%v iter %d; GOMAXPROCS 2: c=%v λ=%v iter %d", a.C, a.Lambda, a.BestIteration, b.C, b.Lambda, b.BestIteration)
-	}
-	for i := range a.Params {
-		if !slices.Equal(a.Params[i].Data, b.Params[i].Data) {
-			t.Fatalf("%s differs between GOMAXPROCS 1 and 2", a.Params[i].Name)
+	a := fits[0]
+	for i, b := range fits[1:] {
+		p := sameBitsProcs[i+1]
+		if a.C != b.C || a.Lambda != b.Lambda || a.BestIteration != b.BestIteration {
+			t.Fatalf("GOMAXPROCS 1: c=%v λ=%v iter %d; GOMAXPROCS %d: c=%v λ=%v iter %d", a.C, a.Lambda, a.BestIteration, p, b.C, b.Lambda, b.BestIteration)
 		}
-	}
-	if fmt.Sprint(a.Grid) != fmt.Sprint(b.Grid) {
-		t.Fatalf("grids differ:\n%v\n%v", a.Grid, b.Grid)
+		for i := range a.Params {
+			if !slices.Equal(a.Params[i].Data, b.Params[i].Data) {
+				t.Fatalf("%s differs between GOMAXPROCS 1 and %d", a.Params[i].Name, p)
+			}
+		}
+		if fmt.Sprint(a.Grid) != fmt.Sprint(b.Grid) {
+			t.Fatalf("grids differ at GOMAXPROCS 1 and %d:\n%v\n%v", p, a.Grid, b.Grid)
+		}
 	}
 }
 

@@ -328,34 +328,44 @@ func entropy(p []float64) float64 {
 // so the result does not depend on the workers.
 func (m monomer) gateUse(src rowSource, ps *pairSet, w []float64) GateUse {
 	c, e := m.cols(), (m.n+1)*m.k
-	z, p := make([]float64, m.n), make([]float64, m.n)
+	// The gates of the items in parallel (one pass over the train rows:
+	// serial, 1.3 % of a Monomer fit at the medium world's Women's size),
+	// their sums in item order.
+	probs := make([]float64, len(ps.items)*m.n)
+	forSpans(len(ps.items), 0, func(lo, hi int) {
+		z := make([]float64, m.n)
+		for i := lo; i < hi; i++ {
+			if ps.xOff[i+1] == ps.xOff[i] {
+				continue
+			}
+			clear(z)
+			if src.sparse != nil {
+				idx, val := src.sparse.SparseRow(int(ps.items[i]))
+				for j, col := range idx {
+					u := w[int(col)*c+e : int(col)*c+e+m.n]
+					for k := range z {
+						z[k] += float64(val[j]) * u[k]
+					}
+				}
+			} else {
+				for col, v := range src.dense.Row(int(ps.items[i]))[:m.f] {
+					if v == 0 {
+						continue
+					}
+					u := w[col*c+e : col*c+e+m.n]
+					for k := range z {
+						z[k] += float64(v) * u[k]
+					}
+				}
+			}
+			softmax(z, probs[i*m.n:(i+1)*m.n])
+		}
+	})
 	var acc gateAcc
-	for i, it := range ps.items {
-		q := ps.xOff[i+1] - ps.xOff[i]
-		if q == 0 {
-			continue
+	for i := range ps.items {
+		if q := ps.xOff[i+1] - ps.xOff[i]; q > 0 {
+			acc.add(probs[i*m.n:(i+1)*m.n], float64(q))
 		}
-		clear(z)
-		if src.sparse != nil {
-			idx, val := src.sparse.SparseRow(int(it))
-			for j, col := range idx {
-				u := w[int(col)*c+e : int(col)*c+e+m.n]
-				for k := range z {
-					z[k] += float64(val[j]) * u[k]
-				}
-			}
-		} else {
-			for col, v := range src.dense.Row(int(it))[:m.f] {
-				if v == 0 {
-					continue
-				}
-				u := w[col*c+e : col*c+e+m.n]
-				for k := range z {
-					z[k] += float64(v) * u[k]
-				}
-			}
-		}
-		acc.add(softmax(z, p), float64(q))
 	}
 	return acc.use()
 }

@@ -28,10 +28,20 @@ const minMeanSq = 1e-30
 // featureScale returns 1/sqrt(mean ‖f_i‖²) over items, or 1 when every row
 // is (numerically) zero.
 func featureScale(src rowSource, items []int32) float64 {
+	// The norms in parallel, their sum in item order: the same bits at any
+	// GOMAXPROCS. One pass over every train row, as much memory as a
+	// projection: serial, it was 3 % of an LMT fit at the medium world's
+	// Women's size and bounded the speedup more cores give.
+	sq := make([]float64, len(items))
+	forSpans(len(items), 0, func(lo, hi int) {
+		buf := make([]float32, src.dim)
+		for k := lo; k < hi; k++ {
+			sq[k] = src.sqNorm(int(items[k]), buf)
+		}
+	})
 	var sum float64
-	buf := make([]float32, src.dim)
-	for _, it := range items {
-		sum += src.sqNorm(int(it), buf)
+	for _, v := range sq {
+		sum += v
 	}
 	if len(items) == 0 || !(sum > 0) || math.IsInf(sum, 0) {
 		return 1

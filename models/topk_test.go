@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -275,5 +276,47 @@ func BenchmarkTopK(b *testing.B) {
 			}
 			b.ReportMetric(float64(len(qs)*items)*float64(b.N)/b.Elapsed().Seconds(), "pairs/s")
 		})
+	}
+}
+
+// TestProjectSameAtProcs: Project's rows are the same bits at every
+// GOMAXPROCS of sameBitsProcs, on dense rows (gemm blocks), lean ones (90 %
+// zeros, by non-zeros) and sparse ones, over several spans and blocks.
+func TestProjectSameAtProcs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	const items, dim, k = 1500, 48, 5
+	lean := randDense(rng, items, dim)
+	for i := range lean.data {
+		if rng.IntN(10) != 0 {
+			lean.data[i] = 0
+		}
+	}
+	feats := map[string]Features{"dense": randDense(rng, items, dim), "lean": lean, "sparse": randSparse(rng, items, dim, 6)}
+	e := make([]float64, dim*k)
+	for i := range e {
+		e[i] = rng.NormFloat64()
+	}
+	fit := &Fit{Model: ModelLMT, Dim: dim, K: k, Params: []Param{{Name: "E", Rows: dim, Cols: k, Data: e}}}
+	sel := make([]int32, 0, items)
+	for i := range int32(items) {
+		if i%7 != 3 {
+			sel = append(sel, i)
+		}
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for name, feat := range feats {
+		var ref []float64
+		for _, procs := range sameBitsProcs {
+			runtime.GOMAXPROCS(procs)
+			p, err := fit.Project(feat, sel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ref == nil {
+				ref = p.Data
+			} else if !slices.Equal(ref, p.Data) {
+				t.Fatalf("%s: projection differs between GOMAXPROCS 1 and %d", name, procs)
+			}
+		}
 	}
 }

@@ -74,6 +74,7 @@ func Train(ctx context.Context, feat Features, train, valid []graph.Pair, spec S
 	}
 	t := &trainer{spec: spec, model: m, progress: progress, src: src, trainSet: trainSet}
 	scale := featureScale(src, trainSet.items)
+	t.featScale = scale // init's: the same items' rows, packed or not
 	var vsrc rowSource
 	var validSet *pairSet
 	var shared *sharedRows
@@ -151,6 +152,8 @@ type trainer struct {
 	progress     func(Progress)
 	src          rowSource // the train pairs' rows
 	trainSet     *pairSet
+	// featScale is featureScale over trainSet's items if known, else 0.
+	featScale float64
 }
 
 // gateUse is GridPoint.Gate at θ = [c, Θ]: Monomer's over the train pairs'
@@ -167,7 +170,11 @@ func (t *trainer) gateUse(theta []float64) GateUse {
 // scaled by t.train.scale, whose mean ‖f‖² over ps is r² below (1 in Train).
 func (t *trainer) init(src rowSource, ps *pairSet, rng *rand.Rand) []float64 {
 	theta := make([]float64, 1+t.model.size())
-	r := t.train.scale / featureScale(src, ps.items)
+	fs := t.featScale
+	if fs == 0 || ps != t.trainSet {
+		fs = featureScale(src, ps.items)
+	}
+	r := t.train.scale / fs
 	t.model.draw(theta[1:], rng, r*r)
 	med := median(t.train.distances(theta[1:]))
 	if med > 0 && !math.IsInf(med, 0) {
@@ -295,7 +302,7 @@ func (t *trainer) fit(ctx context.Context, gi int, lambda float64, theta0 []floa
 		Converger: &optimize.FunctionConverge{Absolute: 1e-12, Relative: 1e-9, Iterations: 20},
 		Recorder:  rec,
 	}
-	res, err := optimize.Minimize(problem, slices.Clone(theta0), settings, &optimize.LBFGS{Store: spec.Store})
+	res, err := optimize.Minimize(problem, slices.Clone(theta0), settings, &lbfgs{store: spec.Store, workers: spec.Workers})
 	if cerr := ctx.Err(); cerr != nil {
 		return nil, fmt.Errorf("models: %s: training at lambda %g: %w", spec.Model, lambda, cerr)
 	}

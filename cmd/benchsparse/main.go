@@ -64,7 +64,15 @@ func main() {
 	scale := flag.String("scale", "small", "synth scale of the generated world (small or larger)")
 	reps := flag.Int("reps", 5, "measurements per figure; the least CPU time is kept (other load only adds)")
 	minFlops := flag.Float64("gflop", 5, "GFLOP per measurement of a product")
+	limit := flag.String("path", "", `"avx2" or "go": measure that path's kernels (and, for avx2, the AVX2 FMA peak) as on a CPU without the wider ones`)
 	flag.Parse()
+	if *limit != "" {
+		csrkern.Limit(*limit)
+		if csrkern.Path() != *limit {
+			fmt.Fprintf(os.Stderr, "benchsparse: -path %s: kernels %s in use (the CPU lacks it, or the name is unknown)\n", *limit, csrkern.Path())
+			os.Exit(2)
+		}
+	}
 	if err := run(*scale, *reps, *minFlops*1e9); err != nil {
 		fmt.Fprintln(os.Stderr, "benchsparse:", err)
 		os.Exit(1)
@@ -90,7 +98,7 @@ func run(scale string, reps int, minFlops float64) error {
 		fmt.Printf("data %s: %s\n", m.name, describe(m))
 	}
 
-	loop, kind, perIter := fmaLoop()
+	loop, kind, perIter := fmaLoop(csrkern.Path() != "avx512")
 	peak := 0.0
 	if loop != nil {
 		n := 50_000_000

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime/pprof"
+	"runtime/trace"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,6 +38,7 @@ type runFlags struct {
 	force       bool
 	dryRun      bool
 	cpuProfile  string
+	trace       string
 }
 
 // dirFlags are the flags every command that reads a run directory shares.
@@ -195,6 +197,17 @@ lines on stderr unless stderr is a terminal.
 				}
 				defer pprof.StopCPUProfile()
 			}
+			if flags.trace != "" {
+				f, err := os.Create(flags.trace)
+				if err != nil {
+					return fmt.Errorf("%w: --trace: %v", pipeline.ErrUsage, err)
+				}
+				defer f.Close()
+				if err := trace.Start(f); err != nil {
+					return err
+				}
+				defer trace.Stop()
+			}
 			term := pipeline.IsTerminal(os.Stderr)
 			opts.Logger = pipeline.NewLogger(os.Stderr, term)
 			opts.RunID = cmp.Or(flags.runID, pipeline.NewRunID(time.Now()))
@@ -226,6 +239,7 @@ lines on stderr unless stderr is a terminal.
 	f.BoolVar(&flags.force, "force", false, "rerun the selected stages even when up to date")
 	f.BoolVar(&flags.dryRun, "dry-run", false, "print what would run and why; touch nothing")
 	f.StringVar(&flags.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
+	f.StringVar(&flags.trace, "trace", "", "write a Go execution trace of the run to this file (go tool trace; internal/traceutil/traceshare reads its serial share)")
 	return cmd
 }
 

@@ -117,6 +117,10 @@ var ptiles = [...]func(p *float32, psb int, feat, end *int32, nf, first int, row
 // ws floats apart) to row row[j] of p (ps floats apart, c used) for j from
 // the previous column's end (first for i = 0) to end[i].
 func colsMul(p []float32, ps, c int, feat, end []int32, first int, row []int32, val []float32, w []float32, ws int) {
+	if use == pathAVX2 {
+		colsMulAVX2(p, ps, c, feat, end, first, row, val, w, ws)
+		return
+	}
 	if use != pathAVX512 || c > 16*len(ztiles) {
 		colsMulGo(p, ps, c, feat, end, first, row, val, w, ws)
 		return
@@ -126,6 +130,30 @@ func colsMul(p []float32, ps, c int, feat, end []int32, first int, row []int32, 
 	_ = val[end[len(end)-1]-1]
 	v := (c + 15) / 16
 	ptiles[v-1](&p[0], ps*4, &feat[0], &end[0], len(feat), first, &row[0], &val[0], &w[0], ws*4, 1<<(c-16*(v-1))-1)
+}
+
+// colsMulAVX2 is colsMul with AVX2: a column's non-zeros scatter
+// val[j]·(its row of W) into rows row[j] of P, which is what RowAcc's AVX2
+// tiles do (each term a product rounded to float32, then a sum, as
+// colsMulGo). In Go this was 3.4 GFLOP/CPU-s at C = 100 on image rows
+// against 27 for RowMul row by row, making the by-columns forward of
+// LMT and Monomer eight times slower on CPUs without AVX-512
+// (BENCHMARKS.md, "Cores").
+func colsMulAVX2(p []float32, ps, c int, feat, end []int32, first int, row []int32, val []float32, w []float32, ws int) {
+	lo := first
+	for i, f := range feat {
+		hi := int(end[i])
+		if hi > lo {
+			_ = w[int(f)*ws+c-1]
+			k := 0
+			for _, t := range tiles {
+				for ; k+t.width <= c; k += t.width {
+					t.acc(&p[k], &row[lo], &val[lo], hi-lo, &w[int(f)*ws+k], ps*4)
+				}
+			}
+		}
+		lo = hi
+	}
 }
 
 // mulW adds to the W-wide tile at out Σ_j val[j]·(the tile at w + idx[j]·sb

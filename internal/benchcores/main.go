@@ -1,0 +1,362 @@
+// Command benchcores measures how the pipeline's stages use the cores
+// (`make bench-cores`): it generates a planted world (`monomer gen`),
+// prepares it once with a whole run, then reruns each stage alone
+// (`--only NODE --force`) at GOMAXPROCS 1, 2 and every power of two up to
+// the machine's cores, printing per run the wall and CPU seconds, the
+// utilisation CPU / (wall × P), the speedup over P = 1, the peak RSS and
+// the sha256 of the stage's outputs, which must be the same at every P.
+// The last line is
+//
+//	cores: min speedup <S> at P=2 over <stages>
+//
+// over the stages whose P = 1 run took at least -long CPU seconds. With
+// -serial, each stage also runs once more at P = 2 under the execution
+// tracer and the CPU profiler, and the serial share of its CPU (samples on
+// goroutines that run no parallel section, internal/traceutil) is printed
+// with the Amdahl bound it sets at 16 cores: unlike wall times, a measure
+// that other processes on the machine do not move.
+//
+// It is a benchmark, not a test: wall times depend on what else runs.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"monomer/internal/traceutil"
+)
+
+type options struct {
+	bin, scale, dir, only string
+	maxIter               int
+	lambda                float64
+	long                  float64
+	maxProcs              int
+	serial                bool
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.bin, "bin", "bin/monomer", "the monomer binary to measure")
+	flag.StringVar(&o.scale, "scale", "medium", "gen scale of the world (its Women's also_bought image experiment runs)")
+	flag.StringVar(&o.dir, "dir", "", "work directory for the world and the run (default: a temporary one, removed after)")
+	flag.StringVar(&o.only, "only", "", "regexp: measure only the stages (plan nodes) it matches")
+	flag.IntVar(&o.maxIter, "max-iter", 60, "L-BFGS iterations of each fit (the issue's figures: 60)")
+	flag.Float64Var(&o.lambda, "lambda", 1e-4, "the one λ each model trains at")
+	flag.Float64Var(&o.long, "long", 1, "stages whose P=1 run takes at least this many CPU seconds enter the last line")
+	flag.IntVar(&o.maxProcs, "max-procs", runtime.NumCPU(), "largest GOMAXPROCS measured")
+	flag.BoolVar(&o.serial, "serial", false, "also measure each stage's serial share of CPU from a traced P=2 run")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "benchcores:", err)
+		os.Exit(1)
+	}
+}
+
+// procsList is 1, 2 and the powers of two up to max.
+func procsList(max int) []int {
+	ps := []int{1}
+	for p := 2; p <= max; p *= 2 {
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// jobYAML is the measured job: the world's Women's also_bought image
+// experiment with every model of the paper's Table 2 at one λ.
+const jobYAML = `name: bench-cores
+seed: 1
+data_dir: %s
+data:
+  meta: meta_Clothing_Shoes_and_Jewelry.json.gz
+  reviews: reviews_Clothing_Shoes_and_Jewelry.json.gz
+  image_features: image_features_Clothing_Shoes_and_Jewelry.b
+settings:
+  k: 100
+  monomer_k: 20
+  n: 4
+  lambdas: [%g]
+  max_iter: %d
+experiments:
+  - name: women
+    category: "Clothing, Shoes & Jewelry > Women"
+    graph: also_bought
+    features: image
+    models: [wnn, lmt, monomer]
+`
+
+func run(o options) error {
+	if o.maxProcs < 1 {
+		return fmt.Errorf("-max-procs %d < 1", o.maxProcs)
+	}
+	only, err := regexp.Compile(o.only)
+	if err != nil {
+		return fmt.Errorf("-only: %v", err)
+	}
+	bin, err := filepath.Abs(o.bin)
+	if err != nil {
+		return err
+	}
+	if o.dir == "" {
+		if o.dir, err = os.MkdirTemp("", "benchcores-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(o.dir)
+	}
+	data, runDir := filepath.Join(o.dir, "data-"+o.scale), filepath.Join(o.dir, "run")
+	if _, err := os.Stat(filepath.Join(data, "image_features_Clothing_Shoes_and_Jewelry.b")); err != nil {
+		fmt.Printf("gen --scale %s into %s\n", o.scale, data)
+		if err := command(bin, nil, "gen", "--scale", o.scale, "--seed", "1", "--out", data).Run(); err != nil {
+			return fmt.Errorf("gen: %w", err)
+		}
+	}
+	job := filepath.Join(o.dir, "bench-cores.yaml")
+	if err := os.WriteFile(job, fmt.Appendf(nil, jobYAML, data, o.lambda, o.maxIter), 0o644); err != nil {
+		return err
+	}
+	nodes, err := planNodes(bin, job)
+	if err != nil {
+		return err
+	}
+	args := []string{"run", job, "--run-dir", runDir, "--run-id", "bench"}
+	fmt.Println("prepare: a whole run at the machine's GOMAXPROCS")
+	if err := command(bin, nil, args...).Run(); err != nil {
+		return fmt.Errorf("prepare: %w", err)
+	}
+	procs := procsList(o.maxProcs)
+	fmt.Printf("%s, %d CPUs; GOMAXPROCS %v; %s\n", cpuModel(), runtime.NumCPU(), procs, loadAvg())
+	fmt.Printf("%-26s %3s %8s %8s %5s %7s %7s  %s\n", "stage", "P", "wall_s", "cpu_s", "util", "speedup", "rss_MB", "sha256")
+	type summary struct {
+		node    string
+		speedup float64
+	}
+	var long []summary
+	mismatch := false
+	for _, node := range nodes {
+		if !only.MatchString(node) {
+			continue
+		}
+		var base measurement
+		var sum0 string
+		for i, p := range procs {
+			m, err := measure(bin, append(slices.Clone(args), selectNode(node)...), p, "")
+			if err != nil {
+				return fmt.Errorf("%s at P=%d: %w", node, p, err)
+			}
+			sum, err := outputsHash(filepath.Join(runDir, "bench"), node) // --run-id bench
+			if err != nil {
+				return err
+			}
+			if i == 0 {
+				base, sum0 = m, sum
+			}
+			mark := ""
+			if sum != sum0 {
+				mark, mismatch = "  DIFFERS FROM P=1", true
+			}
+			speedup := base.wall.Seconds() / m.wall.Seconds()
+			fmt.Printf("%-26s %3d %8.2f %8.2f %5.2f %7.2f %7.0f  %s%s\n", node, p, m.wall.Seconds(), m.cpu.Seconds(),
+				m.cpu.Seconds()/(m.wall.Seconds()*float64(p)), speedup, float64(m.rss)/(1<<20), sum[:16], mark)
+			if p == 2 && base.cpu.Seconds() >= o.long {
+				long = append(long, summary{node, speedup})
+			}
+		}
+		if o.serial {
+			tr := filepath.Join(o.dir, "trace.out")
+			if _, err := measure(bin, append(slices.Clone(args), selectNode(node)...), 2, tr); err != nil {
+				return fmt.Errorf("%s traced: %w", node, err)
+			}
+			s, err := serialShare(tr)
+			if err != nil {
+				return fmt.Errorf("%s: %w", node, err)
+			}
+			fmt.Printf("%-26s serial share of CPU %.3f (Amdahl bound: speedup %.2f at P=2, %.1f at P=16); wall with < 2 running %.3f\n",
+				node, s.serial, 1/(s.serial+(1-s.serial)/2), 1/(s.serial+(1-s.serial)/16), s.short)
+		}
+	}
+	if mismatch {
+		return errors.New("a stage's outputs differ between GOMAXPROCS values")
+	}
+	if len(long) == 0 {
+		fmt.Printf("cores: no stage took %g CPU-s at P=1 (or only P=1 was measured)\n", o.long)
+		return nil
+	}
+	worst := slices.MinFunc(long, func(a, b summary) int { return cmp.Compare(a.speedup, b.speedup) })
+	names := make([]string, len(long))
+	for i, s := range long {
+		names[i] = s.node
+	}
+	fmt.Printf("cores: min speedup %.2f at P=2 over %s (least: %s)\n", worst.speedup, strings.Join(names, ", "), worst.node)
+	return nil
+}
+
+// selectNode is the run flags that rerun one plan node: "exp.stage" is
+// stage of experiment exp, a name without a dot a job-level stage.
+func selectNode(node string) []string {
+	if exp, stage, ok := strings.Cut(node, "."); ok {
+		return []string{"--experiment", exp, "--only", stage, "--force"}
+	}
+	return []string{"--only", node, "--force"}
+}
+
+func command(bin string, env []string, args ...string) *exec.Cmd {
+	c := exec.Command(bin, args...)
+	c.Env = append(os.Environ(), env...)
+	c.Stderr = nil // JSON logs: not wanted here; failures show the exit status
+	return c
+}
+
+// measurement is one run's wall and CPU time (user + system) and peak RSS
+// in bytes.
+type measurement struct {
+	wall, cpu time.Duration
+	rss       int64
+}
+
+// measure runs the binary at GOMAXPROCS procs; with trace not empty under
+// the execution tracer and the CPU profiler (its samples land in the
+// trace).
+func measure(bin string, args []string, procs int, trace string) (measurement, error) {
+	if trace != "" {
+		args = append(args, "--trace", trace, "--cpuprofile", trace+".pprof")
+	}
+	c := command(bin, []string{"GOMAXPROCS=" + strconv.Itoa(procs)}, args...)
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	start := time.Now()
+	if err := c.Run(); err != nil {
+		return measurement{}, fmt.Errorf("%w: %s", err, lastLine(stderr.String()))
+	}
+	m := measurement{wall: time.Since(start), cpu: c.ProcessState.UserTime() + c.ProcessState.SystemTime()}
+	if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		m.rss = int64(ru.Maxrss) * 1024 // KB on Linux
+	}
+	return m, nil
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndexByte(s, '\n')+1:]
+}
+
+// planNodes lists the job's nodes in plan (DAG) order.
+func planNodes(bin, job string) ([]string, error) {
+	out, err := command(bin, nil, "plan", job).Output()
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	var nodes []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) > 0 && (len(f) == 1 || f[1] == "<-") {
+			nodes = append(nodes, f[0])
+		}
+	}
+	return nodes, nil
+}
+
+// outputsHash is the sha256 over the stage's output files (name and
+// content, in name order), its manifest left out (it holds timings). A
+// node "exp.stage" writes exp/stage; a job-level node its own name (the
+// report also writes metrics.parquet beside the experiments).
+func outputsHash(runDir, node string) (string, error) {
+	dir := filepath.Join(runDir, node)
+	if exp, stage, ok := strings.Cut(node, "."); ok {
+		dir = filepath.Join(runDir, exp, stage)
+	}
+	files := []string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() != "manifest.json" {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("outputs of %s: %w", node, err)
+	}
+	if node == "report" {
+		files = append(files, filepath.Join(runDir, "metrics.parquet"))
+	}
+	slices.Sort(files)
+	h := sha256.New()
+	for _, f := range files {
+		// Streamed: read whole, a 1.6 GB feature matrix would stay in this
+		// process's RSS, which Linux hands on to the next child as its
+		// starting peak (ru_maxrss survives fork and exec).
+		rel, _ := filepath.Rel(runDir, f)
+		fmt.Fprintf(h, "%s\n", rel)
+		r, err := os.Open(f)
+		if err != nil {
+			return "", err
+		}
+		_, err = io.Copy(h, r)
+		r.Close()
+		if err != nil {
+			return "", err
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+type serial struct{ serial, short float64 }
+
+// serialShare reads a P=2 trace: the share of CPU samples on serial
+// goroutines (traceutil.SerialGoroutine), and of wall time with fewer
+// than 2 goroutines running.
+func serialShare(trace string) (serial, error) {
+	f, err := os.Open(trace)
+	if err != nil {
+		return serial{}, err
+	}
+	defer f.Close()
+	s, err := traceutil.Read(f, 2)
+	if err != nil {
+		return serial{}, err
+	}
+	return serial{s.Serial(), s.Short()}, nil
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err == nil {
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return runtime.GOARCH
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "load average unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "load average unknown"
+	}
+	l, _ := strconv.ParseFloat(f[0], 64)
+	return fmt.Sprintf("load average %.1f at start (wall times are noise when it exceeds the cores: %s)", l,
+		map[bool]string{true: "they are now", false: "not now"}[l > float64(runtime.NumCPU())+0.5*math.Sqrt(float64(runtime.NumCPU()))])
+}

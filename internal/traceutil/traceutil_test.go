@@ -1,0 +1,66 @@
+package traceutil
+
+import (
+	"bytes"
+	"runtime"
+	"runtime/trace"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestRead parses a trace of this process in which two goroutines spin
+// together: the time split by running count adds up to the wall, and some
+// of it had both running (GOMAXPROCS 2 lets them).
+func TestRead(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	var buf bytes.Buffer
+	if err := trace.Start(&buf); err != nil {
+		t.Skip("tracing unavailable:", err)
+	}
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			x := 0
+			for i := range 50_000_000 {
+				x += i ^ x
+			}
+			sink = x
+		})
+	}
+	wg.Wait()
+	trace.Stop()
+	s, err := Read(&buf, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum time.Duration
+	for _, d := range s.Running {
+		sum += d
+	}
+	if s.Wall <= 0 || sum != s.Wall {
+		t.Fatalf("wall %v, running counts add to %v", s.Wall, sum)
+	}
+	if b := s.Busy(); !(b > 0 && b <= 2) || s.Running[2] == 0 {
+		t.Fatalf("mean running %v, with both %v of %v", b, s.Running[2], s.Wall)
+	}
+	if sh := s.Short(); !(sh >= 0 && sh < 1) {
+		t.Fatalf("short share %v", sh)
+	}
+	if _, err := Read(bytes.NewReader([]byte("not a trace")), 2); err == nil {
+		t.Fatal("no error on a non-trace")
+	}
+}
+
+var sink int
+
+func TestSerialGoroutine(t *testing.T) {
+	for f, want := range map[string]bool{
+		"main.main": true, "gonum.org/v1/gonum/optimize.minimize.func1": true,
+		"monomer/models.runChunks.func1": false, "monomer/report.(*tsne).rows.func1": false,
+	} {
+		if SerialGoroutine(f) != want {
+			t.Errorf("SerialGoroutine(%q) = %v", f, !want)
+		}
+	}
+}
