@@ -142,7 +142,7 @@ func exitCode(err error) int {
 		errors.Is(err, download.ErrNotFound), errors.Is(err, download.ErrMismatch),
 		errors.Is(err, download.ErrCorrupt):
 		return exitBadInput
-	case errors.Is(err, pipeline.ErrLocked):
+	case errors.Is(err, pipeline.ErrLocked), errors.Is(err, download.ErrLocked):
 		return exitLocked
 	case errors.Is(err, pipeline.ErrMissingInput), errors.Is(err, download.ErrUnavailable):
 		return exitInputMissing
