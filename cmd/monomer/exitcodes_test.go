@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"monomer/amazon"
+	"monomer/download"
 	"monomer/job"
 	"monomer/pipeline"
 )
@@ -83,6 +84,7 @@ func TestREADMEExitCodes(t *testing.T) {
 		{amazon.ErrCorrupt, "corrupt"},
 		{pipeline.ErrBadInput, "bad input"},
 		{pipeline.ErrLocked, "locked"},
+		{download.ErrLocked, "being fetched"},
 		{pipeline.ErrMissingInput, "does not exist"},
 		{context.Canceled, "interrupted"},
 	}

@@ -46,7 +46,8 @@ const exitCodesHelp = `Exit codes:
        (gzip, .b record), a NaN or infinite feature, an empty input file or
        an experiment with nothing in scope (download: a file the server
        refuses, 404 or 403, or a checksum mismatch)
-  4    run directory locked by another run
+  4    run directory locked by another run (download: the file is being
+       fetched into the same directory by another download)
   5    an input data file does not exist (yet): a retry may find it
        (download: a network failure, a timeout or a 5xx answer)
   130  interrupted (SIGINT or SIGTERM)
