@@ -230,9 +230,11 @@ func TestFetchLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkFetched(t, dir, "r.json.gz", body)
+	mu.Lock()
 	if reqs != 1 {
 		t.Errorf("%d requests, want 1", reqs)
 	}
+	mu.Unlock()
 	if _, err := os.Stat(filepath.Join(dir, "r.json.gz.part.lock")); !os.IsNotExist(err) {
 		t.Errorf("lock file left behind: %v", err)
 	}
