@@ -10,11 +10,16 @@
 // interruption (in the same call, with bounded retries and backoff, or in a
 // later one), verifies it (size, SHA-256 where known, a gzip stream read to
 // its end, a .b file a whole number of records) and only then renames it to
-// DIR/NAME and appends its sum to DIR/SHA256SUMS.
+// DIR/NAME and appends its sum to DIR/SHA256SUMS and its release and URL to
+// DIR/SOURCES.tsv. A resume names the file it continues (If-Range, from
+// DIR/NAME.part.meta); DIR/NAME.part.lock keeps two processes from fetching
+// one file; a file already at DIR/NAME is checked against what is known of
+// it (Fetch's doc).
 //
 // Errors answer a scheduler's question "will a retry help?": ErrUnavailable
-// (network failures, timeouts, 5xx answers once the retries are spent) may
-// go away; ErrNotFound (404, 403, 410), ErrMismatch and ErrCorrupt will not.
+// (network failures, timeouts, 5xx answers once the retries are spent) and
+// ErrLocked (another process is fetching the file) may go away;
+// ErrNotFound (404, 403, 410), ErrMismatch and ErrCorrupt will not.
 // The package does not log: Fetch reports what it does through
 // Options.Event and Options.Progress.
 package download

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"monomer/imagefeat"
+	"monomer/internal/filelock"
 )
 
 // Options tune Fetch. The zero value works.
@@ -48,11 +50,15 @@ type Options struct {
 
 // Event is one step of a Fetch.
 type Event struct {
-	// Kind is "present" (DIR/NAME exists: not fetched), "request" (an
-	// attempt starts at Offset, Resumed if that continues a .part),
-	// "retry" (an attempt failed with Err; the next starts after Wait),
-	// "verify" (the Total bytes are all there: reading them through) or
-	// "done" (renamed into place; SHA256 is its sum).
+	// Kind is "present" (DIR/NAME exists: not fetched), "check" (reading
+	// a present file's Total bytes to compare its SHA-256 with a known
+	// one), "request" (an attempt starts at Offset, Resumed if that
+	// continues a .part), "restart" (the Offset bytes of the .part are
+	// thrown away, Err says why: the server's file is not the one they
+	// came from, or the server ignores Range), "retry" (an attempt failed
+	// with Err; the next starts after Wait), "verify" (the Total bytes are
+	// all there: reading them through) or "done" (renamed into place;
+	// SHA256 is its sum).
 	Kind    string
 	File    File
 	Attempt int
@@ -67,7 +73,8 @@ type Event struct {
 // Result is what a Fetch did.
 type Result struct {
 	File File
-	// Path is DIR/NAME; Bytes its size; SHA256 its sum (empty if Present).
+	// Path is DIR/NAME; Bytes its size; SHA256 its sum (empty if Present
+	// and no sum was known to check it against).
 	Path   string
 	Bytes  int64
 	SHA256 string
@@ -82,36 +89,76 @@ type Result struct {
 // later, and --checksums accepts it).
 const SumsFile = "SHA256SUMS"
 
-// Fetch fetches f into dir/f.Name (module doc). An existing dir/f.Name is
-// left alone. Bytes arrive in dir/f.Name.part, which survives a failure or
-// an interruption for the next Fetch to continue; a verification failure
-// renames it to dir/f.Name.bad and returns ErrMismatch or ErrCorrupt; a
-// refusal (404, 403, 410, another 4xx) returns ErrNotFound naming the URL;
-// network failures and 5xx answers are retried, then returned as
-// ErrUnavailable; ctx's error is returned as is.
+// SourcesFile is the file in DIR to which Fetch appends, for each fetched
+// file, "NAME<TAB>RELEASE<TAB>URL": a 2014 and a 2018 metadata file share
+// their name, and a file already present must not pass for the other
+// release's.
+const SourcesFile = "SOURCES.tsv"
+
+// Fetch fetches f into dir/f.Name (module doc).
+//
+// An existing dir/f.Name is not fetched again but checked, and left alone
+// either way: SOURCES.tsv must not record it for another release than
+// f.Release, and it must have f.Size bytes and the SHA-256 f.SHA256 (or,
+// if that is unknown, the one its line in SHA256SUMS recorded when it was
+// fetched) where these are known; a mismatch is ErrMismatch.
+//
+// Bytes arrive in dir/f.Name.part, which survives a failure or an
+// interruption for the next Fetch to continue. Beside it,
+// dir/f.Name.part.meta records the URL and the server's ETag and
+// Last-Modified, which a resuming request sends as If-Range: a server
+// whose file has changed answers with all of it, and the .part starts
+// again. A .part from another URL (another mirror) is continued only if
+// that URL's Last-Modified is the same (a copy that kept the file's time,
+// as rsync -t and wget -N make), else it starts again. A .part without a
+// .part.meta (an older monomer's, or one put there by hand) is continued
+// as is; the final verification is then the only check. dir/f.Name.part.lock
+// is held while the file is fetched: a second Fetch of the same file into
+// the same dir returns ErrLocked naming the holder.
+//
+// A verification failure renames the .part to dir/f.Name.bad and returns
+// ErrMismatch or ErrCorrupt; a refusal (404, 403, 410, another 4xx)
+// returns ErrNotFound naming the URL; network failures and 5xx answers are
+// retried, then returned as ErrUnavailable; ctx's error is returned as is.
 func Fetch(ctx context.Context, dir string, f File, opt Options) (Result, error) {
 	dst := filepath.Join(dir, f.Name)
 	res := Result{File: f, Path: dst}
-	if st, err := os.Stat(dst); err == nil {
-		res.Present, res.Bytes = true, st.Size()
-		opt.event(Event{Kind: "present", File: f, Total: st.Size()})
-		return res, nil
+	if _, err := os.Stat(dst); err == nil {
+		return checkPresent(dir, f, opt, res)
 	}
 	part := dst + ".part"
-	if st, err := os.Stat(part); err == nil && st.Size() > 0 {
+	lk, err := filelock.TryLock(part + ".lock")
+	if err != nil {
+		var he *filelock.HeldError
+		if errors.As(err, &he) {
+			return res, fmt.Errorf("download: %s: %w: %s (lock %s); once it is done the file is there, or use another --out",
+				dst, ErrLocked, he.Holder, he.Path)
+		}
+		return res, fmt.Errorf("download: %s: %w", dst, err)
+	}
+	defer lk.Unlock()
+	// The holder we may have just missed could have put the file there.
+	if _, err := os.Stat(dst); err == nil {
+		return checkPresent(dir, f, opt, res)
+	}
+	fe := fetcher{opt: opt, f: f, part: part, meta: part + ".meta", bad: dst + ".bad", total: -1}
+	if err := fe.prepare(); err != nil {
+		return res, err
+	}
+	if fileSize(part) > 0 {
 		res.Resumed = true
 	}
-	fe := fetcher{opt: opt, f: f, part: part, bad: dst + ".bad", total: -1}
-	err := fe.loop(ctx, &res)
+	err = fe.loop(ctx, &res)
 	if fileSize(part) == 0 {
 		// Nothing arrived: leave no empty .part behind.
 		os.Remove(part)
+		os.Remove(fe.meta)
 	}
 	if err != nil {
 		if errors.Is(err, ErrMismatch) && fileSize(part) > 0 {
 			// The server's file is not the one expected: what an earlier
 			// run fetched of it is not to be continued either.
-			if rerr := os.Rename(part, fe.bad); rerr != nil {
+			if rerr := fe.toBad(); rerr != nil {
 				return res, errors.Join(err, rerr)
 			}
 			return res, fmt.Errorf("%w; the bytes fetched so far are kept in %s", err, fe.bad)
@@ -121,7 +168,7 @@ func Fetch(ctx context.Context, dir string, f File, opt Options) (Result, error)
 	opt.event(Event{Kind: "verify", File: f, Total: fileSize(part)})
 	sum, n, err := fe.verify()
 	if err != nil {
-		if rerr := os.Rename(part, fe.bad); rerr != nil {
+		if rerr := fe.toBad(); rerr != nil {
 			return res, errors.Join(err, rerr)
 		}
 		return res, fmt.Errorf("%w; the bytes are kept in %s", err, fe.bad)
@@ -129,12 +176,101 @@ func Fetch(ctx context.Context, dir string, f File, opt Options) (Result, error)
 	if err := os.Rename(part, dst); err != nil {
 		return res, err
 	}
+	os.Remove(fe.meta)
 	res.Bytes, res.SHA256 = n, sum
-	if err := appendSum(dir, sum, f.Name); err != nil {
+	if err := appendLine(dir, SumsFile, sum+"  "+f.Name); err != nil {
+		return res, err
+	}
+	if err := appendLine(dir, SourcesFile, f.Name+"\t"+f.Release+"\t"+f.URL); err != nil {
 		return res, err
 	}
 	opt.event(Event{Kind: "done", File: f, Total: n, SHA256: sum})
 	return res, nil
+}
+
+// toBad renames the .part to .bad for inspection.
+func (fe *fetcher) toBad() error {
+	os.Remove(fe.meta)
+	return os.Rename(fe.part, fe.bad)
+}
+
+// checkPresent checks a file already at res.Path (Fetch's doc) and leaves
+// it where it is: it may be a good file of another release, and a bad one
+// is the user's to look at.
+func checkPresent(dir string, f File, opt Options, res Result) (Result, error) {
+	st, err := os.Stat(res.Path)
+	if err != nil {
+		return res, err
+	}
+	res.Present, res.Bytes = true, st.Size()
+	opt.event(Event{Kind: "present", File: f, Total: st.Size()})
+	src, err := readSources(dir)
+	if err != nil {
+		return res, err
+	}
+	if s, ok := src[f.Name]; ok && f.Release != "" && s.release != "" && s.release != f.Release {
+		return res, fmt.Errorf("download: %s was fetched for release %s (from %s, %s), not %s, whose file has the same name: %w; use another --out for release %s",
+			res.Path, s.release, s.url, filepath.Join(dir, SourcesFile), f.Release, ErrMismatch, f.Release)
+	}
+	if f.Size >= 0 && st.Size() != f.Size {
+		return res, fmt.Errorf("download: %s (present): %d bytes, expected %d: %w; delete it to fetch it again",
+			res.Path, st.Size(), f.Size, ErrMismatch)
+	}
+	want, from := f.SHA256, "expected"
+	if want == "" {
+		in, err := os.Open(filepath.Join(dir, SumsFile))
+		if err == nil {
+			sums, perr := ParseSums(in, in.Name())
+			in.Close()
+			if perr != nil {
+				return res, perr
+			}
+			want, from = sums[f.Name], "recorded in "+in.Name()+" when it was fetched"
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return res, err
+		}
+	}
+	if want == "" {
+		return res, nil
+	}
+	opt.event(Event{Kind: "check", File: f, Total: st.Size()})
+	in, err := os.Open(res.Path)
+	if err != nil {
+		return res, err
+	}
+	defer in.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, in); err != nil {
+		return res, fmt.Errorf("download: %s: %w", res.Path, err)
+	}
+	res.SHA256 = hex.EncodeToString(h.Sum(nil))
+	if res.SHA256 != want {
+		return res, fmt.Errorf("download: %s (present): sha256 %s, %s %s: %w; delete it to fetch it again",
+			res.Path, res.SHA256, from, want, ErrMismatch)
+	}
+	return res, nil
+}
+
+// source is a file's line in SourcesFile.
+type source struct{ release, url string }
+
+// readSources reads dir/SOURCES.tsv, the last line of a name winning; a
+// missing file is empty.
+func readSources(dir string) (map[string]source, error) {
+	b, err := os.ReadFile(filepath.Join(dir, SourcesFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]source{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Split(line, "\t"); len(f) == 3 {
+			out[f[0]] = source{f[1], f[2]}
+		}
+	}
+	return out, nil
 }
 
 func (o *Options) event(e Event) {
@@ -145,11 +281,109 @@ func (o *Options) event(e Event) {
 
 // fetcher is one Fetch's state.
 type fetcher struct {
-	opt            Options
-	f              File
-	part, bad      string
-	total          int64 // the size the server announced, -1 if unknown
-	attempt, calls int
+	opt             Options
+	f               File
+	part, meta, bad string
+	total           int64 // the size the server announced, -1 if unknown
+	calls           int
+	// rec is what part.meta records, nil if nothing (yet).
+	rec *partMeta
+}
+
+// partMeta is NAME.part.meta: where the bytes of NAME.part came from, with
+// the validators the server sent for them (RFC 9110 8.8), so that a later
+// request continues only the same file (If-Range, RFC 9110 13.1.5).
+type partMeta struct {
+	URL          string `json:"url"`
+	ETag         string `json:"etag,omitempty"`
+	LastModified string `json:"last_modified,omitempty"`
+	Size         int64  `json:"size"` // -1 if not announced
+}
+
+// prepare reads part.meta and throws the .part away if nothing can tell
+// whether its bytes are those of f.URL's file.
+func (fe *fetcher) prepare() error {
+	n := fileSize(fe.part)
+	if n == 0 {
+		os.Remove(fe.meta)
+		return nil
+	}
+	if b, err := os.ReadFile(fe.meta); err == nil {
+		var m partMeta
+		if json.Unmarshal(b, &m) == nil && m.URL != "" {
+			fe.rec = &m
+		}
+	}
+	if m := fe.rec; m != nil && m.URL != fe.f.URL && m.LastModified == "" {
+		if err := os.Truncate(fe.part, 0); err != nil {
+			return err
+		}
+		os.Remove(fe.meta)
+		fe.rec = nil
+		fe.opt.event(Event{Kind: "restart", File: fe.f, Offset: n,
+			Err: fmt.Errorf("%s came from %s, which sent no Last-Modified to compare %s's with", fe.part, m.URL, fe.f.URL)})
+	}
+	return nil
+}
+
+// ifRange is the validator a resuming request sends: the recorded strong
+// ETag if the URL is the same (an ETag is the server's own token, and a
+// weak one never matches in If-Range), else the Last-Modified date.
+func (fe *fetcher) ifRange() string {
+	m := fe.rec
+	switch {
+	case m == nil:
+		return ""
+	case m.URL == fe.f.URL && m.ETag != "" && !strings.HasPrefix(m.ETag, "W/"):
+		return m.ETag
+	}
+	return m.LastModified
+}
+
+// changed says how the file resp describes differs from the recorded one,
+// "" if it does not as far as resp shows.
+func (fe *fetcher) changed(resp *http.Response, total int64) string {
+	m := fe.rec
+	if m == nil {
+		return ""
+	}
+	if total >= 0 && m.Size >= 0 && total != m.Size {
+		return fmt.Sprintf("%d bytes, %d when %s was started", total, m.Size, fe.part)
+	}
+	lm := resp.Header.Get("Last-Modified")
+	if m.URL != fe.f.URL {
+		// Another server's ETags mean nothing here; its date must match.
+		if lm != m.LastModified {
+			return fmt.Sprintf("Last-Modified %q, %q at %s where %s came from", lm, m.LastModified, m.URL, fe.part)
+		}
+		return ""
+	}
+	if e := resp.Header.Get("ETag"); e != "" && m.ETag != "" && e != m.ETag {
+		return fmt.Sprintf("ETag %s, %s when %s was started", e, m.ETag, fe.part)
+	}
+	if lm != "" && m.LastModified != "" && lm != m.LastModified {
+		return fmt.Sprintf("Last-Modified %q, %q when %s was started", lm, m.LastModified, fe.part)
+	}
+	return ""
+}
+
+// record writes part.meta for the file resp describes, atomically (a
+// temporary file renamed), before any of its bytes are written.
+func (fe *fetcher) record(resp *http.Response, total int64) error {
+	m := &partMeta{URL: fe.f.URL, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), Size: total}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	tmp := fe.meta + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, fe.meta); err != nil {
+		return err
+	}
+	fe.rec = m
+	return nil
 }
 
 // errIncomplete: a response ended cleanly short of the announced total.
@@ -261,6 +495,9 @@ func (fe *fetcher) once(ctx context.Context) (bool, error) {
 	}
 	if off > 0 {
 		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", off))
+		if v := fe.ifRange(); v != "" {
+			req.Header.Set("If-Range", v)
+		}
 	}
 	// Ask for the bytes as stored: a transport must not inflate a .gz
 	// whose server labels it Content-Encoding: gzip.
@@ -280,14 +517,28 @@ func (fe *fetcher) once(ctx context.Context) (bool, error) {
 	switch c := resp.StatusCode; {
 	case c == http.StatusOK:
 		// The whole file, whether or not a range was asked for: a server
-		// that ignores Range starts again from byte 0.
-		off = 0
+		// whose file is not the one If-Range names, or that ignores
+		// Range, starts again from byte 0.
 		fe.total = resp.ContentLength
 		if fe.total < 0 {
 			// The file transport leaves the parsed length unset.
 			if n, err := strconv.ParseInt(resp.Header.Get("Content-Length"), 10, 64); err == nil && n >= 0 {
 				fe.total = n
 			}
+		}
+		if off > 0 {
+			why := fe.changed(resp, fe.total)
+			if why != "" {
+				why = "the file at the URL is not the one the bytes came from: " + why
+			} else {
+				why = "the server ignores Range"
+			}
+			fe.opt.event(Event{Kind: "restart", File: fe.f, Attempt: fe.calls, Offset: off, Total: fe.total,
+				Err: fmt.Errorf("%s: %s", fe.f.URL, why)})
+		}
+		off = 0
+		if err := fe.record(resp, fe.total); err != nil {
+			return false, err
 		}
 	case c == http.StatusPartialContent:
 		start, total, ok := contentRange(resp.Header.Get("Content-Range"))
@@ -298,7 +549,23 @@ func (fe *fetcher) once(ctx context.Context) (bool, error) {
 			}
 			return false, retryError{fmt.Errorf("%s: asked for bytes from %d, got Content-Range %q", fe.f.URL, off, resp.Header.Get("Content-Range"))}
 		}
+		if why := fe.changed(resp, total); why != "" {
+			// A server that honours Range but not If-Range.
+			if err := out.Truncate(0); err != nil {
+				return false, err
+			}
+			os.Remove(fe.meta)
+			fe.rec = nil
+			return false, retryError{fmt.Errorf("%s: the file at the URL is not the one the bytes came from (%s): starting again from byte 0", fe.f.URL, why)}
+		}
 		fe.total = total
+		if fe.rec == nil || fe.rec.URL != fe.f.URL {
+			// A .part without a record, or from a mirror with the same
+			// Last-Modified: from now on, this URL's validators.
+			if err := fe.record(resp, total); err != nil {
+				return false, err
+			}
+		}
 	case c == http.StatusRequestedRangeNotSatisfiable:
 		// The .part may already hold the whole file (an earlier run died
 		// between the last byte and the rename).
@@ -460,13 +727,14 @@ func (fe *fetcher) verify() (sum string, n int64, err error) {
 	return sum, n, nil
 }
 
-// appendSum appends "SUM  NAME" to dir/SHA256SUMS.
-func appendSum(dir, sum, name string) error {
-	out, err := os.OpenFile(filepath.Join(dir, SumsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+// appendLine appends line to dir/name in one write (O_APPEND), so that
+// downloads of other files into dir may append at the same time.
+func appendLine(dir, name, line string) error {
+	out, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintf(out, "%s  %s\n", sum, name); err != nil {
+	if _, err := out.WriteString(line + "\n"); err != nil {
 		out.Close()
 		return err
 	}

@@ -49,17 +49,28 @@ type server struct {
 	ranges  bool          // honour Range requests
 	faults  map[int]fault // by request index
 	lenDiff int64         // added to every Content-Length (a lie)
-	mu      sync.Mutex
-	reqs    []string     // "PATH RANGE" per request
-	cuts    map[int]bool // requests cut
+	// Validators sent with every file, if set, and whether a Range whose
+	// If-Range names neither is ignored (RFC 9110 13.1.5).
+	etag, lastModified string
+	ifRange            bool
+	mu                 sync.Mutex
+	reqs               []string // "PATH RANGE" per request
+	ifRanges           []string // the If-Range header per request
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	i := len(s.reqs)
 	s.reqs = append(s.reqs, r.URL.Path+" "+r.Header.Get("Range"))
+	s.ifRanges = append(s.ifRanges, r.Header.Get("If-Range"))
 	f := s.faults[i]
 	s.mu.Unlock()
+	if s.etag != "" {
+		w.Header().Set("ETag", s.etag)
+	}
+	if s.lastModified != "" {
+		w.Header().Set("Last-Modified", s.lastModified)
+	}
 	body, ok := s.files[r.URL.Path]
 	switch {
 	case f.status != 0:
@@ -71,7 +82,11 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	start := int64(0)
 	status := http.StatusOK
-	if rg := r.Header.Get("Range"); rg != "" && s.ranges {
+	rg := r.Header.Get("Range")
+	if ir := r.Header.Get("If-Range"); s.ifRange && ir != "" && ir != s.etag && ir != s.lastModified {
+		rg = ""
+	}
+	if rg != "" && s.ranges {
 		v, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(rg, "bytes="), "-"), 10, 64)
 		if err != nil {
 			s.t.Errorf("bad Range %q", rg)

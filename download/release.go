@@ -25,6 +25,9 @@ var (
 	// ErrCorrupt: the file is incomplete by its own format (a gzip stream
 	// that ends early, a .b file that is not a whole number of records).
 	ErrCorrupt = errors.New("incomplete file")
+	// ErrLocked: another process is fetching the same file into the same
+	// directory; once it is done, the file is there.
+	ErrLocked = errors.New("being fetched by another process")
 )
 
 // Kinds of file a category may have. Not every release has every kind.

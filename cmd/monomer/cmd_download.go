@@ -67,9 +67,21 @@ any known size, the SHA-256 where known (the project ships the sums it
 could find; --checksums FILE, sha256sum format, replaces them, /dev/null
 trusts the server), a gzip stream read to its end, a .b file a whole number
 of records. A mismatch keeps the bytes as DIR/NAME.bad and exits 3. Each
-fetched file's sum is appended to DIR/SHA256SUMS. A file already at DIR/NAME
-is left alone. A progress bar per file on a terminal, JSON log lines
-otherwise.
+fetched file's sum is appended to DIR/SHA256SUMS and its release and URL to
+DIR/SOURCES.tsv. DIR/NAME.part.meta records the URL, ETag and Last-Modified
+a .part came from; a resume sends them as If-Range, so a file changed on the
+server starts again from byte 0, and a .part from another --mirror is kept
+only if that mirror's Last-Modified is the same. DIR/NAME.part.lock is held
+while a file is fetched: a second download of it into DIR exits 4 naming
+the holder.
+
+A file already at DIR/NAME is not fetched again but checked, and left in
+place: a release other than the one SOURCES.tsv records for it (2014 and
+2018 metadata files share their names: use another --out), a size other
+than a known one, or a SHA-256 other than the known one (or its line in
+DIR/SHA256SUMS) exits 3. Checking a SHA-256 reads the whole file (tens of
+seconds for a multi-GB file), and says so in a log line. A progress bar
+per file on a terminal, JSON log lines otherwise.
 
 ` + exitCodesHelp,
 		Example: `  monomer download --release 2014 --category Clothing_Shoes_and_Jewelry --out data/amazon
@@ -184,6 +196,12 @@ func logEvent(log *slog.Logger, bar *fileBar, e download.Event, took time.Durati
 	switch e.Kind {
 	case "present":
 		log.Info("present, not fetched (delete it to fetch again)", append(attrs, slog.Int64("bytes", e.Total))...)
+	case "check":
+		log.Info("present: reading it through to check its sha256 (delete it to fetch it again instead)", append(attrs, slog.Int64("bytes", e.Total))...)
+	case "restart":
+		bar.finish()
+		log.Warn("throwing away the bytes fetched so far, starting again from byte 0",
+			append(attrs, slog.Int64("bytes", e.Offset), slog.String("reason", e.Err.Error()))...)
 	case "request":
 		bar.start(f, e.Offset, e.Total)
 		if bar == nil || e.Resumed {

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -231,6 +232,79 @@ func TestDownloadCommand(t *testing.T) {
 		if r := monomer(t, dir, "fake", nil, args...); r.code != exitUsage {
 			t.Errorf("%v: exit %d, want 2:\n%s", args, r.code, r.stderr)
 		}
+	}
+}
+
+// TestDownloadGuards: the 2014 and 2018 metadata files share a name, a
+// present file is checked against its sum, and a file another process is
+// fetching into the same directory exits 4.
+func TestDownloadGuards(t *testing.T) {
+	meta14, meta18, reviews := gzBytes(t, 300), gzBytes(t, 400), gzBytes(t, 500)
+	m := &mirror{files: map[string][]byte{
+		"/2014/categoryFiles/meta_Electronics.json.gz":    meta14,
+		"/2014/categoryFiles/reviews_Electronics.json.gz": reviews,
+		"/2018/metaFiles2/meta_Electronics.json.gz":       meta18,
+	}}
+	ts := httptest.NewServer(m)
+	defer ts.Close()
+	dir := t.TempDir()
+	run := func(rel string, extra ...string) result {
+		t.Helper()
+		m.mu.Lock()
+		m.reqs = nil
+		m.mu.Unlock()
+		args := []string{"download", "--release", rel, "--category", "Electronics", "--mirror", ts.URL + "/" + rel}
+		return monomer(t, dir, "fake", nil, append(args, extra...)...)
+	}
+	if r := run("2014", "--what", "meta", "--out", "data"); r.code != 0 {
+		t.Fatalf("2014: exit %d:\n%s", r.code, r.stderr)
+	}
+
+	// The 2018 file of the same name: refused, the 2014 file kept.
+	r := run("2018", "--what", "meta", "--out", "data")
+	if r.code != exitBadInput || !strings.Contains(r.stderr, "release 2014") || !strings.Contains(r.stderr, "another --out") {
+		t.Errorf("2018 over 2014: exit %d, want 3 naming release 2014 and another --out:\n%s", r.code, r.stderr)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "data", "meta_Electronics.json.gz")); !bytes.Equal(got, meta14) {
+		t.Error("the 2014 file was replaced")
+	}
+	if r := run("2018", "--what", "meta", "--out", "data2018"); r.code != 0 {
+		t.Errorf("2018 elsewhere: exit %d:\n%s", r.code, r.stderr)
+	}
+
+	// A present file whose sum is not the known one: exit 3 naming both.
+	write(t, filepath.Join(dir, "sums"), hexSum(meta18)+"  meta_Electronics.json.gz\n")
+	r = run("2014", "--what", "meta", "--out", "data", "--checksums", "sums")
+	if r.code != exitBadInput || !strings.Contains(r.stderr, hexSum(meta14)) || !strings.Contains(r.stderr, hexSum(meta18)) ||
+		!strings.Contains(r.stderr, "check its sha256") {
+		t.Errorf("present file, other sum: exit %d, want 3 naming both sums after a log line:\n%s", r.code, r.stderr)
+	}
+	if len(m.reqs) != 0 {
+		t.Errorf("requests %q for a present file", m.reqs)
+	}
+
+	// Another process holds the reviews' lock: the meta file (present)
+	// passes, the reviews exit 4 naming the file and the holder.
+	lk, err := os.OpenFile(filepath.Join(dir, "data", "reviews_Electronics.json.gz.part.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	if err := syscall.Flock(int(lk.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	holder := "pid 4242 started 2026-01-01T00:00:00Z on testhost"
+	lk.WriteString(holder + "\n")
+	r = run("2014", "--what", "meta,reviews", "--out", "data")
+	if r.code != exitLocked || !strings.Contains(r.stderr, "reviews_Electronics.json.gz") || !strings.Contains(r.stderr, holder) {
+		t.Errorf("locked: exit %d, want 4 naming the file and %q:\n%s", r.code, holder, r.stderr)
+	}
+	if len(m.reqs) != 0 {
+		t.Errorf("requests %q while another process fetches", m.reqs)
+	}
+	syscall.Flock(int(lk.Fd()), syscall.LOCK_UN)
+	if r := run("2014", "--what", "meta,reviews", "--out", "data"); r.code != 0 {
+		t.Errorf("after the lock: exit %d:\n%s", r.code, r.stderr)
 	}
 }
 

@@ -16,22 +16,23 @@ import (
 	"testing"
 
 	"monomer/amazon"
+	"monomer/download"
 	"monomer/job"
 	"monomer/pipeline"
 )
 
-// TestREADMEExitCodes: the README's exit-code table lists exactly the
+// TestREADMEExitCodes: the manual's exit-code table (docs/running.md) lists exactly the
 // exit* constants of main.go, and each sentinel lands on the row whose
 // meaning names it, so the table a scheduler's retry rule is written from
 // is the code's.
 func TestREADMEExitCodes(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/running.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, table, ok := strings.Cut(string(readme), "### Exit codes\n")
+	_, table, ok := strings.Cut(string(readme), "## Exit codes\n")
 	if !ok {
-		t.Fatal("README has no \"### Exit codes\" section")
+		t.Fatal("docs/running.md has no \"## Exit codes\" section")
 	}
 	rows := map[int]string{}
 	row := regexp.MustCompile(`(?m)^\| (\d+) \| (.*) \|$`)
@@ -83,6 +84,7 @@ func TestREADMEExitCodes(t *testing.T) {
 		{amazon.ErrCorrupt, "corrupt"},
 		{pipeline.ErrBadInput, "bad input"},
 		{pipeline.ErrLocked, "locked"},
+		{download.ErrLocked, "being fetched"},
 		{pipeline.ErrMissingInput, "does not exist"},
 		{context.Canceled, "interrupted"},
 	}

@@ -49,7 +49,8 @@ const exitCodesHelp = `Exit codes:
        or infinite feature, an empty input file or an experiment with
        nothing in scope (download: a file the server refuses, 404 or 403,
        or a checksum mismatch)
-  4    run directory locked by another run
+  4    run directory locked by another run (download: the file is being
+       fetched into the same directory by another download)
   5    an input data file does not exist (yet): a retry may find it
        (download: a network failure, a timeout or a 5xx answer)
   130  interrupted (SIGINT or SIGTERM)
@@ -145,7 +146,7 @@ func exitCode(err error) int {
 		errors.Is(err, download.ErrNotFound), errors.Is(err, download.ErrMismatch),
 		errors.Is(err, download.ErrCorrupt):
 		return exitBadInput
-	case errors.Is(err, pipeline.ErrLocked):
+	case errors.Is(err, pipeline.ErrLocked), errors.Is(err, download.ErrLocked):
 		return exitLocked
 	case errors.Is(err, pipeline.ErrMissingInput), errors.Is(err, download.ErrUnavailable):
 		return exitInputMissing
