@@ -10,7 +10,10 @@ import (
 	"testing"
 )
 
-// realDir holds the 2018 review samples (see ../../shared/realdata/README.md).
+// realDir holds small real samples of the 2018 release (reviews of Gift
+// Cards and Magazine Subscriptions, as `monomer download --release 2018`
+// fetches them), kept beside the repository, not in it; the tests that
+// need them skip without them.
 var realDir = filepath.Join("..", "..", "shared", "realdata")
 
 type realReview struct {

@@ -47,7 +47,7 @@ type Job struct {
 	// default: the widest kernel the CPU supports), "env" (whatever
 	// OPENBLAS_CORETYPE says, or OpenBLAS's own pick), or a kernel name
 	// such as "Haswell" (one of models.OpenBLASKernels). The pure-Go build
-	// checks the name and ignores it. See README, "BLAS".
+	// checks the name and ignores it. See docs/install.md, "BLAS".
 	BLASKernel string `yaml:"blas_kernel"`
 	// Experiments share the job's data and settings unless they set
 	// their own; each writes its own directory in the run directory.

@@ -104,7 +104,7 @@ func TestDemoStory(t *testing.T) {
 const demoTables = "testdata/demo-tables.md"
 
 // blasRE matches the BLAS a report names, which differs by build and CPU
-// kernel while the demo's figures do not (README, "same bits").
+// kernel while the demo's figures do not (docs/outputs.md, the same-bits paragraph).
 var blasRE = regexp.MustCompile(`; BLAS .*?\. The run`)
 
 // TestDemoTables runs jobs/demo.yaml as `make run` does and compares its

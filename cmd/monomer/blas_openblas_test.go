@@ -45,7 +45,7 @@ func skipUnlessRuns(t *testing.T, kernel string) {
 }
 
 // TestBLASKernelChoice: the kernel that runs and the warning are what the
-// README's "BLAS" section says, with the environment clean, with
+// docs/install.md's "BLAS" section says, with the environment clean, with
 // OPENBLAS_CORETYPE=Haswell (as on machines that set it), and with explicit
 // choices in the job and on the command line (the flag wins).
 func TestBLASKernelChoice(t *testing.T) {

@@ -84,7 +84,7 @@ func TestStatusCheck(t *testing.T) {
 
 // TestStatusRestored: status says which stages a run restored from the
 // store (from their manifests) and which a run would restore, as the
-// README's "The store" says.
+// docs/running.md's store section says.
 func TestStatusRestored(t *testing.T) {
 	dir := jobDir(t)
 	for _, id := range []string{"1", "2"} {

@@ -35,7 +35,7 @@ type cacheTrimFlags struct {
 func newCacheCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cache",
-		Short: "Manage the store of stage outputs (see README, Caching)",
+		Short: "Manage the store of stage outputs (see docs/running.md, Caching and code versions)",
 	}
 	cmd.AddCommand(newCacheTrimCommand(g))
 	return cmd

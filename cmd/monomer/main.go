@@ -20,8 +20,8 @@ import (
 	"monomer/pipeline/cache"
 )
 
-// Exit codes; the one place errors become codes. Listed in --help and the
-// README's table (TestREADMEExitCodes checks both against these). A code
+// Exit codes; the one place errors become codes. Listed in --help and in
+// docs/running.md's table (TestREADMEExitCodes checks both against these). A code
 // answers a scheduler's question "will a retry help?": 2 and 3 never (the
 // same command line, job and data fail the same way), 1, 4, 5 and 130 may.
 const (
