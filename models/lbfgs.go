@@ -12,7 +12,7 @@ import (
 // with its vector work on all cores. At 400,000+ parameters gonum's serial
 // two-loop was 4-5 % of an LMT fit at the medium world's Women's size on
 // one core, and the main share of the time a second core left idle
-// (BENCHMARKS.md, "Cores"). Every vector is cut into fixed chunks of
+// (docs/notes/2026-11-28-cores.md). Every vector is cut into fixed chunks of
 // vecChunk elements: element-wise operations give gonum's bits, and a dot
 // product is the sum, in chunk order, of each chunk's gonum floats.Dot, so
 // the result depends on the dimension only, never on GOMAXPROCS. The

@@ -138,7 +138,7 @@ func colsMul(p []float32, ps, c int, feat, end []int32, first int, row []int32, 
 // colsMulGo). In Go this was 3.4 GFLOP/CPU-s at C = 100 on image rows
 // against 27 for RowMul row by row, making the by-columns forward of
 // LMT and Monomer eight times slower on CPUs without AVX-512
-// (BENCHMARKS.md, "Cores").
+// (docs/notes/2026-11-28-cores.md).
 func colsMulAVX2(p []float32, ps, c int, feat, end []int32, first int, row []int32, val []float32, w []float32, ws int) {
 	lo := first
 	for i, f := range feat {
