@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sync"
+	"unsafe"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -294,9 +294,37 @@ func (r *Retriever) wnnNorm(i int) float64 {
 // Candidates is the number of candidate items.
 func (r *Retriever) Candidates() int { return len(r.cand) }
 
-// retrieveBlock is the number of candidates scored per block; it depends on
-// the vector length only, so every score comes from the same call shape.
-func (r *Retriever) retrieveBlock() int { return max(64, min(2048, (1<<21)/r.dim)) }
+// retrieveBlock is the number of candidates scored per block: as many as
+// keep WNN's dense block of candidate vectors (a worker's) within 2 MB, at
+// most 2048. Scores do not depend on it (internal/dotkern computes each
+// alone).
+func (r *Retriever) retrieveBlock() int { return max(64, min(2048, (1<<18)/r.dim)) }
+
+// scoreQueries is the number of queries scored against a candidate block
+// at once (dotkern's own query block), which bounds a worker's scores.
+const scoreQueries = 32
+
+// heapBudget bounds the bytes of a worker's heaps; the queries are taken
+// in groups that fit in it (see queryGroup).
+const heapBudget = 1 << 20
+
+// maxWorkerScratch is what a worker of TopKLists holds at most: its
+// candidate vectors (2 MB, retrieveBlock), scores (scoreQueries × 2048)
+// and heaps (heapBudget, or one scoreQueries group of them). Its P copies
+// are all of TopKLists' memory that grows with the cores.
+const maxWorkerScratch = 2<<20 + 8*scoreQueries*2048 + heapBudget
+
+// queryGroup is the number of queries whose heaps a worker keeps at once:
+// all nq if they fit in heapBudget, else a multiple of scoreQueries that
+// does (at least one). Each group is a pass over the candidates, so WNN
+// builds its candidate vectors once per group.
+func (r *Retriever) queryGroup(nq, kk, filters int) int {
+	per := max(1, filters*kk) * int(unsafe.Sizeof(scored{}))
+	if nq*per <= heapBudget {
+		return nq
+	}
+	return max(1, heapBudget/(per*scoreQueries)) * scoreQueries
+}
 
 // TopK returns, for each query (an index into the features, which need not
 // be a candidate), the k candidates with the smallest d(x, y), nearest first,
@@ -374,58 +402,82 @@ func (r *Retriever) TopKLists(queries []int32, k, workers int, skips ...func(x, 
 	bs := r.retrieveBlock()
 	blocks := (len(r.cand) + bs - 1) / bs
 	workers = max(1, min(workers, blocks))
-	// Each worker keeps its own heaps, one per filter and query; the top k
-	// under a total order is unique, so merging them in any order gives the
-	// same lists.
-	heaps := make([][][]hitHeap, workers)
-	var wg sync.WaitGroup
-	next := make(chan int, blocks)
-	for b := range blocks {
-		next <- b
+	// The workers split the candidate blocks (so WNN's candidate vectors
+	// are built once per query group) and each keeps its own heaps; the top
+	// k under a total order is unique, so merging them in any order gives
+	// the same lists. A worker's scratch is bounded whatever the queries
+	// and P (maxWorkerScratch): its candidate vectors by retrieveBlock,
+	// scores by scoreQueries rows at a time, heaps by the query group.
+	kk := min(k, len(r.cand))
+	group := r.queryGroup(nq, kk, len(skips))
+	type scratch struct {
+		vbuf, sbuf []float64
+		store      []scored    // backs heaps: group × filters × kk
+		heaps      [][]hitHeap // [filter][query in group]
 	}
-	close(next)
-	for w := range workers {
-		heaps[w] = make([][]hitHeap, len(skips))
-		for f := range skips {
-			heaps[w][f] = make([]hitHeap, nq)
+	scr := make([]scratch, workers)
+	for w := range scr {
+		if r.vecs == nil {
+			scr[w].vbuf = make([]float64, bs*d)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			vbuf := make([]float64, bs*d)
-			sbuf := make([]float64, nq*bs)
-			for b := range next {
-				lo, hi := b*bs, min((b+1)*bs, len(r.cand))
-				v := r.vectors(lo, hi, vbuf)
-				s := sbuf[:nq*(hi-lo)]
-				dotkern.Dots(s, hi-lo, qv, nq, v, hi-lo, d)
-				for qi, q := range queries {
-					row := s[qi*(hi-lo) : (qi+1)*(hi-lo)]
-					for c, sc := range row {
+		scr[w].sbuf = make([]float64, min(scoreQueries, nq)*bs)
+		scr[w].store = make([]scored, group*len(skips)*kk)
+		scr[w].heaps = make([][]hitHeap, len(skips))
+		for f := range skips {
+			scr[w].heaps[f] = make([]hitHeap, group)
+		}
+	}
+	out := make([][][]Hit, len(skips))
+	for f := range skips {
+		out[f] = make([][]Hit, nq)
+	}
+	for g0 := 0; g0 < nq; g0 += group {
+		g1 := min(g0+group, nq)
+		for w := range scr {
+			for f := range skips {
+				for i := range g1 - g0 {
+					o := (f*group + i) * kk
+					scr[w].heaps[f][i] = scr[w].store[o : o : o+kk]
+				}
+			}
+		}
+		runChunks(blocks, workers, func(w, b int) {
+			sc := &scr[w]
+			lo, hi := b*bs, min((b+1)*bs, len(r.cand))
+			nv := hi - lo
+			v := r.vectors(lo, hi, sc.vbuf)
+			for c0 := g0; c0 < g1; c0 += scoreQueries {
+				c1 := min(c0+scoreQueries, g1)
+				s := sc.sbuf[:(c1-c0)*nv]
+				// Each score's bits do not depend on the rows around it
+				// (internal/dotkern), so neither on this split.
+				dotkern.Dots(s, nv, qv[c0*d:c1*d], c1-c0, v, nv, d)
+				for qi := c0; qi < c1; qi++ {
+					q := queries[qi]
+					row := s[(qi-c0)*nv : (qi-c0+1)*nv]
+					for c, x := range row {
 						it := r.cand[lo+c]
 						if it == q {
 							continue
 						}
 						for f, skip := range skips {
 							if skip == nil || !skip(q, it) {
-								heaps[w][f][qi].offer(scored{score: sc, item: it, cand: int32(lo + c)}, k)
+								sc.heaps[f][qi-g0].offer(scored{score: x, item: it, cand: int32(lo + c)}, k)
 							}
 						}
 					}
 				}
 			}
-		}()
-	}
-	wg.Wait()
-	out := make([][][]Hit, len(skips))
-	for f := range skips {
-		out[f] = make([][]Hit, nq)
-		for qi := range nq {
-			var all []scored
-			for w := range workers {
-				all = append(all, heaps[w][f][qi]...)
+		})
+		all := make([]scored, 0, workers*kk)
+		for f := range skips {
+			for qi := g0; qi < g1; qi++ {
+				all = all[:0]
+				for w := range scr {
+					all = append(all, scr[w].heaps[f][qi-g0]...)
+				}
+				out[f][qi] = r.hits(all, k, cx[qi], qp, qi)
 			}
-			out[f][qi] = r.hits(all, k, cx[qi], qp, qi)
 		}
 	}
 	return out, nil

@@ -249,6 +249,103 @@ func TestTopKWorkersAndSmallCatalog(t *testing.T) {
 	}
 }
 
+// TestTopKListsAnyGOMAXPROCS: the lists (items, bits of every distance and
+// probability, spaces) are the same at GOMAXPROCS 1, 2, 3, 7 and 16, with
+// more candidate blocks than workers, a query count that leaves a part of a
+// score block, and a k whose heaps need several query groups.
+func TestTopKListsAnyGOMAXPROCS(t *testing.T) {
+	const items, dim = 33_000, 8
+	rng := rand.New(rand.NewPCG(11, 5))
+	feat := randDense(rng, items, dim)
+	cand := make([]int32, 0, items)
+	for i := range items {
+		if i%97 != 5 {
+			cand = append(cand, int32(i))
+		}
+	}
+	var queries []int32
+	for range 75 {
+		queries = append(queries, int32(rng.IntN(items)))
+	}
+	sameGroup := func(x, y int32) bool { return x%5 == y%5 }
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, model := range []string{ModelWNN, ModelLMT, ModelMonomer} {
+		r, err := NewRetriever(randFit(t, rng, model, dim, 4, 2), feat, cand)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := (len(cand) + r.retrieveBlock() - 1) / r.retrieveBlock(); b < 16 {
+			t.Fatalf("%s: %d candidate blocks, the test needs 16", model, b)
+		}
+		for _, k := range []int{10, 500} {
+			if g := r.queryGroup(len(queries), k, 2); k == 500 && g >= len(queries) {
+				t.Fatalf("k=500: one query group of %d, the test needs several", g)
+			}
+			var want [][][]Hit
+			for _, p := range []int{1, 2, 3, 7, 16} {
+				runtime.GOMAXPROCS(p)
+				got, err := r.TopKLists(queries, k, 0, nil, sameGroup)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want == nil {
+					want = got
+					continue
+				}
+				for f := range want {
+					for qi := range want[f] {
+						if !sameHits(got[f][qi], want[f][qi]) {
+							t.Fatalf("%s k=%d filter %d query %d: GOMAXPROCS %d gives %v, 1 gives %v", model, k, f, queries[qi], p, got[f][qi], want[f][qi])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func sameHits(a, b []Hit) bool {
+	return slices.EqualFunc(a, b, func(x, y Hit) bool {
+		return x.Item == y.Item && x.Space == y.Space &&
+			math.Float64bits(x.Dist) == math.Float64bits(y.Dist) && math.Float64bits(x.Prob) == math.Float64bits(y.Prob)
+	})
+}
+
+// TestTopKWorkerScratch: what TopKLists allocates for each worker beyond
+// the first stays within maxWorkerScratch however many queries there are,
+// so the footprint does not multiply with the cores (issue 40). A worker
+// used to hold a score row per query for a whole block (8 MB here) and a
+// heap per query.
+func TestTopKWorkerScratch(t *testing.T) {
+	const items, dim, nq, workers = 8192, 64, 512, 4
+	rng := rand.New(rand.NewPCG(2, 9))
+	feat := randDense(rng, items, dim)
+	cand := make([]int32, items)
+	for i := range cand {
+		cand[i] = int32(i)
+	}
+	r, err := NewRetriever(randFit(t, rng, ModelWNN, dim, 0, 0), feat, cand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := (items + r.retrieveBlock() - 1) / r.retrieveBlock(); b < workers {
+		t.Fatalf("%d candidate blocks, the test needs %d", b, workers)
+	}
+	alloc := func(w int) uint64 {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		if _, err := r.TopKLists(cand[:nq], 10, w, nil); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&m1)
+		return m1.TotalAlloc - m0.TotalAlloc
+	}
+	one, many := alloc(1), alloc(workers)
+	if per := (int64(many) - int64(one)) / (workers - 1); per > maxWorkerScratch {
+		t.Fatalf("%d bytes a worker (1 worker %d, %d workers %d), bound %d", per, one, workers, many, maxWorkerScratch)
+	}
+}
+
 // BenchmarkTopK: 256 queries against every item, Monomer at the paper's
 // K = 20, N = 4 (the projection is prepared once, outside the timing).
 // Reports scored (query, item) pairs per second.
