@@ -85,7 +85,7 @@ def run_command(plan: dict, task: dict, binary: str = MONOMER, runs: str = RUNS)
     return " ".join(shlex.quote(a) for a in argv) + " --run-id {{ ds }}"
 
 
-# monomer's permanent failures, where a retry cannot help (README, "Exit
+# monomer's permanent failures, where a retry cannot help (docs/running.md, "Exit
 # codes"): 2 usage, invalid job file or an uncreatable run directory; 3 bad
 # input. 1, 4 (locked), 5 (an input file not there yet: data arriving late)
 # and 130 are retried.

@@ -4,7 +4,7 @@ Both DAGs load in a DagBag and equal `monomer plan --json`; the worker DAG
 runs the demo job under Airflow's scheduler with LocalExecutor (two tasks at
 a time) into a run directory `monomer diff`-identical to `monomer run`'s,
 and a second run skips every stage; exit codes are retried or not as the
-README says, read from Airflow's task instance records; the Kubernetes DAG
+docs/running.md says, read from Airflow's task instance records; the Kubernetes DAG
 renders one pod per experiment.
 """
 
@@ -24,7 +24,7 @@ from conftest import AIRFLOW, API_PORT, DEMO_JOB, HOME, REPO, RUNS, monomer
 
 UTC = dt.timezone.utc
 
-# What each monomer exit code must do to an Airflow task (README: Exit
+# What each monomer exit code must do to an Airflow task (docs/running.md: Exit
 # codes). "fail": fails at once, one try; "retry": retried, and succeeds
 # once the cause is gone.
 EXIT_CODES = {
