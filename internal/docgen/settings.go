@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 
+	"monomer/internal/repocheck"
 	"monomer/job"
 )
 
@@ -60,10 +61,10 @@ doc comment, its default and bounds are the field's tags.
 		if title == "" {
 			title = o.Name()
 		}
-		fmt.Fprintf(&b, "- [%s](#%s):", title, anchor(title))
+		fmt.Fprintf(&b, "- [%s](#%s):", title, repocheck.Anchor(title))
 		for _, d := range docs {
 			if d.Owner == o {
-				fmt.Fprintf(&b, " [%s](#%s)", d.Key, anchor(d.Key))
+				fmt.Fprintf(&b, " [%s](#%s)", d.Key, repocheck.Anchor(d.Key))
 			}
 		}
 		b.WriteString("\n")
@@ -182,20 +183,6 @@ func cell(md string) string {
 	md = strings.ReplaceAll(md, "|", `\|`)
 	md = strings.ReplaceAll(md, "\n\n", "<br><br>")
 	return strings.ReplaceAll(md, "\n", " ")
-}
-
-// anchor is the GitHub anchor of a heading.
-func anchor(heading string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(heading) {
-		switch {
-		case r == ' ':
-			b.WriteRune('-')
-		case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 func pkgName(path string) string {

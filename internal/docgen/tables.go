@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-
+	"monomer/internal/repocheck"
 	"monomer/schema"
 )
 
@@ -43,7 +43,7 @@ comment in package schema, its columns are the struct's fields.
 `)
 	tables := schema.Tables()
 	for _, t := range tables {
-		fmt.Fprintf(&b, "- [%s](#%s)\n", t.Name, anchor(t.Name))
+		fmt.Fprintf(&b, "- [%s](#%s)\n", t.Name, repocheck.Anchor(t.Name))
 	}
 	b.WriteString("\n")
 	for _, t := range tables {

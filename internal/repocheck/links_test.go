@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"unicode"
 )
 
 // root is the repository's root, from this package's directory.
@@ -139,7 +138,7 @@ func headingAnchors(src string) map[string]bool {
 		if text != "" && text[0] != ' ' {
 			continue // #hashtag, not a heading
 		}
-		a := anchor(strings.TrimSpace(text))
+		a := Anchor(strings.TrimSpace(text))
 		if n := seen[a]; n > 0 {
 			out[fmt.Sprintf("%s-%d", a, n)] = true
 		} else {
@@ -148,19 +147,6 @@ func headingAnchors(src string) map[string]bool {
 		seen[a]++
 	}
 	return out
-}
-
-func anchor(heading string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(heading) {
-		switch {
-		case r == ' ':
-			b.WriteRune('-')
-		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // TestHeadingAnchors pins the anchor rules on headings like the docs'.
