@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -186,10 +185,9 @@ func blasWarning(info models.BLASInfo) string {
 	}
 	best, level := cpuKernel()
 	if have := kernelLevel(info.Kernel); best != "" && have > 0 && have < level {
-		cpuinfo, _ := os.ReadFile("/proc/cpuinfo")
 		return fmt.Sprintf("OpenBLAS runs the %s kernel, narrower than this CPU supports (%s): %s "+
 			"(BENCHMARKS.md); fix: blas_kernel: auto (the default) or --blas-kernel %s",
-			info.Kernel, best, slowdown(have, halvesAVX512(string(cpuinfo))), best)
+			info.Kernel, best, slowdown(have, halves(hostCPU())), best)
 	}
 	return ""
 }
@@ -215,27 +213,10 @@ func slowdown(level int, halves bool) string {
 // kernel measured as fast as its AVX-512 ones (BENCHMARKS.md, "BLAS kernel
 // costs"). Zen 5
 // (family 26) runs them at full width. Empty text (not Linux) is false.
-func halvesAVX512(cpuinfo string) bool {
-	var amd, fam25, avx512, seen bool
-	for _, l := range strings.Split(cpuinfo, "\n") {
-		k, v, ok := strings.Cut(l, ":")
-		if !ok {
-			if strings.TrimSpace(l) == "" && seen {
-				break // the first processor's block is enough
-			}
-			continue
-		}
-		seen = true
-		switch v = strings.TrimSpace(v); strings.TrimSpace(k) {
-		case "vendor_id":
-			amd = v == "AuthenticAMD"
-		case "cpu family":
-			fam25 = v == "25"
-		case "flags":
-			avx512 = slices.Contains(strings.Fields(v), "avx512f")
-		}
-	}
-	return amd && fam25 && avx512
+func halvesAVX512(cpuinfo string) bool { return halves(cpuflags.Parse(cpuinfo)) }
+
+func halves(c cpuflags.CPU) bool {
+	return c.Vendor == "AuthenticAMD" && c.Family == "25" && c.Flags["avx512f"]
 }
 
 // logBLAS logs the BLAS that runs, and the warning if any, once per run.

@@ -13,10 +13,12 @@ import (
 // "fma", "avx512f", "avx512_bf16", ...).
 type Flags map[string]bool
 
-// CPU is the model name and flags of a machine's first processor.
+// CPU is the identity and flags of a machine's first processor.
 type CPU struct {
-	Model string
-	Flags Flags
+	Vendor string // vendor_id: "AuthenticAMD", "GenuineIntel"
+	Family string // cpu family, as written: "25" is AMD's Zen 3 and Zen 4
+	Model  string // model name
+	Flags  Flags
 }
 
 // needs lists, for each OpenBLAS kernel (lower case), the flags its code
@@ -86,12 +88,16 @@ func Parse(cpuinfo string) CPU {
 	for _, l := range strings.Split(cpuinfo, "\n") {
 		k, v, ok := strings.Cut(l, ":")
 		if !ok {
-			if strings.TrimSpace(l) == "" && (c.Model != "" || len(c.Flags) > 0) {
+			if strings.TrimSpace(l) == "" && (c.Model != "" || c.Vendor != "" || len(c.Flags) > 0) {
 				break // the first processor's block is enough
 			}
 			continue
 		}
 		switch v = strings.TrimSpace(v); strings.TrimSpace(k) {
+		case "vendor_id":
+			c.Vendor = v
+		case "cpu family":
+			c.Family = v
 		case "model name":
 			c.Model = v
 		case "flags":
