@@ -121,9 +121,9 @@ test-openblas:
 TEST_KERNELS := Haswell SkylakeX
 test-kernels: build
 	@[ "$(BLAS)" = openblas ] || { echo "make test-kernels: needs libopenblas-dev"; exit 1; }
-	@./$(BIN) blas --kernels | head -n 1
-	@ran=0; for k in $(TEST_KERNELS); do \
-	  why=$$(./$(BIN) blas --kernels | sed -n "s/^$$k: //p"); \
+	@ks=$$(./$(BIN) blas --kernels); echo "$$ks" | head -n 1; \
+	ran=0; for k in $(TEST_KERNELS); do \
+	  why=$$(echo "$$ks" | sed -n "s/^$$k: //p"); \
 	  if [ "$$why" != runs ]; then echo "SKIPPING $$k: $${why:-not a kernel monomer knows}"; continue; fi; \
 	  echo "make test-openblas with OPENBLAS_CORETYPE=$$k"; \
 	  OPENBLAS_CORETYPE=$$k $(MAKE) --no-print-directory test-openblas || exit 1; ran=$$((ran + 1)); \
