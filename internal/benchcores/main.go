@@ -10,8 +10,9 @@
 //	cores: min speedup <S> at P=2 over <stages>
 //
 // over the stages whose P = 1 run took at least -long CPU seconds. With
-// -serial, each stage also runs once more at P = 2 under the execution
-// tracer and the CPU profiler, and the serial share of its CPU (samples on
+// -serial, each stage's P = 2 run is made under the execution tracer and
+// the CPU profiler (which cost it a little: its wall and CPU include
+// them), and the serial share of its CPU (samples on
 // goroutines that run no parallel section, internal/traceutil) is printed
 // with the Amdahl bound it sets at 16 cores: unlike wall times, a measure
 // that other processes on the machine do not move.
@@ -46,18 +47,19 @@ import (
 )
 
 type options struct {
-	bin, scale, dir, only string
-	maxIter               int
-	lambda                float64
-	long                  float64
-	maxProcs              int
-	serial                bool
+	bin, scale, dir, data, only string
+	maxIter                     int
+	lambda                      float64
+	long                        float64
+	maxProcs                    int
+	serial, warm                bool
 }
 
 func main() {
 	var o options
 	flag.StringVar(&o.bin, "bin", "bin/monomer", "the monomer binary to measure")
-	flag.StringVar(&o.scale, "scale", "medium", "gen scale of the world (its Women's also_bought image experiment runs)")
+	flag.StringVar(&o.scale, "scale", "medium", "gen scale of the world: an image scale runs its Women's also_bought image experiment, elect its bag-of-words one")
+	flag.StringVar(&o.data, "data", "", "an existing world of the scale (gen --out DIR) to use instead of generating one")
 	flag.StringVar(&o.dir, "dir", "", "work directory for the world and the run (default: a temporary one, removed after)")
 	flag.StringVar(&o.only, "only", "", "regexp: measure only the stages (plan nodes) it matches")
 	flag.IntVar(&o.maxIter, "max-iter", 60, "L-BFGS iterations of each fit (the issue's figures: 60)")
@@ -65,6 +67,7 @@ func main() {
 	flag.Float64Var(&o.long, "long", 1, "stages whose P=1 run takes at least this many CPU seconds enter the last line")
 	flag.IntVar(&o.maxProcs, "max-procs", runtime.NumCPU(), "largest GOMAXPROCS measured")
 	flag.BoolVar(&o.serial, "serial", false, "also measure each stage's serial share of CPU from a traced P=2 run")
+	flag.BoolVar(&o.warm, "warm", false, "run each stage once, unmeasured, before its measured runs: at sizes near the machine's memory the first run reads from disk what the page cache dropped")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "benchcores:", err)
@@ -81,8 +84,9 @@ func procsList(max int) []int {
 	return ps
 }
 
-// jobYAML is the measured job: the world's Women's also_bought image
-// experiment with every model of the paper's Table 2 at one λ.
+// jobYAML is the measured job of an image scale: the world's Women's
+// also_bought image experiment with every model of the paper's Table 2 at
+// one λ.
 const jobYAML = `name: bench-cores
 seed: 1
 data_dir: %s
@@ -104,6 +108,36 @@ experiments:
     models: [wnn, lmt, monomer]
 `
 
+// textJobYAML is the measured job of a Table 3 text scale (`gen --scale
+// elect`): its category's also_bought bag-of-words experiment with every
+// model of the paper's Table 4 at one λ, as jobs/elect-bow-one-lambda.yaml.
+const textJobYAML = `name: bench-cores
+seed: 1
+data_dir: %s
+settings:
+  k: 100
+  monomer_k: 20
+  n: 4
+  vocab_size: 5000
+  topics: 100
+  lambdas: [%g]
+  max_iter: %d
+  vocab_sample_tokens: 10000000000
+experiments:
+  - name: %s
+    category: "%s"
+    depth: 2
+    graph: also_bought
+    features: bow
+    models: [wnn, ct, lda, lmt, monomer]
+    data: {meta: meta_%s.json.gz, reviews: reviews_%s.json.gz}
+`
+
+// textScales names the file stem and category of the text scales measured.
+var textScales = map[string]struct{ stem, category string }{
+	"elect": {"Electronics", "Electronics"},
+}
+
 func run(o options) error {
 	if o.maxProcs < 1 {
 		return fmt.Errorf("-max-procs %d < 1", o.maxProcs)
@@ -123,14 +157,26 @@ func run(o options) error {
 		defer os.RemoveAll(o.dir)
 	}
 	data, runDir := filepath.Join(o.dir, "data-"+o.scale), filepath.Join(o.dir, "run")
-	if _, err := os.Stat(filepath.Join(data, "image_features_Clothing_Shoes_and_Jewelry.b")); err != nil {
+	if o.data != "" {
+		data = o.data
+	}
+	marker := "image_features_Clothing_Shoes_and_Jewelry.b"
+	text, isText := textScales[o.scale]
+	if isText {
+		marker = "reviews_" + text.stem + ".json.gz"
+	}
+	if _, err := os.Stat(filepath.Join(data, marker)); err != nil {
 		fmt.Printf("gen --scale %s into %s\n", o.scale, data)
 		if err := command(bin, nil, "gen", "--scale", o.scale, "--seed", "1", "--out", data).Run(); err != nil {
 			return fmt.Errorf("gen: %w", err)
 		}
 	}
 	job := filepath.Join(o.dir, "bench-cores.yaml")
-	if err := os.WriteFile(job, fmt.Appendf(nil, jobYAML, data, o.lambda, o.maxIter), 0o644); err != nil {
+	jobText := fmt.Appendf(nil, jobYAML, data, o.lambda, o.maxIter)
+	if isText {
+		jobText = fmt.Appendf(nil, textJobYAML, data, o.lambda, o.maxIter, o.scale, text.category, text.stem, text.stem)
+	}
+	if err := os.WriteFile(job, jobText, 0o644); err != nil {
 		return err
 	}
 	nodes, err := planNodes(bin, job)
@@ -157,8 +203,18 @@ func run(o options) error {
 		}
 		var base measurement
 		var sum0 string
+		tr := filepath.Join(o.dir, "trace.out")
+		if o.warm {
+			if _, err := measure(bin, append(slices.Clone(args), selectNode(node)...), procs[len(procs)-1], ""); err != nil {
+				return fmt.Errorf("%s warm-up: %w", node, err)
+			}
+		}
 		for i, p := range procs {
-			m, err := measure(bin, append(slices.Clone(args), selectNode(node)...), p, "")
+			trace := ""
+			if o.serial && p == 2 {
+				trace = tr
+			}
+			m, err := measure(bin, append(slices.Clone(args), selectNode(node)...), p, trace)
 			if err != nil {
 				return fmt.Errorf("%s at P=%d: %w", node, p, err)
 			}
@@ -180,11 +236,7 @@ func run(o options) error {
 				long = append(long, summary{node, speedup})
 			}
 		}
-		if o.serial {
-			tr := filepath.Join(o.dir, "trace.out")
-			if _, err := measure(bin, append(slices.Clone(args), selectNode(node)...), 2, tr); err != nil {
-				return fmt.Errorf("%s traced: %w", node, err)
-			}
+		if o.serial && slices.Contains(procs, 2) {
 			s, err := serialShare(tr)
 			if err != nil {
 				return fmt.Errorf("%s: %w", node, err)
