@@ -102,6 +102,30 @@ func Extract(ctx context.Context, path string, rows map[string]int32, n int, sca
 		batch = max(1, min(4096, maxBatchBytes/(4*dim)))
 	}
 
+	plain, err := isPlainFile(path)
+	if err != nil {
+		return st, err
+	}
+	if plain {
+		st, err = extractPlain(ctx, path, rows, asins, dim, batch, scale, out, c)
+	} else {
+		st, err = extractStream(ctx, path, rows, asins, dim, batch, scale, out, c)
+	}
+	if err == nil && c.sha256 != nil && *c.sha256 == "" {
+		// The streaming path does not hash as it writes.
+		if *c.sha256, err = hashFile(out); err != nil {
+			os.Remove(out)
+		}
+	}
+	return st, err
+}
+
+// extractStream is Extract's loop over a stream of records: a gzipped file
+// is inflated on another core and the records are copied in file order on
+// this one.
+func extractStream(ctx context.Context, path string, rows map[string]int32, asins []string, dim, batch int, scale float32, out string, c config) (ExtractStats, error) {
+	var st ExtractStats
+	n := len(asins)
 	r, err := newReaderFile(ctx, path, c)
 	if err != nil {
 		return st, err
