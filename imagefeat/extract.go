@@ -54,7 +54,7 @@ type ExtractStats struct {
 	Missing []int32
 }
 
-// Extract streams the .b file at path once and writes the matrix of the n
+// Extract reads the .b file at path and writes the matrix of the n
 // items in rows (ASIN -> row, a bijection onto 0..n-1) to out, as the Arrow IPC
 // file described in the package doc: row i holds item i's record, each value
 // divided by scale in float32 arithmetic. The output bytes depend only on the
@@ -67,12 +67,16 @@ type ExtractStats struct {
 // rows. Duplicate ASINs are not an error: the first record wins and the rest
 // are counted. On any error out is removed.
 //
-// Memory: a few MiB of buffers, the ASINs of rows and a set of the file's
-// unwanted ASINs (to count duplicates), whatever the file size. Options:
-// WithDim, WithBatchRows and WithProgress (uncompressed bytes).
+// A gzipped file is streamed once; a plain one is copied on all cores
+// (extractPlain), with the same bytes, stats and errors.
 //
-// Once ctx is done Extract returns ctx.Err() within about 1 MiB of input,
-// and removes out.
+// Memory: a few MiB of buffers per core, the ASINs of rows, a set of the
+// file's unwanted ASINs (to count duplicates) and, for a plain file, 19
+// bytes per record. Options: WithDim, WithBatchRows, WithProgress
+// (uncompressed bytes) and WithSHA256.
+//
+// Once ctx is done Extract returns ctx.Err() within about 1 MiB of input
+// per core, and removes out.
 func Extract(ctx context.Context, path string, rows map[string]int32, n int, scale float32, out string, opts ...Option) (ExtractStats, error) {
 	var st ExtractStats
 	c := newConfig(opts)
@@ -102,6 +106,30 @@ func Extract(ctx context.Context, path string, rows map[string]int32, n int, sca
 		batch = max(1, min(4096, maxBatchBytes/(4*dim)))
 	}
 
+	plain, err := isPlainFile(path)
+	if err != nil {
+		return st, err
+	}
+	if plain {
+		st, err = extractPlain(ctx, path, rows, asins, dim, batch, scale, out, c)
+	} else {
+		st, err = extractStream(ctx, path, rows, asins, dim, batch, scale, out, c)
+	}
+	if err == nil && c.sha256 != nil && *c.sha256 == "" {
+		// The streaming path does not hash as it writes.
+		if *c.sha256, err = hashFile(out); err != nil {
+			os.Remove(out)
+		}
+	}
+	return st, err
+}
+
+// extractStream is Extract's loop over a stream of records: a gzipped file
+// is inflated on another core and the records are copied in file order on
+// this one.
+func extractStream(ctx context.Context, path string, rows map[string]int32, asins []string, dim, batch int, scale float32, out string, c config) (ExtractStats, error) {
+	var st ExtractStats
+	n := len(asins)
 	r, err := newReaderFile(ctx, path, c)
 	if err != nil {
 		return st, err

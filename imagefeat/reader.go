@@ -50,6 +50,7 @@ type config struct {
 	dim       int
 	batchRows int
 	progress  func(int64)
+	sha256    *string
 }
 
 func newConfig(opts []Option) config {
@@ -77,6 +78,12 @@ func WithBatchRows(n int) Option { return func(c *config) { c.batchRows = n } }
 // (uncompressed) bytes consumed since the previous call, about once per MiB.
 // It never influences a result. The default is no reporting.
 func WithProgress(f func(n int64)) Option { return func(c *config) { c.progress = f } }
+
+// WithSHA256 makes Extract set *dst, once it succeeds, to the hex sha256
+// of the matrix file's bytes, computed as the file is written where it can
+// (a plain .b file), so a caller that needs the digest need not read the
+// file again. It is ignored by the other functions.
+func WithSHA256(dst *string) Option { return func(c *config) { c.sha256 = dst } }
 
 // chunkBytes is how much the reader asks of the source at a time.
 const chunkBytes = 1 << 20

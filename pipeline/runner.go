@@ -723,7 +723,7 @@ func (r *runner) sealOutputs(dir string, res *Result) ([]cache.Output, error) {
 		if rel == cache.ManifestName {
 			return fmt.Errorf("the stage wrote %s, which is the runner's", cache.ManifestName)
 		}
-		sum, size, err := syncAndHash(p)
+		sum, size, err := syncAndHash(p, res.SHA256[rel])
 		if err != nil {
 			return err
 		}
@@ -740,7 +740,10 @@ func (r *runner) sealOutputs(dir string, res *Result) ([]cache.Output, error) {
 	return outs, err
 }
 
-func syncAndHash(p string) (string, int64, error) {
+// syncAndHash fsyncs the file at p and returns its sha256 and size; sum,
+// if not "", is the sha256 the stage computed as it wrote the file
+// (Result.SHA256), which saves reading it again.
+func syncAndHash(p, sum string) (string, int64, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return "", 0, err
@@ -750,9 +753,10 @@ func syncAndHash(p string) (string, int64, error) {
 	if err != nil {
 		return "", 0, err
 	}
-	sum, err := cache.HashFile(p)
-	if err != nil {
-		return "", 0, err
+	if sum == "" {
+		if sum, err = cache.HashFile(p); err != nil {
+			return "", 0, err
+		}
 	}
 	fi, err := os.Stat(p)
 	if err != nil {

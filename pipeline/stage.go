@@ -61,6 +61,11 @@ type Result struct {
 	// WARN line naming the experiment and stage, and keeps them in the
 	// manifest.
 	Warnings []Warning
+	// SHA256 holds, for output files (path relative to OutDir, with
+	// slashes) that Run hashed as it wrote them, the hex sha256 of their
+	// bytes: the runner fsyncs such a file but does not read it again to
+	// hash it. The digest must be of the file as it is when Run returns.
+	SHA256 map[string]string
 }
 
 // Warning is one Result warning: a message and the attributes that place

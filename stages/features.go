@@ -83,8 +83,9 @@ func (Features) Run(ctx context.Context, env *pipeline.Env, p featuresParams) (*
 func imageFeatures(ctx context.Context, env *pipeline.Env, p featuresParams, it *items) (*pipeline.Result, error) {
 	rows := it.rows()
 	tr := env.Track("extract image features", 0)
+	var sum string // the matrix's sha256, hashed as it is written: the runner need not read 10 GB again
 	st, err := imagefeat.Extract(ctx, p.ImageFeatures, rows, len(it.asin),
-		float32(p.ImageScale), filepath.Join(env.OutDir, imageMatrixFile), imagefeat.WithProgress(tr.Add))
+		float32(p.ImageScale), filepath.Join(env.OutDir, imageMatrixFile), imagefeat.WithProgress(tr.Add), imagefeat.WithSHA256(&sum))
 	tr.Done()
 	if err != nil {
 		return nil, err
@@ -101,8 +102,9 @@ func imageFeatures(ctx context.Context, env *pipeline.Env, p featuresParams, it 
 		return nil, err
 	}
 	return &pipeline.Result{
-		Rows:  map[string]int64{"feature_items": n, "image": int64(len(it.asin))},
-		Stats: map[string]any{"extract": st},
+		Rows:   map[string]int64{"feature_items": n, "image": int64(len(it.asin))},
+		Stats:  map[string]any{"extract": st},
+		SHA256: map[string]string{imageMatrixFile: sum},
 	}, nil
 }
 
