@@ -203,7 +203,7 @@ func run(o options) error {
 		}
 		var base measurement
 		var sum0 string
-		tr := filepath.Join(o.dir, "trace.out")
+		tr := filepath.Join(o.dir, "trace-"+node+".out") // kept, with its .pprof, for go tool trace / pprof
 		if o.warm {
 			if _, err := measure(bin, append(slices.Clone(args), selectNode(node)...), procs[len(procs)-1], ""); err != nil {
 				return fmt.Errorf("%s warm-up: %w", node, err)
