@@ -152,15 +152,22 @@ func (t *tsne) rows(fn func(lo, hi int)) {
 		next <- c
 	}
 	close(next)
-	for range min(t.opt.Workers, chunks) {
+	work := func() {
+		for c := range next {
+			fn(c*chunk, min((c+1)*chunk, t.n))
+		}
+	}
+	// The caller works too: a section lasts about a millisecond, and a
+	// goroutine woken on another core starts tens of microseconds late,
+	// time in which the caller would otherwise only wait.
+	for range min(t.opt.Workers, chunks) - 1 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for c := range next {
-				fn(c*chunk, min((c+1)*chunk, t.n))
-			}
+			work()
 		}()
 	}
+	work()
 	wg.Wait()
 }
 
