@@ -31,8 +31,9 @@ func clusters(n, d int, seed uint64) ([]float64, []int) {
 func TestTSNEDeterministicAcrossGOMAXPROCS(t *testing.T) {
 	x, _ := clusters(150, 6, 1)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	var maps [2][]float64
-	for i, procs := range []int{1, 2} {
+	procsList := []int{1, 2, 3, 7, 16} // odd counts catch splits that assume even ones
+	maps := make([][]float64, len(procsList))
+	for i, procs := range procsList {
 		runtime.GOMAXPROCS(procs)
 		r, err := TSNE(context.Background(), x, 150, 6, TSNEOptions{Iterations: 200}, rand.New(rand.NewPCG(5, 5)))
 		if err != nil {
@@ -40,9 +41,11 @@ func TestTSNEDeterministicAcrossGOMAXPROCS(t *testing.T) {
 		}
 		maps[i] = r.Y
 	}
-	for i := range maps[0] {
-		if math.Float64bits(maps[0][i]) != math.Float64bits(maps[1][i]) {
-			t.Fatalf("coordinate %d: %v at GOMAXPROCS 1, %v at 2", i, maps[0][i], maps[1][i])
+	for k := 1; k < len(maps); k++ {
+		for i := range maps[0] {
+			if math.Float64bits(maps[0][i]) != math.Float64bits(maps[k][i]) {
+				t.Fatalf("coordinate %d: %v at GOMAXPROCS 1, %v at %d", i, maps[0][i], maps[k][i], procsList[k])
+			}
 		}
 	}
 	other, err := TSNE(context.Background(), x, 150, 6, TSNEOptions{Iterations: 200}, rand.New(rand.NewPCG(6, 6)))
