@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -265,7 +266,9 @@ func read(ctx context.Context, path string, v reflect.Value, fields []any) error
 		return fmt.Errorf("schema: %s: %w", path, err)
 	}
 	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: RowGroupRows}, memory.DefaultAllocator)
+	// Parallel: each column is decoded on a goroutine of its own; a
+	// column's values do not depend on it (pqarrow.ArrowReadProperties).
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: RowGroupRows, Parallel: true}, memory.DefaultAllocator)
 	if err != nil {
 		return fmt.Errorf("schema: %s: %w", path, err)
 	}
@@ -315,12 +318,20 @@ func read(ctx context.Context, path string, v reflect.Value, fields []any) error
 	}
 	defer tbl.Release()
 	t := &Table{Path: path, Table: tbl}
-	for _, k := range present {
-		col, err := t.read(want.Field(k))
-		if err != nil {
-			return err
+	// The columns are copied into Go slices at once, one goroutine each;
+	// of several failures the first column's is reported, as in order.
+	cols := make([]any, len(present))
+	errs := make([]error, len(present))
+	var wg sync.WaitGroup
+	for n, k := range present {
+		wg.Go(func() { cols[n], errs[n] = t.read(want.Field(k)) })
+	}
+	wg.Wait()
+	for n, k := range present {
+		if errs[n] != nil {
+			return errs[n]
 		}
-		v.Field(idx[k]).Set(reflect.ValueOf(col))
+		v.Field(idx[k]).Set(reflect.ValueOf(cols[n]))
 	}
 	return nil
 }
