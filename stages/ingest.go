@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"monomer/amazon"
 	"monomer/graph"
@@ -264,7 +265,10 @@ func (s *pathSet) add(paths [][]string) {
 func (s *pathSet) list() []string { return slices.Collect(maps.Keys(s.seen)) }
 
 func (Ingest) Run(ctx context.Context, env *pipeline.Env, e ingestParams) (*pipeline.Result, error) {
+	ctx, cancel := context.WithCancel(ctx)
 	in := &ingestion{env: env, exp: e, stats: map[string]any{}}
+	in.startReads(ctx)
+	defer func() { cancel(); in.bg.Wait() }() // an early return leaves no read running
 	sc, err := in.scopeItems(ctx)
 	if err != nil {
 		return nil, err
@@ -273,7 +277,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env, e ingestParams) (*pipe
 	if err != nil {
 		return nil, err
 	}
-	if err := in.images(ctx, sc); err != nil {
+	if err := in.images(sc); err != nil {
 		return nil, err
 	}
 	kept, err := in.keep(sc)
@@ -305,6 +309,39 @@ type ingestion struct {
 	exp   ingestParams
 	stats map[string]any
 	rej   rejectSink
+
+	// The reads that need nothing of the metadata run beside it
+	// (startReads); bg joins them.
+	bg     sync.WaitGroup
+	scan   *asinScan     // the image features' ASINs; nil without image features
+	counts *reviewCounts // the reviews, when only counted; nil otherwise
+}
+
+// startReads starts, beside the metadata's read, the reads that do not
+// depend on it: the ASINs of the image-feature file, and the reviews file
+// of an experiment that only counts each item's reviews (image features
+// and a list graph). Their results, rejects and errors are taken where the
+// serial order reaches them (reviews, images), so the outputs, the order
+// of the rejects and the error reported when several files are bad are
+// those of reading one file after the other.
+func (in *ingestion) startReads(ctx context.Context) {
+	if in.exp.Features == "image" {
+		s := &asinScan{}
+		in.scan = s
+		in.bg.Go(func() { s.asins, s.err = imagefeat.ScanASINs(ctx, in.exp.ImageFeatures) })
+	}
+	if in.exp.Reviews != "" && in.exp.Format != job.FormatCatalogue && in.exp.Features != "bow" && in.exp.CoReview == nil {
+		c := &reviewCounts{scope: make(chan scopeReady, 1), pending: map[string]int32{}}
+		in.counts = c
+		in.bg.Go(func() { c.read(ctx, in.exp) })
+	}
+}
+
+// asinScan is imagefeat.ScanASINs of the image features, read beside the
+// metadata.
+type asinScan struct {
+	asins []string
+	err   error
 }
 
 // scope is the metadata's items in the experiment's category scope, and
@@ -395,7 +432,12 @@ func (in *ingestion) reviews(ctx context.Context, sc *scope) (int64, error) {
 		co = &coReviews{params: *p, users: map[string]int32{}}
 	}
 	var nKept int64
-	if in.exp.Reviews != "" {
+	switch {
+	case in.counts != nil:
+		if err := in.countedReviews(sc); err != nil {
+			return 0, err
+		}
+	case in.exp.Reviews != "":
 		var err error
 		if nKept, err = in.readReviews(ctx, sc, co); err != nil {
 			return 0, err
@@ -463,13 +505,8 @@ func (in *ingestion) readReviews(ctx context.Context, sc *scope, co *coReviews) 
 		tr.Add(1)
 	}
 	tr.Done()
-	if rs.Records == 0 {
-		msg := fmt.Sprintf("%s holds no review records (%d lines)", exp.Reviews, rs.Lines)
-		if rej.rejects > 0 {
-			j := rej.first()
-			msg += fmt.Sprintf("; %d rejects, the first: %s: %s%s", rej.rejects, rejectPlace(j), j.Err, formatHint(j))
-		}
-		return 0, fmt.Errorf("%w: %s", pipeline.ErrBadInput, msg)
+	if err := in.noReviews(rs, rej); err != nil {
+		return 0, err
 	}
 	var nKept int64
 	if kept != nil {
@@ -483,15 +520,129 @@ func (in *ingestion) readReviews(ctx context.Context, sc *scope, co *coReviews) 
 	return nKept, nil
 }
 
+// noReviews is the error of a reviews file without a review record, nil
+// if it has one.
+func (in *ingestion) noReviews(rs amazon.Stats, rej *fileRejects) error {
+	if rs.Records > 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("%s holds no review records (%d lines)", in.exp.Reviews, rs.Lines)
+	if rej.rejects > 0 {
+		j := rej.first()
+		msg += fmt.Sprintf("; %d rejects, the first: %s: %s%s", rej.rejects, rejectPlace(j), j.Err, formatHint(j))
+	}
+	return fmt.Errorf("%w: %s", pipeline.ErrBadInput, msg)
+}
+
+// reviewCounts reads the reviews file beside the metadata when each item
+// only needs its number of reviews. Until the metadata's scope arrives it
+// counts every ASIN in pending; from then on it counts straight into the
+// scoped items, so pending holds only the ASINs read while the metadata
+// was (the reviews file is the longer one).
+type reviewCounts struct {
+	scope   chan scopeReady // the scope, once the metadata is read
+	pending map[string]int32
+	rejects []amazon.Reject // in file order, for the sink once the metadata's are in
+	stats   amazon.Stats
+	err     error
+}
+
+// scopeReady hands the scope over to the reviews' read, with the tracker
+// of that read (a bar drawn only once the metadata's is done).
+type scopeReady struct {
+	sc *scope
+	tr pipeline.Tracker
+}
+
+// read is readReviews without a table or co_review: the same context
+// checks, errors and counts.
+func (c *reviewCounts) read(ctx context.Context, exp ingestParams) {
+	var (
+		sc *scope
+		tr pipeline.Tracker
+		n  int64
+	)
+	opts := amazon.ReviewOptions{Format: exp.Format}
+	reject := func(j amazon.Reject) { c.rejects = append(c.rejects, j) }
+	for r, err := range reviewsOf(opts, exp.Reviews, reject, &c.stats) {
+		if errors.Is(err, amazon.ErrTimeUnit) {
+			err = fmt.Errorf("%w: %w", pipeline.ErrBadInput, err)
+		}
+		if err == nil && n%4096 == 0 {
+			err = ctx.Err()
+			if sc == nil {
+				select {
+				case s := <-c.scope:
+					sc, tr = s.sc, s.tr
+					c.flush(sc)
+					tr.Add(n)
+				default:
+				}
+			}
+		}
+		if err != nil {
+			c.err = err
+			return
+		}
+		if sc == nil {
+			c.pending[r.ASIN]++
+		} else {
+			if it := sc.byASIN[r.ASIN]; it != nil {
+				it.nReviews++
+			}
+			tr.Add(1)
+		}
+		n++
+	}
+}
+
+// flush adds the pending counts to the scoped items.
+func (c *reviewCounts) flush(sc *scope) {
+	for a, k := range c.pending {
+		if it := sc.byASIN[a]; it != nil {
+			it.nReviews += k
+		}
+	}
+	c.pending = nil
+}
+
+// countedReviews takes the reviews counted beside the metadata: it hands
+// them the scope, waits for the end of their read and then does what
+// readReviews does after its loop.
+func (in *ingestion) countedReviews(sc *scope) error {
+	c := in.counts
+	tr := in.env.Track("read "+filepath.Base(in.exp.Reviews), 0)
+	c.scope <- scopeReady{sc, tr}
+	in.bg.Wait() // the image features' scan too, which images waits for anyway
+	tr.Done()
+	if c.err != nil {
+		return c.err
+	}
+	if c.pending != nil { // read before the scope was handed over
+		c.flush(sc)
+	}
+	rej := in.rej.file(in.exp.Reviews)
+	for _, j := range c.rejects {
+		rej.add(j)
+	}
+	if err := in.noReviews(c.stats, rej); err != nil {
+		return err
+	}
+	rej.lines = c.stats.Lines
+	in.stats["review_lines"] = c.stats.Lines
+	return nil
+}
+
 // images marks the scoped items having an image-feature record, for an
 // image experiment: only their presence matters here. A repeated ASIN is a
 // reject (the first record is the one used).
-func (in *ingestion) images(ctx context.Context, sc *scope) error {
+func (in *ingestion) images(sc *scope) error {
 	if in.exp.Features != "image" {
 		return nil
 	}
 	path := in.exp.ImageFeatures
-	asins, err := imagefeat.ScanASINs(ctx, path)
+	in.bg.Wait() // for in.scan, started by startReads
+	asins, err := in.scan.asins, in.scan.err
 	if err != nil {
 		return err
 	}
