@@ -11,9 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"monomer/amazon"
 	"monomer/imagefeat"
 	"monomer/job"
 	"monomer/pipeline"
+	"monomer/schema"
 )
 
 // ingestOrderData writes an image experiment's three files, each with a
@@ -157,6 +159,62 @@ func TestIngestReadOrder(t *testing.T) {
 					t.Fatalf("GOMAXPROCS %d: %s differs from GOMAXPROCS 1's", p, name)
 				}
 			}
+		}
+	}
+}
+
+// TestReviewSinkBytes: the reviews table written on the sink's goroutine
+// is, byte for byte, the table written in batches of reviewBatch on the
+// reading goroutine, at any GOMAXPROCS; after the close, abort is
+// harmless.
+func TestReviewSinkBytes(t *testing.T) {
+	const n = 5*reviewBatch + 17
+	review := func(k int) amazon.Review {
+		return amazon.Review{ASIN: fmt.Sprintf("B%05d", k%300), Summary: fmt.Sprint("s", k), ReviewText: strings.Repeat("word ", k%40)}
+	}
+	dir := t.TempDir()
+	want := filepath.Join(dir, "want.parquet")
+	w, err := schema.NewWriter[schema.ReviewsCols](want, reviewGroupRows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b schema.ReviewsCols
+	for k := range n {
+		r := review(k)
+		b.ASIN, b.Summary, b.Text = append(b.ASIN, r.ASIN), append(b.Summary, r.Summary), append(b.Text, r.ReviewText)
+		if len(b.ASIN) == reviewBatch || k == n-1 {
+			if err := w.Append(b); err != nil {
+				t.Fatal(err)
+			}
+			b = schema.ReviewsCols{}
+		}
+	}
+	if _, err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wantBytes, _ := os.ReadFile(want)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, p := range []int{1, 2, 3, 7, 16} {
+		runtime.GOMAXPROCS(p)
+		path := filepath.Join(dir, fmt.Sprint("got", p, ".parquet"))
+		w, err := schema.NewWriter[schema.ReviewsCols](path, reviewGroupRows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := newReviewSink(w)
+		for k := range n {
+			r := review(k)
+			if err := s.add(&r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows, err := s.close()
+		s.abort()
+		if err != nil || rows != n {
+			t.Fatalf("GOMAXPROCS %d: %d rows, %v", p, rows, err)
+		}
+		if got, _ := os.ReadFile(path); !bytes.Equal(got, wantBytes) {
+			t.Fatalf("GOMAXPROCS %d: the table differs from the one written serially", p)
 		}
 	}
 }
