@@ -17,11 +17,18 @@ import (
 // line by line, whatever the number of workers. The number of batches is
 // fixed (batchesPerWorker a worker), so memory does not grow with the file.
 
-// batchBytes is the size at which a batch is cut: some hundreds of lines,
-// so that handing one over costs little against parsing it, and at 16
-// workers all batches in flight hold a few tens of MB. A variable for the
+// batchBytes is the largest size at which a batch is cut: some hundreds
+// of lines, so that handing one over costs little against parsing it. With
+// many workers batches are cut smaller (down to minBatchBytes), so that
+// all those in flight hold about inFlightBytes of lines whatever
+// GOMAXPROCS (and as much again of parsed records). A variable for the
 // tests, which cut batches of a line or two.
 var batchBytes = 256 << 10
+
+const (
+	inFlightBytes = 2 << 20
+	minBatchBytes = 32 << 10
+)
 
 // batchLines caps the lines of a batch (a file of empty lines, say).
 const batchLines = 8192
@@ -71,6 +78,7 @@ type linePipe[T any] struct {
 	done  chan struct{}  // closed to stop the goroutines early
 	wg    sync.WaitGroup
 	rc    io.Closer
+	size  int // bytes at which a batch is cut
 }
 
 // startLines starts reading r (the file named base; closed by stop).
@@ -86,6 +94,7 @@ func startLines[T any](r io.ReadCloser, base string, newParser func() func(line 
 		order: make(chan *batch[T], n),
 		done:  make(chan struct{}),
 		rc:    r,
+		size:  max(min(batchBytes, inFlightBytes/n), min(batchBytes, minBatchBytes)),
 	}
 	for range n {
 		p.free <- &batch[T]{}
@@ -150,7 +159,7 @@ func (p *linePipe[T]) cut(r io.Reader, base string) {
 		start := len(b.buf)
 		b.buf = append(b.buf, line...)
 		b.lines = append(b.lines, lineAt{start: start, end: len(b.buf), off: off, bytes: lr.bytes, kind: kind})
-		if len(b.buf) >= batchBytes || len(b.lines) >= batchLines {
+		if len(b.buf) >= p.size || len(b.lines) >= batchLines {
 			send()
 		}
 	}
