@@ -190,7 +190,7 @@ func BenchmarkReadReviews(b *testing.B) {
 			c := startCPU(b, total)
 			for range b.N {
 				for _, l := range raw {
-					if err := s.parseReview(l, &r, &v, nil); err != nil {
+					if err := s.parseReview(l, &r, &v, nil, nil); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"hash/crc32"
-	"path/filepath"
 	"strconv"
 )
 
@@ -436,19 +435,22 @@ type firstSeen struct {
 // JSON, one record per line, gzip or plain) and calls fn for each record in
 // file order.
 //
-// fn receives the same *Product every time, and the backing arrays of its
-// slices are reused too: clone what you keep (Product.Clone). Strings can be
-// kept as they are; all strings of one record other than ASIN share one
-// allocation, so keeping any keeps that record's extracted text (not the
-// whole line) alive. If fn returns an error, ReadMeta stops and returns it
-// unchanged.
+// fn is called on the caller's goroutine, one record at a time (lines are
+// parsed ahead on up to GOMAXPROCS goroutines). The *Product and the
+// backing arrays of its slices are reused once fn has returned: clone what
+// you keep (Product.Clone). Strings can be kept as they are; all strings of
+// one record other than ASIN share one allocation, so keeping any keeps
+// that record's extracted text (not the whole line) alive. If fn returns
+// an error, ReadMeta stops and returns it unchanged.
 //
 // A line that does not parse, has no asin, or repeats an earlier record's
 // ASIN with different content is handed to reject (which may be nil) and
 // counted. A line identical to an earlier one with the same ASIN (the 2018
 // files repeat whole lines) is skipped and counted as a duplicate. The
 // deduplication table costs about 80 bytes per distinct ASIN; everything
-// else is bounded by the longest line (at most MaxLineBytes).
+// else is bounded by the batches in flight: 2×GOMAXPROCS+2 batches of at
+// most 256 KB of lines, about 2 MB in all from GOMAXPROCS 3 on, and their
+// records (a batch holding a long line grows to it, at most MaxLineBytes).
 //
 // A read failure (a truncated or corrupt gzip stream, an I/O error) stops
 // reading and returns an error naming the file and the number of complete
@@ -456,44 +458,57 @@ type firstSeen struct {
 //
 // Once ctx is done ReadMeta returns ctx.Err() within ctxLines records.
 func ReadMeta(ctx context.Context, path string, fn func(*Product) error, reject func(Reject)) (Stats, error) {
-	var (
-		sc  scanner
-		rec metaRec
-	)
-	return readMetaWith(ctx, path, "asin", fn, reject, func(line []byte, p *Product) error {
-		return sc.parseMeta(line, &rec, p)
+	return readMetaWith(ctx, path, "asin", fn, reject, func() func([]byte, *Product) error {
+		var (
+			sc  scanner
+			rec metaRec
+		)
+		return func(line []byte, p *Product) error { return sc.parseMeta(line, &rec, p) }
 	})
 }
 
-// readMetaWith is ReadMeta with parse as the line parser and key the name
-// of the field Product.ASIN comes from, for messages: the
-// deduplication by ASIN and the context checks are the same for every
-// release.
-func readMetaWith(ctx context.Context, path, key string, fn func(*Product) error, reject func(Reject), parse func([]byte, *Product) error) (Stats, error) {
-	var (
-		p    Product
-		seen = map[string]firstSeen{}
-	)
-	return readLines(path, reject, func(line []byte, lineNo int64, st *Stats) (string, error) {
+// metaLine is a metadata line as a worker parsed it.
+type metaLine struct {
+	p   Product
+	sum lineSum
+}
+
+// readMetaWith is ReadMeta with newParse making the line parser of each
+// worker and key the name of the field Product.ASIN comes from, for
+// messages: the deduplication by ASIN and the context checks are the same
+// for every release, and done in file order on the caller's goroutine.
+func readMetaWith(ctx context.Context, path, key string, fn func(*Product) error, reject func(Reject), newParse func() func([]byte, *Product) error) (Stats, error) {
+	seen := map[string]firstSeen{}
+	newParser := func() func([]byte, *metaLine) string {
+		parse := newParse()
+		return func(line []byte, m *metaLine) string {
+			if err := parse(line, &m.p); err != nil {
+				return err.Error()
+			}
+			m.sum = sumLine(line)
+			return ""
+		}
+	}
+	return readLines(path, reject, newParser, func(m *metaLine, why string, lineNo int64, st *Stats) (string, error) {
 		if lineNo%ctxLines == 0 {
 			if err := ctx.Err(); err != nil {
 				return "", err
 			}
 		}
-		if err := parse(line, &p); err != nil {
-			return err.Error(), nil
+		if why != "" {
+			return why, nil
 		}
-		sum := sumLine(line)
+		p := &m.p
 		if first, ok := seen[p.ASIN]; ok {
-			if first.sum == sum {
+			if first.sum == m.sum {
 				st.Duplicates++
 				return "", nil
 			}
 			return fmt.Sprintf("duplicate %s %q first seen at line %d", key, p.ASIN, first.line), nil
 		}
-		seen[p.ASIN] = firstSeen{sum, lineNo}
+		seen[p.ASIN] = firstSeen{m.sum, lineNo}
 		st.Records++
-		return "", fn(&p)
+		return "", fn(p)
 	})
 }
 
@@ -502,54 +517,3 @@ var utf8BOM = []byte("\uFEFF")
 // ctxLines is how often ReadMeta looks at its context: a few milliseconds
 // of parsing.
 const ctxLines = 4096
-
-// readLines drives a reader: handle returns a reject reason (empty when the
-// line was accepted or skipped) or an error that stops reading.
-func readLines(path string, reject func(Reject), handle func(line []byte, lineNo int64, st *Stats) (string, error)) (Stats, error) {
-	var st Stats
-	rc, err := Open(path)
-	if err != nil {
-		return st, err
-	}
-	defer rc.Close()
-	base := filepath.Base(path)
-	lr := newLineReader(rc)
-	for {
-		line, off, err := lr.next()
-		if err != nil {
-			st.Bytes = lr.bytes
-			return st, readError(base, st.Lines, lr.off, err)
-		}
-		if line == nil {
-			break
-		}
-		if st.Lines == 0 && bytes.HasPrefix(line, utf8BOM) {
-			line, off = line[len(utf8BOM):], off+int64(len(utf8BOM))
-		}
-		if n := len(line); n > 0 && line[n-1] == '\r' { // CRLF file
-			line = line[:n-1]
-		}
-		st.Lines++
-		var why string
-		switch {
-		case lr.tooLong:
-			why = fmt.Sprintf("line longer than %d bytes", MaxLineBytes)
-		case len(bytes.TrimSpace(line)) == 0:
-			why = "empty line"
-		default:
-			why, err = handle(line, st.Lines, &st)
-			if err != nil {
-				st.Bytes = lr.bytes
-				return st, err
-			}
-		}
-		if why != "" {
-			st.Rejected++
-			if reject != nil {
-				reject(Reject{File: base, Line: st.Lines, Offset: off, Err: why, Excerpt: excerpt(line)})
-			}
-		}
-	}
-	st.Bytes = lr.bytes
-	return st, nil
-}

@@ -106,12 +106,12 @@ func (s *scanner) parseMeta2023(line []byte, r *meta2023Rec, p *Product) error {
 // Duplicates are handled as by ReadMeta: an identical line with the same
 // parent_asin is skipped and counted, a different one is rejected.
 func ReadMeta2023(ctx context.Context, path string, fn func(*Product) error, reject func(Reject)) (Stats, error) {
-	var (
-		sc  scanner
-		rec meta2023Rec
-	)
-	return readMetaWith(ctx, path, "parent_asin", fn, reject, func(line []byte, p *Product) error {
-		return sc.parseMeta2023(line, &rec, p)
+	return readMetaWith(ctx, path, "parent_asin", fn, reject, func() func([]byte, *Product) error {
+		var (
+			sc  scanner
+			rec meta2023Rec
+		)
+		return func(line []byte, p *Product) error { return sc.parseMeta2023(line, &rec, p) }
 	})
 }
 
@@ -166,7 +166,7 @@ func (s *scanner) isNumberStart() bool {
 }
 
 // parseReview2023 parses one 2023 review line into v.
-func (s *scanner) parseReview2023(line []byte, r *review2023Rec, v *Review, tc *timeCheck) error {
+func (s *scanner) parseReview2023(line []byte, r *review2023Rec, v *Review, tc *timeCheck, n *timeCounts) error {
 	s.reset(line)
 	*r = review2023Rec{}
 	if err := s.record(r); err != nil {
@@ -178,7 +178,7 @@ func (s *scanner) parseReview2023(line []byte, r *review2023Rec, v *Review, tc *
 	if r.asin.off == r.asin.end {
 		return errEmptyParent
 	}
-	if err := tc.check(&r.reviewRec); err != nil {
+	if err := tc.check(&r.reviewRec, n); err != nil {
 		return err
 	}
 	r.fillReview(s.arena, v)
@@ -205,23 +205,43 @@ func Reviews2023(path string, reject func(Reject), st *Stats) iter.Seq2[Review, 
 	return ReviewsWith(ReviewOptions{Format: Format2023}, path, reject, st)
 }
 
-// reviewLoop drives a review iterator with parse as the line parser; tc
-// (nil when off) is the check parse applies, whose counts decide, once
-// the file is read, whether its times are in the wrong unit.
-func reviewLoop(path string, reject func(Reject), st *Stats, yield func(Review, error) bool, tc *timeCheck, parse func([]byte, *Review) error) {
-	var v Review
-	s, err := readLines(path, reject, func(line []byte, _ int64, st *Stats) (string, error) {
-		if err := parse(line, &v); err != nil {
-			return err.Error(), nil
+// reviewLine is a review line as a worker parsed it.
+type reviewLine struct {
+	v  Review
+	tc timeCounts // what the line adds to the unit decision
+}
+
+// reviewLoop drives a review iterator with newParse making each worker's
+// line parser; tc (nil when off) is the check the parsers apply, whose
+// counts, summed in file order, decide once the file is read whether its
+// times are in the wrong unit.
+func reviewLoop(path string, reject func(Reject), st *Stats, yield func(Review, error) bool, tc *timeCheck,
+	newParse func() func([]byte, *Review, *timeCounts) error) {
+	var counts timeCounts
+	newParser := func() func([]byte, *reviewLine) string {
+		parse := newParse()
+		return func(line []byte, r *reviewLine) string {
+			r.tc = timeCounts{}
+			if err := parse(line, &r.v, &r.tc); err != nil {
+				return err.Error()
+			}
+			return ""
+		}
+	}
+	s, err := readLines(path, reject, newParser, func(r *reviewLine, why string, _ int64, st *Stats) (string, error) {
+		counts.timed += r.tc.timed
+		counts.inOther += r.tc.inOther
+		if why != "" {
+			return why, nil
 		}
 		st.Records++
-		if !yield(v, nil) {
+		if !yield(r.v, nil) {
 			return "", errStop
 		}
 		return "", nil
 	})
 	if err == nil {
-		err = tc.unitError(filepath.Base(path))
+		err = tc.unitError(filepath.Base(path), counts)
 	}
 	if st != nil {
 		*st = s

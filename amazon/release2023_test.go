@@ -28,7 +28,7 @@ func parseReview2023Line(line string) (*Review, error) {
 		r review2023Rec
 		v Review
 	)
-	if err := s.parseReview2023([]byte(line), &r, &v, nil); err != nil {
+	if err := s.parseReview2023([]byte(line), &r, &v, nil, nil); err != nil {
 		return nil, err
 	}
 	return &v, nil

@@ -56,8 +56,9 @@ func (r *reviewRec) value(s *scanner, key []byte) error {
 
 // parseReview parses one line into v. ASIN and ReviewerID get their own
 // allocations (callers group and key by them); the two texts share one.
-// With tc on, a review co_review cannot use is refused (timeCheck.check).
-func (s *scanner) parseReview(line []byte, r *reviewRec, v *Review, tc *timeCheck) error {
+// With tc on, a review co_review cannot use is refused (timeCheck.check),
+// and n counts what the unit decision needs.
+func (s *scanner) parseReview(line []byte, r *reviewRec, v *Review, tc *timeCheck, n *timeCounts) error {
 	s.reset(line)
 	*r = reviewRec{}
 	if err := s.record(r); err != nil {
@@ -69,7 +70,7 @@ func (s *scanner) parseReview(line []byte, r *reviewRec, v *Review, tc *timeChec
 	if r.asin.off == r.asin.end {
 		return errEmptyASIN
 	}
-	if err := tc.check(r); err != nil {
+	if err := tc.check(r, n); err != nil {
 		return err
 	}
 	r.fillReview(s.arena, v)
@@ -116,10 +117,12 @@ var errStop = errors.New("amazon: stop")
 // written (no HTML unescaping); a review's strings may be kept.
 //
 // Each step yields a review and a nil error. A read failure (reported as by
-// ReadMeta) is yielded once, last, with a zero Review. Breaking out of the
-// loop stops reading and closes the file, so a consumer that wants to stop
-// early (on cancellation, say) just breaks. Every loop over the iterator
-// opens and reads the file anew.
+// ReadMeta) is yielded once, last, with a zero Review. The loop's body
+// runs on the caller's goroutine (lines are parsed ahead on up to
+// GOMAXPROCS goroutines, as by ReadMeta). Breaking out of the loop stops
+// reading, ends those goroutines and closes the file, so a consumer that
+// wants to stop early (on cancellation, say) just breaks. Every loop over
+// the iterator opens and reads the file anew.
 //
 // Malformed lines go to reject (which may be nil) and are counted. If st is
 // not nil, it holds the file's stats once a loop has ended.

@@ -13,7 +13,7 @@ func parseReviewLine(line string) (*Review, error) {
 		r reviewRec
 		v Review
 	)
-	if err := s.parseReview([]byte(line), &r, &v, nil); err != nil {
+	if err := s.parseReview([]byte(line), &r, &v, nil, nil); err != nil {
 		return nil, err
 	}
 	return &v, nil

@@ -31,18 +31,23 @@ var ErrTimeUnit = errors.New("review times in the wrong unit")
 // ReviewsWith is Reviews for the release and needs of o.
 func ReviewsWith(o ReviewOptions, path string, reject func(Reject), st *Stats) iter.Seq2[Review, error] {
 	return func(yield func(Review, error) bool) {
-		var sc scanner
 		tc := newTimeCheck(o)
 		if o.Format == Format2023 {
-			var rec review2023Rec
-			reviewLoop(path, reject, st, yield, tc, func(line []byte, v *Review) error {
-				return sc.parseReview2023(line, &rec, v, tc)
+			reviewLoop(path, reject, st, yield, tc, func() func([]byte, *Review, *timeCounts) error {
+				var (
+					sc  scanner
+					rec review2023Rec
+				)
+				return func(line []byte, v *Review, n *timeCounts) error { return sc.parseReview2023(line, &rec, v, tc, n) }
 			})
 			return
 		}
-		var rec reviewRec
-		reviewLoop(path, reject, st, yield, tc, func(line []byte, v *Review) error {
-			return sc.parseReview(line, &rec, v, tc)
+		reviewLoop(path, reject, st, yield, tc, func() func([]byte, *Review, *timeCounts) error {
+			var (
+				sc  scanner
+				rec reviewRec
+			)
+			return func(line []byte, v *Review, n *timeCounts) error { return sc.parseReview(line, &rec, v, tc, n) }
 		})
 	}
 }
@@ -59,16 +64,21 @@ func ReviewSpan(format string) (from, to time.Time) {
 	return from, time.Date(2019, 1, 1, 0, 0, 0, 0, time.UTC)
 }
 
-// timeCheck applies ReviewOptions.UserTime to parsed records and counts
-// what the unit decision needs. A nil *timeCheck checks nothing.
+// timeCheck applies ReviewOptions.UserTime to parsed records. A nil
+// *timeCheck checks nothing. It is not changed by checking, so the
+// parsing workers share it; each line's counts go into a timeCounts.
 type timeCheck struct {
 	userField, timeField string
 	unit, otherUnit      string
 	lo, hi               int64 // the span in the file's unit
 	otherLo, otherHi     int64 // the span in the other unit
 	spanText             string
-	timed                int64 // reviews with a time
-	inOther              int64 // of them, outside the span but inside it in the other unit
+}
+
+// timeCounts is what the unit decision needs.
+type timeCounts struct {
+	timed   int64 // reviews with a time
+	inOther int64 // of them, outside the span but inside it in the other unit
 }
 
 func newTimeCheck(o ReviewOptions) *timeCheck {
@@ -88,7 +98,7 @@ func newTimeCheck(o ReviewOptions) *timeCheck {
 
 // check returns the reason r is unusable to co_review, nil if it is
 // usable (or tc is nil).
-func (tc *timeCheck) check(r *reviewRec) error {
+func (tc *timeCheck) check(r *reviewRec, n *timeCounts) error {
 	if tc == nil {
 		return nil
 	}
@@ -98,22 +108,22 @@ func (tc *timeCheck) check(r *reviewRec) error {
 	if !r.hasTime {
 		return &syntaxError{msg: "no " + tc.timeField + " (co_review needs the review's time)", pos: -1}
 	}
-	tc.timed++
+	n.timed++
 	if r.time >= tc.lo && r.time < tc.hi {
 		return nil
 	}
 	msg := fmt.Sprintf("%s %d outside the release's span, %s, in %s", tc.timeField, r.time, tc.spanText, tc.unit)
 	if r.time >= tc.otherLo && r.time < tc.otherHi {
-		tc.inOther++
+		n.inOther++
 		msg += " (in " + tc.otherUnit + "?)"
 	}
 	return &syntaxError{msg: msg, pos: -1}
 }
 
-// unitError is the error of a file most of whose times are plausible
-// only in the other unit, nil otherwise (or if tc is nil).
-func (tc *timeCheck) unitError(name string) error {
-	if tc == nil || 2*tc.inOther <= tc.timed {
+// unitError is the error of a file most of whose times (counted in n) are
+// plausible only in the other unit, nil otherwise (or if tc is nil).
+func (tc *timeCheck) unitError(name string, n timeCounts) error {
+	if tc == nil || 2*n.inOther <= n.timed {
 		return nil
 	}
 	hint := `a file of the 2014 or 2018 release? leave data.format unset`
@@ -121,5 +131,5 @@ func (tc *timeCheck) unitError(name string) error {
 		hint = `a file of the 2023 release? set data.format: "2023"`
 	}
 	return fmt.Errorf("amazon: %s: %w: %d of %d %s values lie in %s only read as %s, but this release gives %s (%s)",
-		name, ErrTimeUnit, tc.inOther, tc.timed, tc.timeField, tc.spanText, tc.otherUnit, tc.unit, hint)
+		name, ErrTimeUnit, n.inOther, n.timed, tc.timeField, tc.spanText, tc.otherUnit, tc.unit, hint)
 }

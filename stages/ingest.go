@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"monomer/amazon"
 	"monomer/graph"
@@ -264,7 +266,10 @@ func (s *pathSet) add(paths [][]string) {
 func (s *pathSet) list() []string { return slices.Collect(maps.Keys(s.seen)) }
 
 func (Ingest) Run(ctx context.Context, env *pipeline.Env, e ingestParams) (*pipeline.Result, error) {
+	ctx, cancel := context.WithCancel(ctx)
 	in := &ingestion{env: env, exp: e, stats: map[string]any{}}
+	in.startReads(ctx)
+	defer func() { cancel(); in.bg.Wait() }() // an early return leaves no read running
 	sc, err := in.scopeItems(ctx)
 	if err != nil {
 		return nil, err
@@ -273,7 +278,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env, e ingestParams) (*pipe
 	if err != nil {
 		return nil, err
 	}
-	if err := in.images(ctx, sc); err != nil {
+	if err := in.images(sc); err != nil {
 		return nil, err
 	}
 	kept, err := in.keep(sc)
@@ -305,6 +310,39 @@ type ingestion struct {
 	exp   ingestParams
 	stats map[string]any
 	rej   rejectSink
+
+	// The reads that need nothing of the metadata run beside it
+	// (startReads); bg joins them.
+	bg     sync.WaitGroup
+	scan   *asinScan     // the image features' ASINs; nil without image features
+	counts *reviewCounts // the reviews, when only counted; nil otherwise
+}
+
+// startReads starts, beside the metadata's read, the reads that do not
+// depend on it: the ASINs of the image-feature file, and the reviews file
+// of an experiment that only counts each item's reviews (image features
+// and a list graph). Their results, rejects and errors are taken where the
+// serial order reaches them (reviews, images), so the outputs, the order
+// of the rejects and the error reported when several files are bad are
+// those of reading one file after the other.
+func (in *ingestion) startReads(ctx context.Context) {
+	if in.exp.Features == "image" {
+		s := &asinScan{}
+		in.scan = s
+		in.bg.Go(func() { s.asins, s.err = imagefeat.ScanASINs(ctx, in.exp.ImageFeatures) })
+	}
+	if in.exp.Reviews != "" && in.exp.Format != job.FormatCatalogue && in.exp.Features != "bow" && in.exp.CoReview == nil {
+		c := &reviewCounts{scope: make(chan scopeReady, 1), pending: map[string]int32{}}
+		in.counts = c
+		in.bg.Go(func() { c.read(ctx, in.exp) })
+	}
+}
+
+// asinScan is imagefeat.ScanASINs of the image features, read beside the
+// metadata.
+type asinScan struct {
+	asins []string
+	err   error
 }
 
 // scope is the metadata's items in the experiment's category scope, and
@@ -395,7 +433,12 @@ func (in *ingestion) reviews(ctx context.Context, sc *scope) (int64, error) {
 		co = &coReviews{params: *p, users: map[string]int32{}}
 	}
 	var nKept int64
-	if in.exp.Reviews != "" {
+	switch {
+	case in.counts != nil:
+		if err := in.countedReviews(sc); err != nil {
+			return 0, err
+		}
+	case in.exp.Reviews != "":
 		var err error
 		if nKept, err = in.readReviews(ctx, sc, co); err != nil {
 			return 0, err
@@ -424,8 +467,8 @@ func (in *ingestion) readReviews(ctx context.Context, sc *scope, co *coReviews) 
 		if err != nil {
 			return 0, err
 		}
-		defer w.Close() // on an early return; the checked Close is below
-		kept = &reviewSink{w: w}
+		kept = newReviewSink(w)
+		defer kept.abort() // on an early return; the checked close is below
 	}
 	tr := in.env.Track("read "+filepath.Base(exp.Reviews), 0)
 	var rs amazon.Stats
@@ -457,19 +500,17 @@ func (in *ingestion) readReviews(ctx context.Context, sc *scope, co *coReviews) 
 		}
 		if err != nil {
 			tr.Done()
-			return 0, err
+			return 0, kept.before(err)
 		}
 		n++
 		tr.Add(1)
 	}
 	tr.Done()
-	if rs.Records == 0 {
-		msg := fmt.Sprintf("%s holds no review records (%d lines)", exp.Reviews, rs.Lines)
-		if rej.rejects > 0 {
-			j := rej.first()
-			msg += fmt.Sprintf("; %d rejects, the first: %s: %s%s", rej.rejects, rejectPlace(j), j.Err, formatHint(j))
-		}
-		return 0, fmt.Errorf("%w: %s", pipeline.ErrBadInput, msg)
+	if err := kept.before(nil); err != nil {
+		return 0, err
+	}
+	if err := in.noReviews(rs, rej); err != nil {
+		return 0, err
 	}
 	var nKept int64
 	if kept != nil {
@@ -483,15 +524,129 @@ func (in *ingestion) readReviews(ctx context.Context, sc *scope, co *coReviews) 
 	return nKept, nil
 }
 
+// noReviews is the error of a reviews file without a review record, nil
+// if it has one.
+func (in *ingestion) noReviews(rs amazon.Stats, rej *fileRejects) error {
+	if rs.Records > 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("%s holds no review records (%d lines)", in.exp.Reviews, rs.Lines)
+	if rej.rejects > 0 {
+		j := rej.first()
+		msg += fmt.Sprintf("; %d rejects, the first: %s: %s%s", rej.rejects, rejectPlace(j), j.Err, formatHint(j))
+	}
+	return fmt.Errorf("%w: %s", pipeline.ErrBadInput, msg)
+}
+
+// reviewCounts reads the reviews file beside the metadata when each item
+// only needs its number of reviews. Until the metadata's scope arrives it
+// counts every ASIN in pending; from then on it counts straight into the
+// scoped items, so pending holds only the ASINs read while the metadata
+// was (the reviews file is the longer one).
+type reviewCounts struct {
+	scope   chan scopeReady // the scope, once the metadata is read
+	pending map[string]int32
+	rejects []amazon.Reject // in file order, for the sink once the metadata's are in
+	stats   amazon.Stats
+	err     error
+}
+
+// scopeReady hands the scope over to the reviews' read, with the tracker
+// of that read (a bar drawn only once the metadata's is done).
+type scopeReady struct {
+	sc *scope
+	tr pipeline.Tracker
+}
+
+// read is readReviews without a table or co_review: the same context
+// checks, errors and counts.
+func (c *reviewCounts) read(ctx context.Context, exp ingestParams) {
+	var (
+		sc *scope
+		tr pipeline.Tracker
+		n  int64
+	)
+	opts := amazon.ReviewOptions{Format: exp.Format}
+	reject := func(j amazon.Reject) { c.rejects = append(c.rejects, j) }
+	for r, err := range reviewsOf(opts, exp.Reviews, reject, &c.stats) {
+		if errors.Is(err, amazon.ErrTimeUnit) {
+			err = fmt.Errorf("%w: %w", pipeline.ErrBadInput, err)
+		}
+		if err == nil && n%4096 == 0 {
+			err = ctx.Err()
+			if sc == nil {
+				select {
+				case s := <-c.scope:
+					sc, tr = s.sc, s.tr
+					c.flush(sc)
+					tr.Add(n)
+				default:
+				}
+			}
+		}
+		if err != nil {
+			c.err = err
+			return
+		}
+		if sc == nil {
+			c.pending[r.ASIN]++
+		} else {
+			if it := sc.byASIN[r.ASIN]; it != nil {
+				it.nReviews++
+			}
+			tr.Add(1)
+		}
+		n++
+	}
+}
+
+// flush adds the pending counts to the scoped items.
+func (c *reviewCounts) flush(sc *scope) {
+	for a, k := range c.pending {
+		if it := sc.byASIN[a]; it != nil {
+			it.nReviews += k
+		}
+	}
+	c.pending = nil
+}
+
+// countedReviews takes the reviews counted beside the metadata: it hands
+// them the scope, waits for the end of their read and then does what
+// readReviews does after its loop.
+func (in *ingestion) countedReviews(sc *scope) error {
+	c := in.counts
+	tr := in.env.Track("read "+filepath.Base(in.exp.Reviews), 0)
+	c.scope <- scopeReady{sc, tr}
+	in.bg.Wait() // the image features' scan too, which images waits for anyway
+	tr.Done()
+	if c.err != nil {
+		return c.err
+	}
+	if c.pending != nil { // read before the scope was handed over
+		c.flush(sc)
+	}
+	rej := in.rej.file(in.exp.Reviews)
+	for _, j := range c.rejects {
+		rej.add(j)
+	}
+	if err := in.noReviews(c.stats, rej); err != nil {
+		return err
+	}
+	rej.lines = c.stats.Lines
+	in.stats["review_lines"] = c.stats.Lines
+	return nil
+}
+
 // images marks the scoped items having an image-feature record, for an
 // image experiment: only their presence matters here. A repeated ASIN is a
 // reject (the first record is the one used).
-func (in *ingestion) images(ctx context.Context, sc *scope) error {
+func (in *ingestion) images(sc *scope) error {
 	if in.exp.Features != "image" {
 		return nil
 	}
 	path := in.exp.ImageFeatures
-	asins, err := imagefeat.ScanASINs(ctx, path)
+	in.bg.Wait() // for in.scan, started by startReads
+	asins, err := in.scan.asins, in.scan.err
 	if err != nil {
 		return err
 	}
@@ -697,10 +852,49 @@ const reviewGroupRows = 1 << 14
 // the table's writer.
 const reviewBatch = 1024
 
-// reviewSink writes the in-scope reviews as ingest reads them.
+// reviewSink writes the in-scope reviews as ingest reads them. The table
+// is encoded and compressed on a goroutine of its own, beside the read
+// (for a bag-of-words experiment that is a third of ingest's CPU); the
+// batches reach the writer in the order read, so the file's bytes are
+// those of writing on the reading goroutine, and so is the error: a
+// batch's failed write comes before whatever the read met after it
+// (before).
 type reviewSink struct {
-	w     *schema.Writer[schema.ReviewsCols]
-	batch schema.ReviewsCols
+	w      *schema.Writer[schema.ReviewsCols]
+	batch  schema.ReviewsCols      // filling, on the reading goroutine
+	full   chan schema.ReviewsCols // to the writing goroutine, in order
+	free   chan schema.ReviewsCols // batches written, to fill again
+	joined chan struct{}           // closed when the writing goroutine has ended
+	failed atomic.Bool             // an Append failed; err says why
+	err    error                   // the first Append error, read once failed or joined
+	ended  bool                    // full is closed
+}
+
+// sinkBatches is how many full batches may wait for the writer.
+const sinkBatches = 4
+
+func newReviewSink(w *schema.Writer[schema.ReviewsCols]) *reviewSink {
+	s := &reviewSink{w: w, full: make(chan schema.ReviewsCols, sinkBatches),
+		free: make(chan schema.ReviewsCols, sinkBatches+1), joined: make(chan struct{})}
+	go s.write()
+	return s
+}
+
+// write appends the batches until the first error, then only drains them.
+func (s *reviewSink) write() {
+	defer close(s.joined)
+	for b := range s.full {
+		if s.err == nil {
+			if s.err = s.w.Append(b); s.err != nil {
+				s.failed.Store(true)
+			}
+		}
+		b.ASIN, b.Summary, b.Text = b.ASIN[:0], b.Summary[:0], b.Text[:0]
+		select {
+		case s.free <- b:
+		default:
+		}
+	}
 }
 
 func (s *reviewSink) add(r *amazon.Review) error {
@@ -709,19 +903,51 @@ func (s *reviewSink) add(r *amazon.Review) error {
 	if len(b.ASIN) < reviewBatch {
 		return nil
 	}
-	return s.flush()
+	if s.failed.Load() {
+		return s.err
+	}
+	s.full <- s.batch
+	select {
+	case s.batch = <-s.free:
+	default:
+		s.batch = schema.ReviewsCols{}
+	}
+	return nil
 }
 
-func (s *reviewSink) flush() error {
-	err := s.w.Append(s.batch)
-	b := &s.batch
-	b.ASIN, b.Summary, b.Text = b.ASIN[:0], b.Summary[:0], b.Text[:0]
+// before waits for the batches sent to be written and returns the first
+// write error, or err if they were written: a nil sink returns err.
+func (s *reviewSink) before(err error) error {
+	if s == nil {
+		return err
+	}
+	if !s.ended {
+		close(s.full)
+		s.ended = true
+	}
+	<-s.joined
+	if s.err != nil {
+		return s.err
+	}
 	return err
 }
 
+// close writes the last batch and finishes the table: its rows.
 func (s *reviewSink) close() (int64, error) {
-	if err := s.flush(); err != nil {
+	if err := s.before(nil); err != nil {
 		return 0, err
 	}
+	if len(s.batch.ASIN) > 0 {
+		if err := s.w.Append(s.batch); err != nil {
+			return 0, err
+		}
+	}
 	return s.w.Close()
+}
+
+// abort ends the writing goroutine and closes the file (after close too:
+// a closed schema.Writer's Close returns what the first one did).
+func (s *reviewSink) abort() {
+	s.before(nil)
+	s.w.Close()
 }
