@@ -7,6 +7,7 @@ import (
 )
 
 //go:generate go run gen_avx512.go
+//go:generate go run gen_avx2.go
 
 func widest() path {
 	switch {
@@ -67,18 +68,46 @@ func mulAdd(out []float32, idx []int32, val []float32, src []float32, stride int
 // colsAdd is colsAddGo; with AVX-512 and c ≤ 128 (the models' C) one call
 // takes all the columns, whose non-zeros are few (12 on average for image
 // rows, see NewCols): a call each would cost a good share of their sums.
+// With AVX2 only (AMD Zen 3), colsAddAVX2 does the same in 8-lane vectors.
 func colsAdd(acc []float32, stride, c int, feat, end []int32, first int, row []int32, val []float32, g []float32, gs int) {
-	if use != pathAVX512 || c > 16*len(ztiles) {
+	if use == pathGo {
 		colsAddGo(acc, stride, c, feat, end, first, row, val, g, gs)
 		return
 	}
-	// The kernel's reads and writes, checked once here.
+	// The kernels' reads and writes, checked once here.
 	_ = acc[int(feat[len(feat)-1])*stride+c-1]
 	_ = row[end[len(end)-1]-1]
 	_ = val[end[len(end)-1]-1]
-	v := (c + 15) / 16
-	ctiles[v-1](&acc[0], stride*4, &feat[0], &end[0], len(feat), first, &row[0], &val[0], &g[0], gs*4, 1<<(c-16*(v-1))-1)
+	if use == pathAVX512 && c <= 16*len(ctiles) {
+		v := (c + 15) / 16
+		ctiles[v-1](&acc[0], stride*4, &feat[0], &end[0], len(feat), first, &row[0], &val[0], &g[0], gs*4, 1<<(c-16*(v-1))-1)
+		return
+	}
+	colsAddAVX2(acc, stride, c, feat, end, first, row, val, g, gs)
 }
+
+// colsAddAVX2 is colsAdd in passes of up to 104 columns (13 vectors of 8,
+// one pass at the models' C ≤ 104), the last vector's lanes masked. In Go
+// (colsAddGo, a call of the AVX2 tiles per column and tile) it was 36
+// GFLOP/CPU-s at C = 100 on image rows, against 56 for AVX-512's colsz7
+// (docs/notes/2026-11-28-cores.md). Each pass adds every element's terms
+// in j order, so passes over column ranges give colsAddGo's bits.
+func colsAddAVX2(acc []float32, stride, c int, feat, end []int32, first int, row []int32, val []float32, g []float32, gs int) {
+	const widest = 8 * len(ytiles)
+	for k := 0; k < c; k += widest {
+		n := min(widest, c-k)
+		v := (n + 7) / 8
+		ytiles[v-1](&acc[k], stride*4, &feat[0], &end[0], len(feat), first, &row[0], &val[0], &g[k], gs*4, &tailMask[8*v-n])
+	}
+}
+
+// tailMask[8-r:] selects the first r lanes of an 8-lane vector for
+// VMASKMOVPS (the lanes whose int32 is negative).
+var tailMask = [16]int32{-1, -1, -1, -1, -1, -1, -1, -1}
+
+// ytiles[v-1] is colsAddAVX2's kernel of v vectors (kern_avx2_amd64.s).
+var ytiles = [...]func(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask *int32){
+	colsy1, colsy2, colsy3, colsy4, colsy5, colsy6, colsy7, colsy8, colsy9, colsy10, colsy11, colsy12, colsy13}
 
 func rowAcc(acc []float32, idx []int32, val []float32, g []float32, stride int) {
 	if use == pathGo || len(idx) == 0 {
@@ -284,3 +313,42 @@ func accz7(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, m
 
 //go:noescape
 func accz8(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, mask int)
+
+//go:noescape
+func colsy1(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask *int32)
+
+//go:noescape
+func colsy2(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask *int32)
+
+//go:noescape
+func colsy3(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask *int32)
+
+//go:noescape
+func colsy4(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask *int32)
+
+//go:noescape
+func colsy5(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask *int32)
+
+//go:noescape
+func colsy6(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask *int32)
+
+//go:noescape
+func colsy7(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask *int32)
+
+//go:noescape
+func colsy8(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask *int32)
+
+//go:noescape
+func colsy9(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask *int32)
+
+//go:noescape
+func colsy10(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask *int32)
+
+//go:noescape
+func colsy11(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask *int32)
+
+//go:noescape
+func colsy12(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask *int32)
+
+//go:noescape
+func colsy13(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask *int32)

@@ -221,3 +221,83 @@ func TestBoundsPanic(t *testing.T) {
 	}()
 	RowMul(make([]float32, 2), []int32{0, 3}, []float32{1, 1}, make([]float32, 9), 3)
 }
+
+// TestColsAddEveryWidth: on every path, Cols.AddTo has the bits of the Go
+// loop at every C from 1 to 130 (each AVX2 tile of 1-13 vectors with each
+// of its 8 masks, two passes past 104 columns; AVX-512's 1-8 vectors and
+// the AVX2 passes past 128), odd counts of rows, of columns and of
+// non-zeros, blocks of odd sizes, accumulator rows with no padding and
+// odd padding. The kernels run on one goroutine: GOMAXPROCS plays no part.
+func TestColsAddEveryWidth(t *testing.T) {
+	paths(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(7, 7))
+		for cols := 1; cols <= 130; cols++ {
+			stride, dim, rows := cols+2*rng.IntN(2)*rng.IntN(4), 1+2*rng.IntN(20), 1+2*rng.IntN(40)
+			x := make([][2]any, rows)
+			nnz := 0
+			for i := range x {
+				idx, val := sparseRow(rng, dim, 1+2*rng.IntN(dim/2+1))
+				x[i] = [2]any{idx, val}
+				nnz += len(idx)
+			}
+			row := func(i int) ([]int32, []float32) { return x[i][0].([]int32), x[i][1].([]float32) }
+			g := make([]float32, rows*cols)
+			draw(rng, g)
+			acc0 := make([]float32, dim*stride)
+			draw(rng, acc0)
+			want := append([]float32(nil), acc0...)
+			for i := range rows {
+				idx, val := row(i)
+				rowAccGo(want, idx, val, g[i*cols:(i+1)*cols], stride)
+			}
+			for _, block := range []int{1, 3, 1 + 2*rng.IntN(rows/2+1), rows} {
+				c := newCols(rows, dim, cols, block, dim, nnz, row)
+				got := append([]float32(nil), acc0...)
+				c.AddTo(got, g, cols, stride)
+				same(t, fmt.Sprintf("Cols.AddTo, blocks of %d rows of %d,", block, rows), cols, stride, nnz, got, want)
+			}
+		}
+	})
+}
+
+// TestColsAddKernelUnpadded: colsAdd on every path reads and writes only
+// the c floats of each row, G's rows c floats apart and not padded: the
+// floats around them, NaN, would turn up in the sums, and those of the
+// accumulator's padding must keep their bits.
+func TestColsAddKernelUnpadded(t *testing.T) {
+	paths(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(8, 8))
+		nan := float32(math.NaN())
+		for cols := 1; cols <= 130; cols++ {
+			stride, dim, rows := cols+3, 5, 9
+			// G: rows × cols between NaN guards of a vector each.
+			gbuf := make([]float32, 16+rows*cols+16)
+			for i := range gbuf {
+				gbuf[i] = nan
+			}
+			g := gbuf[16 : 16+rows*cols]
+			draw(rng, g)
+			for i := range g {
+				if g[i] != g[i] {
+					g[i] = 1
+				}
+			}
+			acc := make([]float32, dim*stride)
+			for f := range dim {
+				draw(rng, acc[f*stride:f*stride+cols])
+				for k := cols; k < stride; k++ {
+					acc[f*stride+k] = nan
+				}
+			}
+			want := append([]float32(nil), acc...)
+			// Columns 0, 2 and 4 with 1, 3 and 5 non-zeros on rows 0..8.
+			feat, end := []int32{0, 2, 4}, []int32{1, 4, 9}
+			r := []int32{8, 0, 4, 8, 0, 1, 2, 3, 8}
+			val := make([]float32, len(r))
+			draw(rng, val)
+			colsAddGo(want, stride, cols, feat, end, 0, r, val, g, cols)
+			colsAdd(acc, stride, cols, feat, end, 0, r, val, g, cols)
+			same(t, "colsAdd", cols, stride, len(r), acc, want)
+		}
+	})
+}
