@@ -1,7 +1,7 @@
 //go:build ignore
 
 // gen_avx2 writes kern_avx2_amd64.s: the AVX2 by-columns kernels colsyN
-// (Xᵀ·G, Cols.AddTo) for N = 1 … 13, the count of 8-lane vectors a tile
+// (Xᵀ·G, Cols.AddTo) and colspyN (X·W, Cols.MulTo) for N = 1 … 13, the count of 8-lane vectors a tile
 // holds in registers. AVX2 has no mask registers: the last vector's lanes
 // are chosen by the sign bits of Y13 (VMASKMOVPS), so one kernel takes any
 // width up to 8·N and C = 100 and 104 (LMT K = 100, Monomer K = 20, N = 4)
@@ -79,6 +79,56 @@ func main() {
 		p("\tADDQ $4, R10")
 		p("\tDECQ CX")
 		p("\tJNZ ycol%d", nv)
+		p("\tVZEROUPPER")
+		p("\tRET")
+	}
+	p("")
+	p("// colspyN is colsyN turned around for P = X·W (colspzN in 8-lane")
+	p("// vectors): for each column i (feat[i]), W's row feat[i] (wsb bytes")
+	p("// apart, at w) is held in Y0…, its last vector's lanes masked as in colsyN")
+	p("// (the others zero), and val[j]·(that row) added to P's row row[j] (psb")
+	p("// bytes apart, at p) for j from the previous column's end (first for")
+	p("// i = 0) to end[i]. P's rows are read and written in whole vectors: the")
+	p("// lanes past the mask, padding of P's rows, get zero products added (a")
+	p("// masked store each non-zero would cost more than the sums). Columns")
+	p("// ascending, so each element of P adds its terms in the order of RowMul.")
+	for nv := 1; nv <= maxVecs; nv++ {
+		last := 32 * (nv - 1)
+		p("")
+		p("// func colspy%d(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask *int32)", nv)
+		p("TEXT ·colspy%d(SB), NOSPLIT, $0-88", nv)
+		for i, a := range []string{"p DI", "psb R9", "feat SI", "end R10", "nf CX", "first R11", "row R12", "val DX", "w R8", "wsb R13", "mask BX"} {
+			name, reg, _ := strings.Cut(a, " ")
+			p("\tMOVQ %s+%d(FP), %s", name, 8*i, reg)
+		}
+		p("\tVMOVDQU (BX), Y13")
+		p("pcol%d:", nv)
+		p("\tMOVLQSX (R10), AX")
+		p("\tMOVLQSX (SI), BX")
+		p("\tIMULQ R13, BX")
+		for v := 0; v < nv-1; v++ {
+			p("\tVMOVUPS %d(R8)(BX*1), Y%d", 32*v, v)
+		}
+		p("\tVMASKMOVPS %d(R8)(BX*1), Y13, Y%d", last, nv-1)
+		p("\tCMPQ R11, AX")
+		p("\tJGE pnext%d", nv)
+		p("pnz%d:", nv)
+		p("\tMOVLQSX (R12)(R11*4), BX")
+		p("\tIMULQ R9, BX")
+		p("\tVBROADCASTSS (DX)(R11*4), Y15")
+		for v := 0; v < nv; v++ {
+			p("\tVMULPS Y%d, Y15, Y14", v)
+			p("\tVADDPS %d(DI)(BX*1), Y14, Y14", 32*v)
+			p("\tVMOVUPS Y14, %d(DI)(BX*1)", 32*v)
+		}
+		p("\tINCQ R11")
+		p("\tCMPQ R11, AX")
+		p("\tJLT pnz%d", nv)
+		p("pnext%d:", nv)
+		p("\tADDQ $4, SI")
+		p("\tADDQ $4, R10")
+		p("\tDECQ CX")
+		p("\tJNZ pcol%d", nv)
 		p("\tVZEROUPPER")
 		p("\tRET")
 	}

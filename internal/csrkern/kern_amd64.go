@@ -144,46 +144,47 @@ var ptiles = [...]func(p *float32, psb int, feat, end *int32, nf, first int, row
 
 // colsMul adds, for each column feat[i] in turn, val[j]·(row feat[i] of w,
 // ws floats apart) to row row[j] of p (ps floats apart, c used) for j from
-// the previous column's end (first for i = 0) to end[i].
+// the previous column's end (first for i = 0) to end[i]. Without AVX-512
+// (or past its 128 columns), p's rows must be padded to whole 8-float
+// vectors: colsMulAVX2 writes the padding.
 func colsMul(p []float32, ps, c int, feat, end []int32, first int, row []int32, val []float32, w []float32, ws int) {
-	if use == pathAVX2 {
-		colsMulAVX2(p, ps, c, feat, end, first, row, val, w, ws)
-		return
-	}
-	if use != pathAVX512 || c > 16*len(ztiles) {
+	if use == pathGo {
 		colsMulGo(p, ps, c, feat, end, first, row, val, w, ws)
 		return
 	}
 	_ = w[int(feat[len(feat)-1])*ws+c-1]
 	_ = row[end[len(end)-1]-1]
 	_ = val[end[len(end)-1]-1]
-	v := (c + 15) / 16
-	ptiles[v-1](&p[0], ps*4, &feat[0], &end[0], len(feat), first, &row[0], &val[0], &w[0], ws*4, 1<<(c-16*(v-1))-1)
+	if use == pathAVX512 && c <= 16*len(ztiles) {
+		v := (c + 15) / 16
+		ptiles[v-1](&p[0], ps*4, &feat[0], &end[0], len(feat), first, &row[0], &val[0], &w[0], ws*4, 1<<(c-16*(v-1))-1)
+		return
+	}
+	colsMulAVX2(p, ps, c, feat, end, first, row, val, w, ws)
 }
 
-// colsMulAVX2 is colsMul with AVX2: a column's non-zeros scatter
-// val[j]·(its row of W) into rows row[j] of P, which is what RowAcc's AVX2
-// tiles do (each term a product rounded to float32, then a sum, as
-// colsMulGo). In Go this was 3.4 GFLOP/CPU-s at C = 100 on image rows
-// against 27 for RowMul row by row, making the by-columns forward of
-// LMT and Monomer eight times slower on CPUs without AVX-512
-// (docs/notes/2026-11-28-cores.md).
+// colsMulAVX2 is colsMul in passes of up to 104 columns, as colsAddAVX2:
+// W's row in registers, P's rows read and written in whole vectors, so the
+// lanes from c to the next multiple of 8 must be padding (Cols.MulTo's
+// block has rows Stride(c) apart). In Go (colsMulGo) this was 3.4
+// GFLOP/CPU-s at C = 100 on image rows, with RowAcc's AVX2 tiles a column
+// (96 + 4 columns, two calls; at C = 50 32 + 8 + 8 + 1 + 1, five) 30 and
+// 16 (docs/notes/2026-11-28-cores.md).
 func colsMulAVX2(p []float32, ps, c int, feat, end []int32, first int, row []int32, val []float32, w []float32, ws int) {
-	lo := first
-	for i, f := range feat {
-		hi := int(end[i])
-		if hi > lo {
-			_ = w[int(f)*ws+c-1]
-			k := 0
-			for _, t := range tiles {
-				for ; k+t.width <= c; k += t.width {
-					t.acc(&p[k], &row[lo], &val[lo], hi-lo, &w[int(f)*ws+k], ps*4)
-				}
-			}
-		}
-		lo = hi
+	if ps < (c+7)&^7 || len(p)%ps != 0 {
+		panic("csrkern: colsMul: P's rows not padded to whole vectors")
+	}
+	const widest = 8 * len(pytiles)
+	for k := 0; k < c; k += widest {
+		n := min(widest, c-k)
+		v := (n + 7) / 8
+		pytiles[v-1](&p[k], ps*4, &feat[0], &end[0], len(feat), first, &row[0], &val[0], &w[k], ws*4, &tailMask[8*v-n])
 	}
 }
+
+// pytiles[v-1] is colsMulAVX2's kernel of v vectors (kern_avx2_amd64.s).
+var pytiles = [...]func(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask *int32){
+	colspy1, colspy2, colspy3, colspy4, colspy5, colspy6, colspy7, colspy8, colspy9, colspy10, colspy11, colspy12, colspy13}
 
 // mulW adds to the W-wide tile at out Σ_j val[j]·(the tile at w + idx[j]·sb
 // bytes); accW adds val[j]·(the tile at g) to the tile at acc + idx[j]·sb.
@@ -352,3 +353,42 @@ func colsy12(acc *float32, asb int, feat, end *int32, nf, first int, row *int32,
 
 //go:noescape
 func colsy13(acc *float32, asb int, feat, end *int32, nf, first int, row *int32, val *float32, gr *float32, gsb int, mask *int32)
+
+//go:noescape
+func colspy1(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask *int32)
+
+//go:noescape
+func colspy2(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask *int32)
+
+//go:noescape
+func colspy3(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask *int32)
+
+//go:noescape
+func colspy4(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask *int32)
+
+//go:noescape
+func colspy5(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask *int32)
+
+//go:noescape
+func colspy6(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask *int32)
+
+//go:noescape
+func colspy7(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask *int32)
+
+//go:noescape
+func colspy8(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask *int32)
+
+//go:noescape
+func colspy9(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask *int32)
+
+//go:noescape
+func colspy10(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask *int32)
+
+//go:noescape
+func colspy11(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask *int32)
+
+//go:noescape
+func colspy12(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask *int32)
+
+//go:noescape
+func colspy13(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask *int32)

@@ -222,13 +222,14 @@ func TestBoundsPanic(t *testing.T) {
 	RowMul(make([]float32, 2), []int32{0, 3}, []float32{1, 1}, make([]float32, 9), 3)
 }
 
-// TestColsAddEveryWidth: on every path, Cols.AddTo has the bits of the Go
-// loop at every C from 1 to 130 (each AVX2 tile of 1-13 vectors with each
-// of its 8 masks, two passes past 104 columns; AVX-512's 1-8 vectors and
-// the AVX2 passes past 128), odd counts of rows, of columns and of
-// non-zeros, blocks of odd sizes, accumulator rows with no padding and
-// odd padding. The kernels run on one goroutine: GOMAXPROCS plays no part.
-func TestColsAddEveryWidth(t *testing.T) {
+// TestColsEveryWidth: on every path, Cols.AddTo and Cols.MulTo have the
+// bits of the Go loops at every C from 1 to 130 (each AVX2 tile of 1-13
+// vectors with each of its 8 masks, two passes past 104 columns; AVX-512's
+// 1-8 vectors and the AVX2 passes past 128), odd counts of rows, of
+// columns and of non-zeros, blocks of odd sizes, rows of the accumulator
+// and of W with no padding and odd padding. The kernels run on one
+// goroutine: GOMAXPROCS plays no part.
+func TestColsEveryWidth(t *testing.T) {
 	paths(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(7, 7))
 		for cols := 1; cols <= 130; cols++ {
@@ -250,11 +251,22 @@ func TestColsAddEveryWidth(t *testing.T) {
 				idx, val := row(i)
 				rowAccGo(want, idx, val, g[i*cols:(i+1)*cols], stride)
 			}
+			pw := make([]float32, rows*cols)
+			for i := range rows {
+				idx, val := row(i)
+				mulAddGo(pw[i*cols:(i+1)*cols], idx, val, acc0, stride)
+			}
 			for _, block := range []int{1, 3, 1 + 2*rng.IntN(rows/2+1), rows} {
 				c := newCols(rows, dim, cols, block, dim, nnz, row)
 				got := append([]float32(nil), acc0...)
 				c.AddTo(got, g, cols, stride)
 				same(t, fmt.Sprintf("Cols.AddTo, blocks of %d rows of %d,", block, rows), cols, stride, nnz, got, want)
+
+				// P = X·W with acc0 as W.
+				p := make([]float32, rows*cols)
+				draw(rng, p) // MulTo overwrites
+				c.MulTo(p, acc0, cols, stride)
+				same(t, fmt.Sprintf("Cols.MulTo, blocks of %d rows of %d,", block, rows), cols, stride, nnz, p, pw)
 			}
 		}
 	})
