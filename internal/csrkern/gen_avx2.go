@@ -1,7 +1,8 @@
 //go:build ignore
 
 // gen_avx2 writes kern_avx2_amd64.s: the AVX2 by-columns kernels colsyN
-// (Xᵀ·G, Cols.AddTo) and colspyN (X·W, Cols.MulTo) for N = 1 … 13, the count of 8-lane vectors a tile
+// (Xᵀ·G, Cols.AddTo) and colspyN (X·W, Cols.MulTo), and the row kernels
+// mulyN (RowMul, Combine) and accyN (RowAcc), for N = 1 … 13, the count of 8-lane vectors a tile
 // holds in registers. AVX2 has no mask registers: the last vector's lanes
 // are chosen by the sign bits of Y13 (VMASKMOVPS), so one kernel takes any
 // width up to 8·N and C = 100 and 104 (LMT K = 100, Monomer K = 20, N = 4)
@@ -129,6 +130,110 @@ func main() {
 		p("\tADDQ $4, R10")
 		p("\tDECQ CX")
 		p("\tJNZ pcol%d", nv)
+		p("\tVZEROUPPER")
+		p("\tRET")
+	}
+	p("")
+	p("// mulyN is colsyN for one row (RowMul, Combine): Σ_j val[j]·(N·8 floats at")
+	p("// src + idx[j]·sb bytes) added to the N·8 floats at out, n ≥ 1, the last")
+	p("// vector's lanes masked as in colsyN.")
+	for nv := 1; nv <= maxVecs; nv++ {
+		last := 32 * (nv - 1)
+		p("")
+		p("// func muly%d(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask *int32)", nv)
+		p("TEXT ·muly%d(SB), NOSPLIT, $0-56", nv)
+		for i, a := range []string{"out DI", "idx SI", "val DX", "n CX", "src R8", "sb R9", "mask BX"} {
+			name, reg, _ := strings.Cut(a, " ")
+			p("\tMOVQ %s+%d(FP), %s", name, 8*i, reg)
+		}
+		p("\tVMOVDQU (BX), Y13")
+		p("\tXORQ AX, AX")
+		for v := 0; v < nv-1; v++ {
+			p("\tVMOVUPS %d(DI), Y%d", 32*v, v)
+		}
+		p("\tVMASKMOVPS %d(DI), Y13, Y%d", last, nv-1)
+		p("mnz%d:", nv)
+		p("\tMOVLQSX (SI)(AX*4), BX")
+		p("\tIMULQ R9, BX")
+		p("\tVBROADCASTSS (DX)(AX*4), Y15")
+		for v := 0; v < nv-1; v++ {
+			p("\tVMULPS %d(R8)(BX*1), Y15, Y14", 32*v)
+			p("\tVADDPS Y14, Y%d, Y%d", v, v)
+		}
+		p("\tVMASKMOVPS %d(R8)(BX*1), Y13, Y14", last)
+		p("\tVMULPS Y14, Y15, Y14")
+		p("\tVADDPS Y14, Y%d, Y%d", nv-1, nv-1)
+		p("\tINCQ AX")
+		p("\tCMPQ AX, CX")
+		p("\tJLT mnz%d", nv)
+		for v := 0; v < nv-1; v++ {
+			p("\tVMOVUPS Y%d, %d(DI)", v, 32*v)
+		}
+		p("\tVMASKMOVPS Y%d, Y13, %d(DI)", nv-1, last)
+		p("\tVZEROUPPER")
+		p("\tRET")
+	}
+	p("")
+	p("// accyN is RowAcc's AVX2 kernel: val[j]·(the N·8 + r floats at g, the")
+	p("// first N·8 held in Y0…) added to the floats at acc + idx[j]·sb bytes, for")
+	p("// j in order, n ≥ 1, each product rounded before it is added. The last r")
+	p("// < 8 columns go as 4, 2 and 1 lanes (XMM, VMOVSD, VMOVSS; R11 and R12 the")
+	p("// byte offsets of the 2- and 1-lane parts), not masked: a masked store each")
+	p("// non-zero (VMASKMOVPS) is microcoded on AMD before Zen 4, and the")
+	p("// accumulator's rows need not be padded. The branches on r go the same")
+	p("// way for every non-zero. Y13 and Y14 hold products, Y15 the value.")
+	for nv := 0; nv <= maxVecs; nv++ {
+		t := 32 * nv
+		p("")
+		p("// func accy%d(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, r int)", nv)
+		p("TEXT ·accy%d(SB), NOSPLIT, $0-56", nv)
+		for i, a := range []string{"acc DI", "idx SI", "val DX", "n CX", "gr R8", "sb R9", "r R10"} {
+			name, reg, _ := strings.Cut(a, " ")
+			p("\tMOVQ %s+%d(FP), %s", name, 8*i, reg)
+		}
+		p("\tMOVQ R10, R11")
+		p("\tANDQ $4, R11")
+		p("\tLEAQ %d(R11*4), R11", t)
+		p("\tMOVQ R10, R12")
+		p("\tANDQ $6, R12")
+		p("\tLEAQ %d(R12*4), R12", t)
+		p("\tXORQ AX, AX")
+		for v := 0; v < nv; v++ {
+			p("\tVMOVUPS %d(R8), Y%d", 32*v, v)
+		}
+		p("anz%d:", nv)
+		p("\tMOVLQSX (SI)(AX*4), BX")
+		p("\tIMULQ R9, BX")
+		p("\tVBROADCASTSS (DX)(AX*4), Y15")
+		p("\tADDQ DI, BX")
+		for v := 0; v < nv; v++ {
+			p("\tVMULPS Y%d, Y15, Y14", v)
+			p("\tVADDPS %d(BX), Y14, Y14", 32*v)
+			p("\tVMOVUPS Y14, %d(BX)", 32*v)
+		}
+		p("\tTESTQ $4, R10")
+		p("\tJZ a2_%d", nv)
+		p("\tVMULPS %d(R8), X15, X14", t)
+		p("\tVADDPS %d(BX), X14, X14", t)
+		p("\tVMOVUPS X14, %d(BX)", t)
+		p("a2_%d:", nv)
+		p("\tTESTQ $2, R10")
+		p("\tJZ a1_%d", nv)
+		p("\tVMOVSD (R8)(R11*1), X14")
+		p("\tVMULPS X14, X15, X14")
+		p("\tVMOVSD (BX)(R11*1), X13")
+		p("\tVADDPS X13, X14, X14")
+		p("\tVMOVSD X14, (BX)(R11*1)")
+		p("a1_%d:", nv)
+		p("\tTESTQ $1, R10")
+		p("\tJZ anext%d", nv)
+		p("\tVMULSS (R8)(R12*1), X15, X14")
+		p("\tVADDSS (BX)(R12*1), X14, X14")
+		p("\tVMOVSS X14, (BX)(R12*1)")
+		p("anext%d:", nv)
+		p("\tINCQ AX")
+		p("\tCMPQ AX, CX")
+		p("\tJLT anz%d", nv)
 		p("\tVZEROUPPER")
 		p("\tRET")
 	}

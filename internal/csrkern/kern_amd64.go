@@ -54,11 +54,14 @@ func mulAdd(out []float32, idx []int32, val []float32, src []float32, stride int
 			ztiles[v-1](&out[k], pi, pv, len(idx), &src[k], stride*4, 1<<(n-16*(v-1))-1)
 		}
 	case pathAVX2:
-		k := 0
-		for _, t := range tiles {
-			for ; k+t.width <= len(out); k += t.width {
-				t.mul(&out[k], pi, pv, len(idx), &src[k], stride*4)
-			}
+		// Up to 104 columns a pass, the last vector masked: one pass at the
+		// models' C where the tiles took two (C = 100: 96 + 4) to five (C =
+		// 50: 32 + 8 + 8 + 1 + 1).
+		const widest = 8 * len(mtiles)
+		for k := 0; k < len(out); k += widest {
+			n := min(widest, len(out)-k)
+			v := (n + 7) / 8
+			mtiles[v-1](&out[k], pi, pv, len(idx), &src[k], stride*4, &tailMask[8*v-n])
 		}
 	default:
 		mulAddGo(out, idx, val, src, stride)
@@ -123,11 +126,14 @@ func rowAcc(acc []float32, idx []int32, val []float32, g []float32, stride int) 
 		atiles[v-1](&acc[0], unsafe.SliceData(idx), unsafe.SliceData(val), len(idx), &g[0], stride*4, 1<<(c-16*(v-1))-1)
 		return
 	}
-	k := 0
-	for _, t := range tiles {
-		for ; k+t.width <= len(g); k += t.width {
-			t.acc(&acc[k], unsafe.SliceData(idx), unsafe.SliceData(val), len(idx), &g[k], stride*4)
-		}
+	// Up to 111 columns a pass (13 vectors and 7 more), one pass at the
+	// models' C, where the tiles took two (C = 100: 96 + 4) to five (C =
+	// 50: 32 + 8 + 8 + 1 + 1).
+	const widest = 8*(len(rtiles)-1) + 7
+	for k := 0; k < len(g); {
+		n := min(widest, len(g)-k)
+		rtiles[n/8](&acc[k], unsafe.SliceData(idx), unsafe.SliceData(val), len(idx), &g[k], stride*4, n%8)
+		k += n
 	}
 }
 
@@ -181,6 +187,15 @@ func colsMulAVX2(p []float32, ps, c int, feat, end []int32, first int, row []int
 		pytiles[v-1](&p[k], ps*4, &feat[0], &end[0], len(feat), first, &row[0], &val[0], &w[k], ws*4, &tailMask[8*v-n])
 	}
 }
+
+// rtiles[v] is rowAcc's AVX2 kernel of v vectors and up to 7 columns more
+// (kern_avx2_amd64.s).
+var rtiles = [...]func(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, r int){
+	accy0, accy1, accy2, accy3, accy4, accy5, accy6, accy7, accy8, accy9, accy10, accy11, accy12, accy13}
+
+// mtiles[v-1] is mulAdd's AVX2 kernel of v vectors (kern_avx2_amd64.s).
+var mtiles = [...]func(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask *int32){
+	muly1, muly2, muly3, muly4, muly5, muly6, muly7, muly8, muly9, muly10, muly11, muly12, muly13}
 
 // pytiles[v-1] is colsMulAVX2's kernel of v vectors (kern_avx2_amd64.s).
 var pytiles = [...]func(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask *int32){
@@ -392,3 +407,84 @@ func colspy12(p *float32, psb int, feat, end *int32, nf, first int, row *int32, 
 
 //go:noescape
 func colspy13(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask *int32)
+
+//go:noescape
+func muly1(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask *int32)
+
+//go:noescape
+func muly2(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask *int32)
+
+//go:noescape
+func muly3(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask *int32)
+
+//go:noescape
+func muly4(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask *int32)
+
+//go:noescape
+func muly5(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask *int32)
+
+//go:noescape
+func muly6(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask *int32)
+
+//go:noescape
+func muly7(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask *int32)
+
+//go:noescape
+func muly8(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask *int32)
+
+//go:noescape
+func muly9(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask *int32)
+
+//go:noescape
+func muly10(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask *int32)
+
+//go:noescape
+func muly11(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask *int32)
+
+//go:noescape
+func muly12(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask *int32)
+
+//go:noescape
+func muly13(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask *int32)
+
+//go:noescape
+func accy0(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, r int)
+
+//go:noescape
+func accy1(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, r int)
+
+//go:noescape
+func accy2(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, r int)
+
+//go:noescape
+func accy3(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, r int)
+
+//go:noescape
+func accy4(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, r int)
+
+//go:noescape
+func accy5(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, r int)
+
+//go:noescape
+func accy6(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, r int)
+
+//go:noescape
+func accy7(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, r int)
+
+//go:noescape
+func accy8(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, r int)
+
+//go:noescape
+func accy9(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, r int)
+
+//go:noescape
+func accy10(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, r int)
+
+//go:noescape
+func accy11(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, r int)
+
+//go:noescape
+func accy12(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, r int)
+
+//go:noescape
+func accy13(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int, r int)

@@ -313,3 +313,47 @@ func TestColsAddKernelUnpadded(t *testing.T) {
 		}
 	})
 }
+
+// TestRowsEveryWidth: on every path, RowMul, RowAcc and Combine have the
+// bits of the Go loops at every C from 1 to 130 (the AVX2 row kernels: 0-13
+// vectors and each of the 7 tails of 1-7 columns, or each of the 8 masks;
+// two passes past 104 or 111 columns), odd non-zero counts, rows with no
+// padding or odd padding.
+func TestRowsEveryWidth(t *testing.T) {
+	paths(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(9, 9))
+		for cols := 1; cols <= 130; cols++ {
+			stride, rows := cols+2*rng.IntN(2)*rng.IntN(4), 1+2*rng.IntN(30)
+			for _, nnz := range []int{1, 3, 1 + 2*rng.IntN(rows/2+1)} {
+				idx, val := sparseRow(rng, rows, nnz)
+				if len(idx) == 0 {
+					continue
+				}
+				w := make([]float32, rows*stride)
+				draw(rng, w)
+				got, want := make([]float32, cols), make([]float32, cols)
+				RowMul(got, idx, val, w, stride)
+				mulAddGo(want, idx, val, w, stride)
+				same(t, "RowMul", cols, stride, len(idx), got, want)
+
+				off := make([]int32, len(idx))
+				for j, r := range idx {
+					off[j] = r*int32(stride) + int32(rng.IntN(stride-cols+1))
+				}
+				Combine(got, off, val, w)
+				clear(want)
+				mulAddGo(want, off, val, w, 1)
+				same(t, "Combine", cols, stride, len(idx), got, want)
+
+				g := make([]float32, cols)
+				draw(rng, g)
+				accGot := make([]float32, rows*stride)
+				draw(rng, accGot)
+				accWant := append([]float32(nil), accGot...)
+				RowAcc(accGot, idx, val, g, stride)
+				rowAccGo(accWant, idx, val, g, stride)
+				same(t, "RowAcc", cols, stride, len(idx), accGot, accWant)
+			}
+		}
+	})
+}
