@@ -2,11 +2,13 @@
 
 // gen_avx2 writes kern_avx2_amd64.s: the AVX2 by-columns kernels colsyN
 // (Xᵀ·G, Cols.AddTo) and colspyN (X·W, Cols.MulTo), and the row kernels
-// mulyN (RowMul, Combine) and accyN (RowAcc), for N = 1 … 13, the count of 8-lane vectors a tile
-// holds in registers. AVX2 has no mask registers: the last vector's lanes
-// are chosen by the sign bits of Y13 (VMASKMOVPS), so one kernel takes any
-// width up to 8·N and C = 100 and 104 (LMT K = 100, Monomer K = 20, N = 4)
-// take one pass over a column's non-zeros, C = 50 and 54 one of 7 vectors.
+// mulyN (RowMul, Combine) and accyN (RowAcc), N the count of 8-lane
+// vectors a kernel holds in registers (1 … 13; accyN 0 … 13). AVX2 has no
+// mask registers: the last vector's lanes are chosen by the sign bits of
+// Y13 (VMASKMOVPS), or, for accyN, which would store masked each
+// non-zero, the last columns go as 4, 2 and 1 lanes. So C = 100 and 104
+// (LMT K = 100, Monomer K = 20, N = 4) take one pass over the non-zeros,
+// and so do C = 50 and 54, where the AVX2 tiles before took five or six.
 package main
 
 import (
@@ -90,8 +92,8 @@ func main() {
 	p("// (the others zero), and val[j]·(that row) added to P's row row[j] (psb")
 	p("// bytes apart, at p) for j from the previous column's end (first for")
 	p("// i = 0) to end[i]. P's rows are read and written in whole vectors: the")
-	p("// lanes past the mask, padding of P's rows, get zero products added (a")
-	p("// masked store each non-zero would cost more than the sums). Columns")
+	p("// lanes past the mask, padding of P's rows, get zero products added (no")
+	p("// masked store each non-zero: see accyN). Columns")
 	p("// ascending, so each element of P adds its terms in the order of RowMul.")
 	for nv := 1; nv <= maxVecs; nv++ {
 		last := 32 * (nv - 1)
@@ -178,8 +180,9 @@ func main() {
 	p("// first N·8 held in Y0…) added to the floats at acc + idx[j]·sb bytes, for")
 	p("// j in order, n ≥ 1, each product rounded before it is added. The last r")
 	p("// < 8 columns go as 4, 2 and 1 lanes (XMM, VMOVSD, VMOVSS; R11 and R12 the")
-	p("// byte offsets of the 2- and 1-lane parts), not masked: a masked store each")
-	p("// non-zero (VMASKMOVPS) is microcoded on AMD before Zen 4, and the")
+	p("// byte offsets of the 2- and 1-lane parts), not masked: VMASKMOVPS stores")
+	p("// are many micro-ops on AMD before Zen 4 (by the published instruction")
+	p("// tables; not measured here, this CPU is a Zen 4), and the")
 	p("// accumulator's rows need not be padded. The branches on r go the same")
 	p("// way for every non-zero. Y13 and Y14 hold products, Y15 the value.")
 	for nv := 0; nv <= maxVecs; nv++ {

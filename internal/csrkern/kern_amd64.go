@@ -19,19 +19,6 @@ func widest() path {
 	return pathGo
 }
 
-// kernel is one assembly tile kernel: dst and src are the tile's first
-// element in the output (or accumulator) and in w (or g).
-type kernel func(dst *float32, idx *int32, val *float32, n int, src *float32, sb int)
-
-// tiles lists the AVX2 tile widths, widest first, with their kernels: each
-// runs its columns over all of a row's non-zeros, keeping the tile's sums
-// (mul) or g's tile (acc) in registers, 96 columns in twelve 8-lane
-// registers down to single columns.
-var tiles = [...]struct {
-	width    int
-	mul, acc kernel
-}{{96, mul96, acc96}, {32, mul32, acc32}, {8, mul8, acc8}, {4, mul4, acc4}, {1, mul1, acc1}}
-
 // zkernel is an AVX-512 tile kernel of 16-lane vectors, the last one's
 // lanes masked by mask.
 type zkernel func(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask int)
@@ -55,8 +42,8 @@ func mulAdd(out []float32, idx []int32, val []float32, src []float32, stride int
 		}
 	case pathAVX2:
 		// Up to 104 columns a pass, the last vector masked: one pass at the
-		// models' C where the tiles took two (C = 100: 96 + 4) to five (C =
-		// 50: 32 + 8 + 8 + 1 + 1).
+		// models' C where the AVX2 tiles before took two (C = 100: 96 + 4) to
+		// five (C = 50: 32 + 8 + 8 + 1 + 1).
 		const widest = 8 * len(mtiles)
 		for k := 0; k < len(out); k += widest {
 			n := min(widest, len(out)-k)
@@ -118,17 +105,17 @@ func rowAcc(acc []float32, idx []int32, val []float32, g []float32, stride int) 
 		return
 	}
 	if c := len(g); use == pathAVX512 && c > 0 && c <= 16*len(atiles) {
-		// G's row stays in registers over all of the row's non-zeros (the
-		// AVX2 tiles take two passes at C = 100): row by row, this is the
-		// faster backward for bags of words
+		// G's row stays in registers over all of the row's non-zeros: row
+		// by row, this is the faster backward for bags of words
 		// (docs/notes/2026-11-27-bow-rows-gather-ceiling.md).
 		v := (c + 15) / 16
 		atiles[v-1](&acc[0], unsafe.SliceData(idx), unsafe.SliceData(val), len(idx), &g[0], stride*4, 1<<(c-16*(v-1))-1)
 		return
 	}
 	// Up to 111 columns a pass (13 vectors and 7 more), one pass at the
-	// models' C, where the tiles took two (C = 100: 96 + 4) to five (C =
-	// 50: 32 + 8 + 8 + 1 + 1).
+	// models' C, where the AVX2 tiles before took two (C = 100: 96 + 4) to
+	// five (C = 50: 32 + 8 + 8 + 1 + 1): bags of words' backward at C = 50
+	// went from 15.7 to 25.3 GFLOP/CPU-s on Zen 4 limited to AVX2.
 	const widest = 8*(len(rtiles)-1) + 7
 	for k := 0; k < len(g); {
 		n := min(widest, len(g)-k)
@@ -200,39 +187,6 @@ var mtiles = [...]func(out *float32, idx *int32, val *float32, n int, src *float
 // pytiles[v-1] is colsMulAVX2's kernel of v vectors (kern_avx2_amd64.s).
 var pytiles = [...]func(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask *int32){
 	colspy1, colspy2, colspy3, colspy4, colspy5, colspy6, colspy7, colspy8, colspy9, colspy10, colspy11, colspy12, colspy13}
-
-// mulW adds to the W-wide tile at out Σ_j val[j]·(the tile at w + idx[j]·sb
-// bytes); accW adds val[j]·(the tile at g) to the tile at acc + idx[j]·sb.
-
-//go:noescape
-func mul96(out *float32, idx *int32, val *float32, n int, w *float32, sb int)
-
-//go:noescape
-func mul32(out *float32, idx *int32, val *float32, n int, w *float32, sb int)
-
-//go:noescape
-func mul8(out *float32, idx *int32, val *float32, n int, w *float32, sb int)
-
-//go:noescape
-func mul4(out *float32, idx *int32, val *float32, n int, w *float32, sb int)
-
-//go:noescape
-func mul1(out *float32, idx *int32, val *float32, n int, w *float32, sb int)
-
-//go:noescape
-func acc96(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int)
-
-//go:noescape
-func acc32(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int)
-
-//go:noescape
-func acc8(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int)
-
-//go:noescape
-func acc4(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int)
-
-//go:noescape
-func acc1(acc *float32, idx *int32, val *float32, n int, gr *float32, sb int)
 
 //go:noescape
 func mulz1(out *float32, idx *int32, val *float32, n int, src *float32, sb int, mask int)

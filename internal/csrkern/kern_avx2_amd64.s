@@ -876,8 +876,8 @@ ystore13:
 // (the others zero), and val[j]·(that row) added to P's row row[j] (psb
 // bytes apart, at p) for j from the previous column's end (first for
 // i = 0) to end[i]. P's rows are read and written in whole vectors: the
-// lanes past the mask, padding of P's rows, get zero products added (a
-// masked store each non-zero would cost more than the sums). Columns
+// lanes past the mask, padding of P's rows, get zero products added (no
+// masked store each non-zero: see accyN). Columns
 // ascending, so each element of P adds its terms in the order of RowMul.
 
 // func colspy1(p *float32, psb int, feat, end *int32, nf, first int, row *int32, val *float32, w *float32, wsb int, mask *int32)
@@ -2357,8 +2357,9 @@ mnz13:
 // first N·8 held in Y0…) added to the floats at acc + idx[j]·sb bytes, for
 // j in order, n ≥ 1, each product rounded before it is added. The last r
 // < 8 columns go as 4, 2 and 1 lanes (XMM, VMOVSD, VMOVSS; R11 and R12 the
-// byte offsets of the 2- and 1-lane parts), not masked: a masked store each
-// non-zero (VMASKMOVPS) is microcoded on AMD before Zen 4, and the
+// byte offsets of the 2- and 1-lane parts), not masked: VMASKMOVPS stores
+// are many micro-ops on AMD before Zen 4 (by the published instruction
+// tables; not measured here, this CPU is a Zen 4), and the
 // accumulator's rows need not be padded. The branches on r go the same
 // way for every non-zero. Y13 and Y14 hold products, Y15 the value.
 

@@ -52,9 +52,9 @@ func paths(t *testing.T, fn func(t *testing.T)) {
 	}
 }
 
-// widths are tile boundaries of every path (AVX2 tiles of 96, 32, 8, 4, 1;
-// AVX-512 vectors of 16 and tiles of 128) and the models' C: LMT's 100
-// and 50, Monomer's 104 and 54.
+// widths are tile boundaries of every path (AVX2 vectors of 8, tails of
+// 4, 2 and 1, passes of 104 and 111; AVX-512 vectors of 16 and tiles of
+// 128) and the models' C: LMT's 100 and 50, Monomer's 104 and 54.
 var widths = []int{1, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 31, 32, 33, 36, 40, 47, 48, 49, 50, 54, 63, 64, 65,
 	95, 96, 97, 100, 104, 111, 112, 113, 127, 128, 129, 144, 200, 257}
 
