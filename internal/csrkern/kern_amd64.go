@@ -9,6 +9,8 @@ import (
 //go:generate go run gen_avx512.go
 //go:generate go run gen_avx2.go
 
+// widest picks AVX2 without asking for FMA: the kernels have none, as a
+// fused multiply-add would round once where the Go loops round twice.
 func widest() path {
 	switch {
 	case cpu.X86.HasAVX512F:
@@ -77,11 +79,14 @@ func colsAdd(acc []float32, stride, c int, feat, end []int32, first int, row []i
 }
 
 // colsAddAVX2 is colsAdd in passes of up to 104 columns (13 vectors of 8,
-// one pass at the models' C ≤ 104), the last vector's lanes masked. In Go
-// (colsAddGo, a call of the AVX2 tiles per column and tile) it was 36
-// GFLOP/CPU-s at C = 100 on image rows, against 56 for AVX-512's colsz7
-// (docs/notes/2026-11-28-cores.md). Each pass adds every element's terms
-// in j order, so passes over column ranges give colsAddGo's bits.
+// one pass at the models' C ≤ 104), the last vector's lanes masked. Before,
+// colsAddGo with the AVX2 tiles (a call per column and tile: two at C =
+// 100, five at C = 50) made 38.7 and 21.3 GFLOP/CPU-s on image rows; this
+// makes 48.5 and 48.4, AVX-512's colsz 60.1 and 58.1 (Zen 4, make
+// bench-sparse with and without -path=avx2). Each pass adds every
+// element's terms in j order, so passes over column ranges give
+// colsAddGo's bits. Reading G's last vector unmasked (its rows are padded
+// in AddTo) measured the same.
 func colsAddAVX2(acc []float32, stride, c int, feat, end []int32, first int, row []int32, val []float32, g []float32, gs int) {
 	const widest = 8 * len(ytiles)
 	for k := 0; k < c; k += widest {
@@ -115,7 +120,7 @@ func rowAcc(acc []float32, idx []int32, val []float32, g []float32, stride int) 
 	// Up to 111 columns a pass (13 vectors and 7 more), one pass at the
 	// models' C, where the AVX2 tiles before took two (C = 100: 96 + 4) to
 	// five (C = 50: 32 + 8 + 8 + 1 + 1): bags of words' backward at C = 50
-	// went from 15.7 to 25.3 GFLOP/CPU-s on Zen 4 limited to AVX2.
+	// went from 15.8 to 26.4 GFLOP/CPU-s on Zen 4 limited to AVX2.
 	const widest = 8*(len(rtiles)-1) + 7
 	for k := 0; k < len(g); {
 		n := min(widest, len(g)-k)
@@ -159,10 +164,11 @@ func colsMul(p []float32, ps, c int, feat, end []int32, first int, row []int32, 
 // colsMulAVX2 is colsMul in passes of up to 104 columns, as colsAddAVX2:
 // W's row in registers, P's rows read and written in whole vectors, so the
 // lanes from c to the next multiple of 8 must be padding (Cols.MulTo's
-// block has rows Stride(c) apart). In Go (colsMulGo) this was 3.4
-// GFLOP/CPU-s at C = 100 on image rows, with RowAcc's AVX2 tiles a column
-// (96 + 4 columns, two calls; at C = 50 32 + 8 + 8 + 1 + 1, five) 30 and
-// 16 (docs/notes/2026-11-28-cores.md).
+// block has rows Stride(c) apart). Before, RowAcc's AVX2 tiles a column
+// (96 + 4 columns, two calls; at C = 50 32 + 8 + 8 + 1 + 1, five) made
+// 30.5 and 16.6 GFLOP/CPU-s on image rows; this 43.7 and 35.7, more than
+// AVX-512's colspz (38.8, 33.2), which stores P's last vector masked (Zen
+// 4, make bench-sparse).
 func colsMulAVX2(p []float32, ps, c int, feat, end []int32, first int, row []int32, val []float32, w []float32, ws int) {
 	if ps < (c+7)&^7 || len(p)%ps != 0 {
 		panic("csrkern: colsMul: P's rows not padded to whole vectors")
