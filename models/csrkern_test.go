@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"monomer/internal/csrkern"
 )
 
 // projShapes are LMT's and Monomer's shapes in the paper: C = 100 and 104,
@@ -95,6 +97,60 @@ func testSparseColsSameBits(t *testing.T, density float64) {
 	}
 	if (density < 0.1) != (preferred == 0) {
 		t.Fatalf("density %g: MulTo preferred in %d item groups: not the path under test", density, preferred)
+	}
+}
+
+// TestSparseKernelPathsSameBits: LMT's and Monomer's objective and
+// gradient on image-like rows (ReLU, density 0.14: by columns, Cols.MulTo
+// and AddTo) and bag-of-words-like rows (9 a row in 600: row by row,
+// RowMul, RowAcc, Combine) have the same bits whichever kernels csrkern
+// takes: the widest this CPU has, AVX2 (as on AMD Zen 3, without AVX-512)
+// and Go. Not parallel: csrkern.Limit changes the kernels of the whole
+// process.
+func TestSparseKernelPathsSameBits(t *testing.T) {
+	const items = 1500
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, kind := range []string{"image", "words"} {
+		var feat Features = reluDense(rng, items, 120, 0.14)
+		dim := 120
+		if kind == "words" {
+			dim, feat = 600, randSparse(rng, items, 600, 9)
+		}
+		pairs := randPairs(rng, items, 4000)
+		sp, ps, err := prepare(feat, dim, pairs, "train")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, spec := range projShapes {
+			spec, m := specModel(t, spec, dim)
+			theta := (&trainer{model: m, train: newObjective(m.evaluator(sp, ps, false, 0), ps.labels)}).init(sp, ps, rand.New(rand.NewPCG(3, 3)))
+			eval := func() (float64, []float64) {
+				ev := m.evaluator(sp, ps, false, 0)
+				if pe := ev.(*projEval[float32]); slices.Contains(pe.byCols, kind == "words") || len(pe.byCols) < 2 {
+					t.Fatalf("%s rows, %s: item groups by columns %v: not the path under test", kind, spec.Model, pe.byCols)
+				}
+				obj := newObjective(ev, ps.labels)
+				obj.lambda = 1e-4
+				grad := make([]float64, len(theta))
+				return obj.eval(theta, grad), grad
+			}
+			f0, g0 := eval()
+			widest := csrkern.Path()
+			for _, path := range []string{"avx2", "go"} {
+				restore := csrkern.Limit(path)
+				f, g := eval()
+				got := csrkern.Path()
+				restore()
+				if math.Float64bits(f) != math.Float64bits(f0) {
+					t.Errorf("%s rows, %s K=%d: objective %v with the %s kernels, %v with %s", kind, spec.Model, spec.K, f, got, f0, widest)
+				}
+				for i := range g {
+					if math.Float64bits(g[i]) != math.Float64bits(g0[i]) {
+						t.Fatalf("%s rows, %s K=%d: gradient element %d is %v with the %s kernels, %v with %s", kind, spec.Model, spec.K, i, g[i], got, g0[i], widest)
+					}
+				}
+			}
+		}
 	}
 }
 

@@ -17,8 +17,10 @@
 // of forward plus backward as models does them: per item group, where
 // csrkern.ByColumns (image rows) Cols.MulTo and Cols.AddTo, else (bags of
 // words) RowMul and RowAcc row by row, W and the accumulator with rows
-// csrkern.Stride(C) apart. "old" is the AVX2 RowMul and RowAcc of before
-// (rows C apart, two passes over a row's non-zeros at C = 100).
+// csrkern.Stride(C) apart. "old" is RowMul and RowAcc row by row on the
+// AVX2 path with rows C apart, the products before Cols and AVX-512 (since
+// the AVX2 row kernels of kern_avx2_amd64.s, one pass over a row's
+// non-zeros at any C ≤ 104, where the AVX2 tiles took two at C = 100).
 // The last line is the slowest shape's figure against the peak.
 package main
 

@@ -52,9 +52,9 @@ func paths(t *testing.T, fn func(t *testing.T)) {
 	}
 }
 
-// widths are tile boundaries of every path (AVX2 tiles of 96, 32, 8, 4, 1;
-// AVX-512 vectors of 16 and tiles of 128) and the models' C: LMT's 100
-// and 50, Monomer's 104 and 54.
+// widths are tile boundaries of every path (AVX2 vectors of 8, tails of
+// 4, 2 and 1, passes of 104 and 111; AVX-512 vectors of 16 and tiles of
+// 128) and the models' C: LMT's 100 and 50, Monomer's 104 and 54.
 var widths = []int{1, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 31, 32, 33, 36, 40, 47, 48, 49, 50, 54, 63, 64, 65,
 	95, 96, 97, 100, 104, 111, 112, 113, 127, 128, 129, 144, 200, 257}
 
@@ -220,4 +220,140 @@ func TestBoundsPanic(t *testing.T) {
 		}
 	}()
 	RowMul(make([]float32, 2), []int32{0, 3}, []float32{1, 1}, make([]float32, 9), 3)
+}
+
+// TestColsEveryWidth: on every path, Cols.AddTo and Cols.MulTo have the
+// bits of the Go loops at every C from 1 to 130 (each AVX2 tile of 1-13
+// vectors with each of its 8 masks, two passes past 104 columns; AVX-512's
+// 1-8 vectors and the AVX2 passes past 128), odd counts of rows, of
+// columns and of non-zeros, blocks of odd sizes, rows of the accumulator
+// and of W with no padding and odd padding. The kernels run on one
+// goroutine: GOMAXPROCS plays no part.
+func TestColsEveryWidth(t *testing.T) {
+	paths(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(7, 7))
+		for cols := 1; cols <= 130; cols++ {
+			stride, dim, rows := cols+2*rng.IntN(2)*rng.IntN(4), 1+2*rng.IntN(20), 1+2*rng.IntN(40)
+			x := make([][2]any, rows)
+			nnz := 0
+			for i := range x {
+				idx, val := sparseRow(rng, dim, 1+2*rng.IntN(dim/2+1))
+				x[i] = [2]any{idx, val}
+				nnz += len(idx)
+			}
+			row := func(i int) ([]int32, []float32) { return x[i][0].([]int32), x[i][1].([]float32) }
+			g := make([]float32, rows*cols)
+			draw(rng, g)
+			acc0 := make([]float32, dim*stride)
+			draw(rng, acc0)
+			want := append([]float32(nil), acc0...)
+			for i := range rows {
+				idx, val := row(i)
+				rowAccGo(want, idx, val, g[i*cols:(i+1)*cols], stride)
+			}
+			pw := make([]float32, rows*cols)
+			for i := range rows {
+				idx, val := row(i)
+				mulAddGo(pw[i*cols:(i+1)*cols], idx, val, acc0, stride)
+			}
+			for _, block := range []int{1, 3, 1 + 2*rng.IntN(rows/2+1), rows} {
+				c := newCols(rows, dim, cols, block, dim, nnz, row)
+				got := append([]float32(nil), acc0...)
+				c.AddTo(got, g, cols, stride)
+				same(t, fmt.Sprintf("Cols.AddTo, blocks of %d rows of %d,", block, rows), cols, stride, nnz, got, want)
+
+				// P = X·W with acc0 as W.
+				p := make([]float32, rows*cols)
+				draw(rng, p) // MulTo overwrites
+				c.MulTo(p, acc0, cols, stride)
+				same(t, fmt.Sprintf("Cols.MulTo, blocks of %d rows of %d,", block, rows), cols, stride, nnz, p, pw)
+			}
+		}
+	})
+}
+
+// TestColsAddKernelUnpadded: colsAdd on every path reads and writes only
+// the c floats of each row, G's rows c floats apart and not padded: the
+// floats around them, NaN, would turn up in the sums, and those of the
+// accumulator's padding must keep their bits.
+func TestColsAddKernelUnpadded(t *testing.T) {
+	paths(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(8, 8))
+		nan := float32(math.NaN())
+		for cols := 1; cols <= 130; cols++ {
+			stride, dim, rows := cols+3, 5, 9
+			// G: rows × cols between NaN guards of a vector each.
+			gbuf := make([]float32, 16+rows*cols+16)
+			for i := range gbuf {
+				gbuf[i] = nan
+			}
+			g := gbuf[16 : 16+rows*cols]
+			draw(rng, g)
+			for i := range g {
+				if g[i] != g[i] {
+					g[i] = 1
+				}
+			}
+			acc := make([]float32, dim*stride)
+			for f := range dim {
+				draw(rng, acc[f*stride:f*stride+cols])
+				for k := cols; k < stride; k++ {
+					acc[f*stride+k] = nan
+				}
+			}
+			want := append([]float32(nil), acc...)
+			// Columns 0, 2 and 4 with 1, 3 and 5 non-zeros on rows 0..8.
+			feat, end := []int32{0, 2, 4}, []int32{1, 4, 9}
+			r := []int32{8, 0, 4, 8, 0, 1, 2, 3, 8}
+			val := make([]float32, len(r))
+			draw(rng, val)
+			colsAddGo(want, stride, cols, feat, end, 0, r, val, g, cols)
+			colsAdd(acc, stride, cols, feat, end, 0, r, val, g, cols)
+			same(t, "colsAdd", cols, stride, len(r), acc, want)
+		}
+	})
+}
+
+// TestRowsEveryWidth: on every path, RowMul, RowAcc and Combine have the
+// bits of the Go loops at every C from 1 to 130 (the AVX2 row kernels: 0-13
+// vectors and each of the 7 tails of 1-7 columns, or each of the 8 masks;
+// two passes past 104 or 111 columns), odd non-zero counts, rows with no
+// padding or odd padding.
+func TestRowsEveryWidth(t *testing.T) {
+	paths(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(9, 9))
+		for cols := 1; cols <= 130; cols++ {
+			stride, rows := cols+2*rng.IntN(2)*rng.IntN(4), 1+2*rng.IntN(30)
+			for _, nnz := range []int{1, 3, 1 + 2*rng.IntN(rows/2+1)} {
+				idx, val := sparseRow(rng, rows, nnz)
+				if len(idx) == 0 {
+					continue
+				}
+				w := make([]float32, rows*stride)
+				draw(rng, w)
+				got, want := make([]float32, cols), make([]float32, cols)
+				RowMul(got, idx, val, w, stride)
+				mulAddGo(want, idx, val, w, stride)
+				same(t, "RowMul", cols, stride, len(idx), got, want)
+
+				off := make([]int32, len(idx))
+				for j, r := range idx {
+					off[j] = r*int32(stride) + int32(rng.IntN(stride-cols+1))
+				}
+				Combine(got, off, val, w)
+				clear(want)
+				mulAddGo(want, off, val, w, 1)
+				same(t, "Combine", cols, stride, len(idx), got, want)
+
+				g := make([]float32, cols)
+				draw(rng, g)
+				accGot := make([]float32, rows*stride)
+				draw(rng, accGot)
+				accWant := append([]float32(nil), accGot...)
+				RowAcc(accGot, idx, val, g, stride)
+				rowAccGo(accWant, idx, val, g, stride)
+				same(t, "RowAcc", cols, stride, len(idx), accGot, accWant)
+			}
+		}
+	})
 }
