@@ -56,50 +56,30 @@ func SpreadOf(ctx context.Context, m *Matrix, rows []int32) (Spread, error) {
 	return sp, nil
 }
 
-// spreadDims is how many dimensions a task of VarianceOf sums.
-const spreadDims = 128
-
-// VarianceOf is SpreadOf without MeanSqNorm (left 0) on all cores: each
-// task sums a fixed span of dimensions over the rows in order, so Variance
-// and MaxAbs have SpreadOf's bits whatever GOMAXPROCS. (SpreadOf's
-// MeanSqNorm is one running sum over every value, which no split keeps.)
-func VarianceOf(ctx context.Context, m *Matrix, rows []int32) (Spread, error) {
-	sp := Spread{Rows: len(rows)}
+// Varies reports whether any row of m listed in rows differs from the
+// first in some value (compared as numbers: -0 equals 0). It is the
+// zero-variance verdict of SpreadOf (Variance == 0 exactly when every
+// row equals the first, bar float64 cancellation on rows that differ by
+// under about 1e-8 of their magnitude) without summing anything: it stops
+// at the first row that differs, the second on any real data, and reads
+// the whole matrix only when it is constant. Once ctx is done it returns
+// ctx.Err() within 4096 rows.
+func Varies(ctx context.Context, m *Matrix, rows []int32) (bool, error) {
 	if len(rows) == 0 {
-		return sp, nil
+		return false, nil
 	}
-	dim := m.Dim()
 	first := m.Row(int(rows[0]))
-	sum, sumSq := make([]float64, dim), make([]float64, dim)
-	tasks := (dim + spreadDims - 1) / spreadDims
-	maxAbs := make([]float64, tasks)
-	forTasks(tasks, func(_, t int) bool {
-		lo, hi := t*spreadDims, min(dim, (t+1)*spreadDims)
-		s, s2, f := sum[lo:hi], sumSq[lo:hi], first[lo:hi]
-		for k, r := range rows {
-			if k%4096 == 0 && ctx.Err() != nil {
-				return false
-			}
-			for j, v := range m.Row(int(r))[lo:hi] {
-				x := float64(v)
-				d := x - float64(f[j])
-				s[j] += d
-				s2[j] += d * d
-				maxAbs[t] = max(maxAbs[t], math.Abs(x))
+	for k, r := range rows[1:] {
+		if k%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return false, err
 			}
 		}
-		return true
-	})
-	if err := ctx.Err(); err != nil {
-		return sp, err
+		for j, v := range m.Row(int(r)) {
+			if v != first[j] {
+				return true, nil
+			}
+		}
 	}
-	n := float64(len(rows))
-	for j := range dim {
-		mean := sum[j] / n
-		sp.Variance += max(0, sumSq[j]/n-mean*mean)
-	}
-	for _, a := range maxAbs {
-		sp.MaxAbs = max(sp.MaxAbs, a)
-	}
-	return sp, nil
+	return false, nil
 }

@@ -2,31 +2,58 @@ package imagefeat
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
-	"runtime"
 	"testing"
 )
 
-// TestVarianceOfAsSpreadOf: VarianceOf's Variance and MaxAbs are
-// SpreadOf's bits at any GOMAXPROCS, over dimensions that are not a
-// multiple of its task span, for varied and for constant rows.
-func TestVarianceOfAsSpreadOf(t *testing.T) {
-	const dim = 2*spreadDims + 45
+// TestVariesAsSpreadOf: Varies gives SpreadOf's zero-variance verdict on
+// varied rows, constant rows, constant rows mixing -0 and +0, rows that
+// differ only in the last value of the last row listed, and one row.
+func TestVariesAsSpreadOf(t *testing.T) {
+	const dim = 301
 	rng := rand.New(rand.NewPCG(3, 3))
 	recs := randomRecords(rng, 40, dim)
-	same := make([]record, 5)
-	for i := range same {
-		same[i] = record{asinOf(i), recs[0].vec}
+	constant := func(n int, vec func(i int) []float32) []record {
+		rs := make([]record, n)
+		for i := range rs {
+			rs[i] = record{asinOf(i), vec(i)}
+		}
+		return rs
 	}
-	for name, rs := range map[string][]record{"varied": recs, "constant": same} {
+	signed := func(i int) []float32 {
+		v := make([]float32, dim)
+		copy(v, recs[0].vec)
+		v[7] = 0
+		if i%2 == 1 {
+			v[7] = float32(math.Copysign(0, -1))
+		}
+		return v
+	}
+	last := constant(9, func(i int) []float32 {
+		v := append([]float32(nil), recs[1].vec...)
+		if i == 8 {
+			v[dim-1]++
+		}
+		return v
+	})
+	cases := map[string]struct {
+		rs   []record
+		want bool
+	}{
+		"varied":            {recs, true},
+		"constant":          {constant(5, func(int) []float32 { return recs[0].vec }), false},
+		"constant, -0 = +0": {constant(6, signed), false},
+		"last value":        {last, true},
+		"one row":           {recs[:1], false},
+	}
+	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			in := writeFile(t, dir, "x.b", encode(t, rs, dim, false))
+			in := writeFile(t, dir, "x.b", encode(t, c.rs, dim, false))
 			rows := map[string]int32{}
-			for i, r := range rs {
+			for i, r := range c.rs {
 				rows[r.asin] = int32(i)
 			}
 			out := filepath.Join(dir, "m.arrow")
@@ -38,29 +65,20 @@ func TestVarianceOfAsSpreadOf(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			var list []int32
-			for i := range len(rs) {
-				if i%4 != 1 {
-					list = append(list, int32(len(rs)-1-i))
-				}
+			list := make([]int32, len(c.rs))
+			for i := range list {
+				list[i] = int32(i)
 			}
-			want, err := SpreadOf(context.Background(), m, list)
+			sp, err := SpreadOf(context.Background(), m, list)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if name == "constant" && want.Variance != 0 {
-				t.Fatalf("constant rows: variance %v", want.Variance)
+			got, err := Varies(context.Background(), m, list)
+			if err != nil {
+				t.Fatal(err)
 			}
-			for _, procs := range []int{1, 2, 3, 7, 16} {
-				prev := runtime.GOMAXPROCS(procs)
-				got, err := VarianceOf(context.Background(), m, list)
-				runtime.GOMAXPROCS(prev)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if math.Float64bits(got.Variance) != math.Float64bits(want.Variance) || got.MaxAbs != want.MaxAbs || got.Rows != want.Rows {
-					t.Fatalf("GOMAXPROCS %d: %s, want %s", procs, fmt.Sprintf("%+v", got), fmt.Sprintf("%+v", want))
-				}
+			if got != c.want || got != (sp.Variance != 0) {
+				t.Fatalf("Varies %v, want %v; SpreadOf's variance %v", got, c.want, sp.Variance)
 			}
 		})
 	}

@@ -2,9 +2,12 @@ package stages
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"monomer/imagefeat"
 	"monomer/job"
 	"monomer/pipeline"
 )
@@ -84,5 +88,56 @@ func TestDegenerateFitWarned(t *testing.T) {
 	row := regexp.MustCompile(`\| men-image \| Men \| WNN \| 0\.0001 \| \d+\.\d\d% [†‡§]+ \|`)
 	if !row.Match(md) || !bytes.Contains(md, []byte("Markers: ")) {
 		t.Errorf("tables.md lacks the marked WNN row or the legend:\n%s", md)
+	}
+}
+
+// TestConstantImageFeaturesRefused: a .b file whose every record holds the
+// same vector (the demo's first, in every record) stops features with
+// ErrBadInput (exit 3) and the zero-variance reason; the demo's own file
+// passes (TestPipelineDeterministic and the others run it).
+func TestConstantImageFeaturesRefused(t *testing.T) {
+	src, err := filepath.Abs(testData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	for _, f := range []string{"meta_Demo.json.gz", "reviews_Demo.json.gz"} {
+		if err := os.Symlink(filepath.Join(src, f), filepath.Join(data, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.Open(filepath.Join(src, "image_features_Demo.b")) // gzip: written out plain
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := imagefeat.RecordSize(imagefeat.Dim)
+	for at := rs; at+rs <= len(b); at += rs {
+		copy(b[at+imagefeat.ASINLen:at+rs], b[imagefeat.ASINLen:rs])
+	}
+	if err := os.WriteFile(filepath.Join(data, "image_features_Demo.b"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j, err := job.Parse(filepath.Join(t.TempDir(), "job.yaml"), []byte(strings.ReplaceAll(testJob, "DATA", data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := t.TempDir()
+	opts := pipeline.Options{RunDir: run, Only: "ingest", Experiments: []string{"men-image"}}
+	if _, err := runStages(context.Background(), j, Experiment(), Job(), opts); err != nil {
+		t.Fatal(err)
+	}
+	opts.Only = "features"
+	_, err = runStages(context.Background(), j, Experiment(), Job(), opts)
+	if !errors.Is(err, pipeline.ErrBadInput) || !strings.Contains(err.Error(), "every item has the same vector") {
+		t.Fatalf("err = %v, want the zero-variance refusal", err)
 	}
 }
