@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -268,7 +267,7 @@ func extractPlain(ctx context.Context, path string, rows map[string]int32, asins
 	size := ofi.Size()
 	// Reserve the holes' blocks now: a full disk is then this clean error
 	// and not a fault on writing through the mapping (caught below too).
-	if err := unix.Fallocate(int(f.Fd()), 0, 0, size); err != nil && !errors.Is(err, unix.EOPNOTSUPP) {
+	if err := reserve(f, size); err != nil {
 		return fail(ExtractStats{}, fmt.Errorf("imagefeat: %s: reserve %d bytes: %w", filepath.Base(out), size, err))
 	}
 	mapped, err = unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
@@ -405,7 +404,7 @@ func extractPlain(ctx context.Context, path string, rows map[string]int32, asins
 		hashed = end
 		if hashed-synced >= syncAheadBytes || hashed == size {
 			// Only a hint: an error shows again at the runner's fsync.
-			unix.SyncFileRange(int(f.Fd()), synced, hashed-synced, unix.SYNC_FILE_RANGE_WRITE)
+			startWriteback(f, synced, hashed-synced)
 			synced = hashed
 		}
 	}
