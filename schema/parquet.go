@@ -312,7 +312,7 @@ func ReadTable(ctx context.Context, path string) (arrow.Table, error) {
 		return nil, fmt.Errorf("schema: %s: %w", path, err)
 	}
 	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: RowGroupRows, Parallel: true}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: RowGroupRows}, memory.DefaultAllocator)
 	if err != nil {
 		return nil, fmt.Errorf("schema: %s: %w", path, err)
 	}

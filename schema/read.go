@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -266,9 +265,7 @@ func read(ctx context.Context, path string, v reflect.Value, fields []any) error
 		return fmt.Errorf("schema: %s: %w", path, err)
 	}
 	defer rdr.Close()
-	// Parallel: each column is decoded on a goroutine of its own; a
-	// column's values do not depend on it (pqarrow.ArrowReadProperties).
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: RowGroupRows, Parallel: true}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: RowGroupRows}, memory.DefaultAllocator)
 	if err != nil {
 		return fmt.Errorf("schema: %s: %w", path, err)
 	}
@@ -318,20 +315,12 @@ func read(ctx context.Context, path string, v reflect.Value, fields []any) error
 	}
 	defer tbl.Release()
 	t := &Table{Path: path, Table: tbl}
-	// The columns are copied into Go slices at once, one goroutine each;
-	// of several failures the first column's is reported, as in order.
-	cols := make([]any, len(present))
-	errs := make([]error, len(present))
-	var wg sync.WaitGroup
-	for n, k := range present {
-		wg.Go(func() { cols[n], errs[n] = t.read(want.Field(k)) })
-	}
-	wg.Wait()
-	for n, k := range present {
-		if errs[n] != nil {
-			return errs[n]
+	for _, k := range present {
+		col, err := t.read(want.Field(k))
+		if err != nil {
+			return err
 		}
-		v.Field(idx[k]).Set(reflect.ValueOf(cols[n]))
+		v.Field(idx[k]).Set(reflect.ValueOf(col))
 	}
 	return nil
 }
