@@ -6,7 +6,6 @@ import (
 	"math"
 	"path/filepath"
 	"runtime"
-	"sync/atomic"
 
 	"monomer/graph"
 	"monomer/job"
@@ -176,11 +175,12 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env, p evaluateParams) (*
 	// while the next model scores (the writer was a serial second on
 	// Electronics' 2 M pairs), in model order, in the row groups
 	// schema.Write cuts: the same bytes.
-	pw, err := newPredWriter(filepath.Join(env.OutDir, "predictions.parquet"))
+	w, err := schema.NewWriter[schema.PredictionsCols](filepath.Join(env.OutDir, "predictions.parquet"), schema.RowGroupRows)
 	if err != nil {
 		return nil, err
 	}
-	defer pw.abort()
+	pw := schema.NewQueue(w, 1)
+	defer pw.Close() // on an early return; the checked Close is below
 	var met metricTable
 	exp := env.Experiment
 	for _, model := range p.Models {
@@ -254,8 +254,13 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env, p evaluateParams) (*
 				pred.predicted = append(pred.predicted, b2i(prob[i] > 0.5))
 			}
 		}
-		if err := pw.add(pred); err != nil {
-			return nil, err
+		if len(pred.model) > 0 {
+			err := pw.Append(schema.PredictionsCols{
+				Model: pred.model, Split: pred.split, X: pred.x, Y: pred.y, Label: pred.label,
+				Distance: pred.distance, Probability: pred.probability, Predicted: pred.predicted})
+			if err != nil {
+				return nil, err
+			}
 		}
 		// The other grid points: their validation error only.
 		for _, g := range fit.grid {
@@ -266,7 +271,7 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env, p evaluateParams) (*
 			met.add(exp, model, "valid", g.ValidError, nan, nan, len(bySplitPairs[graph.Valid]), g.Lambda, fit.k, fit.n, g.Iterations, false)
 		}
 	}
-	np, err := pw.close()
+	np, err := pw.Close()
 	if err != nil {
 		return nil, err
 	}
@@ -294,80 +299,4 @@ func b2i(b bool) int8 {
 		return 1
 	}
 	return 0
-}
-
-// predWriter appends models' predictions to predictions.parquet on a
-// goroutine of its own, in the order they are added.
-type predWriter struct {
-	w      *schema.Writer[schema.PredictionsCols]
-	tables chan predTable
-	done   chan struct{}
-	err    error // the first Append error, read after done or once failed
-	failed atomic.Bool
-	closed bool // tables is closed
-	shut   bool // w is closed
-}
-
-func newPredWriter(path string) (*predWriter, error) {
-	w, err := schema.NewWriter[schema.PredictionsCols](path, schema.RowGroupRows)
-	if err != nil {
-		return nil, err
-	}
-	pw := &predWriter{w: w, tables: make(chan predTable, 1), done: make(chan struct{})}
-	go func() {
-		defer close(pw.done)
-		for t := range pw.tables {
-			if pw.err != nil {
-				continue
-			}
-			pw.err = w.Append(schema.PredictionsCols{
-				Model: t.model, Split: t.split, X: t.x, Y: t.y, Label: t.label,
-				Distance: t.distance, Probability: t.probability, Predicted: t.predicted})
-			if pw.err != nil {
-				pw.failed.Store(true)
-			}
-		}
-	}()
-	return pw, nil
-}
-
-// add queues one model's rows; it returns the writer's error once it
-// has failed.
-func (pw *predWriter) add(t predTable) error {
-	if pw.failed.Load() {
-		return pw.end()
-	}
-	if len(t.model) > 0 {
-		pw.tables <- t
-	}
-	return nil
-}
-
-// end stops the goroutine and returns its first error.
-func (pw *predWriter) end() error {
-	if !pw.closed {
-		close(pw.tables)
-		pw.closed = true
-	}
-	<-pw.done
-	return pw.err
-}
-
-// close writes the rows queued and finishes the file: its rows.
-func (pw *predWriter) close() (int64, error) {
-	err := pw.end()
-	pw.shut = true
-	n, cerr := pw.w.Close()
-	if err != nil {
-		return 0, err
-	}
-	return n, cerr
-}
-
-// abort ends the goroutine and the file on an early return; after close
-// it does nothing.
-func (pw *predWriter) abort() {
-	if !pw.shut {
-		pw.close()
-	}
 }

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"monomer/amazon"
 	"monomer/graph"
@@ -852,49 +851,20 @@ const reviewGroupRows = 1 << 14
 // the table's writer.
 const reviewBatch = 1024
 
-// reviewSink writes the in-scope reviews as ingest reads them. The table
-// is encoded and compressed on a goroutine of its own, beside the read
-// (for a bag-of-words experiment that is a third of ingest's CPU); the
-// batches reach the writer in the order read, so the file's bytes are
-// those of writing on the reading goroutine, and so is the error: a
-// batch's failed write comes before whatever the read met after it
-// (before).
+// reviewSink writes the in-scope reviews as ingest reads them, in batches
+// encoded and compressed beside the read (schema.Queue; for a
+// bag-of-words experiment that is a third of ingest's CPU). A batch's
+// failed write comes before whatever the read met after it (before).
 type reviewSink struct {
-	w      *schema.Writer[schema.ReviewsCols]
-	batch  schema.ReviewsCols      // filling, on the reading goroutine
-	full   chan schema.ReviewsCols // to the writing goroutine, in order
-	free   chan schema.ReviewsCols // batches written, to fill again
-	joined chan struct{}           // closed when the writing goroutine has ended
-	failed atomic.Bool             // an Append failed; err says why
-	err    error                   // the first Append error, read once failed or joined
-	ended  bool                    // full is closed
+	q     *schema.Queue[schema.ReviewsCols]
+	batch schema.ReviewsCols // filling, on the reading goroutine
 }
 
 // sinkBatches is how many full batches may wait for the writer.
 const sinkBatches = 4
 
 func newReviewSink(w *schema.Writer[schema.ReviewsCols]) *reviewSink {
-	s := &reviewSink{w: w, full: make(chan schema.ReviewsCols, sinkBatches),
-		free: make(chan schema.ReviewsCols, sinkBatches+1), joined: make(chan struct{})}
-	go s.write()
-	return s
-}
-
-// write appends the batches until the first error, then only drains them.
-func (s *reviewSink) write() {
-	defer close(s.joined)
-	for b := range s.full {
-		if s.err == nil {
-			if s.err = s.w.Append(b); s.err != nil {
-				s.failed.Store(true)
-			}
-		}
-		b.ASIN, b.Summary, b.Text = b.ASIN[:0], b.Summary[:0], b.Text[:0]
-		select {
-		case s.free <- b:
-		default:
-		}
-	}
+	return &reviewSink{q: schema.NewQueue(w, sinkBatches)}
 }
 
 func (s *reviewSink) add(r *amazon.Review) error {
@@ -903,16 +873,9 @@ func (s *reviewSink) add(r *amazon.Review) error {
 	if len(b.ASIN) < reviewBatch {
 		return nil
 	}
-	if s.failed.Load() {
-		return s.err
-	}
-	s.full <- s.batch
-	select {
-	case s.batch = <-s.free:
-	default:
-		s.batch = schema.ReviewsCols{}
-	}
-	return nil
+	full := s.batch
+	s.batch = schema.ReviewsCols{}
+	return s.q.Append(full)
 }
 
 // before waits for the batches sent to be written and returns the first
@@ -921,33 +884,23 @@ func (s *reviewSink) before(err error) error {
 	if s == nil {
 		return err
 	}
-	if !s.ended {
-		close(s.full)
-		s.ended = true
-	}
-	<-s.joined
-	if s.err != nil {
-		return s.err
+	if werr := s.q.Wait(); werr != nil {
+		return werr
 	}
 	return err
 }
 
 // close writes the last batch and finishes the table: its rows.
 func (s *reviewSink) close() (int64, error) {
-	if err := s.before(nil); err != nil {
-		return 0, err
-	}
 	if len(s.batch.ASIN) > 0 {
-		if err := s.w.Append(s.batch); err != nil {
+		if err := s.q.Append(s.batch); err != nil {
+			s.q.Close()
 			return 0, err
 		}
+		s.batch = schema.ReviewsCols{}
 	}
-	return s.w.Close()
+	return s.q.Close()
 }
 
-// abort ends the writing goroutine and closes the file (after close too:
-// a closed schema.Writer's Close returns what the first one did).
-func (s *reviewSink) abort() {
-	s.before(nil)
-	s.w.Close()
-}
+// abort ends the writing goroutine and closes the file (after close too).
+func (s *reviewSink) abort() { s.q.Close() }
