@@ -63,6 +63,10 @@ func flat[T any, A valuer[T]](t *Table, name string) ([]T, error) {
 		if !ok {
 			return nil, fmt.Errorf("schema: %s column %s is %s", t.Path, name, ch.DataType())
 		}
+		if v, ok := any(a).(interface{ Values() []T }); ok { // numbers: a bulk copy
+			out = append(out, v.Values()...)
+			continue
+		}
 		for i := 0; i < a.Len(); i++ {
 			out = append(out, a.Value(i))
 		}
@@ -97,29 +101,55 @@ func (t *Table) Float64s(name string) ([]float64, error) {
 	return flat[float64, *array.Float64](t, name)
 }
 
-func lists[T any, A valuer[T]](t *Table, name string) ([][]T, error) {
+// valuesArray is an arrow array of fixed-width numbers whose values can be
+// copied in bulk.
+type valuesArray[T any] interface {
+	arrow.Array
+	Values() []T
+}
+
+// lists returns a list column as one row slice per row, all cut from one
+// backing array (each capped at its own end, so appending to a row never
+// writes into the next): one allocation and a bulk copy per chunk, not one
+// per row.
+func lists[T any, A valuesArray[T]](t *Table, name string) ([][]T, error) {
 	c, err := t.column(name)
 	if err != nil {
 		return nil, err
 	}
-	out := make([][]T, 0, c.Len())
+	total := 0
 	for _, ch := range c.Chunks() {
 		l, ok := ch.(*array.List)
 		if !ok {
 			return nil, fmt.Errorf("schema: %s column %s is %s, not a list", t.Path, name, ch.DataType())
 		}
-		vals, ok := l.ListValues().(A)
-		if !ok {
+		if _, ok := l.ListValues().(A); !ok {
 			return nil, fmt.Errorf("schema: %s column %s has values %s", t.Path, name, l.ListValues().DataType())
 		}
+		if l.Len() > 0 {
+			lo, _ := l.ValueOffsets(0)
+			_, hi := l.ValueOffsets(l.Len() - 1)
+			total += int(hi - lo)
+		}
+	}
+	backing := make([]T, total)
+	out := make([][]T, 0, c.Len())
+	at := 0
+	for _, ch := range c.Chunks() {
+		l := ch.(*array.List)
+		if l.Len() == 0 {
+			continue
+		}
+		vals := l.ListValues().(A).Values()
+		first, _ := l.ValueOffsets(0)
+		_, last := l.ValueOffsets(l.Len() - 1)
+		copy(backing[at:], vals[first:last])
 		for i := 0; i < l.Len(); i++ {
 			lo, hi := l.ValueOffsets(i)
-			row := make([]T, hi-lo)
-			for j := lo; j < hi; j++ {
-				row[j-lo] = vals.Value(int(j))
-			}
-			out = append(out, row)
+			a, b := at+int(lo-first), at+int(hi-first)
+			out = append(out, backing[a:b:b])
 		}
+		at += int(last - first)
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"monomer/graph"
 	"monomer/imagefeat"
+	"monomer/internal/par"
 	"monomer/models"
 	"monomer/pipeline"
 	"monomer/schema"
@@ -215,30 +216,56 @@ var (
 	_ models.CountRows = (*csr)(nil)
 )
 
-func readBow(ctx context.Context, dir string, nItems int) (*csr, error) {
+// readBow reads bow.parquet as one CSR row per item, with the raw counts
+// only when withCounts (LDA reads them, the other models never do: they are
+// a third of the table). The row offsets are one pass over the rows; the
+// values are then copied into arrays of their exact size on all cores.
+func readBow(ctx context.Context, dir string, nItems int, withCounts bool) (*csr, error) {
 	dim, err := schema.NumRows(filepath.Join(dir, "vocabulary.parquet"))
 	if err != nil {
 		return nil, err
 	}
 	path := filepath.Join(dir, "bow.parquet")
 	var c schema.BowCols
-	if err := schema.ReadFields(ctx, path, &c, &c.ItemIdx, &c.TermIDs, &c.Weights, &c.Counts); err != nil {
+	fields := []any{&c.ItemIdx, &c.TermIDs, &c.Weights}
+	if withCounts {
+		fields = append(fields, &c.Counts)
+	}
+	if err := schema.ReadFields(ctx, path, &c, fields...); err != nil {
 		return nil, err
 	}
 	m := &csr{dim: int(dim), ptr: make([]int64, nItems+1)}
+	at := make([]int64, len(c.ItemIdx)+1) // where row r's values start
 	r := 0
 	for i := range nItems {
 		for r < len(c.ItemIdx) && int(c.ItemIdx[r]) == i {
-			m.idx = append(m.idx, c.TermIDs[r]...)
-			m.val = append(m.val, c.Weights[r]...)
-			m.cnt = append(m.cnt, c.Counts[r]...)
+			n := len(c.TermIDs[r])
+			if len(c.Weights[r]) != n || withCounts && len(c.Counts[r]) != n {
+				return nil, fmt.Errorf("stages: %s: row %d: term_ids, weights and counts differ in length", path, r)
+			}
+			at[r+1] = at[r] + int64(n)
 			r++
 		}
-		m.ptr[i+1] = int64(len(m.idx))
+		m.ptr[i+1] = at[r]
 	}
 	if r != len(c.ItemIdx) {
 		return nil, fmt.Errorf("stages: %s: item_idx not ascending below %d items", path, nItems)
 	}
+	nnz := at[r]
+	m.idx, m.val = make([]int32, nnz), make([]float32, nnz)
+	if withCounts {
+		m.cnt = make([]int32, nnz)
+	}
+	const rowsPerTask = 8192
+	par.For((r+rowsPerTask-1)/rowsPerTask, 0, func(_, t int) {
+		for k := t * rowsPerTask; k < min((t+1)*rowsPerTask, r); k++ {
+			copy(m.idx[at[k]:], c.TermIDs[k])
+			copy(m.val[at[k]:], c.Weights[k])
+			if withCounts {
+				copy(m.cnt[at[k]:], c.Counts[k])
+			}
+		}
+	})
 	return m, nil
 }
 
@@ -276,9 +303,9 @@ func readTopics(ctx context.Context, in inputs, model string, nItems int) (*dens
 }
 
 // loadFeatures opens the experiment's feature matrix of kind (image,
-// embeddings or bow): the memory-mapped matrix, or the bag-of-words rows
-// (also returned as counts for LDA).
-func loadFeatures(ctx context.Context, in inputs, kind string) (models.Features, *csr, func(), error) {
+// embeddings or bow): the memory-mapped matrix, or the bag-of-words rows,
+// also returned as counts when withCounts (for LDA; nil otherwise).
+func loadFeatures(ctx context.Context, in inputs, kind string, withCounts bool) (models.Features, *csr, func(), error) {
 	items, err := in.file("ingest", "items.parquet")
 	if err != nil {
 		return nil, nil, nil, err
@@ -303,9 +330,12 @@ func loadFeatures(ctx context.Context, in inputs, kind string) (models.Features,
 		}
 		return m, nil, func() { m.Close() }, nil
 	}
-	b, err := readBow(ctx, dir, n)
+	b, err := readBow(ctx, dir, n, withCounts)
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if !withCounts {
+		return b, nil, func() {}, nil
 	}
 	return b, b, func() {}, nil
 }

@@ -153,7 +153,7 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env, p evaluateParams) (*
 	if err != nil {
 		return nil, err
 	}
-	feat, _, closeFeat, err := loadFeatures(ctx, env.InDir, p.Features)
+	feat, _, closeFeat, err := loadFeatures(ctx, env.InDir, p.Features, false)
 	if err != nil {
 		return nil, err
 	}

@@ -91,7 +91,7 @@ func openRecExperiment(ctx context.Context, in inputs, kind string, ms []string)
 	if err != nil {
 		return nil, err
 	}
-	feat, _, closeFeat, err := loadFeatures(ctx, in, kind)
+	feat, _, closeFeat, err := loadFeatures(ctx, in, kind, false)
 	if err != nil {
 		return nil, err
 	}

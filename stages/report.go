@@ -240,7 +240,7 @@ func reportInput(ctx context.Context, env *pipeline.Env, r *reportExp) (*report.
 				cand = append(cand, int32(i))
 			}
 		}
-		feat, _, closeFeat, err := loadFeatures(ctx, in, r.Features)
+		feat, _, closeFeat, err := loadFeatures(ctx, in, r.Features, false)
 		return feat, cand, closeFeat, err
 	}
 	return out, nil

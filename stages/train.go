@@ -235,7 +235,7 @@ func readCT(ctx context.Context, in inputs, it *items) (*models.CT, error) {
 // topics), so a
 // model draws the same numbers whichever other models the experiment has.
 func trainModel(ctx context.Context, env *pipeline.Env, p trainParams, model string) (*pipeline.Result, error) {
-	feat, counts, closeFeat, err := loadFeatures(ctx, env.InDir, p.Features)
+	feat, counts, closeFeat, err := loadFeatures(ctx, env.InDir, p.Features, registered(model).Topics)
 	if err != nil {
 		return nil, err
 	}

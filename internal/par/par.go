@@ -1,0 +1,59 @@
+// Package par is the worker loop the pipeline's parallel sections share:
+// tasks 0..n-1 handed out in index order to at most a given number of
+// goroutines through one atomic counter.
+//
+// Which goroutine runs which task is unspecified, so a task's effect must
+// depend on its index only (results written by index, sums taken over
+// tasks in index order afterwards). That is what keeps every output
+// byte-identical whatever GOMAXPROCS is.
+package par
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// For runs fn(w, i) for every i in [0, n) on at most workers goroutines
+// (0 or less: GOMAXPROCS). w in [0, workers) names the goroutine, for its
+// scratch buffers. With one worker (or one task) it runs on the caller's
+// goroutine.
+func For(n, workers int, fn func(w, i int)) {
+	Until(n, workers, func(w, i int) bool {
+		fn(w, i)
+		return true
+	})
+}
+
+// Until is For where a goroutine stops taking tasks once fn returns false;
+// the others go on until theirs does or the tasks run out, so a section
+// that gives up on the first error has fn check a shared flag first.
+func Until(n, workers int, fn func(w, i int) bool) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, n)
+	if workers <= 1 {
+		for i := range n {
+			if !fn(0, i) {
+				return
+			}
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || !fn(w, i) {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
