@@ -249,7 +249,7 @@ func NumRows(path string) (int64, error) {
 // directory still reads): that field is then nil.
 func ReadAll[T any](ctx context.Context, path string) (T, error) {
 	var out T
-	err := read(ctx, path, reflect.ValueOf(&out).Elem(), nil)
+	err := read(ctx, path, reflect.ValueOf(&out).Elem(), nil, false)
 	return out, err
 }
 
@@ -261,12 +261,27 @@ func ReadFields[T any](ctx context.Context, path string, cols *T, fields ...any)
 	if len(fields) == 0 {
 		return fmt.Errorf("schema: %s: ReadFields of no field of %s", path, v.Type())
 	}
-	return read(ctx, path, v, fields)
+	return read(ctx, path, v, fields, false)
+}
+
+// ReadFieldsSideBySide is ReadFields decoding the columns on a goroutine
+// each, for reads of a few large columns on a stage's serial path (a bag
+// of words' term ids and weights: 0.9 of 1.7 s on 2 cores at Electronics'
+// size). The goroutines are one per column, not per core, so the memory
+// it adds, the decode buffers of the columns in flight together, does not
+// grow with GOMAXPROCS; a table of many columns should use ReadFields.
+func ReadFieldsSideBySide[T any](ctx context.Context, path string, cols *T, fields ...any) error {
+	v := reflect.ValueOf(cols).Elem()
+	if len(fields) == 0 {
+		return fmt.Errorf("schema: %s: ReadFieldsSideBySide of no field of %s", path, v.Type())
+	}
+	return read(ctx, path, v, fields, true)
 }
 
 // read fills the fields of the table struct v named by fields (pointers to
-// them), or all of them when fields is nil, from the table at path.
-func read(ctx context.Context, path string, v reflect.Value, fields []any) error {
+// them), or all of them when fields is nil, from the table at path; with
+// sideBySide each column is decoded on a goroutine of its own.
+func read(ctx context.Context, path string, v reflect.Value, fields []any, sideBySide bool) error {
 	rt := v.Type()
 	idx, want, err := layout(rt)
 	if err != nil {
@@ -295,7 +310,7 @@ func read(ctx context.Context, path string, v reflect.Value, fields []any) error
 		return fmt.Errorf("schema: %s: %w", path, err)
 	}
 	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: RowGroupRows}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: RowGroupRows, Parallel: sideBySide}, memory.DefaultAllocator)
 	if err != nil {
 		return fmt.Errorf("schema: %s: %w", path, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -221,5 +222,33 @@ func TestReadAllEmpty(t *testing.T) {
 	}
 	if len(got.ASIN) != 0 || len(got.HasImage) != 0 {
 		t.Fatalf("read %+v from an empty table", got)
+	}
+}
+
+// ReadFieldsSideBySide reads what ReadFields reads, over several row
+// groups, and every list row is capped at its own end: appending to one
+// never writes into the next (they share one backing array).
+func TestReadFieldsSideBySide(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "bow.parquet")
+	want := filled[BowCols](50)
+	if _, err := write(p, want, 7); err != nil {
+		t.Fatal(err)
+	}
+	var a, b BowCols
+	if err := ReadFields(context.Background(), p, &a, &a.ItemIdx, &a.TermIDs, &a.Weights); err != nil {
+		t.Fatal(err)
+	}
+	if err := ReadFieldsSideBySide(context.Background(), p, &b, &b.ItemIdx, &b.TermIDs, &b.Weights); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) || !reflect.DeepEqual(b.TermIDs, want.TermIDs) || !reflect.DeepEqual(b.Weights, want.Weights) || b.Counts != nil {
+		t.Fatalf("side by side read %+v, want %+v", b, a)
+	}
+	for i := range b.TermIDs[:len(b.TermIDs)-1] {
+		next := slices.Clone(b.TermIDs[i+1])
+		_ = append(b.TermIDs[i], -1)
+		if !slices.Equal(b.TermIDs[i+1], next) {
+			t.Fatalf("appending to row %d changed row %d", i, i+1)
+		}
 	}
 }

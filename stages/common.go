@@ -231,7 +231,7 @@ func readBow(ctx context.Context, dir string, nItems int, withCounts bool) (*csr
 	if withCounts {
 		fields = append(fields, &c.Counts)
 	}
-	if err := schema.ReadFields(ctx, path, &c, fields...); err != nil {
+	if err := schema.ReadFieldsSideBySide(ctx, path, &c, fields...); err != nil {
 		return nil, err
 	}
 	m := &csr{dim: int(dim), ptr: make([]int64, nItems+1)}

@@ -1,0 +1,91 @@
+package models
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// sortedMedian is the definition median must match bit for bit.
+func sortedMedian(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// The selected median is the sorted one, bit for bit, on odd and even
+// counts, long runs of equal values, sorted and reversed input, and NaNs
+// (which sort first); and v is left as it was.
+func TestMedianAsSorted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var cases [][]float64
+	for _, n := range []int{1, 2, 3, 16, 17, 18, 100, 1001, 4096, 50000} {
+		u, d, runs, asc := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+		for i := range n {
+			u[i] = rng.NormFloat64()
+			d[i] = float64(rng.IntN(5)) // few distinct values
+			runs[i] = float64(i / 1000)
+			asc[i] = float64(i) * 0.5
+		}
+		desc := slices.Clone(asc)
+		slices.Reverse(desc)
+		withNaN := slices.Clone(u)
+		withNaN[0], withNaN[n-1] = math.NaN(), math.NaN()
+		cases = append(cases, u, d, runs, asc, desc, withNaN)
+	}
+	for _, v := range cases {
+		before := slices.Clone(v)
+		got, want := median(v), sortedMedian(v)
+		if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Fatalf("n=%d: median %v, sorted %v", len(v), got, want)
+		}
+		if !slices.EqualFunc(v, before, func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }) {
+			t.Fatalf("n=%d: median reordered its input", len(v))
+		}
+	}
+}
+
+// nth gives every rank of a small array with duplicates its sorted value.
+func TestNthEveryRank(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	v := make([]float64, 300)
+	for i := range v {
+		v[i] = float64(rng.IntN(40))
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	for k := range v {
+		w := slices.Clone(v)
+		if got := nth(w, k); got != s[k] {
+			t.Fatalf("rank %d: %v, want %v", k, got, s[k])
+		}
+		for i := range w {
+			if i < k && w[i] > w[k] || i > k && w[i] < w[k] {
+				t.Fatalf("rank %d: w[%d] = %v on the wrong side of %v", k, i, w[i], w[k])
+			}
+		}
+	}
+}
+
+func BenchmarkMedian(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	v := make([]float64, 3_000_000)
+	for i := range v {
+		v[i] = rng.ExpFloat64()
+	}
+	b.Run("select", func(b *testing.B) {
+		for b.Loop() {
+			median(v)
+		}
+	})
+	b.Run("sort", func(b *testing.B) {
+		for b.Loop() {
+			sortedMedian(v)
+		}
+	})
+}
