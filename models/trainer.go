@@ -12,6 +12,7 @@ import (
 
 	"monomer/graph"
 	"monomer/internal/hugemem"
+	"monomer/internal/par"
 
 	"gonum.org/v1/gonum/optimize"
 )
@@ -501,36 +502,69 @@ func (o *objective) forward(theta, grad []float64) float64 {
 	if grad != nil {
 		o.grads++
 	}
-	var sum, reg float64
-	for _, k := range o.pos { // pair order: the sum is reproducible
-		sum += o.ll[k]
-	}
-	if o.penalty == nil {
-		for _, v := range theta[1:] {
-			reg += v * v
+	sum := spanSum(len(o.pos), func(lo, hi int) (s float64) {
+		for _, k := range o.pos[lo:hi] { // pair order: the sum is reproducible
+			s += o.ll[k]
 		}
-	} else {
-		for i, v := range theta[1:] {
-			reg += o.penalty[i] * v * v
+		return s
+	})
+	w := theta[1:]
+	reg := spanSum(len(w), func(lo, hi int) (s float64) {
+		if o.penalty == nil {
+			for _, v := range w[lo:hi] {
+				s += v * v
+			}
+			return s
 		}
-	}
+		for i, v := range w[lo:hi] {
+			s += o.penalty[lo+i] * v * v
+		}
+		return s
+	})
 	return -sum/n + o.lambda*reg
+}
+
+// sumSpan is the terms of one partial sum of spanSum.
+const sumSpan = 1 << 16
+
+// spanSum returns the sum of the terms 0..n-1 taken as spans of sumSpan,
+// each summed in order by span(lo, hi) on some core, the spans' sums then
+// added in span order: its bits depend on n and the terms, never on
+// GOMAXPROCS. Serial, the pairs' sums were 0.8 of WNN's 1.9 serial CPU-s
+// in a 20-iteration fit at Electronics' size.
+func spanSum(n int, span func(lo, hi int) float64) float64 {
+	parts := make([]float64, (n+sumSpan-1)/sumSpan)
+	par.For(len(parts), 0, func(_, c int) {
+		parts[c] = span(c*sumSpan, min((c+1)*sumSpan, n))
+	})
+	var s float64
+	for _, v := range parts {
+		s += v
+	}
+	return s
 }
 
 // finishGrad adds ∂f/∂c and the regulariser to the distances' part in grad.
 func (o *objective) finishGrad(theta, grad []float64) {
-	var gc float64
-	for _, k := range o.pos { // pair order, as the log-likelihoods
-		gc += o.g[k]
-	}
-	grad[0] = -gc
-	for i, v := range theta[1:] {
-		w := 1.0
-		if o.penalty != nil {
-			w = o.penalty[i]
+	grad[0] = -spanSum(len(o.pos), func(lo, hi int) (s float64) {
+		for _, k := range o.pos[lo:hi] { // pair order, as the log-likelihoods
+			s += o.g[k]
 		}
-		grad[1+i] += 2 * o.lambda * w * v
-	}
+		return s
+	})
+	// Element by element, so the split cannot change a bit: LMT's 500,000
+	// parameters on all cores.
+	const span = 1 << 16
+	par.For((len(theta)-1+span-1)/span, 0, func(_, c int) {
+		lo, hi := c*span, min((c+1)*span, len(theta)-1)
+		for i, v := range theta[1+lo : 1+hi] {
+			w := 1.0
+			if o.penalty != nil {
+				w = o.penalty[lo+i]
+			}
+			grad[1+lo+i] += 2 * o.lambda * w * v
+		}
+	})
 }
 
 // value is gonum's Func: the forward pass only.

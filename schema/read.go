@@ -267,9 +267,10 @@ func ReadFields[T any](ctx context.Context, path string, cols *T, fields ...any)
 // ReadFieldsSideBySide is ReadFields decoding the columns on a goroutine
 // each, for reads of a few large columns on a stage's serial path (a bag
 // of words' term ids and weights: 0.9 of 1.7 s on 2 cores at Electronics'
-// size). The goroutines are one per column, not per core, so the memory
-// it adds, the decode buffers of the columns in flight together, does not
-// grow with GOMAXPROCS; a table of many columns should use ReadFields.
+// size; the split's pairs). The goroutines are one per column, not per
+// core, so the memory it adds, the decode buffers of the columns in flight
+// together, does not grow with GOMAXPROCS; a table of many columns should
+// use ReadFields.
 func ReadFieldsSideBySide[T any](ctx context.Context, path string, cols *T, fields ...any) error {
 	v := reflect.ValueOf(cols).Elem()
 	if len(fields) == 0 {

@@ -164,7 +164,7 @@ func readPairs(ctx context.Context, in inputs) ([]graph.Pair, error) {
 		return nil, err
 	}
 	var c schema.PairsCols
-	if err := schema.ReadFields(ctx, path, &c, &c.XIdx, &c.YIdx, &c.Label, &c.Split); err != nil {
+	if err := schema.ReadFieldsSideBySide(ctx, path, &c, &c.XIdx, &c.YIdx, &c.Label, &c.Split); err != nil {
 		return nil, err
 	}
 	out := make([]graph.Pair, len(c.XIdx))

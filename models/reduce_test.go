@@ -3,6 +3,7 @@ package models
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -88,4 +89,36 @@ func BenchmarkMedian(b *testing.B) {
 			sortedMedian(v)
 		}
 	})
+}
+
+// spanSum is the in-order sum of its spans' in-order sums, bit for bit at
+// every GOMAXPROCS, over a count that ends in a partial span.
+func TestSpanSumSameAtProcs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	n := 3*sumSpan + 1234
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = rng.NormFloat64() * math.Exp(rng.NormFloat64()*8) // wide magnitudes: order shows in the bits
+	}
+	var want float64
+	for lo := 0; lo < n; lo += sumSpan {
+		var s float64
+		for _, x := range v[lo:min(lo+sumSpan, n)] {
+			s += x
+		}
+		want += s
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range sameBitsProcs {
+		runtime.GOMAXPROCS(procs)
+		got := spanSum(n, func(lo, hi int) (s float64) {
+			for _, x := range v[lo:hi] {
+				s += x
+			}
+			return s
+		})
+		if math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("GOMAXPROCS %d: %v, want %v", procs, got, want)
+		}
+	}
 }
