@@ -392,28 +392,53 @@ func newRowSource(feat Features) (rowSource, error) {
 
 // check verifies the rows of items once, so the kernels can index W without
 // bounds surprises: dense rows at least dim long, sparse indices in [0, dim)
-// with one value each,
-// strictly ascending.
+// with one value each, strictly ascending. The items are checked in spans
+// on all cores; the error reported is the first item's in items' order,
+// whatever GOMAXPROCS is.
 func (s rowSource) check(items []int32) error {
-	for _, it := range items {
-		i := int(it)
-		if s.sparse == nil {
-			if n := len(s.dense.Row(i)); n < s.dim {
-				return fmt.Errorf("models: feature row %d has %d values, want %d: %w", i, n, s.dim, ErrInput)
-			}
-			continue
+	const span = 4096
+	errs := make([]error, (len(items)+span-1)/span)
+	var firstBad atomic.Int64 // the earliest span known to fail
+	firstBad.Store(int64(len(errs)))
+	runChunks(len(errs), 0, func(_, c int) {
+		if int64(c) > firstBad.Load() {
+			return // cannot be the first error; every span before a failing one still runs
 		}
-		idx, val := s.sparse.SparseRow(i)
-		if len(idx) != len(val) {
-			return fmt.Errorf("models: sparse feature row %d has %d indices and %d values: %w", i, len(idx), len(val), ErrInput)
+		for _, it := range items[c*span : min((c+1)*span, len(items))] {
+			if err := s.checkRow(int(it)); err != nil {
+				errs[c] = err
+				for b := firstBad.Load(); int64(c) < b && !firstBad.CompareAndSwap(b, int64(c)); b = firstBad.Load() {
+				}
+				return
+			}
 		}
-		for k, j := range idx {
-			if j < 0 || int(j) >= s.dim {
-				return fmt.Errorf("models: sparse feature row %d: column %d out of range [0, %d): %w", i, j, s.dim, ErrInput)
-			}
-			if k > 0 && j <= idx[k-1] {
-				return fmt.Errorf("models: sparse feature row %d: columns not strictly ascending at position %d: %w", i, k, ErrInput)
-			}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkRow is check of one item's row.
+func (s rowSource) checkRow(i int) error {
+	if s.sparse == nil {
+		if n := len(s.dense.Row(i)); n < s.dim {
+			return fmt.Errorf("models: feature row %d has %d values, want %d: %w", i, n, s.dim, ErrInput)
+		}
+		return nil
+	}
+	idx, val := s.sparse.SparseRow(i)
+	if len(idx) != len(val) {
+		return fmt.Errorf("models: sparse feature row %d has %d indices and %d values: %w", i, len(idx), len(val), ErrInput)
+	}
+	for k, j := range idx {
+		if j < 0 || int(j) >= s.dim {
+			return fmt.Errorf("models: sparse feature row %d: column %d out of range [0, %d): %w", i, j, s.dim, ErrInput)
+		}
+		if k > 0 && j <= idx[k-1] {
+			return fmt.Errorf("models: sparse feature row %d: columns not strictly ascending at position %d: %w", i, k, ErrInput)
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -119,6 +120,39 @@ func TestSpanSumSameAtProcs(t *testing.T) {
 		})
 		if math.Float64bits(got) != math.Float64bits(want) {
 			t.Fatalf("GOMAXPROCS %d: %v, want %v", procs, got, want)
+		}
+	}
+}
+
+// check reports the first bad row in the items' order (not in index order,
+// not whichever core finds one first), the same at every GOMAXPROCS, with
+// bad rows in several of its spans.
+func TestCheckFirstBadRow(t *testing.T) {
+	const rows = 20000
+	m := &sparseFeat{dim: 8, idx: make([][]int32, rows), val: make([][]float32, rows)}
+	for i := range rows {
+		m.idx[i], m.val[i] = []int32{1, 5}, []float32{0.5, 0.5}
+	}
+	m.idx[17000] = []int32{5, 1} // not ascending
+	m.idx[9000] = []int32{1, 9}  // out of range
+	m.val[12000] = []float32{1}  // one value short
+	items := make([]int32, 0, rows)
+	for i := rows - 1; i >= 0; i-- { // descending: the first bad row met is 17000
+		items = append(items, int32(i))
+	}
+	src := rowSource{sparse: m, dim: 8, rows: rows}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range sameBitsProcs {
+		runtime.GOMAXPROCS(procs)
+		err := src.check(items)
+		if err == nil || !strings.Contains(err.Error(), "row 17000: columns not strictly ascending") {
+			t.Fatalf("GOMAXPROCS %d: %v, want row 17000's error", procs, err)
+		}
+		if err := src.check(items[3000:]); err == nil || !strings.Contains(err.Error(), "row 12000 has 2 indices and 1 values") {
+			t.Fatalf("GOMAXPROCS %d: %v, want row 12000's error", procs, err)
+		}
+		if err := src.check(items[:2999]); err != nil {
+			t.Fatalf("GOMAXPROCS %d: good rows refused: %v", procs, err)
 		}
 	}
 }
