@@ -543,22 +543,39 @@ func newPairSet(pairs []graph.Pair, rows int, what string) (*pairSet, error) {
 			ps.items = append(ps.items, int32(g))
 		}
 	}
+	// The loops below write each index once, so they run in spans on all
+	// cores; the two counting sorts run side by side.
 	n := len(pairs)
-	ps.x, ps.y, ps.labels = make([]int32, n), make([]int32, n), make([]bool, n)
-	for i, p := range pairs {
-		ps.x[i], ps.y[i], ps.labels[i] = local[p.X], local[p.Y], p.Label
+	spans := (n + pairChunk - 1) / pairChunk
+	each := func(fn func(lo, hi int)) {
+		runChunks(spans, 0, func(_, c int) { fn(c*pairChunk, min((c+1)*pairChunk, n)) })
 	}
-	ps.xOff, ps.byX = incidence(ps.x, len(ps.items))
-	ps.yOff, ps.byY = incidence(ps.y, len(ps.items))
+	ps.x, ps.y, ps.labels = make([]int32, n), make([]int32, n), make([]bool, n)
+	each(func(lo, hi int) {
+		for i, p := range pairs[lo:hi] {
+			ps.x[lo+i], ps.y[lo+i], ps.labels[lo+i] = local[p.X], local[p.Y], p.Label
+		}
+	})
+	runChunks(2, 0, func(_, e int) {
+		if e == 0 {
+			ps.xOff, ps.byX = incidence(ps.x, len(ps.items))
+		} else {
+			ps.yOff, ps.byY = incidence(ps.y, len(ps.items))
+		}
+	})
 	ps.xEnd, ps.yEnd = make([]int32, n), make([]int32, n)
 	pos := make([]int32, n)
-	for k, q := range ps.byX {
-		ps.xEnd[k], ps.yEnd[k], pos[q] = ps.x[q], ps.y[q], int32(k)
-	}
+	each(func(lo, hi int) {
+		for k, q := range ps.byX[lo:hi] {
+			ps.xEnd[lo+k], ps.yEnd[lo+k], pos[q] = ps.x[q], ps.y[q], int32(lo+k)
+		}
+	})
 	ps.yPos, ps.yOther = make([]int32, n), make([]int32, n)
-	for j, q := range ps.byY {
-		ps.yPos[j], ps.yOther[j] = pos[q], ps.x[q]
-	}
+	each(func(lo, hi int) {
+		for j, q := range ps.byY[lo:hi] {
+			ps.yPos[lo+j], ps.yOther[lo+j] = pos[q], ps.x[q]
+		}
+	})
 	return ps, nil
 }
 

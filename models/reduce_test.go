@@ -156,3 +156,46 @@ func TestCheckFirstBadRow(t *testing.T) {
 		}
 	}
 }
+
+// newPairSet's index is the same at every GOMAXPROCS, over several spans
+// of pairs, and means what its fields say: byX lists pair indices by local
+// x, xEnd/yEnd are those pairs' ends, yPos finds a pair of byY in byX.
+func TestPairSetSameAtProcs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	pairs := randPairs(rng, 5000, 3*pairChunk+77)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	var first *pairSet
+	for _, procs := range sameBitsProcs {
+		runtime.GOMAXPROCS(procs)
+		ps, err := newPairSet(pairs, 6000, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = ps
+			for k, q := range ps.byX {
+				if ps.xEnd[k] != ps.x[q] || ps.yEnd[k] != ps.y[q] || k > 0 && ps.x[ps.byX[k-1]] > ps.x[q] {
+					t.Fatalf("byX[%d] = pair %d: ends %d %d, want %d %d, in x order", k, q, ps.xEnd[k], ps.yEnd[k], ps.x[q], ps.y[q])
+				}
+			}
+			for j, q := range ps.byY {
+				if ps.byX[ps.yPos[j]] != q || ps.yOther[j] != ps.x[q] {
+					t.Fatalf("byY[%d] = pair %d: yPos %d, other end %d", j, q, ps.yPos[j], ps.yOther[j])
+				}
+			}
+			for i, p := range pairs {
+				if ps.items[ps.x[i]] != p.X || ps.items[ps.y[i]] != p.Y || ps.labels[i] != p.Label {
+					t.Fatalf("pair %d indexed as %d-%d", i, ps.items[ps.x[i]], ps.items[ps.y[i]])
+				}
+			}
+			continue
+		}
+		for name, ab := range map[string][2][]int32{"x": {first.x, ps.x}, "y": {first.y, ps.y}, "byX": {first.byX, ps.byX}, "byY": {first.byY, ps.byY},
+			"xOff": {first.xOff, ps.xOff}, "yOff": {first.yOff, ps.yOff}, "xEnd": {first.xEnd, ps.xEnd}, "yEnd": {first.yEnd, ps.yEnd},
+			"yPos": {first.yPos, ps.yPos}, "yOther": {first.yOther, ps.yOther}, "items": {first.items, ps.items}} {
+			if !slices.Equal(ab[0], ab[1]) {
+				t.Fatalf("GOMAXPROCS %d: %s differs from GOMAXPROCS 1", procs, name)
+			}
+		}
+	}
+}
