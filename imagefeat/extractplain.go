@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"monomer/internal/par"
 	"monomer/internal/rawio"
 )
 
@@ -90,29 +91,6 @@ type plainIndex struct {
 	others []int64 // the records before end that fill no row, ascending
 }
 
-// forTasks runs do(w, t) for the tasks t = 0..tasks-1, handed out in
-// order to GOMAXPROCS goroutines (w numbers the goroutine, for its
-// buffers); a goroutine stops when do returns false. What a task computes
-// must not depend on which goroutine runs it.
-func forTasks(tasks int, do func(w, t int) bool) {
-	workers := min(runtime.GOMAXPROCS(0), tasks)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				t := int(next.Add(1) - 1)
-				if t >= tasks || !do(w, t) {
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-}
-
 // indexPlain reads the headers of in (headerTask records a task, in
 // parallel) and classifies the records in file order.
 func indexPlain(ctx context.Context, in *os.File, name string, size int64, rows map[string]int32, n int, dim int) (*plainIndex, error) {
@@ -121,7 +99,7 @@ func indexPlain(ctx context.Context, in *os.File, name string, size int64, rows 
 	hdr := make([]byte, nrec*ASINLen)
 	tasks := int((nrec + headerTask - 1) / headerTask)
 	errs := make([]error, tasks)
-	forTasks(tasks, func(_, t int) bool {
+	par.Until(tasks, 0, func(_, t int) bool {
 		if err := ctx.Err(); err != nil {
 			errs[t] = err
 			return false
@@ -388,7 +366,7 @@ func extractPlain(ctx context.Context, path string, rows map[string]int32, asins
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		forTasks(tasks, task)
+		par.Until(tasks, 0, task)
 	}()
 
 	// Follow the tasks in order.
