@@ -7,7 +7,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"sync"
+
+	"monomer/internal/par"
 )
 
 // ErrInput marks data the report cannot draw.
@@ -141,36 +142,14 @@ type tsne struct {
 	num []float64 // (1 + ‖y_i − y_j‖²)⁻¹ of the current map, n×n
 }
 
-// rows runs fn over fixed row ranges on the workers; each row's results
+// rows runs fn over fixed row ranges of 64 on the workers (the caller
+// among them: BENCHMARKS.md, "Use of all cores"); each row's results
 // depend on the row only.
 func (t *tsne) rows(fn func(lo, hi int)) {
 	const chunk = 64
-	chunks := (t.n + chunk - 1) / chunk
-	var wg sync.WaitGroup
-	next := make(chan int, chunks)
-	for c := range chunks {
-		next <- c
-	}
-	close(next)
-	work := func() {
-		for c := range next {
-			fn(c*chunk, min((c+1)*chunk, t.n))
-		}
-	}
-	// The caller works too rather than only waiting for the goroutines it
-	// woke: a map takes thousands of these short sections (Electronics'
-	// report, P = 2: 1.24× over P = 1 before, 1.54× after, with wall
-	// time at fewer than 2 goroutines 0.48 → 0.45; BENCHMARKS.md, "Use of
-	// all cores").
-	for range min(t.opt.Workers, chunks) - 1 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work()
-		}()
-	}
-	work()
-	wg.Wait()
+	par.For((t.n+chunk-1)/chunk, t.opt.Workers, func(_, c int) {
+		fn(c*chunk, min((c+1)*chunk, t.n))
+	})
 }
 
 // affinities sets p_ij = (p_j|i + p_i|j) / 2n, each conditional a Gaussian

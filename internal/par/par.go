@@ -42,18 +42,25 @@ func Until(n, workers int, fn func(w, i int) bool) {
 		return
 	}
 	var next atomic.Int64
+	work := func(w int) {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= n || !fn(w, i) {
+				return
+			}
+		}
+	}
+	// The caller is worker 0 rather than only waiting for the goroutines it
+	// woke: sections of a millisecond (t-SNE's rows, thousands a map) would
+	// otherwise wait on a wake-up each.
 	var wg sync.WaitGroup
-	for w := range workers {
+	for w := 1; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || !fn(w, i) {
-					return
-				}
-			}
+			work(w)
 		}()
 	}
+	work(0)
 	wg.Wait()
 }
