@@ -19,13 +19,20 @@ func ErrorRate(labels []bool, prob []float64) float64 {
 	if len(labels) == 0 {
 		return math.NaN()
 	}
-	wrong := 0
-	for i, l := range labels {
-		if (prob[i] > 0.5) != l {
-			wrong++
+	// Counted in runs on all cores; integer sums are exact in any order.
+	wrong := make([]int, (len(labels)+keyRun-1)/keyRun)
+	forRuns(len(labels), 0, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if (prob[i] > 0.5) != labels[i] {
+				wrong[lo/keyRun]++
+			}
 		}
+	})
+	var n int
+	for _, w := range wrong {
+		n += w
 	}
-	return float64(wrong) / float64(len(labels))
+	return float64(n) / float64(len(labels))
 }
 
 // AUC returns the area under the ROC curve: the probability that a random

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+
+	"monomer/graph"
 )
 
 // testProcs are the GOMAXPROCS the split metrics are checked at: odd counts
@@ -168,5 +170,81 @@ func BenchmarkAUCTies(b *testing.B) {
 				AUC(labels, score)
 			}
 		})
+	}
+}
+
+// TestErrorRateSameAnyProcs checks the run-wise error count against a
+// serial one at every GOMAXPROCS of testProcs.
+func TestErrorRateSameAnyProcs(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	rng := rand.New(rand.NewPCG(4, 1))
+	for _, n := range []int{1, keyRun - 1, 3*keyRun + 5} {
+		labels, prob := make([]bool, n), make([]float64, n)
+		wrong := 0
+		for i := range n {
+			labels[i], prob[i] = rng.IntN(3) == 0, rng.Float64()
+			if (prob[i] > 0.5) != labels[i] {
+				wrong++
+			}
+		}
+		want := float64(wrong) / float64(n)
+		for _, p := range testProcs {
+			runtime.GOMAXPROCS(p)
+			if got := ErrorRate(labels, prob); got != want {
+				t.Errorf("%d pairs, GOMAXPROCS %d: %v, serial %v", n, p, got, want)
+			}
+		}
+	}
+}
+
+// TestScoresSameAnyProcs checks CT's and a learned model's scores of more
+// pairs than one run at every GOMAXPROCS of testProcs: each pair's must be
+// what it is scored alone.
+func TestScoresSameAnyProcs(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	rng := rand.New(rand.NewPCG(5, 1))
+	const items, dim, k = 300, 6, 3
+	pairs := randPairs(rng, items, 2*keyRun+11)
+	sub := make([]int32, items)
+	names := []string{"a", "b", "c", "d", "e"}
+	for i := range sub {
+		sub[i] = int32(rng.IntN(len(names)))
+	}
+	ct, err := FitCT(sub, names, pairs[:5000], 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := Param{Name: "E", Rows: dim, Cols: k, Data: make([]float64, dim*k)}
+	for i := range e.Data {
+		e.Data[i] = rng.NormFloat64()
+	}
+	lmt, err := NewFit(ModelLMT, 1.5, []Param{e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	feat := randDense(rng, items, dim)
+	runtime.GOMAXPROCS(1)
+	ld, _, err := lmt.Score(feat, pairs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range testProcs {
+		runtime.GOMAXPROCS(p)
+		dist, prob := ct.Score(pairs)
+		for i, q := range pairs {
+			d, pr := ct.Score([]graph.Pair{q})
+			if dist[i] != d[0] || prob[i] != pr[0] {
+				t.Fatalf("GOMAXPROCS %d: CT pair %d scored (%v, %v) among all, (%v, %v) alone", p, i, dist[i], prob[i], d[0], pr[0])
+			}
+		}
+		dist, prob, err := lmt.Score(feat, pairs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range pairs {
+			if dist[i] != ld[i] || prob[i] != sigmoidStable(1.5-ld[i]) {
+				t.Fatalf("GOMAXPROCS %d: LMT pair %d (%v, %v), want (%v, %v)", p, i, dist[i], prob[i], ld[i], sigmoidStable(1.5-ld[i]))
+			}
+		}
 	}
 }
