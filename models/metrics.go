@@ -22,11 +22,13 @@ func ErrorRate(labels []bool, prob []float64) float64 {
 	// Counted in runs on all cores; integer sums are exact in any order.
 	wrong := make([]int, (len(labels)+keyRun-1)/keyRun)
 	forRuns(len(labels), 0, func(lo, hi int) {
+		n := 0 // local: neighbouring runs' counts share a cache line
 		for i := lo; i < hi; i++ {
 			if (prob[i] > 0.5) != labels[i] {
-				wrong[lo/keyRun]++
+				n++
 			}
 		}
+		wrong[lo/keyRun] = n
 	})
 	var n int
 	for _, w := range wrong {
