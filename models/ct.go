@@ -136,24 +136,30 @@ func (m *CT) Counts() []CTCount { return m.counts }
 // linked from sub(x), in [0, 1), and 1 when sub(y) is not linked from sub(x)
 // at all: smaller is more compatible, as for the other models' distances,
 // and -dist is a usable AUC score. Items must be in range of the sub slice
-// given to FitCT.
+// given to FitCT. The pairs are scored on all cores.
 func (m *CT) Score(pairs []graph.Pair) (dist, prob []float64) {
 	dist = make([]float64, len(pairs))
 	prob = make([]float64, len(pairs))
-	for i, p := range pairs {
-		src, dst := m.sub[p.X], m.sub[p.Y]
-		dist[i] = 1
-		r := m.ranks[src]
-		j, ok := slices.BinarySearchFunc(r, dst, func(e ctRank, t int32) int { return cmp.Compare(e.target, t) })
-		if !ok {
-			continue
+	forRuns(len(pairs), 0, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			dist[i], prob[i] = m.score(pairs[i])
 		}
-		dist[i] = float64(r[j].rank-1) / float64(m.linked[src])
-		if r[j].rank <= m.kept[src] {
-			prob[i] = 1
-		}
-	}
+	})
 	return dist, prob
+}
+
+// score is Score of one pair.
+func (m *CT) score(p graph.Pair) (dist, prob float64) {
+	src, dst := m.sub[p.X], m.sub[p.Y]
+	r := m.ranks[src]
+	j, ok := slices.BinarySearchFunc(r, dst, func(e ctRank, t int32) int { return cmp.Compare(e.target, t) })
+	if !ok {
+		return 1, 0
+	}
+	if r[j].rank <= m.kept[src] {
+		prob = 1
+	}
+	return float64(r[j].rank-1) / float64(m.linked[src]), prob
 }
 
 // NewCT rebuilds a fitted CT from its table form, the cells Counts

@@ -1,7 +1,6 @@
 package models
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -20,13 +19,22 @@ func ErrorRate(labels []bool, prob []float64) float64 {
 	if len(labels) == 0 {
 		return math.NaN()
 	}
-	wrong := 0
-	for i, l := range labels {
-		if (prob[i] > 0.5) != l {
-			wrong++
+	// Counted in runs on all cores; integer sums are exact in any order.
+	wrong := make([]int, (len(labels)+keyRun-1)/keyRun)
+	forRuns(len(labels), 0, func(lo, hi int) {
+		n := 0 // local: neighbouring runs' counts share a cache line
+		for i := lo; i < hi; i++ {
+			if (prob[i] > 0.5) != labels[i] {
+				n++
+			}
 		}
+		wrong[lo/keyRun] = n
+	})
+	var n int
+	for _, w := range wrong {
+		n += w
 	}
-	return float64(wrong) / float64(len(labels))
+	return float64(n) / float64(len(labels))
 }
 
 // AUC returns the area under the ROC curve: the probability that a random
@@ -34,40 +42,179 @@ func ErrorRate(labels []bool, prob []float64) float64 {
 // (Mann-Whitney U / (P N)). Higher score means more likely related: pass the
 // probability, or the negated distance. NaN scores rank below every number
 // and tie with each other. It is NaN unless both classes occur. It sorts
-// each class's scores and merges them, O(n log n); the result is exact
-// integer counting divided once, so it does not depend on the order of the
-// pairs.
+// each class's scores and merges them, O(n log n), on all cores (see
+// sortKeys); the result is exact integer counting divided once, so it
+// depends neither on the order of the pairs nor on GOMAXPROCS.
 func AUC(labels []bool, score []float64) float64 {
 	metricCheck("AUC", labels, score)
-	var pos, neg []float64
-	for i, l := range labels {
-		if l {
-			pos = append(pos, score[i])
-		} else {
-			neg = append(neg, score[i])
-		}
-	}
+	pos, neg := splitKeys(labels, score, 0)
 	if len(pos) == 0 || len(neg) == 0 {
 		return math.NaN()
 	}
-	// slices.Sort orders NaN first, and cmp.Compare agrees (NaN equal to
-	// itself, -0 equal to 0); equal values are indistinguishable here, so an
-	// unstable sort gives the same counts.
-	slices.Sort(pos)
-	slices.Sort(neg)
-	var twiceU int64 // 2U keeps the half credits integral
-	lo, hi := 0, 0   // neg[:lo] < p, neg[lo:hi] == p
-	for _, p := range pos {
-		for lo < len(neg) && cmp.Compare(neg[lo], p) < 0 {
-			lo++
-		}
-		hi = max(hi, lo)
-		for hi < len(neg) && cmp.Compare(neg[hi], p) == 0 {
-			hi++
-		}
-		twiceU += 2*int64(lo) + int64(hi-lo)
+	pos = sortKeys(pos, make([]uint64, len(pos)), keyRun, 0)
+	neg = sortKeys(neg, make([]uint64, len(neg)), keyRun, 0)
+	return float64(twiceU(pos, neg, 0)) / (2 * float64(len(pos)) * float64(len(neg)))
+}
+
+// keyRun is the length of the runs sortKeys sorts on their own and of the
+// pieces a merge pass hands out: 256 KB of keys, a core's L2 cache. The
+// sorted keys do not depend on it, only the work's grain.
+const keyRun = 1 << 15
+
+// forRuns runs fn(lo, hi) over [0, n) in spans of keyRun on workers
+// goroutines (0: GOMAXPROCS): for the per-pair loops of the metrics, where
+// forSpans' spans would be a microsecond of work each. fn must write
+// results indexed by position.
+func forRuns(n, workers int, fn func(lo, hi int)) {
+	runChunks((n+keyRun-1)/keyRun, workers, func(_, c int) {
+		fn(c*keyRun, min((c+1)*keyRun, n))
+	})
+}
+
+// scoreKey maps a score to a uint64 whose unsigned order is cmp.Compare's
+// order of the scores: every NaN to 0, below −Inf's key; −0 to +0's key.
+// Equal keys are then exactly the ties AUC counts half, and the sort and
+// merges compare integers.
+func scoreKey(v float64) uint64 {
+	if v != v {
+		return 0
 	}
-	return float64(twiceU) / (2 * float64(len(pos)) * float64(len(neg)))
+	if v == 0 {
+		v = 0 // −0
+	}
+	b := math.Float64bits(v)
+	if b>>63 != 0 {
+		return ^b // negative: larger magnitude, smaller key
+	}
+	return b | 1<<63
+}
+
+// splitKeys returns the keys of the related and of the unrelated pairs'
+// scores, each in pair order, filled in fixed chunks of keyRun pairs on
+// workers goroutines (0: GOMAXPROCS) at offsets counted first.
+func splitKeys(labels []bool, score []float64, workers int) (pos, neg []uint64) {
+	chunks := (len(labels) + keyRun - 1) / keyRun
+	before := make([]int, chunks+1) // related pairs before chunk c
+	runChunks(chunks, workers, func(_, c int) {
+		n := 0
+		for _, l := range labels[c*keyRun : min((c+1)*keyRun, len(labels))] {
+			if l {
+				n++
+			}
+		}
+		before[c+1] = n
+	})
+	for c := range chunks {
+		before[c+1] += before[c]
+	}
+	pos, neg = make([]uint64, before[chunks]), make([]uint64, len(labels)-before[chunks])
+	runChunks(chunks, workers, func(_, c int) {
+		lo := c * keyRun
+		p, n := before[c], lo-before[c]
+		for i, l := range labels[lo:min(lo+keyRun, len(labels))] {
+			if l {
+				pos[p] = scoreKey(score[lo+i])
+				p++
+			} else {
+				neg[n] = scoreKey(score[lo+i])
+				n++
+			}
+		}
+	})
+	return pos, neg
+}
+
+// sortKeys sorts x ascending on workers goroutines (0: GOMAXPROCS), with
+// buf (as long as x) as scratch, and returns the sorted keys: x or buf. It
+// sorts runs of run keys, then merges neighbouring runs pass by pass, each
+// pass cut into pieces of run output keys that merge independently (a
+// piece's start in either input found by mergeSplit). Equal keys are equal
+// bits, so the result is the one sorted slice whatever the schedule.
+func sortKeys(x, buf []uint64, run, workers int) []uint64 {
+	n := len(x)
+	runChunks((n+run-1)/run, workers, func(_, c int) {
+		slices.Sort(x[c*run : min((c+1)*run, n)])
+	})
+	src, dst := x, buf
+	for width := run; width < n; width *= 2 {
+		runChunks((n+run-1)/run, workers, func(_, c int) {
+			lo, hi := c*run, min((c+1)*run, n)
+			// The pair of width-runs holding output [lo, hi): width is a
+			// multiple of run, so one pair holds all of it.
+			p := lo / (2 * width) * (2 * width)
+			mid, end := min(p+width, n), min(p+2*width, n)
+			a, b := src[p:mid], src[mid:end]
+			i0, i1 := mergeSplit(a, b, lo-p), mergeSplit(a, b, hi-p)
+			mergeKeys(dst[lo:hi], a[i0:i1], b[lo-p-i0:hi-p-i1])
+		})
+		src, dst = dst, src
+	}
+	return src
+}
+
+// mergeSplit returns how many of the first k keys of the merge of sorted a
+// and b come from a, the merge taking a's key first on a tie (as
+// mergeKeys does).
+func mergeSplit(a, b []uint64, k int) int {
+	lo, hi := max(0, k-len(b)), min(k, len(a))
+	for lo < hi {
+		i := int(uint(lo+hi) >> 1)
+		// a[i] is among the first k iff it does not come after b[k-i-1].
+		if a[i] <= b[k-i-1] {
+			lo = i + 1
+		} else {
+			hi = i
+		}
+	}
+	return lo
+}
+
+// mergeKeys merges sorted a and b into dst (len(a)+len(b) long), a's key
+// first on a tie.
+func mergeKeys(dst, a, b []uint64) {
+	i, j := 0, 0
+	for k := range dst {
+		if j == len(b) || (i < len(a) && a[i] <= b[j]) {
+			dst[k] = a[i]
+			i++
+		} else {
+			dst[k] = b[j]
+			j++
+		}
+	}
+}
+
+// twiceU returns 2U, U the Mann-Whitney count of (related, unrelated) key
+// pairs with the related key above, ties one half (the doubling keeps the
+// halves integral), from sorted pos and neg. The related keys are counted
+// in chunks of keyRun on workers goroutines (0: GOMAXPROCS), each starting
+// from binary searches; integer sums are exact in any order.
+func twiceU(pos, neg []uint64, workers int) int64 {
+	chunks := (len(pos) + keyRun - 1) / keyRun
+	part := make([]int64, chunks)
+	runChunks(chunks, workers, func(_, c int) {
+		ps := pos[c*keyRun : min((c+1)*keyRun, len(pos))]
+		// neg[:lo] < p, neg[lo:hi] == p for the current p.
+		lo, _ := slices.BinarySearch(neg, ps[0])
+		hi := lo
+		var u int64
+		for _, p := range ps {
+			for lo < len(neg) && neg[lo] < p {
+				lo++
+			}
+			hi = max(hi, lo)
+			for hi < len(neg) && neg[hi] == p {
+				hi++
+			}
+			u += 2*int64(lo) + int64(hi-lo)
+		}
+		part[c] = u
+	})
+	var u int64
+	for _, v := range part {
+		u += v
+	}
+	return u
 }
 
 // LogLikelihoodClamp bounds probabilities to [LogLikelihoodClamp,
@@ -78,21 +225,27 @@ const LogLikelihoodClamp = 1e-12
 // LogLikelihood returns the mean over pairs of log p for related pairs and
 // log(1-p) for unrelated ones (natural log, <= 0, higher is better), with p
 // (for unrelated pairs 1-p) clamped to [LogLikelihoodClamp,
-// 1-LogLikelihoodClamp]. The sum runs in pair order. A NaN probability gives
-// NaN.
+// 1-LogLikelihoodClamp]. The logarithms are taken on all cores, the sum in
+// pair order. A NaN probability gives NaN.
 func LogLikelihood(labels []bool, prob []float64) float64 {
 	metricCheck("LogLikelihood", labels, prob)
 	if len(labels) == 0 {
 		return math.NaN()
 	}
-	var sum float64
-	for i, l := range labels {
-		p := prob[i]
-		if !l {
-			p = 1 - p
+	logs := make([]float64, len(labels))
+	forRuns(len(labels), 0, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			p := prob[i]
+			if !labels[i] {
+				p = 1 - p
+			}
+			// min and max keep NaN.
+			logs[i] = math.Log(min(max(p, LogLikelihoodClamp), 1-LogLikelihoodClamp))
 		}
-		// min and max keep NaN.
-		sum += math.Log(min(max(p, LogLikelihoodClamp), 1-LogLikelihoodClamp))
+	})
+	var sum float64
+	for _, v := range logs {
+		sum += v
 	}
 	return sum / float64(len(labels))
 }

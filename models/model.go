@@ -459,9 +459,11 @@ func (f *Fit) Score(feat Features, pairs []graph.Pair) (dist, prob []float64, er
 		return 0
 	}, nil)
 	prob = make([]float64, len(pairs))
-	for i, d := range dist {
-		prob[i] = sigmoidStable(f.C - d)
-	}
+	forRuns(len(pairs), 0, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			prob[i] = sigmoidStable(f.C - dist[i])
+		}
+	})
 	return dist, prob, nil
 }
 

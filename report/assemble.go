@@ -430,23 +430,49 @@ func dimTops(p *models.Projection, block, title string, c *Catalog) *DimTops {
 	if p == nil || len(p.Items) == 0 {
 		return nil
 	}
-	k := len(p.Block(0, block))
+	dims := min(len(p.Block(0, block)), dimTopDims)
 	dt := &DimTops{Space: title}
-	order := make([]int, len(p.Items))
-	for d := range min(k, dimTopDims) {
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortStableFunc(order, func(a, b int) int {
-			return cmp.Compare(p.Block(b, block)[d], p.Block(a, block)[d])
-		})
+	for _, top := range topRows(len(p.Items), dims, dimTopItems, func(r int) []float64 { return p.Block(r, block) }) {
 		var row []Item
-		for _, r := range order[:min(dimTopItems, len(order))] {
+		for _, r := range top {
 			row = append(row, c.item(p.Items[r]))
 		}
 		dt.Dims = append(dt.Dims, row)
 	}
 	return dt
+}
+
+// topRows returns, for each of the first dims columns of n rows, the at
+// most k rows with the largest value there, largest first and ties by row
+// index (NaN below every number, as cmp.Compare orders): what a stable
+// sort of the rows by the column, descending, cut at k gives, in one pass
+// over the rows instead of a sort per column (20 sorts of 50,000 rows
+// were a serial second of Electronics' report).
+func topRows(n, dims, k int, row func(r int) []float64) [][]int {
+	tops := make([][]int, dims)
+	vals := make([][]float64, dims) // vals[d][j] is row tops[d][j]'s value
+	for r := range n {
+		v := row(r)
+		for d := range dims {
+			x, top := v[d], vals[d]
+			// r follows every row kept, so it goes before the first one it
+			// beats strictly.
+			j := len(top)
+			for j > 0 && cmp.Compare(x, top[j-1]) > 0 {
+				j--
+			}
+			if j == k {
+				continue
+			}
+			if len(top) < k {
+				tops[d], vals[d] = append(tops[d], 0), append(vals[d], 0)
+			}
+			copy(tops[d][j+1:], tops[d][j:])
+			copy(vals[d][j+1:], vals[d][j:])
+			tops[d][j], vals[d][j] = r, x
+		}
+	}
+	return tops
 }
 
 // queries picks the first queries of the recommendations with the

@@ -232,25 +232,50 @@ func Write(ctx context.Context, dir string, page *Page, opt Options) (*Written, 
 			w.Files = append(w.Files, name)
 			return name, nil
 		}
+		// Each plot renders on a goroutine of its own, beside the t-SNE
+		// maps that keep every core busy (the plots were a serial quarter
+		// CPU-second of Electronics' report); what it adds to w and the
+		// page, and its error, are taken in the order the plots were
+		// started, when the experiment's last map is done: the files and
+		// page of rendering them one after another.
+		var steps []func() error
+		plot := func(name, what string, render func() error, place func(png string)) {
+			done := make(chan error, 1)
+			go func() { done <- render() }()
+			steps = append(steps, func() error {
+				png, err := add(name, <-done, what)
+				if err == nil {
+					place(png)
+				}
+				return err
+			})
+		}
+		// finish waits for every plot started and returns the first error
+		// in order.
+		finish := func() error {
+			var first error
+			for _, step := range steps {
+				if err := step(); err != nil && first == nil {
+					first = err
+				}
+			}
+			return first
+		}
 		progress(e.Name+": plots", 0)
 		if len(e.Fits) > 0 {
 			name := prefix + "lambda.png"
-			png, err := add(name, lambdaPlot(dir, name, e.Fits), "error against λ")
-			if err != nil {
-				return nil, err
-			}
-			ev.LambdaPNG = png
+			plot(name, "error against λ", func() error { return lambdaPlot(dir, name, e.Fits) },
+				func(png string) { ev.LambdaPNG = png })
 		}
 		for _, m := range modelsOf(traceFits(e.Trace)) {
 			for _, valid := range []bool{false, true} {
 				name := fmt.Sprintf("%strace-%s-%s.png", prefix, m, map[bool]string{false: "objective", true: "valid"}[valid])
-				png, err := add(name, tracePlot(dir, name, m, e.Trace, valid), "training curve of "+m)
-				if err != nil {
-					return nil, err
-				}
-				if png != "" {
-					ev.Traces = append(ev.Traces, imgView{Src: png, Alt: m + " training curve"})
-				}
+				plot(name, "training curve of "+m, func() error { return tracePlot(dir, name, m, e.Trace, valid) },
+					func(png string) {
+						if png != "" {
+							ev.Traces = append(ev.Traces, imgView{Src: png, Alt: m + " training curve"})
+						}
+					})
 			}
 		}
 		progress(e.Name+": plots", 2)
@@ -258,7 +283,10 @@ func Write(ctx context.Context, dir string, page *Page, opt Options) (*Written, 
 			n := len(s.Sub)
 			step := fmt.Sprintf("%s: t-SNE map of %s", e.Name, s.Title)
 			if n < 4 || s.Dim < 1 || len(s.Vectors) != n*s.Dim {
-				w.Skipped = append(w.Skipped, fmt.Sprintf("%s: map of %s: %d items", e.Name, s.Title, n))
+				steps = append(steps, func() error {
+					w.Skipped = append(w.Skipped, fmt.Sprintf("%s: map of %s: %d items", e.Name, s.Title, n))
+					return nil
+				})
 				progress(step, tsneIterations(opt.TSNE))
 				continue
 			}
@@ -268,27 +296,28 @@ func Write(ctx context.Context, dir string, page *Page, opt Options) (*Written, 
 			res, err := TSNE(ctx, s.Vectors, n, s.Dim, to, rand.New(rand.NewPCG(opt.Seed, uint64(ei)<<16|uint64(si))))
 			progress(step, tsneIterations(opt.TSNE)-last)
 			if err != nil {
+				if perr := finish(); perr != nil {
+					return nil, perr // a plot's error came first
+				}
 				return nil, fmt.Errorf("report: %s: map of %s: %w", e.Name, s.Title, err)
 			}
 			name := fmt.Sprintf("%smap-%d.png", prefix, si)
-			png, err := add(name, mapPlot(dir, name, s.Title, res.Y, s.Sub, e.SubNames), "map of "+s.Title)
-			if err != nil {
-				return nil, err
-			}
 			kl := math.NaN()
 			if len(res.KL) > 0 {
 				kl = res.KL[len(res.KL)-1]
 			}
-			ev.Maps = append(ev.Maps, imgView{Src: png, Alt: "t-SNE map of " + s.Title, Note: fmt.Sprintf("%d items, KL %.3f", n, kl)})
+			plot(name, "map of "+s.Title, func() error { return mapPlot(dir, name, s.Title, res.Y, s.Sub, e.SubNames) },
+				func(png string) {
+					ev.Maps = append(ev.Maps, imgView{Src: png, Alt: "t-SNE map of " + s.Title, Note: fmt.Sprintf("%d items, KL %.3f", n, kl)})
+				})
 		}
 		progress(e.Name+": gate", 0)
 		if g := e.Gate; g != nil && len(g.Subcats) > 0 && g.Spaces > 0 {
 			name := prefix + "gate.png"
-			png, err := add(name, gatePlot(dir, name, g), "gate")
-			if err != nil {
-				return nil, err
-			}
-			ev.GatePNG = png
+			plot(name, "gate", func() error { return gatePlot(dir, name, g) }, func(png string) { ev.GatePNG = png })
+		}
+		if err := finish(); err != nil {
+			return nil, err
 		}
 		progress(e.Name+": gate", 1)
 	}

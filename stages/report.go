@@ -164,6 +164,17 @@ func reportInput(ctx context.Context, env *pipeline.Env, r *reportExp) (*report.
 	out := &report.Input{Name: r.Name, Category: r.Category, Graph: r.Graph, Features: r.Features, Models: r.Models,
 		RecommendK: r.Settings.RecommendK, MapItems: r.Settings.ReportMapItems,
 		Flags: map[string][]string{}, Fits: map[string]*report.Fit{}, Rand: env.RNG("map sample/" + r.Name)}
+	// The fits, the largest of these tables, are read on a goroutine of
+	// their own beside the others; their error is returned where they were
+	// read in turn before.
+	var fits map[string]*savedFit
+	var errFits error
+	fitsRead := make(chan struct{})
+	go func() {
+		defer close(fitsRead)
+		fits, errFits = readTrainedFits(ctx, in, r.Models)
+	}()
+	defer func() { <-fitsRead }()
 	it, err := readItems(ctx, in)
 	if err != nil {
 		return nil, err
@@ -204,9 +215,9 @@ func reportInput(ctx context.Context, env *pipeline.Env, r *reportExp) (*report.
 	if out.Metrics, err = readMetrics(ctx, metrics); err != nil {
 		return nil, err
 	}
-	fits, err := readTrainedFits(ctx, in, r.Models)
-	if err != nil {
-		return nil, err
+	<-fitsRead
+	if errFits != nil {
+		return nil, errFits
 	}
 	for m, f := range fits {
 		out.Fits[m] = &report.Fit{C: f.c, Params: f.params, Grid: f.grid, Lambda: f.lambda, Gate: f.gate}
