@@ -6,9 +6,10 @@
 // bounded memory whatever the file size, and detects gzip from the content.
 // Reviews is an iterator (range over it; breaking out closes the file), so
 // consumers that want the reviews one by one, like bow, take it as it is.
-// Lines are parsed on up to GOMAXPROCS goroutines (lines.go), but callbacks,
-// rejects and the iterator's body run on the caller's goroutine in file
-// order, so what a caller sees does not depend on GOMAXPROCS.
+// Lines are parsed on up to GOMAXPROCS goroutines (31 at most, lines.go),
+// but callbacks, rejects and the iterator's body run on the caller's
+// goroutine in file order, so what a caller sees does not depend on
+// GOMAXPROCS.
 //
 // Readers never log. A malformed line is handed to the caller as a Reject and
 // counted; deciding when there are too many is the caller's business.

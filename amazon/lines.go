@@ -11,7 +11,8 @@ import (
 )
 
 // A file is read by a pipeline: one goroutine cuts the (inflated) stream
-// into batches of whole lines, up to GOMAXPROCS workers parse the batches,
+// into batches of whole lines, up to GOMAXPROCS workers (at most
+// maxWorkers) parse the batches,
 // and the caller's goroutine takes the parsed lines in file order, so the
 // callbacks, the rejects, the stats and the errors are those of reading
 // line by line, whatever the number of workers. The number of batches is
@@ -36,6 +37,15 @@ const batchLines = 8192
 // batchesPerWorker batches a worker, plus two: one being cut and one
 // being taken, while each worker parses one and has the next waiting.
 const batchesPerWorker = 2
+
+// maxWorkers caps the parsing workers where their batches, cut at
+// minBatchBytes, would hold more than inFlightBytes: 31, so the lines in
+// flight stay within inFlightBytes (plus a line a batch) at any GOMAXPROCS.
+// It costs no speed: the one goroutine that inflates and cuts the stream
+// feeds a few parsers at most (on one core, BenchmarkReadReviews parses
+// 860 MB/s of reviews but reads 197 MB/s of them gzipped,
+// BenchmarkParseMeta and BenchmarkReadMeta 430 and 178 MB/s of metadata).
+const maxWorkers = (inFlightBytes/minBatchBytes - 2) / batchesPerWorker
 
 // lineKind says what a line of a batch is.
 type lineKind uint8
@@ -86,7 +96,7 @@ type linePipe[T any] struct {
 // its scratch are not shared); a parser returns a line's reject reason,
 // "" when it took the line into *out.
 func startLines[T any](r io.ReadCloser, base string, newParser func() func(line []byte, out *T) string) *linePipe[T] {
-	workers := runtime.GOMAXPROCS(0)
+	workers := min(runtime.GOMAXPROCS(0), maxWorkers)
 	n := batchesPerWorker*workers + 2
 	p := &linePipe[T]{
 		free:  make(chan *batch[T], n),

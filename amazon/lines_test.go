@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -390,4 +391,41 @@ func TestReadParserPanic(t *testing.T) {
 			return ""
 		}
 	}, func(*int, string, int64, *Stats) (string, error) { return "", nil })
+}
+
+// TestLinesInFlight: the batches a reading has cut and not taken back hold
+// about inFlightBytes of lines at most, whatever GOMAXPROCS, when the
+// caller takes nothing and every batch is cut. Without a cap on the
+// workers, 2×GOMAXPROCS+2 batches of minBatchBytes held twice that at 64.
+func TestLinesInFlight(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	line := strings.Repeat("x", 99) + "\n"
+	data := []byte(strings.Repeat(line, 12<<20/len(line))) // more than any P's batches hold
+	for _, procs := range []int{1, 2, 3, 7, 16, 64, 128} {
+		runtime.GOMAXPROCS(procs)
+		var parsers int
+		p := startLines(io.NopCloser(bytes.NewReader(data)), "lines", func() func([]byte, *int) string {
+			parsers++ // before the workers start: no race
+			return func(l []byte, n *int) string { *n = len(l); return "" }
+		})
+		for len(p.free) > 0 { // until the cutter has taken every batch
+			runtime.Gosched()
+		}
+		held, batches := 0, 0
+		for b := range p.order { // the last one taken is sent once full
+			<-b.ready
+			held += len(b.buf)
+			if batches++; b.last || batches == cap(p.free) {
+				break
+			}
+		}
+		p.stop()
+		if batches != cap(p.free) {
+			t.Fatalf("GOMAXPROCS=%d: %d of %d batches cut: the test's file is too short", procs, batches, cap(p.free))
+		}
+		t.Logf("GOMAXPROCS=%d: %d batches, %d parsers, %d bytes of lines", procs, batches, parsers, held)
+		if budget := inFlightBytes + minBatchBytes; held > budget {
+			t.Errorf("GOMAXPROCS=%d: %d batches (%d parsers) held %d bytes of lines, over %d", procs, batches, parsers, held, budget)
+		}
+	}
 }

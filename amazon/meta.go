@@ -448,9 +448,10 @@ type firstSeen struct {
 // counted. A line identical to an earlier one with the same ASIN (the 2018
 // files repeat whole lines) is skipped and counted as a duplicate. The
 // deduplication table costs about 80 bytes per distinct ASIN; everything
-// else is bounded by the batches in flight: 2×GOMAXPROCS+2 batches of at
-// most 256 KB of lines, about 2 MB in all from GOMAXPROCS 3 on, and their
-// records (a batch holding a long line grows to it, at most MaxLineBytes).
+// else is bounded by the batches in flight: 2×GOMAXPROCS+2 batches (64 at
+// most) of at most 256 KB of lines, about 2 MB in all from GOMAXPROCS 3 on
+// whatever the number of cores, and their records (a batch holding a long
+// line grows to it, at most MaxLineBytes).
 //
 // A read failure (a truncated or corrupt gzip stream, an I/O error) stops
 // reading and returns an error naming the file and the number of complete
