@@ -190,9 +190,9 @@ func FuzzPairLogLik(f *testing.F) {
 }
 
 func TestItemGroups(t *testing.T) {
-	for _, n := range []int{0, 1, rowBlock, rowBlock + 1, 40 * rowBlock, 40*rowBlock + 7, 412082, 659566} {
+	for _, n := range []int{0, 1, rowBlock, rowBlock + 1, 40 * rowBlock, 40*rowBlock + 7, 300 * rowBlock, 412082, 659566} {
 		g := itemGroups(n)
-		if len(g) > maxItemGroups {
+		if len(g) > maxItemGroups || len(g) > 16 && n/len(g) < minGroupBlocks*rowBlock {
 			t.Fatalf("n=%d: %d groups", n, len(g))
 		}
 		at := 0
@@ -228,11 +228,11 @@ func TestItemGroupsManyCores(t *testing.T) {
 }
 
 // TestEvalSameBitsManyGroups: one evaluation's value and gradient have the
-// same bits at each of sameBitsProcs on 40,000 items, 64 item groups (the
-// most there are), so GOMAXPROCS 64 has a group a worker and 3 or 7 an
-// uneven share; dense and sparse rows, LMT, Monomer and WNN.
+// same bits at each of sameBitsProcs on 64 item groups (the most there
+// are), so GOMAXPROCS 64 has a group a worker and 3 or 7 an uneven share;
+// dense and sparse rows, LMT, Monomer and WNN.
 func TestEvalSameBitsManyGroups(t *testing.T) {
-	const items = 40000
+	const items = maxItemGroups * minGroupBlocks * rowBlock
 	if g := len(itemGroups(items)); g != maxItemGroups {
 		t.Fatalf("%d items make %d groups, want %d", items, g, maxItemGroups)
 	}
