@@ -190,9 +190,9 @@ func FuzzPairLogLik(f *testing.F) {
 }
 
 func TestItemGroups(t *testing.T) {
-	for _, n := range []int{0, 1, rowBlock, rowBlock + 1, 40 * rowBlock, 40*rowBlock + 7} {
+	for _, n := range []int{0, 1, rowBlock, rowBlock + 1, 40 * rowBlock, 40*rowBlock + 7, 300 * rowBlock, 412082, 659566} {
 		g := itemGroups(n)
-		if len(g) > maxItemGroups {
+		if len(g) > maxItemGroups || len(g) > 16 && n/len(g) < minGroupBlocks*rowBlock {
 			t.Fatalf("n=%d: %d groups", n, len(g))
 		}
 		at := 0
@@ -208,7 +208,61 @@ func TestItemGroups(t *testing.T) {
 	}
 }
 
-// TestTrainDeterministic: GOMAXPROCS 1, 2, 3, 7 and 16 give bit-identical parameters,
+// TestItemGroupsManyCores: at Electronics' and Women's sizes the items
+// make 64 groups (a task each for up to 64 cores), of whole blocks within
+// one block of each other.
+func TestItemGroupsManyCores(t *testing.T) {
+	for _, n := range []int{412082, 659566} {
+		g := itemGroups(n)
+		if len(g) != 64 {
+			t.Fatalf("n=%d: %d groups, want 64", n, len(g))
+		}
+		lo, hi := n, 0
+		for _, s := range g[:len(g)-1] { // the last one may end in a part block
+			lo, hi = min(lo, s.hi-s.lo), max(hi, s.hi-s.lo)
+		}
+		if hi-lo > rowBlock {
+			t.Fatalf("n=%d: groups of %d to %d items", n, lo, hi)
+		}
+	}
+}
+
+// TestEvalSameBitsManyGroups: one evaluation's value and gradient have the
+// same bits at each of sameBitsProcs on 64 item groups (the most there
+// are), so GOMAXPROCS 64 has a group a worker and 3 or 7 an uneven share;
+// dense and sparse rows, LMT, Monomer and WNN.
+func TestEvalSameBitsManyGroups(t *testing.T) {
+	const items = maxItemGroups * minGroupBlocks * rowBlock
+	if g := len(itemGroups(items)); g != maxItemGroups {
+		t.Fatalf("%d items make %d groups, want %d", items, g, maxItemGroups)
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	feats := map[string]Features{"dense": randDense(rng, items, 16), "sparse": randSparse(rng, items, 40, 5)}
+	pairs := randPairs(rng, items, 120000)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, tc := range []struct{ model, features string }{
+		{ModelLMT, "dense"}, {ModelLMT, "sparse"}, {ModelMonomer, "dense"}, {ModelMonomer, "sparse"}, {ModelWNN, "sparse"},
+	} {
+		spec := Spec{Model: tc.model, K: 8, N: 3}
+		var want []uint64
+		for _, procs := range sameBitsProcs {
+			runtime.GOMAXPROCS(procs)
+			obj, _, theta := startObjective(t, feats[tc.features], feats[tc.features].Dim(), pairs, spec, rand.New(rand.NewPCG(5, 5)))
+			grad := make([]float64, len(theta))
+			bits := []uint64{math.Float64bits(obj.eval(theta, grad))}
+			for _, v := range grad {
+				bits = append(bits, math.Float64bits(v))
+			}
+			if want == nil {
+				want = bits
+			} else if !slices.Equal(bits, want) {
+				t.Fatalf("%s on %s rows: value or gradient differs between GOMAXPROCS 1 and %d", tc.model, tc.features, procs)
+			}
+		}
+	}
+}
+
+// TestTrainDeterministic: GOMAXPROCS 1, 2, 3, 7, 16 and 64 give bit-identical parameters,
 // on a problem large enough for several item groups, pair chunks and gemm
 // blocks.
 func TestTrainDeterministic(t *testing.T) {
@@ -240,9 +294,10 @@ func TestTrainDeterministic(t *testing.T) {
 }
 
 // sameBitsProcs are the GOMAXPROCS the same-bits tests compare: odd counts
-// catch a split that assumes an even one, 16 more workers than item groups
-// or vector tasks of a small problem.
-var sameBitsProcs = []int{1, 2, 3, 7, 16}
+// catch a split that assumes an even one, 16 and 64 more workers than item
+// groups or vector tasks of a small problem (64 as many as the item groups
+// of a large one).
+var sameBitsProcs = []int{1, 2, 3, 7, 16, 64}
 
 // checkSameAtProcs trains spec at each of sameBitsProcs and fails unless
 // the fits (c, λ, best iteration, every parameter, the grid) are

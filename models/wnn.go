@@ -167,18 +167,27 @@ func (e *wnnEval[T]) eval(theta []float64, loss func(k int, d float64) float64, 
 			e.axpy(g, q, acc)
 		}
 	})
-	if grad == nil {
-		return
+	if grad != nil {
+		sumSquaredGrad(grad, e.acc, theta, e.workers)
 	}
-	clear(grad)
-	for _, a := range e.acc {
-		for j, v := range a {
-			grad[j] += float64(v)
+}
+
+// sumSquaredGrad sets grad to 2w ∘ Σ acc (∂f/∂w from the sums over w²),
+// each element summed over acc in order, spans of elements in parallel:
+// the bits of a serial sum at any number of workers.
+func sumSquaredGrad[T Float](grad []float64, acc [][]T, theta []float64, workers int) {
+	forSpans(len(grad), workers, func(lo, hi int) {
+		g := grad[lo:hi]
+		clear(g)
+		for _, a := range acc {
+			for j, v := range a[lo:hi] {
+				g[j] += float64(v)
+			}
 		}
-	}
-	for j, w := range theta {
-		grad[j] *= 2 * w
-	}
+		for j, w := range theta[lo:hi] {
+			g[j] *= 2 * w
+		}
+	})
 }
 
 // denseChunk runs x-order positions [lo, hi) on float32 dense rows: one
@@ -356,15 +365,7 @@ func (e *wnnEval[T]) sparseEval(theta []float64, loss func(k int, d float64) flo
 			addSquares(acc, h, idx, val)
 		}
 	})
-	clear(grad)
-	for _, a := range e.acc64 {
-		for j, v := range a {
-			grad[j] += v
-		}
-	}
-	for j, w := range theta {
-		grad[j] *= 2 * w
-	}
+	sumSquaredGrad(grad, e.acc64, theta, e.workers)
 }
 
 // pairProducts holds, for the pairs of one chunk (x-order positions lo..),

@@ -17,11 +17,12 @@ var machineMemory = pipeline.MachineMemory
 //     working vectors (iterate, gradient, direction, start, kept best, the
 //     objective's cached point and gradient, the output copy);
 //   - float32 in each of the two evaluators (train and validation pairs):
-//     the weights, and one gradient accumulator per item group (at most 16,
-//     see models' maxItemGroups).
+//     the weights; the train evaluator also one gradient accumulator per
+//     item group (at most 64, see models' maxItemGroups), the validation
+//     one, which computes no gradient, none.
 const (
 	lbfgsBytesPerParam = 8 * (2*20 + 8)
-	evalBytesPerParam  = 2 * 4 * (1 + 16)
+	evalBytesPerParam  = 4*(1+64) + 4
 	bytesPerParam      = lbfgsBytesPerParam + evalBytesPerParam
 	// LDA holds five topics × vocabulary float64 matrices (λ, E[log β],
 	// its exponent, the sufficient statistics and the output).

@@ -24,8 +24,8 @@ func TestTrainMemoryRefused(t *testing.T) {
 		want string // "" = accepted
 	}{
 		{"settings.k=6", ""},
-		{"settings.k=1000", "training lmt needs about 2.0 GiB (4096-dimensional features, k=1000, monomer_k=2, n=2, topics=5), more than the 1.0 GiB this machine has available"},
-		{"settings.monomer_k=300", "training monomer needs about 1.8 GiB"},
+		{"settings.k=1000", "training lmt needs about 2.5 GiB (4096-dimensional features, k=1000, monomer_k=2, n=2, topics=5), more than the 1.0 GiB this machine has available"},
+		{"settings.monomer_k=300", "training monomer needs about 2.2 GiB"},
 	} {
 		sets, err := job.ParseSets([]string{c.set})
 		if err != nil {
