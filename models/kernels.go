@@ -5,13 +5,13 @@ import (
 	"math"
 	"runtime"
 	"sort"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
 	"monomer/graph"
 	"monomer/internal/csrkern"
 	"monomer/internal/hugemem"
+	"monomer/internal/par"
 	"monomer/internal/prefetch"
 
 	"gonum.org/v1/gonum/blas"
@@ -74,38 +74,11 @@ func itemGroups(n int) []itemSpan {
 	return out
 }
 
-// runChunks runs fn(w, i) for every i in [0, n) on at most workers goroutines;
-// w in [0, workers) names the goroutine so fn can use per-goroutine scratch.
-// Which goroutine runs which i is unspecified: fn's effect must depend on i
-// only.
-func runChunks(n, workers int, fn func(w, i int)) {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	workers = min(workers, n)
-	if workers <= 1 {
-		for i := range n {
-			fn(0, i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				fn(w, i)
-			}
-		}()
-	}
-	wg.Wait()
-}
+// runChunks runs fn(w, i) for every i in [0, n) on at most workers goroutines
+// (0: GOMAXPROCS; see internal/par); w in [0, workers) names the goroutine so
+// fn can use per-goroutine scratch. Which goroutine runs which i is
+// unspecified: fn's effect must depend on i only.
+func runChunks(n, workers int, fn func(w, i int)) { par.For(n, workers, fn) }
 
 // spanItems is the number of items per task of forSpans: a few
 // milliseconds of work per row pass at 4096-d, so that the tail of a pass
