@@ -128,18 +128,31 @@ func Read(r io.Reader, procs int) (*Summary, error) {
 
 // frameOf names a sample by its innermost frame in module monomer (else
 // its leaf) and, after " < ", its goroutine's outermost frame outside
-// package runtime: a worker's
-// function tells a parallel section's tail (the other workers done) from
-// serial code on the main goroutine.
+// package runtime: a worker's function tells a parallel section's tail
+// (the other workers done) from serial code on the main goroutine. A
+// sample inside internal/par's loop is named by that loop instead: there
+// the caller works a section as one of its workers, which is not serial.
 func frameOf(st trace.Stack) string {
-	leaf, inner, outer := "", "", ""
+	var funcs []string
 	for f := range st.Frames() {
-		leaf = cmp.Or(leaf, f.Func)
-		if inner == "" && strings.HasPrefix(f.Func, "monomer/") {
-			inner = f.Func
+		funcs = append(funcs, f.Func)
+	}
+	return frameOfFuncs(funcs)
+}
+
+// frameOfFuncs is frameOf of a stack's functions, innermost first.
+func frameOfFuncs(funcs []string) string {
+	leaf, inner, outer := "", "", ""
+	for _, f := range funcs {
+		leaf = cmp.Or(leaf, f)
+		if inner == "" && strings.HasPrefix(f, "monomer/") {
+			inner = f
 		}
-		if !strings.HasPrefix(f.Func, "runtime.") {
-			outer = f.Func
+		if !strings.HasPrefix(f, "runtime.") {
+			outer = f
+		}
+		if strings.HasPrefix(f, "monomer/internal/par.") {
+			break
 		}
 	}
 	if leaf == "" {

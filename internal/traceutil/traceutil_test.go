@@ -64,3 +64,22 @@ func TestSerialGoroutine(t *testing.T) {
 		}
 	}
 }
+
+// A sample the main goroutine takes while it works a section of
+// internal/par's loop is named by the loop, not by main.main, so Serial
+// does not count it; one outside any section still is.
+func TestFrameOfParCaller(t *testing.T) {
+	inSection := []string{"monomer/models.dist", "monomer/models.runChunks.func1", "monomer/internal/par.Until.func1",
+		"monomer/internal/par.Until", "monomer/internal/par.For", "monomer/models.runChunks", "monomer/stages.Train.Run", "main.main", "runtime.main"}
+	got := frameOfFuncs(inSection)
+	if got != "monomer/models.dist < monomer/internal/par.Until.func1" {
+		t.Fatalf("in a section: %q", got)
+	}
+	if SerialGoroutine(got[len("monomer/models.dist < "):]) {
+		t.Fatal("a section's sample on the caller counted as serial")
+	}
+	serial := frameOfFuncs([]string{"monomer/models.median", "monomer/stages.Train.Run", "main.main", "runtime.main"})
+	if serial != "monomer/models.median < main.main" {
+		t.Fatalf("outside a section: %q", serial)
+	}
+}
