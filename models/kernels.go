@@ -5,7 +5,6 @@ import (
 	"math"
 	"runtime"
 	"sort"
-	"sync/atomic"
 	"unsafe"
 
 	"monomer/graph"
@@ -89,9 +88,7 @@ const spanItems = 256
 // workers goroutines (0: GOMAXPROCS). The spans depend on n only; fn must
 // write results indexed by position, never accumulate across spans.
 func forSpans(n, workers int, fn func(lo, hi int)) {
-	runChunks((n+spanItems-1)/spanItems, workers, func(_, c int) {
-		fn(c*spanItems, min((c+1)*spanItems, n))
-	})
+	par.Spans(n, spanItems, workers, fn)
 }
 
 // gemm computes c = a·b (acc false) or c += aᵀ·b (acc true) through the
@@ -385,23 +382,15 @@ func newRowSource(feat Features) (rowSource, error) {
 // check verifies the rows of items once, so the kernels can index W without
 // bounds surprises: dense rows at least dim long, sparse indices in [0, dim)
 // with one value each, strictly ascending. The items are checked in spans
-// on all cores; the error reported is the first item's in items' order,
-// whatever GOMAXPROCS is.
+// on all cores; the error reported is the first bad item's in items'
+// order, whatever GOMAXPROCS is.
 func (s rowSource) check(items []int32) error {
 	const span = 4096
 	errs := make([]error, (len(items)+span-1)/span)
-	var firstBad atomic.Int64 // the earliest span known to fail
-	firstBad.Store(int64(len(errs)))
-	runChunks(len(errs), 0, func(_, c int) {
-		if int64(c) > firstBad.Load() {
-			return // cannot be the first error; every span before a failing one still runs
-		}
-		for _, it := range items[c*span : min((c+1)*span, len(items))] {
-			if err := s.checkRow(int(it)); err != nil {
-				errs[c] = err
-				for b := firstBad.Load(); int64(c) < b && !firstBad.CompareAndSwap(b, int64(c)); b = firstBad.Load() {
-				}
-				return
+	par.Spans(len(items), span, 0, func(lo, hi int) {
+		for _, it := range items[lo:hi] {
+			if errs[lo/span] = s.checkRow(int(it)); errs[lo/span] != nil {
+				return // each span stops at its first bad row; the first span's error wins below
 			}
 		}
 	})
@@ -538,10 +527,7 @@ func newPairSet(pairs []graph.Pair, rows int, what string) (*pairSet, error) {
 	// The loops below write each index once, so they run in spans on all
 	// cores; the two counting sorts run side by side.
 	n := len(pairs)
-	spans := (n + pairChunk - 1) / pairChunk
-	each := func(fn func(lo, hi int)) {
-		runChunks(spans, 0, func(_, c int) { fn(c*pairChunk, min((c+1)*pairChunk, n)) })
-	}
+	each := func(fn func(lo, hi int)) { par.Spans(n, pairChunk, 0, fn) }
 	ps.x, ps.y, ps.labels = make([]int32, n), make([]int32, n), make([]bool, n)
 	each(func(lo, hi int) {
 		for i, p := range pairs[lo:hi] {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"monomer/internal/par"
 )
 
 // The evaluation metrics of every model on a set of labelled pairs: the
@@ -66,9 +68,7 @@ const keyRun = 1 << 15
 // forSpans' spans would be a microsecond of work each. fn must write
 // results indexed by position.
 func forRuns(n, workers int, fn func(lo, hi int)) {
-	runChunks((n+keyRun-1)/keyRun, workers, func(_, c int) {
-		fn(c*keyRun, min((c+1)*keyRun, n))
-	})
+	par.Spans(n, keyRun, workers, fn)
 }
 
 // scoreKey maps a score to a uint64 whose unsigned order is cmp.Compare's

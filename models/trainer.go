@@ -226,10 +226,7 @@ func median(v []float64) float64 {
 // input makes it quadratic.
 func nth(s []float64, k int) float64 {
 	lo, hi := 0, len(s)
-	for depth := 2 * bits.Len(uint(len(s))); hi-lo > 16; depth-- {
-		if depth == 0 {
-			break
-		}
+	for depth := 2 * bits.Len(uint(len(s))); hi-lo > 16 && depth > 0; depth-- {
 		a, b, c := s[lo], s[lo+(hi-lo)/2], s[hi-1]
 		if cmp.Less(b, a) {
 			a, b = b, a
@@ -534,9 +531,7 @@ const sumSpan = 1 << 16
 // in a 20-iteration fit at Electronics' size.
 func spanSum(n int, span func(lo, hi int) float64) float64 {
 	parts := make([]float64, (n+sumSpan-1)/sumSpan)
-	par.For(len(parts), 0, func(_, c int) {
-		parts[c] = span(c*sumSpan, min((c+1)*sumSpan, n))
-	})
+	par.Spans(n, sumSpan, 0, func(lo, hi int) { parts[lo/sumSpan] = span(lo, hi) })
 	var s float64
 	for _, v := range parts {
 		s += v
@@ -554,9 +549,7 @@ func (o *objective) finishGrad(theta, grad []float64) {
 	})
 	// Element by element, so the split cannot change a bit: LMT's 500,000
 	// parameters on all cores.
-	const span = 1 << 16
-	par.For((len(theta)-1+span-1)/span, 0, func(_, c int) {
-		lo, hi := c*span, min((c+1)*span, len(theta)-1)
+	par.Spans(len(theta)-1, sumSpan, 0, func(lo, hi int) {
 		for i, v := range theta[1+lo : 1+hi] {
 			w := 1.0
 			if o.penalty != nil {

@@ -65,7 +65,7 @@ func flat[T any, A valuer[T]](t *Table, name string) ([]T, error) {
 		if !ok {
 			return nil, fmt.Errorf("schema: %s column %s is %s", t.Path, name, ch.DataType())
 		}
-		if v, ok := any(a).(interface{ Values() []T }); ok { // numbers: a bulk copy
+		if v, ok := any(a).(valuesArray[T]); ok { // numbers: a bulk copy
 			out = append(out, v.Values()...)
 			continue
 		}
@@ -160,12 +160,7 @@ func lists[T any, A valuesArray[T]](t *Table, name string) ([][]T, error) {
 // values on all cores: a bag of words' lists are hundreds of MB, whose
 // page faults alone kept one core busy for half a second.
 func copyOnCores[T any](dst, src []T) {
-	const piece = 1 << 20
-	par.For((len(src)+piece-1)/piece, 0, func(_, i int) {
-		lo := i * piece
-		hi := min(lo+piece, len(src))
-		copy(dst[lo:hi], src[lo:hi])
-	})
+	par.Spans(len(src), 1<<20, 0, func(lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })
 }
 
 // Int32Lists returns a list<int32> column.

@@ -256,9 +256,8 @@ func readBow(ctx context.Context, dir string, nItems int, withCounts bool) (*csr
 	if withCounts {
 		m.cnt = make([]int32, nnz)
 	}
-	const rowsPerTask = 8192
-	par.For((r+rowsPerTask-1)/rowsPerTask, 0, func(_, t int) {
-		for k := t * rowsPerTask; k < min((t+1)*rowsPerTask, r); k++ {
+	par.Spans(r, 8192, 0, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
 			copy(m.idx[at[k]:], c.TermIDs[k])
 			copy(m.val[at[k]:], c.Weights[k])
 			if withCounts {

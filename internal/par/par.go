@@ -64,3 +64,13 @@ func Until(n, workers int, fn func(w, i int) bool) {
 	work(0)
 	wg.Wait()
 }
+
+// Spans runs fn(lo, hi) over [0, n) cut into spans of span items (the last
+// shorter), a task each, on at most workers goroutines (0: GOMAXPROCS). The
+// spans depend on n and span only; span/lo numbers a span for results
+// written by span.
+func Spans(n, span, workers int, fn func(lo, hi int)) {
+	For((n+span-1)/span, workers, func(_, c int) {
+		fn(c*span, min((c+1)*span, n))
+	})
+}

@@ -54,3 +54,27 @@ func TestUntilStops(t *testing.T) {
 		t.Fatalf("%d tasks ran after every goroutine returned false on its first; want at most 4", c)
 	}
 }
+
+// Spans covers [0, n) exactly once in spans of span, the last shorter.
+func TestSpansCover(t *testing.T) {
+	for _, n := range []int{0, 1, 9, 10, 11, 1000} {
+		hits := make([]atomic.Int32, n)
+		var bad atomic.Bool
+		Spans(n, 10, 3, func(lo, hi int) {
+			if lo%10 != 0 || hi-lo > 10 || hi > n || lo >= hi {
+				bad.Store(true)
+			}
+			for i := lo; i < hi; i++ {
+				hits[i].Add(1)
+			}
+		})
+		if bad.Load() {
+			t.Fatalf("n %d: a span out of shape", n)
+		}
+		for i := range hits {
+			if h := hits[i].Load(); h != 1 {
+				t.Fatalf("n %d: item %d covered %d times", n, i, h)
+			}
+		}
+	}
+}
