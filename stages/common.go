@@ -178,12 +178,23 @@ func readPairs(ctx context.Context, in inputs) ([]graph.Pair, error) {
 	return out, nil
 }
 
-// bySplit returns the pairs of one split, in table order.
-func bySplit(p []graph.Pair, s graph.Split) []graph.Pair {
-	var out []graph.Pair
-	for _, q := range p {
-		if q.Split == s {
-			out = append(out, q)
+// splitPairs returns the pairs of the train, validation and test splits,
+// each in pair order and sized by a count first: grown by appends, they
+// took a serial 0.4 CPU-s at Electronics' 2.5 M pairs.
+func splitPairs(pairs []graph.Pair) [graph.Test + 1][]graph.Pair {
+	var n [graph.Test + 1]int
+	for _, q := range pairs {
+		if q.Split >= 0 && q.Split <= graph.Test {
+			n[q.Split]++
+		}
+	}
+	var out [graph.Test + 1][]graph.Pair
+	for s, c := range n {
+		out[s] = make([]graph.Pair, 0, c)
+	}
+	for _, q := range pairs {
+		if q.Split >= 0 && q.Split <= graph.Test {
+			out[q.Split] = append(out[q.Split], q)
 		}
 	}
 	return out

@@ -37,43 +37,14 @@ func (Evaluate) Params(e *job.Resolved) evaluateParams {
 	return evaluateParams{Models: e.Models, Features: e.Features}
 }
 
-type predTable struct {
-	model, split, x, y    []string
-	label, predicted      []int8
-	distance, probability []float64
-}
-
-// newPredTable returns an empty table with room for n rows: appended to
-// from nil, its columns were regrown for every model.
-func newPredTable(n int) predTable {
-	return predTable{
-		model: make([]string, 0, n), split: make([]string, 0, n), x: make([]string, 0, n), y: make([]string, 0, n),
-		label: make([]int8, 0, n), predicted: make([]int8, 0, n),
-		distance: make([]float64, 0, n), probability: make([]float64, 0, n),
+// newPredTable returns an empty predictions table with room for n rows:
+// appended to from nil, its columns were regrown for every model.
+func newPredTable(n int) schema.PredictionsCols {
+	return schema.PredictionsCols{
+		Model: make([]string, 0, n), Split: make([]string, 0, n), X: make([]string, 0, n), Y: make([]string, 0, n),
+		Label: make([]int8, 0, n), Predicted: make([]int8, 0, n),
+		Distance: make([]float64, 0, n), Probability: make([]float64, 0, n),
 	}
-}
-
-// splitPairs returns the pairs of the train, validation and test splits,
-// in pair order (bySplit of each), each slice sized by a count first:
-// grown by appends, the three took a serial 0.4 CPU-s at Electronics' 2.5 M
-// pairs.
-func splitPairs(pairs []graph.Pair) [graph.Test + 1][]graph.Pair {
-	var n [graph.Test + 1]int
-	for _, q := range pairs {
-		if q.Split >= 0 && q.Split <= graph.Test {
-			n[q.Split]++
-		}
-	}
-	var out [graph.Test + 1][]graph.Pair
-	for s, c := range n {
-		out[s] = make([]graph.Pair, 0, c)
-	}
-	for _, q := range pairs {
-		if q.Split >= 0 && q.Split <= graph.Test {
-			out[q.Split] = append(out[q.Split], q)
-		}
-	}
-	return out
 }
 
 type metricTable struct {
@@ -298,21 +269,18 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env, p evaluateParams) (*
 				continue
 			}
 			for i, q := range p {
-				pred.model = append(pred.model, model)
-				pred.split = append(pred.split, s.String())
-				pred.x = append(pred.x, it.asin[q.X])
-				pred.y = append(pred.y, it.asin[q.Y])
-				pred.label = append(pred.label, b2i(q.Label))
-				pred.distance = append(pred.distance, dist[i])
-				pred.probability = append(pred.probability, prob[i])
-				pred.predicted = append(pred.predicted, b2i(prob[i] > 0.5))
+				pred.Model = append(pred.Model, model)
+				pred.Split = append(pred.Split, s.String())
+				pred.X = append(pred.X, it.asin[q.X])
+				pred.Y = append(pred.Y, it.asin[q.Y])
+				pred.Label = append(pred.Label, b2i(q.Label))
+				pred.Distance = append(pred.Distance, dist[i])
+				pred.Probability = append(pred.Probability, prob[i])
+				pred.Predicted = append(pred.Predicted, b2i(prob[i] > 0.5))
 			}
 		}
-		if len(pred.model) > 0 {
-			err := pw.Append(schema.PredictionsCols{
-				Model: pred.model, Split: pred.split, X: pred.x, Y: pred.y, Label: pred.label,
-				Distance: pred.distance, Probability: pred.probability, Predicted: pred.predicted})
-			if err != nil {
+		if len(pred.Model) > 0 {
+			if err := pw.Append(pred); err != nil {
 				return nil, err
 			}
 		}

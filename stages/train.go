@@ -195,7 +195,7 @@ func trainCT(ctx context.Context, env *pipeline.Env, p trainParams) (*pipeline.R
 	if err != nil {
 		return nil, err
 	}
-	ct, err := models.FitCT(it.sub, it.subName, bySplit(pairs, graph.Train), p.CTTop)
+	ct, err := models.FitCT(it.sub, it.subName, splitPairs(pairs)[graph.Train], p.CTTop)
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +249,8 @@ func trainModel(ctx context.Context, env *pipeline.Env, p trainParams, model str
 	if err != nil {
 		return nil, err
 	}
-	train, valid := bySplit(pairs, graph.Train), bySplit(pairs, graph.Valid)
+	sp := splitPairs(pairs)
+	train, valid := sp[graph.Train], sp[graph.Valid]
 	var fits fitsTable
 	var params paramsTable
 	var trace traceTable
