@@ -5,17 +5,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"reflect"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"monomer/internal/par"
 )
 
 // RowGroupRows is the fixed row-group length: rows are cut into groups by
@@ -25,6 +28,15 @@ const RowGroupRows = 1 << 20
 // compressionLevel pins zstd's level (the library default could change).
 const compressionLevel = 3
 
+// dictLimit is the size at which a dictionary column's dictionary stops
+// growing and the rest of its row group is written plain. arrow-go lists
+// the page encodings of such a column in Go map order
+// (parquet/metadata/column_chunk.go, Finish), so the footer's bytes could
+// differ between two runs of the same rows; with a limit this high (the
+// library's default is 1 MiB) a column falls back only past a gigabyte of
+// distinct strings in one row group.
+const dictLimit = 1 << 30
+
 func writerProps(s *arrow.Schema) *parquet.WriterProperties {
 	opts := []parquet.WriterProperty{
 		parquet.WithCreatedBy(CreatedBy),
@@ -33,6 +45,7 @@ func writerProps(s *arrow.Schema) *parquet.WriterProperties {
 		parquet.WithCompressionLevel(compressionLevel),
 		parquet.WithMaxRowGroupLength(RowGroupRows),
 		parquet.WithDictionaryDefault(false),
+		parquet.WithDictionaryPageSizeLimit(dictLimit),
 		parquet.WithStats(true),
 	}
 	for _, f := range s.Fields() {
@@ -136,29 +149,60 @@ func write[T any](path string, cols T, group int) (int64, error) {
 	return w.rows, w.close()
 }
 
-// writer appends column batches to one Parquet file.
+// writer appends row groups to one Parquet file. Each row group is
+// buffered and its columns encoded and compressed side by side, one task a
+// column (encode.go); the group is then written in column order, so the
+// bytes are those of encoding the columns one after another.
 type writer struct {
 	path   string
 	schema *arrow.Schema
 	f      *os.File
 	buf    *bufio.Writer
-	fw     *pqarrow.FileWriter
+	fw     *file.Writer
+	props  pqarrow.ArrowWriterProperties
 	rows   int64
 }
 
 // create starts a Parquet file of schema s at path, replacing any file there.
 func create(path string, s *arrow.Schema) (*writer, error) {
+	props := writerProps(s)
+	aprops := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
+	pqs, err := pqarrow.ToParquet(s, props, aprops)
+	if err != nil {
+		return nil, fmt.Errorf("schema: %s: %w", path, err)
+	}
+	meta, err := arrowMeta(s, props, aprops)
+	if err != nil {
+		return nil, fmt.Errorf("schema: %s: %w", path, err)
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
 	buf := bufio.NewWriterSize(f, 1<<20)
-	fw, err := pqarrow.NewFileWriter(s, buf, writerProps(s), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	fw, err := file.NewParquetWriterWithError(buf, pqs.Root(), file.WithWriterProps(props), file.WithWriteMetadata(meta))
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("schema: %s: %w", path, err)
 	}
-	return &writer{path: path, schema: s, f: f, buf: buf, fw: fw}, nil
+	return &writer{path: path, schema: s, f: f, buf: buf, fw: fw, props: aprops}, nil
+}
+
+// arrowMeta is the key-value metadata pqarrow's own file writer stores for
+// s: the Arrow schema, serialised as pqarrow does (its list elements
+// renamed to Parquet's), so readers rebuild the same Arrow types. It is
+// taken from a pqarrow writer that writes nothing rather than rebuilt here,
+// so it follows pqarrow's encoding of it.
+func arrowMeta(s *arrow.Schema, props *parquet.WriterProperties, aprops pqarrow.ArrowWriterProperties) (metadata.KeyValueMetadata, error) {
+	pw, err := pqarrow.NewFileWriter(s, io.Discard, props, aprops)
+	if err != nil {
+		return nil, err
+	}
+	md, err := pw.FileMetadata()
+	if err != nil {
+		return nil, err
+	}
+	return md.KeyValueMetadata(), nil
 }
 
 // append writes rows given as one Go slice per schema field, in field
@@ -175,16 +219,52 @@ func (w *writer) append(cols []any, group int) error {
 	}
 	for lo := 0; lo < n; lo += group {
 		hi := min(lo+group, n)
-		rec, err := w.batch(cols, lo, hi)
-		if err != nil {
+		if err := w.rowGroup(cols, lo, hi); err != nil {
 			return err
 		}
-		err = w.fw.Write(rec)
-		rec.Release()
-		if err != nil {
-			return fmt.Errorf("schema: %s: %w", w.path, err)
-		}
 		w.rows += int64(hi - lo)
+	}
+	return nil
+}
+
+// rowGroup writes rows [lo, hi) as one row group, its columns encoded on
+// all cores; the first failing column, in schema order, names the error.
+func (w *writer) rowGroup(cols []any, lo, hi int) error {
+	rgw, err := w.fw.AppendBufferedRowGroupChecked()
+	if err != nil {
+		return fmt.Errorf("schema: %s: %w", w.path, err)
+	}
+	errs := make([]error, len(cols))
+	par.For(len(cols), 0, func(_, i int) {
+		errs[i] = w.column(rgw, i, cols[i], lo, hi)
+	})
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if err := rgw.Close(); err != nil {
+		return fmt.Errorf("schema: %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// column encodes rows [lo, hi) of column i, the Go slice c, into the
+// buffered row group's writer of that column. Each call has a write
+// context of its own: pqarrow's keeps scratch buffers that columns
+// encoded at once must not share.
+func (w *writer) column(rgw file.BufferedRowGroupWriter, i int, c any, lo, hi int) error {
+	f := w.schema.Field(i)
+	l, ok := leafOf(c, f.Type, lo, hi)
+	if !ok {
+		return fmt.Errorf("schema: %s column %s: %T does not match %s", w.path, f.Name, c, f.Type)
+	}
+	defer l.values.Release()
+	cw, err := rgw.Column(i)
+	if err == nil {
+		ctx := pqarrow.NewArrowWriteContext(context.Background(), &w.props)
+		err = pqarrow.WriteArrowToColumn(ctx, cw, l.values, l.def, l.rep, l.nullable)
+	}
+	if err != nil {
+		return fmt.Errorf("schema: %s column %s: %w", w.path, f.Name, err)
 	}
 	return nil
 }
@@ -202,103 +282,6 @@ func (w *writer) close() error {
 		return fmt.Errorf("schema: %s: %w", w.path, err)
 	}
 	return nil
-}
-
-func (w *writer) batch(cols []any, lo, hi int) (arrow.RecordBatch, error) {
-	b := array.NewRecordBuilder(memory.DefaultAllocator, w.schema)
-	defer b.Release()
-	for i, c := range cols {
-		fb := b.Field(i)
-		var ok bool
-		switch v := c.(type) {
-		case []string:
-			ok = appendFlat[*array.StringBuilder](fb, v[lo:hi])
-		case []bool:
-			ok = appendFlat[*array.BooleanBuilder](fb, v[lo:hi])
-		case []int8:
-			ok = appendFlat[*array.Int8Builder](fb, v[lo:hi])
-		case []int32:
-			ok = appendFlat[*array.Int32Builder](fb, v[lo:hi])
-		case []int64:
-			ok = appendFlat[*array.Int64Builder](fb, v[lo:hi])
-		case []float32:
-			ok = appendFlat[*array.Float32Builder](fb, v[lo:hi])
-		case []float64:
-			ok = appendFlat[*array.Float64Builder](fb, v[lo:hi])
-		case [][]int32:
-			ok = appendList[*array.Int32Builder](fb, v[lo:hi])
-		case [][]int64:
-			ok = appendList[*array.Int64Builder](fb, v[lo:hi])
-		case [][]float32:
-			ok = appendList[*array.Float32Builder](fb, v[lo:hi])
-		case [][]float64:
-			ok = appendList[*array.Float64Builder](fb, v[lo:hi])
-		case [][]string:
-			ok = appendList[*array.StringBuilder](fb, v[lo:hi])
-		case [][][]string:
-			ok = appendNested(fb, v[lo:hi])
-		}
-		if !ok {
-			return nil, fmt.Errorf("schema: %s column %s: %T does not match %s", w.path, w.schema.Field(i).Name, c, w.schema.Field(i).Type)
-		}
-	}
-	return b.NewRecordBatch(), nil
-}
-
-// valuesBuilder is an arrow builder of one Go element type.
-type valuesBuilder[T any] interface {
-	array.Builder
-	AppendValues(v []T, valid []bool)
-}
-
-// appendFlat appends v if fb builds T values; it reports whether it did.
-func appendFlat[B valuesBuilder[T], T any](fb array.Builder, v []T) bool {
-	bb, ok := fb.(B)
-	if ok {
-		bb.AppendValues(v, nil)
-	}
-	return ok
-}
-
-// appendList appends one list per row if fb builds lists of T.
-func appendList[B valuesBuilder[T], T any](fb array.Builder, rows [][]T) bool {
-	lb, ok := fb.(*array.ListBuilder)
-	if !ok {
-		return false
-	}
-	vb, ok := lb.ValueBuilder().(B)
-	if !ok {
-		return false
-	}
-	for _, row := range rows {
-		lb.Append(true)
-		vb.AppendValues(row, nil)
-	}
-	return true
-}
-
-// appendNested appends one list of lists of strings per row.
-func appendNested(fb array.Builder, rows [][][]string) bool {
-	lb, ok := fb.(*array.ListBuilder)
-	if !ok {
-		return false
-	}
-	ib, ok := lb.ValueBuilder().(*array.ListBuilder)
-	if !ok {
-		return false
-	}
-	sb, ok := ib.ValueBuilder().(*array.StringBuilder)
-	if !ok {
-		return false
-	}
-	for _, row := range rows {
-		lb.Append(true)
-		for _, l := range row {
-			ib.Append(true)
-			sb.AppendValues(l, nil)
-		}
-	}
-	return true
 }
 
 // ErrNoColumn is returned when a table lacks a requested column.
