@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"monomer/internal/par"
 )
 
 // Matrix is the item-by-term matrix in compressed sparse rows: row i is
@@ -230,17 +232,28 @@ func (cc *chunkCounter) countDoc(es []uint32) {
 }
 
 // matrix joins the chunks' rows in item order into the matrix of
-// sum-to-one rows, with the item counts of Stats.
+// sum-to-one rows, with the item counts of Stats. Each chunk's rows go to
+// their place in exact arrays on all cores (the serial join was 1.8 s at
+// Electronics' size); a row's values depend on the row alone, and the
+// chunks' counts are integers added in chunk order.
 func (g itemDocs) matrix(outs []chunkOut, nTerms int) (*Matrix, Stats) {
 	nItems := len(g.start) - 1
-	m := &Matrix{rows: nItems, dim: nTerms, ptr: make([]int64, nItems+1)}
-	st := Stats{Items: nItems}
-	row := 0
-	for _, o := range outs {
+	rowAt, nnzAt := make([]int, len(outs)+1), make([]int64, len(outs)+1)
+	for k, o := range outs {
+		rowAt[k+1], nnzAt[k+1] = rowAt[k]+len(o.rowLen), nnzAt[k]+int64(len(o.idx))
+	}
+	nnz := nnzAt[len(outs)]
+	m := &Matrix{rows: nItems, dim: nTerms, ptr: make([]int64, nItems+1),
+		idx: make([]int32, nnz), cnt: make([]int32, nnz), val: make([]float32, nnz)}
+	stats := make([]Stats, len(outs))
+	par.For(len(outs), 0, func(_, k int) {
+		o, st := outs[k], &stats[k]
+		row, at := rowAt[k], nnzAt[k]
+		copy(m.idx[at:], o.idx)
+		copy(m.cnt[at:], o.cnt)
 		p := 0
 		for _, n := range o.rowLen {
-			idx, cnt := o.idx[p:p+int(n)], o.cnt[p:p+int(n)]
-			p += int(n)
+			cnt := o.cnt[p : p+int(n)]
 			var total int64
 			for _, x := range cnt {
 				total += int64(x)
@@ -254,14 +267,20 @@ func (g itemDocs) matrix(outs []chunkOut, nTerms int) (*Matrix, Stats) {
 				st.ItemsKept++
 			}
 			st.Hits += total
-			m.idx = append(m.idx, idx...)
-			m.cnt = append(m.cnt, cnt...)
-			for _, x := range cnt {
-				m.val = append(m.val, float32(float64(x)/float64(total)))
+			for j, x := range cnt {
+				m.val[at+int64(p+j)] = float32(float64(x) / float64(total))
 			}
+			p += int(n)
 			row++
-			m.ptr[row] = int64(len(m.idx))
+			m.ptr[row] = at + int64(p)
 		}
+	})
+	st := Stats{Items: nItems}
+	for _, s := range stats {
+		st.ItemsNoReviews += s.ItemsNoReviews
+		st.ItemsNoVocabHit += s.ItemsNoVocabHit
+		st.ItemsKept += s.ItemsKept
+		st.Hits += s.Hits
 	}
 	return m, st
 }
