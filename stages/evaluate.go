@@ -154,16 +154,14 @@ func readFits(ctx context.Context, dir string) (map[string]*savedFit, error) {
 }
 
 func (Evaluate) Run(ctx context.Context, env *pipeline.Env, p evaluateParams) (*pipeline.Result, error) {
-	// The items, pairs, fits and topic proportions are read on a
-	// goroutine of their own while the features load (1.4 serial CPU-s at
-	// Electronics' size); the first error in the order items, features,
-	// pairs, fits, topics is returned, as when they were read one after
-	// another.
+	// The items, pairs and fits are read on a goroutine of their own
+	// while the features load (0.65 serial CPU-s at Electronics' size);
+	// the first error in the order items, features, pairs, fits is
+	// returned, as when they were read one after another.
 	var (
 		it              *items
 		pairs           []graph.Pair
 		saved           map[string]*savedFit
-		topics          = map[string]*dense{}
 		errIt, errOther error
 		side            = make(chan struct{})
 	)
@@ -175,16 +173,7 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env, p evaluateParams) (*
 		if pairs, errOther = readPairs(ctx, env.InDir); errOther != nil {
 			return
 		}
-		if saved, errOther = readTrainedFits(ctx, env.InDir, p.Models); errOther != nil {
-			return
-		}
-		for _, model := range p.Models {
-			if m := registered(model); !m.Counted && m.Topics {
-				if topics[model], errOther = readTopics(ctx, env.InDir, model, len(it.asin)); errOther != nil {
-					return
-				}
-			}
-		}
+		saved, errOther = readTrainedFits(ctx, env.InDir, p.Models)
 	}()
 	feat, _, closeFeat, errFeat := loadFeatures(ctx, env.InDir, p.Features, false)
 	<-side
@@ -242,9 +231,11 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env, p evaluateParams) (*
 			if fit == nil {
 				return nil, fmt.Errorf("stages: evaluate: no trained %s", model)
 			}
-			var f models.Features = feat
+			f := feat
 			if m.Topics {
-				f = topics[model]
+				if f, err = readTopics(ctx, env.InDir, model, len(it.asin)); err != nil {
+					return nil, err
+				}
 			}
 			mf, err := models.NewFit(m.Scorer, fit.c, fit.params)
 			if err != nil {
