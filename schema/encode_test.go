@@ -17,31 +17,17 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
-// withLists is everyType with the catalogue's list columns, whose levels
-// encode.go writes by hand.
-type withLists struct {
-	S    []string     `col:"s"`
-	D    []string     `col:"d,dict"`
-	B    []bool       `col:"b"`
-	I8   []int8       `col:"i8"`
-	I32  []int32      `col:"i32"`
-	I64  []int64      `col:"i64"`
-	F32  []float32    `col:"f32"`
-	F64  []float64    `col:"f64"`
-	LI32 [][]int32    `col:"li32"`
-	LI64 [][]int64    `col:"li64"`
-	LF32 [][]float32  `col:"lf32"`
-	LF64 [][]float64  `col:"lf64"`
-	LS   [][]string   `col:"ls"`
-	LLS  [][][]string `col:"lls"`
+// stringLists has the catalogue's list columns, beside everyType's.
+type stringLists struct {
+	ID  []int32      `col:"id"`
+	LS  [][]string   `col:"ls"`
+	LLS [][][]string `col:"lls"`
 }
 
-// withListsRows has every kind of list: empty, one element, several; a
+// stringListsRows has every kind of list: empty, one element, several; a
 // list of lists with empty inner lists among full ones.
-func withListsRows(n int) withLists {
-	e := everyTypeRows(n)
-	c := withLists{S: e.S, D: e.D, B: e.B, I8: e.I8, I32: e.I32, I64: e.I64, F32: e.F32, F64: e.F64,
-		LI32: e.LI32, LI64: e.LI64, LF32: e.LF32, LF64: e.LF64}
+func stringListsRows(n int) stringLists {
+	var c stringLists
 	for i := range n {
 		var ls []string
 		for j := range i % 3 {
@@ -55,7 +41,7 @@ func withListsRows(n int) withLists {
 			}
 			lls = append(lls, in)
 		}
-		c.LS, c.LLS = append(c.LS, ls), append(c.LLS, lls)
+		c.ID, c.LS, c.LLS = append(c.ID, int32(i)), append(c.LS, ls), append(c.LLS, lls)
 	}
 	return c
 }
@@ -83,9 +69,11 @@ func TestSameBytesAsPqarrow(t *testing.T) {
 		cols  any
 		group int
 	}{
-		{"every type", withListsRows(52), 7},
-		{"every type one group", withListsRows(52), RowGroupRows},
-		{"no rows", withListsRows(0), 7},
+		{"every type", everyTypeRows(52), 7},
+		{"every type one group", everyTypeRows(52), RowGroupRows},
+		{"no rows", everyTypeRows(0), 7},
+		{"string lists", stringListsRows(52), 7},
+		{"string lists no rows", stringListsRows(0), 7},
 		{"pages", fields{big.D, big.LI32}, RowGroupRows},
 	}
 	for _, c := range cases {
@@ -96,7 +84,9 @@ func TestSameBytesAsPqarrow(t *testing.T) {
 				path := filepath.Join(dir, fmt.Sprintf("got%d.parquet", p))
 				var err error
 				switch v := c.cols.(type) {
-				case withLists:
+				case everyType:
+					_, err = write(path, v, c.group)
+				case stringLists:
 					_, err = write(path, v, c.group)
 				case fields:
 					_, err = write(path, v, c.group)
