@@ -238,8 +238,10 @@ func (w *writer) rowGroup(cols []any, lo, hi int) error {
 	par.For(len(cols), 0, func(_, i int) {
 		errs[i] = w.column(rgw, i, cols[i], lo, hi)
 	})
-	if err := errors.Join(errs...); err != nil {
-		return err
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
 	}
 	if err := rgw.Close(); err != nil {
 		return fmt.Errorf("schema: %s: %w", w.path, err)
