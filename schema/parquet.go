@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	pqschema "github.com/apache/arrow-go/v18/parquet/schema"
 
 	"monomer/internal/par"
 )
@@ -167,11 +168,7 @@ type writer struct {
 func create(path string, s *arrow.Schema) (*writer, error) {
 	props := writerProps(s)
 	aprops := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
-	pqs, err := pqarrow.ToParquet(s, props, aprops)
-	if err != nil {
-		return nil, fmt.Errorf("schema: %s: %w", path, err)
-	}
-	meta, err := arrowMeta(s, props, aprops)
+	root, meta, err := pqarrowLayout(s, props, aprops)
 	if err != nil {
 		return nil, fmt.Errorf("schema: %s: %w", path, err)
 	}
@@ -180,7 +177,7 @@ func create(path string, s *arrow.Schema) (*writer, error) {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
 	buf := bufio.NewWriterSize(f, 1<<20)
-	fw, err := file.NewParquetWriterWithError(buf, pqs.Root(), file.WithWriterProps(props), file.WithWriteMetadata(meta))
+	fw, err := file.NewParquetWriterWithError(buf, root, file.WithWriterProps(props), file.WithWriteMetadata(meta))
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("schema: %s: %w", path, err)
@@ -188,21 +185,22 @@ func create(path string, s *arrow.Schema) (*writer, error) {
 	return &writer{path: path, schema: s, f: f, buf: buf, fw: fw, props: aprops}, nil
 }
 
-// arrowMeta is the key-value metadata pqarrow's own file writer stores for
-// s: the Arrow schema, serialised as pqarrow does (its list elements
-// renamed to Parquet's), so readers rebuild the same Arrow types. It is
-// taken from a pqarrow writer that writes nothing rather than rebuilt here,
-// so it follows pqarrow's encoding of it.
-func arrowMeta(s *arrow.Schema, props *parquet.WriterProperties, aprops pqarrow.ArrowWriterProperties) (metadata.KeyValueMetadata, error) {
+// pqarrowLayout is the Parquet schema and the key-value metadata that
+// pqarrow's own file writer makes for s. The metadata holds the Arrow
+// schema, serialised as pqarrow does (its list elements renamed to
+// Parquet's), so readers rebuild the same Arrow types. Both are taken from
+// a pqarrow writer that writes nothing rather than rebuilt here, so they
+// follow pqarrow's.
+func pqarrowLayout(s *arrow.Schema, props *parquet.WriterProperties, aprops pqarrow.ArrowWriterProperties) (*pqschema.GroupNode, metadata.KeyValueMetadata, error) {
 	pw, err := pqarrow.NewFileWriter(s, io.Discard, props, aprops)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	md, err := pw.FileMetadata()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return md.KeyValueMetadata(), nil
+	return md.Schema.Root(), md.KeyValueMetadata(), nil
 }
 
 // append writes rows given as one Go slice per schema field, in field
