@@ -13,7 +13,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -97,7 +96,7 @@ const cellBatchRows = 8192
 // than those of CellKind wraps ErrCells, naming the file's base name.
 func ReadCells(ctx context.Context, path string, names []string, each func(*CellBatch) error, check func([]CellKind) error) (int64, error) {
 	name := filepath.Base(path)
-	rdr, err := file.OpenParquetFile(path, false)
+	rdr, err := openParquet(path)
 	if err != nil {
 		return 0, fmt.Errorf("schema: %s: %w: %w", name, ErrCells, err)
 	}

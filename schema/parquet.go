@@ -287,10 +287,29 @@ func (w *writer) close() error {
 // ErrNoColumn is returned when a table lacks a requested column.
 var ErrNoColumn = errors.New("schema: no such column")
 
+// openParquet is file.OpenParquetFile returning, as an error, the panic
+// arrow-go raises on some corrupt footers (an unknown logical type), so a
+// damaged file fails with its name rather than a stack trace.
+func openParquet(path string) (rdr *file.Reader, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			rdr, err = nil, fmt.Errorf("corrupt footer: %v", p)
+		}
+		if err != nil {
+			f.Close()
+		}
+	}()
+	return file.NewParquetReader(f)
+}
+
 // ReadTable reads a whole Parquet file into memory; it stops with ctx's
 // error once ctx is done.
 func ReadTable(ctx context.Context, path string) (arrow.Table, error) {
-	rdr, err := file.OpenParquetFile(path, false)
+	rdr, err := openParquet(path)
 	if err != nil {
 		return nil, fmt.Errorf("schema: %s: %w", path, err)
 	}

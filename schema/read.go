@@ -241,7 +241,7 @@ func Read(ctx context.Context, path string, read func(c *Cols) error) error {
 
 // NumRows reads a table's row count from its footer, without its data.
 func NumRows(path string) (int64, error) {
-	rdr, err := file.OpenParquetFile(path, false)
+	rdr, err := openParquet(path)
 	if err != nil {
 		return 0, fmt.Errorf("schema: %s: %w", path, err)
 	}
@@ -273,11 +273,11 @@ func ReadFields[T any](ctx context.Context, path string, cols *T, fields ...any)
 	return read(ctx, path, v, fields, false)
 }
 
-// ReadFieldsSideBySide is ReadFields decoding the columns on a goroutine
-// each, for reads of a few large columns on a stage's serial path (a bag
-// of words' term ids and weights: 0.9 of 1.7 s on 2 cores at Electronics'
-// size; the split's pairs). The goroutines are one per column, not per
-// core, so the memory it adds, the decode buffers of the columns in flight
+// ReadFieldsSideBySide is ReadFields decoding the columns other than lists
+// of numbers on a goroutine each (lists of numbers are decoded on all cores
+// by any read), for reads of a few large columns on a stage's serial path
+// (the split's pairs). The goroutines are one per column, not per core,
+// so the memory it adds, the decode buffers of the columns in flight
 // together, does not grow with GOMAXPROCS; a table of many columns should
 // use ReadFields.
 func ReadFieldsSideBySide[T any](ctx context.Context, path string, cols *T, fields ...any) error {
@@ -290,7 +290,9 @@ func ReadFieldsSideBySide[T any](ctx context.Context, path string, cols *T, fiel
 
 // read fills the fields of the table struct v named by fields (pointers to
 // them), or all of them when fields is nil, from the table at path; with
-// sideBySide each column is decoded on a goroutine of its own.
+// sideBySide each column other than a list of numbers is decoded on a
+// goroutine of its own. Lists of numbers are a task per row group on all
+// cores, each holding one column chunk's bytes and a page at a time.
 func read(ctx context.Context, path string, v reflect.Value, fields []any, sideBySide bool) error {
 	rt := v.Type()
 	idx, want, err := layout(rt)
@@ -315,7 +317,7 @@ func read(ctx context.Context, path string, v reflect.Value, fields []any, sideB
 		sel = append(sel, k)
 	}
 
-	rdr, err := file.OpenParquetFile(path, false)
+	rdr, err := openParquet(path)
 	if err != nil {
 		return fmt.Errorf("schema: %s: %w", path, err)
 	}
@@ -357,6 +359,63 @@ func read(ctx context.Context, path string, v reflect.Value, fields []any, sideB
 			return fmt.Errorf("schema: %s: columns %v, want those of %s", path, got, rt)
 		}
 	}
+	if len(leaves) == 0 {
+		return nil
+	}
+	// Lists of numbers are decoded straight into Go arrays (lists.go), a
+	// task per row group of each; the other columns through pqarrow, as one
+	// more task.
+	var flatLeaves, flatPresent []int
+	var lists []listColumn
+	var listPresent []int
+	for n, k := range present {
+		f := want.Field(k)
+		if !numericList(f.Type) {
+			flatLeaves, flatPresent = append(flatLeaves, leaves[n]), append(flatPresent, k)
+			continue
+		}
+		l, err := newListColumn(rdr, path, f.Name, leaves[n], f.Type.(*arrow.ListType).Elem().ID())
+		if err != nil {
+			return err
+		}
+		lists, listPresent = append(lists, l), append(listPresent, k)
+	}
+	type task struct{ list, chunk int }
+	tasks := []task{{list: -1}}
+	for n, l := range lists {
+		for g := range l.chunks() {
+			tasks = append(tasks, task{n, g})
+		}
+	}
+	errs := make([]error, len(tasks))
+	par.For(len(tasks), 0, func(_, i int) {
+		// arrow-go's decoders panic on some corrupt pages; off the caller's
+		// goroutine that would end the process, so it is this task's error.
+		defer func() {
+			if p := recover(); p != nil {
+				errs[i] = fmt.Errorf("schema: %s: corrupt data: %v", path, p)
+			}
+		}()
+		if t := tasks[i]; t.list >= 0 {
+			errs[i] = lists[t.list].decode(ctx, t.chunk)
+			return
+		}
+		errs[i] = readFlat(ctx, rdr, fr, path, v, idx, want, flatLeaves, flatPresent)
+	})
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	for n, k := range listPresent {
+		v.Field(idx[k]).Set(lists[n].value())
+	}
+	return nil
+}
+
+// readFlat reads the columns leaves (at positions present of want) through
+// pqarrow into the fields of v.
+func readFlat(ctx context.Context, rdr *file.Reader, fr *pqarrow.FileReader, path string, v reflect.Value, idx []int, want *arrow.Schema, leaves, present []int) error {
 	if len(leaves) == 0 {
 		return nil
 	}

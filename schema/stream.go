@@ -9,7 +9,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -139,7 +138,7 @@ func Batches[T any](ctx context.Context, path string) iter.Seq2[T, error] {
 			yield(zero, err)
 			return
 		}
-		rdr, err := file.OpenParquetFile(path, false)
+		rdr, err := openParquet(path)
 		if err != nil {
 			yield(zero, fmt.Errorf("schema: %s: %w", path, err))
 			return

@@ -12,7 +12,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -81,7 +80,7 @@ const vectorBatchRows = 4096
 func ReadVectors(ctx context.Context, path string, each func(*VectorBatch) error) (VectorInfo, error) {
 	var info VectorInfo
 	name := filepath.Base(path)
-	rdr, err := file.OpenParquetFile(path, false)
+	rdr, err := openParquet(path)
 	if err != nil {
 		return info, fmt.Errorf("schema: %s: %w: %w", name, ErrVectors, err)
 	}

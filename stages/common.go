@@ -306,9 +306,20 @@ func readTopics(ctx context.Context, in inputs, model string, nItems int) (*dens
 		return nil, fmt.Errorf("stages: %s: no rows", path)
 	}
 	m := &dense{rows: nItems, dim: len(props[0]), data: make([]float32, nItems*len(props[0]))}
+	seen := make([]bool, nItems)
 	for r, i := range c.ItemIdx {
-		copy(m.Row(int(i)), props[r])
+		if i < 0 || int(i) >= nItems || seen[i] || len(props[r]) != m.dim {
+			return nil, fmt.Errorf("stages: %s row %d: item_idx %d (of %d items, once each) with %d proportions (want %d)", path, r, i, nItems, len(props[r]), m.dim)
+		}
+		seen[i] = true
 	}
+	// Rows to their items on all cores: 0.1 s of evaluate's serial path at
+	// Electronics' size, the copy's page faults included.
+	par.Spans(len(c.ItemIdx), 8192, 0, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			copy(m.Row(int(c.ItemIdx[r])), props[r])
+		}
+	})
 	return m, nil
 }
 

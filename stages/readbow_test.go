@@ -98,3 +98,53 @@ func TestReadBowRaggedRow(t *testing.T) {
 		t.Fatalf("error %v, want one naming bow.parquet's row 1", err)
 	}
 }
+
+// readTopics puts each row's proportions at its item, zeros for items
+// without a row, the same at any GOMAXPROCS (20,000 rows cross the copy's
+// tasks of 8192); an item_idx out of range or twice, or a row of another
+// length, is refused naming the file and the row, not copied out of step.
+func TestReadTopics(t *testing.T) {
+	dir := t.TempDir()
+	in := inputs(func(string) (string, error) { return dir, nil })
+	const n, k = 20011, 3
+	var c schema.TopicsCols
+	for r := range n - 11 {
+		i := (r * 7919) % n // rows in another order than items
+		c.ItemIdx = append(c.ItemIdx, int32(i))
+		c.Proportions = append(c.Proportions, []float32{float32(i), float32(r), 0.5})
+	}
+	path := filepath.Join(dir, "topics.parquet")
+	if _, err := schema.Write(path, c); err != nil {
+		t.Fatal(err)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2, 3, 7, 16} {
+		runtime.GOMAXPROCS(procs)
+		m, err := readTopics(context.Background(), in, "lda", n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float32, n*k)
+		for r, i := range c.ItemIdx {
+			copy(want[int(i)*k:], c.Proportions[r])
+		}
+		if m.Rows() != n || m.Dim() != k || !slices.Equal(m.data, want) {
+			t.Fatalf("P=%d: proportions not at their items", procs)
+		}
+	}
+	for name, bad := range map[string]func(*schema.TopicsCols){
+		"out of range": func(c *schema.TopicsCols) { c.ItemIdx[5] = n },
+		"twice":        func(c *schema.TopicsCols) { c.ItemIdx[5] = c.ItemIdx[4] },
+		"short row":    func(c *schema.TopicsCols) { c.Proportions[5] = c.Proportions[5][:2] },
+	} {
+		b := schema.TopicsCols{ItemIdx: slices.Clone(c.ItemIdx), Proportions: slices.Clone(c.Proportions)}
+		bad(&b)
+		if _, err := schema.Write(path, b); err != nil {
+			t.Fatal(err)
+		}
+		_, err := readTopics(context.Background(), in, "lda", n)
+		if err == nil || !strings.Contains(err.Error(), "topics.parquet row 5:") {
+			t.Fatalf("%s: error %v, want one naming topics.parquet's row 5", name, err)
+		}
+	}
+}
