@@ -17,6 +17,11 @@
 // with the Amdahl bound it sets at 16 cores: unlike wall times, a measure
 // that other processes on the machine do not move.
 //
+// Before the stages (or alone, with -machine-only) it measures the
+// machine's own scaling (machine.go): fixed work of four kinds split over
+// P goroutines, so a stage's speedup can be read against what the cores
+// give work of its kind.
+//
 // It is a benchmark, not a test: wall times depend on what else runs.
 package main
 
@@ -53,6 +58,7 @@ type options struct {
 	long                        float64
 	maxProcs                    int
 	serial, warm                bool
+	machine, machineOnly        bool
 }
 
 func main() {
@@ -68,6 +74,8 @@ func main() {
 	flag.IntVar(&o.maxProcs, "max-procs", runtime.NumCPU(), "largest GOMAXPROCS measured")
 	flag.BoolVar(&o.serial, "serial", false, "also measure each stage's serial share of CPU from a traced P=2 run")
 	flag.BoolVar(&o.warm, "warm", false, "run each stage once, unmeasured, before its measured runs: at sizes near the machine's memory the first run reads from disk what the page cache dropped")
+	flag.BoolVar(&o.machine, "machine", true, "first measure the machine's own scaling (machine.go: registers, L2, streaming memory, random rows) at each P, to read the stages' speedups against")
+	flag.BoolVar(&o.machineOnly, "machine-only", false, "measure only the machine's own scaling: no world, no run")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "benchcores:", err)
@@ -146,6 +154,12 @@ func run(o options) error {
 	if err != nil {
 		return fmt.Errorf("-only: %v", err)
 	}
+	if o.machineOnly {
+		procs := procsList(o.maxProcs)
+		fmt.Printf("%s, %d CPUs; GOMAXPROCS %v; %s\n", cpuModel(), runtime.NumCPU(), procs, loadAvg())
+		machineScaling(procs, 3)
+		return nil
+	}
 	bin, err := filepath.Abs(o.bin)
 	if err != nil {
 		return err
@@ -190,6 +204,9 @@ func run(o options) error {
 	}
 	procs := procsList(o.maxProcs)
 	fmt.Printf("%s, %d CPUs; GOMAXPROCS %v; %s\n", cpuModel(), runtime.NumCPU(), procs, loadAvg())
+	if o.machine {
+		machineScaling(procs, 3)
+	}
 	fmt.Printf("%-26s %3s %8s %8s %5s %7s %7s  %s\n", "stage", "P", "wall_s", "cpu_s", "util", "speedup", "rss_MB", "sha256")
 	type summary struct {
 		node    string
