@@ -85,23 +85,10 @@ func TestReadCellsTypes(t *testing.T) {
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 	path := filepath.Join(t.TempDir(), "pandas.parquet")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := pqarrow.NewFileWriter(sc, f, nil, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeRecord(t, path, rec)
 	ok := func([]CellKind) error { return nil }
 	var got [][]any
-	_, err = ReadCells(context.Background(), path, []string{"id", "title", "brand", "categories"}, func(b *CellBatch) error {
+	_, err := ReadCells(context.Background(), path, []string{"id", "title", "brand", "categories"}, func(b *CellBatch) error {
 		for i := range b.Rows {
 			got = append(got, []any{b.Cols[0].Text[i], b.Cols[1].Text[i], b.Cols[1].Null[i], b.Cols[2].Text[i], b.Cols[3].List[i]})
 		}
@@ -161,5 +148,26 @@ func TestReadVectorsCatalogueID(t *testing.T) {
 		if err != nil || info.IDColumn != tc.want {
 			t.Errorf("%s: id column %q (%v), want %s", tc.name, info.IDColumn, err, tc.want)
 		}
+	}
+}
+
+// writeRecord writes rec as a Parquet file with pqarrow's own writer and
+// defaults, the way another Arrow tool would, its Arrow schema stored.
+func writeRecord(t *testing.T, path string, rec arrow.RecordBatch) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := pqarrow.NewFileWriter(rec.Schema(), f, nil, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

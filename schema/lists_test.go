@@ -14,7 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // oracleRead reads every column of T through pqarrow's record reader and
@@ -137,21 +136,7 @@ func writeArrow(t *testing.T, path string, rows [][]*int32, nullRows map[int]boo
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fw, err := pqarrow.NewFileWriter(s, f, nil, pqarrow.DefaultWriterProps())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := fw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeRecord(t, path, rec)
 }
 
 // TestListsOfOtherWriters: a file whose list column may be null (an
