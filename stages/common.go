@@ -131,9 +131,12 @@ func writeEdges(path string, it *items, g string, edges []graph.Edge) (int64, er
 	n := len(edges)
 	src, dst, gs := make([]string, n), make([]string, n), make([]string, n)
 	si, di := make([]int32, n), make([]int32, n)
-	for k, e := range edges {
-		src[k], dst[k], gs[k], si[k], di[k] = it.asin[e.Src], it.asin[e.Dst], g, e.Src, e.Dst
-	}
+	par.Spans(n, 1<<16, 0, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			e := edges[k]
+			src[k], dst[k], gs[k], si[k], di[k] = it.asin[e.Src], it.asin[e.Dst], g, e.Src, e.Dst
+		}
+	})
 	return schema.Write(path, schema.EdgesCols{Src: src, Dst: dst, Graph: gs, SrcIdx: si, DstIdx: di})
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"monomer/amazon"
 	"monomer/graph"
+	"monomer/internal/par"
 	"monomer/imagefeat"
 	"monomer/job"
 	"monomer/pipeline"
@@ -754,18 +755,27 @@ func (in *ingestion) writeEdges(kept []*scopedItem) (int64, error) {
 		entries += len(it.related)
 	}
 	index := its.rows()
-	related, all := make([][]int32, len(kept)), make([]int32, 0, entries)
+	// The targets' rows looked up on all cores (the map is only read), each
+	// item's into its own stretch of one array: a serial second at Women's
+	// size.
+	at := make([]int, len(kept)+1)
 	for i, it := range kept {
-		lo := len(all)
-		for _, b := range it.related {
-			j, ok := index[b]
-			if !ok {
-				j = graph.NotItem
-			}
-			all = append(all, j)
-		}
-		related[i] = all[lo:len(all):len(all)]
+		at[i+1] = at[i] + len(it.related)
 	}
+	related, all := make([][]int32, len(kept)), make([]int32, entries)
+	par.Spans(len(kept), 4096, 0, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row := all[at[i]:at[i+1]:at[i+1]]
+			for k, b := range kept[i].related {
+				j, ok := index[b]
+				if !ok {
+					j = graph.NotItem
+				}
+				row[k] = j
+			}
+			related[i] = row
+		}
+	})
 	edges, st := graph.CrossEdges(related, sub)
 	in.stats["edges"] = len(edges)
 	in.stats["edges_dropped_target_not_item"] = st.NotItem
