@@ -14,8 +14,8 @@ import (
 
 	"monomer/amazon"
 	"monomer/graph"
-	"monomer/internal/par"
 	"monomer/imagefeat"
+	"monomer/internal/par"
 	"monomer/job"
 	"monomer/pipeline"
 	"monomer/schema"
