@@ -8,8 +8,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 
 	"monomer/imagefeat/fc7"
+	"monomer/internal/par"
 	"monomer/internal/rawio"
 )
 
@@ -342,36 +345,63 @@ func ScanASINs(ctx context.Context, path string, opts ...Option) ([]string, erro
 	}
 	rs := int64(RecordSize(c.dim))
 	n := st.Size() / rs
-	asins := make([]string, 0, n)
+	asins := make([]string, n)
 	r := Reader{name: name}
-	var h [ASINLen]byte
-	var reported int64
-	for i := range n {
-		if i%64 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
+	// Spans of 64 headers (about 1 MiB of file) on all cores: one positioned
+	// read a record, 659,566 of them at Women's size, took 0.7 serial s of
+	// ingest. The error is the first record's in file order: spans after
+	// a failed one are skipped, those before it still run.
+	const span = 64
+	spans := (n + span - 1) / span
+	errs := make([]error, spans)
+	var failed atomic.Int64 // lowest failed span so far
+	failed.Store(spans)
+	var progress sync.Mutex
+	par.For(int(spans), 0, func(_, k int) {
+		if int64(k) > failed.Load() {
+			return
+		}
+		if errs[k] = ctx.Err(); errs[k] == nil {
+			errs[k] = scanSpan(f, &r, asins, int64(k)*span, min(int64(k+1)*span, n), rs)
+		}
+		if errs[k] != nil {
+			for cur := failed.Load(); int64(k) < cur && !failed.CompareAndSwap(cur, int64(k)); cur = failed.Load() {
 			}
+			return
 		}
-		off := i * rs
-		if _, err := f.ReadAt(h[:], off); err != nil {
-			return nil, fmt.Errorf("imagefeat: %s: read at byte %d: %w", name, off, err)
+		if c.progress != nil {
+			progress.Lock()
+			c.progress((min(int64(k+1)*span, n) - int64(k)*span) * rs)
+			progress.Unlock()
 		}
-		a, err := r.parseASIN(h[:], off)
-		if err != nil {
-			return nil, err
-		}
-		asins = append(asins, string(a))
-		if c.progress != nil && off+rs-reported >= chunkBytes {
-			c.progress(off + rs - reported)
-			reported = off + rs
-		}
+	})
+	if k := failed.Load(); k < spans {
+		return nil, errs[k]
 	}
 	if rest := st.Size() - n*rs; rest != 0 {
 		return nil, fmt.Errorf("imagefeat: %s: %w at byte %d: %d of %d bytes",
 			name, ErrTruncated, n*rs, rest, rs)
 	}
-	if c.progress != nil && st.Size() > reported {
-		c.progress(st.Size() - reported)
+	if rest := st.Size() - n*rs; c.progress != nil && rest > 0 {
+		c.progress(rest)
 	}
 	return asins, nil
+}
+
+// scanSpan reads the ASINs of records [lo, hi) of a plain .b file of
+// records of rs bytes into asins.
+func scanSpan(f *os.File, r *Reader, asins []string, lo, hi, rs int64) error {
+	var h [ASINLen]byte
+	for i := lo; i < hi; i++ {
+		off := i * rs
+		if _, err := f.ReadAt(h[:], off); err != nil {
+			return fmt.Errorf("imagefeat: %s: read at byte %d: %w", r.name, off, err)
+		}
+		a, err := r.parseASIN(h[:], off)
+		if err != nil {
+			return err
+		}
+		asins[i] = string(a)
+	}
+	return nil
 }

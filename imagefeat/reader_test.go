@@ -3,6 +3,7 @@ package imagefeat
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"math"
@@ -373,4 +374,37 @@ func goroutinesIn(fn string) (all, waiting int) {
 		}
 	}
 	return all, waiting
+}
+
+// ScanASINs reads a plain file's headers in spans of 64 on all cores: the
+// same ASINs at GOMAXPROCS 1, 2, 3, 7 and 16 over 1,000 records (16 spans,
+// the last short), and with two bad headers the error is the first one's
+// in file order, wherever the spans ran.
+func TestScanASINsSpans(t *testing.T) {
+	const dim, n = 4, 1000
+	recs := randomRecords(rand.New(rand.NewPCG(3, 3)), n, dim)
+	good := encode(t, recs, dim, false)
+	path := writeFile(t, t.TempDir(), "x.b", good)
+	bad := slices.Clone(good)
+	rs := RecordSize(dim)
+	bad[700*rs+3] = 0x01 // record 700, span 10
+	bad[900*rs+5] = 0xff // record 900, span 14
+	badPath := writeFile(t, t.TempDir(), "bad.b", bad)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, p := range []int{1, 2, 3, 7, 16} {
+		runtime.GOMAXPROCS(p)
+		asins, err := ScanASINs(context.Background(), path, WithDim(dim))
+		if err != nil || len(asins) != n {
+			t.Fatalf("P=%d: %d ASINs, %v", p, len(asins), err)
+		}
+		for i, a := range asins {
+			if a != recs[i].asin {
+				t.Fatalf("P=%d: ASIN %d is %s, want %s", p, i, a, recs[i].asin)
+			}
+		}
+		_, err = ScanASINs(context.Background(), badPath, WithDim(dim))
+		if !errors.Is(err, ErrASIN) || !strings.Contains(err.Error(), fmt.Sprintf("at byte %d: control byte 0x01", 700*rs)) {
+			t.Fatalf("P=%d: error %v, want record 700's", p, err)
+		}
+	}
 }
