@@ -75,7 +75,8 @@ func listPlan(rdr *file.Reader, path, name string, leaf int) ([]listChunk, int64
 			return nil, 0, fmt.Errorf("schema: %s column %s row group %d: %w", path, name, g, err)
 		}
 		nv := cc.NumValues()
-		if nv < 0 || rg.NumRows() < 0 || nv > maxListValues-value {
+		// Every row of a list column has at least one level.
+		if nv < 0 || rg.NumRows() < 0 || rg.NumRows() > nv || nv > maxListValues-value {
 			return nil, 0, fmt.Errorf("schema: %s column %s row group %d: footer gives %d values for %d rows", path, name, g, nv, rg.NumRows())
 		}
 		chunks[g] = listChunk{rg: g, row: row, rows: rg.NumRows(), value: value, values: nv}
