@@ -146,8 +146,9 @@ func packRows(d Dense, items []int32, dim int) *packedRows {
 		p.off[next] = total
 	}
 	// Huge pages: 1.35 GB each at Women's size, first written here by every
-	// worker at once; in 4 KB pages that was 330,000 more page faults and
-	// 2.5-3.5 s more system time a WNN fit, at P = 1 and 2 alike.
+	// worker at once; in 4 KB pages that was 330,000 more page faults a WNN
+	// fit (the time they cost is within the machine's noise:
+	// docs/notes/2026-11-28-list-columns.md).
 	p.idx, p.val = hugemem.Slice[int32](int(total)), hugemem.Slice[float32](int(total))
 	forSpans(len(items), 0, func(lo, hi int) {
 		for _, it := range items[lo:hi] {
