@@ -382,9 +382,6 @@ func ScanASINs(ctx context.Context, path string, opts ...Option) ([]string, erro
 		return nil, fmt.Errorf("imagefeat: %s: %w at byte %d: %d of %d bytes",
 			name, ErrTruncated, n*rs, rest, rs)
 	}
-	if rest := st.Size() - n*rs; c.progress != nil && rest > 0 {
-		c.progress(rest)
-	}
 	return asins, nil
 }
 

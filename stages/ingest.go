@@ -749,20 +749,16 @@ func (in *ingestion) writeItems(kept []*scopedItem) error {
 func (in *ingestion) writeEdges(kept []*scopedItem) (int64, error) {
 	its := &items{asin: make([]string, len(kept))}
 	sub := make([]string, len(kept))
-	entries := 0
+	at := make([]int, len(kept)+1) // where each item's targets start in all
 	for i, it := range kept {
 		its.asin[i], sub[i] = it.asin, it.sub
-		entries += len(it.related)
+		at[i+1] = at[i] + len(it.related)
 	}
 	index := its.rows()
 	// The targets' rows looked up on all cores (the map is only read), each
 	// item's into its own stretch of one array: a serial second at Women's
 	// size.
-	at := make([]int, len(kept)+1)
-	for i, it := range kept {
-		at[i+1] = at[i] + len(it.related)
-	}
-	related, all := make([][]int32, len(kept)), make([]int32, entries)
+	related, all := make([][]int32, len(kept)), make([]int32, at[len(kept)])
 	par.Spans(len(kept), 4096, 0, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			row := all[at[i]:at[i+1]:at[i+1]]
