@@ -12,7 +12,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -101,7 +100,7 @@ func ReadCells(ctx context.Context, path string, names []string, each func(*Cell
 		return 0, fmt.Errorf("schema: %s: %w: %w", name, ErrCells, err)
 	}
 	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: cellBatchRows}, memory.DefaultAllocator)
+	fr, err := newFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: cellBatchRows})
 	if err != nil {
 		return 0, fmt.Errorf("schema: %s: %w: %w", name, ErrCells, err)
 	}

@@ -289,7 +289,9 @@ var ErrNoColumn = errors.New("schema: no such column")
 
 // openParquet is file.OpenParquetFile returning, as an error, the panic
 // arrow-go raises on some corrupt footers (an unknown logical type), so a
-// damaged file fails with its name rather than a stack trace.
+// damaged file fails with its name rather than a stack trace. It also
+// refuses a stored Arrow schema that would make pqarrow allocate without
+// bound (checkStoredSchema): that ends the process, not in a panic.
 func openParquet(path string) (rdr *file.Reader, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -303,7 +305,58 @@ func openParquet(path string) (rdr *file.Reader, err error) {
 			f.Close()
 		}
 	}()
-	return file.NewParquetReader(f)
+	rdr, err = file.NewParquetReader(f)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkStoredSchema(rdr.MetaData().KeyValueMetadata()); err != nil {
+		return nil, fmt.Errorf("corrupt footer: %w", err)
+	}
+	return rdr, nil
+}
+
+// newFileReader is pqarrow.NewFileReader refusing a stored Arrow schema
+// that disagrees with the file's columns, where pqarrow's readers would
+// panic later (checkManifest), and returning its own panics as errors.
+func newFileReader(rdr *file.Reader, props pqarrow.ArrowReadProperties) (fr *pqarrow.FileReader, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			fr, err = nil, fmt.Errorf("corrupt footer: stored Arrow schema: %v", p)
+		}
+	}()
+	fr, err = pqarrow.NewFileReader(rdr, props, memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
+	}
+	for i := range fr.Manifest.Fields {
+		if err := checkManifest(&fr.Manifest.Fields[i]); err != nil {
+			return nil, fmt.Errorf("corrupt footer: stored Arrow schema: %w", err)
+		}
+	}
+	return fr, nil
+}
+
+// checkManifest checks that a field pqarrow built from the stored schema
+// and the Parquet one reads something: a leaf names a column, and a field
+// with children has a nested type. A stored type changed from a list to a
+// string gives the latter, and pqarrow's GetFieldReaders then dereferences
+// the nil reader it returns for it.
+func checkManifest(f *pqarrow.SchemaField) error {
+	if len(f.Children) == 0 {
+		if f.ColIndex < 0 {
+			return fmt.Errorf("field %q reads no column", f.Field.Name)
+		}
+		return nil
+	}
+	if _, ok := f.Field.Type.(arrow.NestedType); !ok {
+		return fmt.Errorf("field %q has %d child fields but type %s", f.Field.Name, len(f.Children), f.Field.Type)
+	}
+	for i := range f.Children {
+		if err := checkManifest(&f.Children[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ReadTable reads a whole Parquet file into memory; it stops with ctx's
@@ -314,7 +367,7 @@ func ReadTable(ctx context.Context, path string) (arrow.Table, error) {
 		return nil, fmt.Errorf("schema: %s: %w", path, err)
 	}
 	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: RowGroupRows}, memory.DefaultAllocator)
+	fr, err := newFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: RowGroupRows})
 	if err != nil {
 		return nil, fmt.Errorf("schema: %s: %w", path, err)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
@@ -322,7 +321,7 @@ func read(ctx context.Context, path string, v reflect.Value, fields []any, sideB
 		return fmt.Errorf("schema: %s: %w", path, err)
 	}
 	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: RowGroupRows, Parallel: sideBySide}, memory.DefaultAllocator)
+	fr, err := newFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: RowGroupRows, Parallel: sideBySide})
 	if err != nil {
 		return fmt.Errorf("schema: %s: %w", path, err)
 	}

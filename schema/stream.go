@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -144,7 +143,7 @@ func Batches[T any](ctx context.Context, path string) iter.Seq2[T, error] {
 			return
 		}
 		defer rdr.Close()
-		fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: RowGroupRows}, memory.DefaultAllocator)
+		fr, err := newFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: RowGroupRows})
 		if err != nil {
 			yield(zero, fmt.Errorf("schema: %s: %w", path, err))
 			return

@@ -11,7 +11,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -85,7 +84,7 @@ func ReadVectors(ctx context.Context, path string, each func(*VectorBatch) error
 		return info, fmt.Errorf("schema: %s: %w: %w", name, ErrVectors, err)
 	}
 	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: vectorBatchRows}, memory.DefaultAllocator)
+	fr, err := newFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: vectorBatchRows})
 	if err != nil {
 		return info, fmt.Errorf("schema: %s: %w: %w", name, ErrVectors, err)
 	}
