@@ -91,7 +91,9 @@ bench-sparse:
 # same at every P, or it fails). Last line: `cores: min speedup S at P=2
 # over STAGES`. BENCHCORES_FLAGS adds flags: -serial (the serial share of
 # each stage's CPU from a traced run, which other load does not move),
-# -dir DIR (keep the world and run there), -only REGEXP, -max-iter N.
+# -dir DIR (keep the world and run there), -only REGEXP, -max-iter N,
+# -width 16 (each stage also traced at GOMAXPROCS 16 on these cores: its
+# speedup on 16 cores projected from how many goroutines it keeps running).
 SCALE ?= medium
 BENCHCORES_FLAGS ?=
 .PHONY: bench-cores

@@ -17,6 +17,13 @@
 // with the Amdahl bound it sets at 16 cores: unlike wall times, a measure
 // that other processes on the machine do not move.
 //
+// With -width W, each stage also runs once at GOMAXPROCS W under the
+// tracer, on however few cores the machine has: the kernel shares them,
+// and the trace shows how many goroutines the stage keeps running at each
+// moment, which is what W cores could run. From that profile it projects
+// the stage's speedup on W cores over this machine's
+// (traceutil.Summary.Projected), and its outputs must have the same bytes.
+//
 // Before the stages (or alone, with -machine-only) it measures the
 // machine's own scaling (machine.go): fixed work of four kinds split over
 // P goroutines, so a stage's speedup can be read against what the cores
@@ -56,7 +63,7 @@ type options struct {
 	maxIter                     int
 	lambda                      float64
 	long                        float64
-	maxProcs                    int
+	maxProcs, width             int
 	serial, warm                bool
 	machine, machineOnly        bool
 }
@@ -73,6 +80,7 @@ func main() {
 	flag.Float64Var(&o.long, "long", 1, "stages whose P=1 run takes at least this many CPU seconds enter the last line")
 	flag.IntVar(&o.maxProcs, "max-procs", runtime.NumCPU(), "largest GOMAXPROCS measured")
 	flag.BoolVar(&o.serial, "serial", false, "also measure each stage's serial share of CPU from a traced P=2 run")
+	flag.IntVar(&o.width, "width", 0, "also run each stage traced at GOMAXPROCS W (more than the cores is the point) and project its speedup on W cores from how many goroutines it keeps running")
 	flag.BoolVar(&o.warm, "warm", false, "run each stage once, unmeasured, before its measured runs: at sizes near the machine's memory the first run reads from disk what the page cache dropped")
 	flag.BoolVar(&o.machine, "machine", true, "first measure the machine's own scaling (machine.go: registers, L2, streaming memory, random rows) at each P, to read the stages' speedups against")
 	flag.BoolVar(&o.machineOnly, "machine-only", false, "measure only the machine's own scaling: no world, no run")
@@ -253,6 +261,29 @@ func run(o options) error {
 				long = append(long, summary{node, speedup})
 			}
 		}
+		if o.width > 0 {
+			wt := filepath.Join(o.dir, fmt.Sprintf("trace-%s-p%d.out", node, o.width))
+			m, err := measure(bin, append(slices.Clone(args), selectNode(node)...), o.width, wt)
+			if err != nil {
+				return fmt.Errorf("%s at P=%d: %w", node, o.width, err)
+			}
+			sum, err := outputsHash(filepath.Join(runDir, "bench"), node)
+			if err != nil {
+				return err
+			}
+			mark := ""
+			if sum != sum0 {
+				mark, mismatch = "  DIFFERS FROM P=1", true
+			}
+			w, err := widthProfile(wt, o.width)
+			if err != nil {
+				return fmt.Errorf("%s: %w", node, err)
+			}
+			cpus := runtime.NumCPU()
+			fmt.Printf("%-26s P=%d on %d cores (traced): wall %.2f s, cpu %.2f s, rss %.0f MB, mean running %.2f, wall with < %d running %.3f, none running %.3f; projected speedup on %d cores over %d: %.2f  %s%s\n",
+				node, o.width, cpus, m.wall.Seconds(), m.cpu.Seconds(), float64(m.rss)/(1<<20), w.Busy(), o.width, w.Short(),
+				float64(w.Running[0])/float64(w.Wall), o.width, cpus, w.Projected(cpus, o.width), sum[:16], mark)
+		}
 		if o.serial && slices.Contains(procs, 2) {
 			s, err := serialShare(tr)
 			if err != nil {
@@ -402,6 +433,16 @@ func serialShare(trace string) (serial, error) {
 		return serial{}, err
 	}
 	return serial{s.Serial(), s.Short()}, nil
+}
+
+// widthProfile reads a trace taken at GOMAXPROCS procs.
+func widthProfile(trace string, procs int) (*traceutil.Summary, error) {
+	f, err := os.Open(trace)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return traceutil.Read(f, procs)
 }
 
 func cpuModel() string {

@@ -68,6 +68,29 @@ func (s *Summary) Busy() float64 {
 	return t / float64(s.Wall)
 }
 
+// Projected is the speedup over the traced machine's cpus cores that k
+// cores would give, read off a trace taken at Procs ≥ k Ps (more Ps than
+// cores: the kernel shares the cores among the running goroutines, and the
+// trace shows how many the code keeps running). A stretch with n running
+// did min(n, cpus) cores' work, which k cores do in min(n, cpus)/min(n, k)
+// of its time; a stretch with none (reading a file, waiting on the disk)
+// keeps its time. It leaves out what more cores do not bring: memory
+// bandwidth, caches, and the kernel's own work.
+func (s *Summary) Projected(cpus, k int) float64 {
+	if s.Wall <= 0 || cpus < 1 || k < 1 {
+		return 0
+	}
+	var then float64
+	for n, d := range s.Running {
+		if n == 0 {
+			then += float64(d)
+			continue
+		}
+		then += float64(d) * float64(min(n, cpus)) / float64(min(n, k))
+	}
+	return float64(s.Wall) / then
+}
+
 // Read parses a trace and summarises it against procs Ps.
 func Read(r io.Reader, procs int) (*Summary, error) {
 	if procs < 1 {

@@ -2,6 +2,7 @@ package traceutil
 
 import (
 	"bytes"
+	"math"
 	"runtime"
 	"runtime/trace"
 	"sync"
@@ -53,6 +54,23 @@ func TestRead(t *testing.T) {
 }
 
 var sink int
+
+// TestProjected: a profile traced at 16 Ps on 2 cores with 1 s waiting,
+// 2 s one goroutine and 4 s sixteen takes 1 + 2 + 4·2/16 = 3.5 s on 16
+// cores (2×), 1 + 2 + 4·2/4 = 5 s on 4, and its own 7 s on the 2 it
+// ran on.
+func TestProjected(t *testing.T) {
+	s := &Summary{Procs: 16, Wall: 7 * time.Second, Running: make([]time.Duration, 17)}
+	s.Running[0], s.Running[1], s.Running[16] = time.Second, 2*time.Second, 4*time.Second
+	for _, c := range []struct {
+		cpus, k int
+		want    float64
+	}{{2, 16, 2}, {2, 2, 1}, {2, 4, 7 / 5.0}, {1, 16, 7 / (1 + 2 + 4/16.0)}} {
+		if got := s.Projected(c.cpus, c.k); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("Projected(%d, %d) = %v, want %v", c.cpus, c.k, got, c.want)
+		}
+	}
+}
 
 func TestSerialGoroutine(t *testing.T) {
 	for f, want := range map[string]bool{
