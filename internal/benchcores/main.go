@@ -49,12 +49,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	rtrace "runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"monomer/internal/par"
 	"monomer/internal/traceutil"
 )
 
@@ -215,6 +217,14 @@ func run(o options) error {
 	if o.machine {
 		machineScaling(procs, 3)
 	}
+	if o.width > 0 {
+		c, err := widthCeiling(o.width)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("width: an even workload (sections of %d equal tasks, traced at GOMAXPROCS %d) projects %.2f on %d cores over %d (ideal %.2f): read the stages' projections against it\n",
+			4*o.width, o.width, c, o.width, runtime.NumCPU(), float64(o.width)/float64(runtime.NumCPU()))
+	}
 	fmt.Printf("%-26s %3s %8s %8s %5s %7s %7s  %s\n", "stage", "P", "wall_s", "cpu_s", "util", "speedup", "rss_MB", "sha256")
 	type summary struct {
 		node    string
@@ -280,8 +290,8 @@ func run(o options) error {
 				return fmt.Errorf("%s: %w", node, err)
 			}
 			cpus := runtime.NumCPU()
-			fmt.Printf("%-26s P=%d on %d cores (traced): wall %.2f s, cpu %.2f s, rss %.0f MB, mean running %.2f, wall with < %d running %.3f, none running %.3f; projected speedup on %d cores over %d: %.2f  %s%s\n",
-				node, o.width, cpus, m.wall.Seconds(), m.cpu.Seconds(), float64(m.rss)/(1<<20), w.Busy(), o.width, w.Short(),
+			fmt.Printf("%-26s P=%d on %d cores (traced): wall %.2f s, cpu %.2f s, rss %.0f MB, mean running %.2f, running or runnable %.2f, wall with < %d running %.3f, none running %.3f; projected speedup on %d cores over %d: %.2f  %s%s\n",
+				node, o.width, cpus, m.wall.Seconds(), m.cpu.Seconds(), float64(m.rss)/(1<<20), w.Busy(), w.MeanReady(), o.width, w.Short(),
 				float64(w.Running[0])/float64(w.Wall), o.width, cpus, w.Projected(cpus, o.width), sum[:16], mark)
 		}
 		if o.serial && slices.Contains(procs, 2) {
@@ -433,6 +443,36 @@ func serialShare(trace string) (serial, error) {
 		return serial{}, err
 	}
 	return serial{s.Serial(), s.Short()}, nil
+}
+
+// widthCeiling traces, at GOMAXPROCS procs, sections of 4·procs equal
+// tasks of arithmetic (the stages' parallel sections through internal/par)
+// and returns the speedup on procs cores it projects: what the method
+// gives work that would scale perfectly. Below the ideal procs/cores
+// because the kernel shares the cores among procs threads unevenly, so a
+// section's last tasks finish apart.
+func widthCeiling(procs int) (float64, error) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	var buf bytes.Buffer
+	if err := rtrace.Start(&buf); err != nil {
+		return 0, err
+	}
+	out := make([]int, 4*procs)
+	for range 40 {
+		par.For(len(out), 0, func(_, i int) {
+			x := 0
+			for j := range 4_000_000 { // a few ms on one core
+				x += j ^ x
+			}
+			out[i] = x
+		})
+	}
+	rtrace.Stop()
+	s, err := traceutil.Read(&buf, procs)
+	if err != nil {
+		return 0, err
+	}
+	return s.Projected(runtime.NumCPU(), procs), nil
 }
 
 // widthProfile reads a trace taken at GOMAXPROCS procs.

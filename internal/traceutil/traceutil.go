@@ -26,11 +26,21 @@ type Summary struct {
 	// Running[n] is the wall time during which exactly n goroutines were
 	// running (n < Procs; Running[Procs] holds Procs and more).
 	Running []time.Duration
+	// Ready[r][q] is the wall time during which r goroutines were running
+	// and q were running or runnable (each capped at Procs): with more Ps
+	// than cores, a runnable goroutine waits for the kernel to run its
+	// thread, and q is what as many cores as Ps would run.
+	Ready [][]time.Duration
 	// Under maps a function to the CPU-profile samples taken while fewer
 	// than Procs goroutines ran (keys: see frameOf): where the serial time
 	// goes. The samples are
 	// in the trace only when a CPU profile ran with it (--cpuprofile).
 	Under map[string]int
+	// Narrow is Under for the samples taken while fewer than Procs
+	// goroutines were running or runnable: in a trace at more Ps than
+	// cores, the code that would leave cores idle on a machine with as
+	// many cores as Ps.
+	Narrow map[string]int
 	// Samples counts all CPU-profile samples of the trace.
 	Samples int
 	// Outer counts all CPU-profile samples by their goroutine's outermost
@@ -70,25 +80,42 @@ func (s *Summary) Busy() float64 {
 
 // Projected is the speedup over the traced machine's cpus cores that k
 // cores would give, read off a trace taken at Procs ≥ k Ps (more Ps than
-// cores: the kernel shares the cores among the running goroutines, and the
-// trace shows how many the code keeps running). A stretch with n running
-// did min(n, cpus) cores' work, which k cores do in min(n, cpus)/min(n, k)
-// of its time; a stretch with none (reading a file, waiting on the disk)
-// keeps its time. It leaves out what more cores do not bring: memory
-// bandwidth, caches, and the kernel's own work.
+// cores: the kernel shares the cores among the goroutines, and the trace
+// shows how many the code keeps running or ready to run). A stretch with
+// r running and q ready did min(r, cpus) cores' work, which k cores do in
+// min(r, cpus)/min(q, k) of its time; a stretch with none running (reading
+// a file, waiting on the disk) keeps its time. It leaves out what more
+// cores do not bring: memory bandwidth, caches, the kernel's own work.
 func (s *Summary) Projected(cpus, k int) float64 {
 	if s.Wall <= 0 || cpus < 1 || k < 1 {
 		return 0
 	}
 	var then float64
-	for n, d := range s.Running {
-		if n == 0 {
-			then += float64(d)
-			continue
+	for r, row := range s.Ready {
+		for q, d := range row {
+			if r == 0 || q == 0 {
+				then += float64(d)
+				continue
+			}
+			then += float64(d) * float64(min(r, cpus)) / float64(min(q, k))
 		}
-		then += float64(d) * float64(min(n, cpus)) / float64(min(n, k))
 	}
 	return float64(s.Wall) / then
+}
+
+// MeanReady is the mean number of goroutines running or runnable over
+// the wall time, counting at most Procs at a time.
+func (s *Summary) MeanReady() float64 {
+	if s.Wall <= 0 {
+		return 0
+	}
+	var t float64
+	for _, row := range s.Ready {
+		for q, d := range row {
+			t += float64(q) * float64(d)
+		}
+	}
+	return t / float64(s.Wall)
 }
 
 // Read parses a trace and summarises it against procs Ps.
@@ -100,8 +127,12 @@ func Read(r io.Reader, procs int) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("traceutil: %w", err)
 	}
-	s := &Summary{Procs: procs, Running: make([]time.Duration, procs+1), Under: map[string]int{}, Outer: map[string]int{}}
-	running := map[trace.GoID]bool{}
+	s := &Summary{Procs: procs, Running: make([]time.Duration, procs+1), Ready: make([][]time.Duration, procs+1),
+		Under: map[string]int{}, Narrow: map[string]int{}, Outer: map[string]int{}}
+	for r := range s.Ready {
+		s.Ready[r] = make([]time.Duration, procs+1)
+	}
+	running, ready := map[trace.GoID]bool{}, map[trace.GoID]bool{}
 	var first, last trace.Time
 	started := false
 	// Time from last to t at the current count of running goroutines.
@@ -111,7 +142,9 @@ func Read(r io.Reader, procs int) (*Summary, error) {
 			return
 		}
 		if t > last {
-			s.Running[min(len(running), procs)] += t.Sub(last)
+			r := min(len(running), procs)
+			s.Running[r] += t.Sub(last)
+			s.Ready[r][min(len(ready), procs)] += t.Sub(last)
 			last = t
 		}
 	}
@@ -131,10 +164,16 @@ func Read(r io.Reader, procs int) (*Summary, error) {
 				continue
 			}
 			_, to := st.Goroutine()
+			id := st.Resource.Goroutine()
 			if to == trace.GoRunning {
-				running[st.Resource.Goroutine()] = true
+				running[id] = true
 			} else {
-				delete(running, st.Resource.Goroutine())
+				delete(running, id)
+			}
+			if to == trace.GoRunning || to == trace.GoRunnable {
+				ready[id] = true
+			} else {
+				delete(ready, id)
 			}
 		case trace.EventStackSample:
 			s.Samples++
@@ -142,6 +181,9 @@ func Read(r io.Reader, procs int) (*Summary, error) {
 			s.Outer[key[strings.Index(key, " < ")+3:]]++
 			if len(running) < procs {
 				s.Under[key]++
+			}
+			if len(ready) < procs {
+				s.Narrow[key]++
 			}
 		}
 	}
@@ -210,9 +252,14 @@ func SerialGoroutine(outer string) bool {
 
 // Top returns the n functions with the most samples in Under, most first
 // (ties by name).
-func (s *Summary) Top(n int) []FuncSamples {
-	out := make([]FuncSamples, 0, len(s.Under))
-	for f, c := range s.Under {
+func (s *Summary) Top(n int) []FuncSamples { return top(s.Under, n) }
+
+// TopNarrow is Top over Narrow.
+func (s *Summary) TopNarrow(n int) []FuncSamples { return top(s.Narrow, n) }
+
+func top(m map[string]int, n int) []FuncSamples {
+	out := make([]FuncSamples, 0, len(m))
+	for f, c := range m {
 		out = append(out, FuncSamples{f, c})
 	}
 	slices.SortFunc(out, func(a, b FuncSamples) int {

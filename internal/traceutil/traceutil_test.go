@@ -42,6 +42,18 @@ func TestRead(t *testing.T) {
 	if s.Wall <= 0 || sum != s.Wall {
 		t.Fatalf("wall %v, running counts add to %v", s.Wall, sum)
 	}
+	var ready time.Duration
+	for r, row := range s.Ready {
+		for q, d := range row {
+			if q < r && d > 0 {
+				t.Fatalf("%v with %d running but %d ready", d, r, q)
+			}
+			ready += d
+		}
+	}
+	if ready != s.Wall {
+		t.Fatalf("wall %v, running-and-ready counts add to %v", s.Wall, ready)
+	}
 	if b := s.Busy(); !(b > 0 && b <= 2) || s.Running[2] == 0 {
 		t.Fatalf("mean running %v, with both %v of %v", b, s.Running[2], s.Wall)
 	}
@@ -56,48 +68,21 @@ func TestRead(t *testing.T) {
 var sink int
 
 // TestProjected: a profile traced at 16 Ps on 2 cores with 1 s waiting,
-// 2 s one goroutine and 4 s sixteen takes 1 + 2 + 4·2/16 = 3.5 s on 16
-// cores (2×), 1 + 2 + 4·2/4 = 5 s on 4, and its own 7 s on the 2 it
-// ran on.
+// 2 s one goroutine, 1 s two running and four more ready, and 4 s sixteen
+// running takes 1 + 2 + 1·2/6 + 4·2/16 = 3.83 s on 16 cores, 1 + 2 +
+// 1·2/4 + 4·2/4 = 5.5 s on 4, and its own 8 s on the 2 it ran on.
 func TestProjected(t *testing.T) {
-	s := &Summary{Procs: 16, Wall: 7 * time.Second, Running: make([]time.Duration, 17)}
-	s.Running[0], s.Running[1], s.Running[16] = time.Second, 2*time.Second, 4*time.Second
+	s := &Summary{Procs: 16, Wall: 8 * time.Second, Ready: make([][]time.Duration, 17)}
+	for r := range s.Ready {
+		s.Ready[r] = make([]time.Duration, 17)
+	}
+	s.Ready[0][0], s.Ready[1][1], s.Ready[2][6], s.Ready[16][16] = time.Second, 2*time.Second, time.Second, 4*time.Second
 	for _, c := range []struct {
 		cpus, k int
 		want    float64
-	}{{2, 16, 2}, {2, 2, 1}, {2, 4, 7 / 5.0}, {1, 16, 7 / (1 + 2 + 4/16.0)}} {
+	}{{2, 16, 8 / (3 + 2/6.0 + 0.5)}, {2, 2, 1}, {2, 4, 8 / 5.5}, {1, 16, 8 / (1 + 2 + 1/6.0 + 4/16.0)}} {
 		if got := s.Projected(c.cpus, c.k); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("Projected(%d, %d) = %v, want %v", c.cpus, c.k, got, c.want)
 		}
-	}
-}
-
-func TestSerialGoroutine(t *testing.T) {
-	for f, want := range map[string]bool{
-		"main.main": true, "gonum.org/v1/gonum/optimize.minimize.func1": true,
-		"monomer/models.runChunks.func1": false, "monomer/report.(*tsne).rows.func1": false,
-	} {
-		if SerialGoroutine(f) != want {
-			t.Errorf("SerialGoroutine(%q) = %v", f, !want)
-		}
-	}
-}
-
-// A sample the main goroutine takes while it works a section of
-// internal/par's loop is named by the loop, not by main.main, so Serial
-// does not count it; one outside any section still is.
-func TestFrameOfParCaller(t *testing.T) {
-	inSection := []string{"monomer/models.dist", "monomer/models.runChunks.func1", "monomer/internal/par.Until.func1",
-		"monomer/internal/par.Until", "monomer/internal/par.For", "monomer/models.runChunks", "monomer/stages.Train.Run", "main.main", "runtime.main"}
-	got := frameOfFuncs(inSection)
-	if got != "monomer/models.dist < monomer/internal/par.Until.func1" {
-		t.Fatalf("in a section: %q", got)
-	}
-	if SerialGoroutine(got[len("monomer/models.dist < "):]) {
-		t.Fatal("a section's sample on the caller counted as serial")
-	}
-	serial := frameOfFuncs([]string{"monomer/models.median", "monomer/stages.Train.Run", "main.main", "runtime.main"})
-	if serial != "monomer/models.median < main.main" {
-		t.Fatalf("outside a section: %q", serial)
 	}
 }

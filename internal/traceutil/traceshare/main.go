@@ -18,6 +18,7 @@ import (
 func main() {
 	procs := flag.Int("p", 0, "GOMAXPROCS of the traced run (required)")
 	top := flag.Int("top", 25, "functions to list")
+	cpus := flag.Int("cpus", 0, "cores of the traced machine: with P above it, also project the speedup on P cores")
 	flag.Parse()
 	if flag.NArg() != 1 || *procs < 1 {
 		fmt.Fprintln(os.Stderr, "usage: traceshare -p P [-top N] TRACE")
@@ -38,6 +39,18 @@ func main() {
 		s.Wall.Seconds(), s.Procs, s.Busy(), s.Short())
 	for n, d := range s.Running {
 		fmt.Printf("  running %d: %6.2f s (%.3f)\n", n, d.Seconds(), d.Seconds()/s.Wall.Seconds())
+	}
+	if *cpus > 0 {
+		fmt.Printf("mean running or runnable %.2f; projected speedup on %d cores over %d: %.2f\n",
+			s.MeanReady(), s.Procs, *cpus, s.Projected(*cpus, s.Procs))
+		narrow := 0
+		for _, c := range s.Narrow {
+			narrow += c
+		}
+		fmt.Printf("CPU samples %d, %d while fewer than P were running or runnable:\n", s.Samples, narrow)
+		for _, fs := range s.TopNarrow(*top) {
+			fmt.Printf("  %6d %5.1f%%  %s\n", fs.Samples, 100*float64(fs.Samples)/float64(max(narrow, 1)), fs.Func)
+		}
 	}
 	serial := s.Serial()
 	fmt.Printf("serial share of CPU samples %.3f (Amdahl speedup bound at P=2 %.2f, P=16 %.2f)\n",
