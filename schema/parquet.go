@@ -121,10 +121,21 @@ func layout(t reflect.Type) ([]int, *arrow.Schema, error) {
 
 // Write writes a whole table, replacing any file at path: cols is a table
 // struct (see Of), every field a column of the same length. Rows are cut
-// into row groups of RowGroupRows. A table with no rows is still valid.
+// into row groups of RowGroupRows, or of the table type's own length
+// where it has one (groupRows). A table with no rows is still valid.
 func Write[T any](path string, cols T) (int64, error) {
-	return write(path, cols, RowGroupRows)
+	group := RowGroupRows
+	if g, ok := any(cols).(groupRows); ok {
+		group = g.groupRows()
+	}
+	return write(path, cols, group)
 }
+
+// groupRows is a table whose row groups are shorter than RowGroupRows:
+// its lists are read a row group and column per core (lists.go), so a
+// table read by every training and scoring node needs more groups than
+// its list columns to keep more than a few cores busy.
+type groupRows interface{ groupRows() int }
 
 // write is Write with row groups of group rows; tests use small groups to
 // cross many group boundaries in a few rows.

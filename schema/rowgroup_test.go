@@ -163,3 +163,43 @@ func sameRows(t *testing.T, what string, got, want everyType, base int) {
 		}
 	}
 }
+
+// TestBowRowGroups: a bag of words is written in row groups of 65,536 rows
+// (BowCols.groupRows), so that its lists decode on more cores than it has
+// list columns, and reads back row for row.
+func TestBowRowGroups(t *testing.T) {
+	const n = 1<<16 + 5
+	var c BowCols
+	for i := range n {
+		k := i % 3
+		c.ASIN = append(c.ASIN, fmt.Sprintf("B%09d", i))
+		ids, ws, cs := make([]int32, k), make([]float32, k), make([]int32, k)
+		for j := range k {
+			ids[j], ws[j], cs[j] = int32(i%4999+j), float32(j+1)/4, int32(j+1)
+		}
+		c.TermIDs, c.Weights, c.Counts = append(c.TermIDs, ids), append(c.Weights, ws), append(c.Counts, cs)
+		c.ItemIdx = append(c.ItemIdx, int32(i))
+	}
+	path := filepath.Join(t.TempDir(), "bow.parquet")
+	if _, err := Write(path, c); err != nil {
+		t.Fatal(err)
+	}
+	pf, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := pf.NumRowGroups()
+	first := pf.MetaData().RowGroup(0).NumRows()
+	pf.Close()
+	if groups != 2 || first != 1<<16 {
+		t.Fatalf("%d row groups, the first of %d rows; want 2, the first of 65536", groups, first)
+	}
+	got, err := ReadAll[BowCols](context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.TermIDs, c.TermIDs) || !reflect.DeepEqual(got.Weights, c.Weights) ||
+		!reflect.DeepEqual(got.Counts, c.Counts) || !reflect.DeepEqual(got.ItemIdx, c.ItemIdx) || !reflect.DeepEqual(got.ASIN, c.ASIN) {
+		t.Fatal("the bag of words read back differs")
+	}
+}
