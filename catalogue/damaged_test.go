@@ -16,11 +16,12 @@ import (
 	"monomer/schema"
 )
 
-// A Parquet table with a damaged data page is bad input (ErrTable: exit 3,
-// the same file fails the same way on a retry), as ReadVectors classes it.
-func TestDamagedParquetPage(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "items.parquet")
+// sampleItemsFile writes the sample's items table and returns its
+// directory, path and bytes, for a test to damage.
+func sampleItemsFile(t *testing.T) (dir, path string, b []byte) {
+	t.Helper()
+	dir = t.TempDir()
+	path = filepath.Join(dir, "items.parquet")
 	if _, err := schema.Write(path, sample.items); err != nil {
 		t.Fatal(err)
 	}
@@ -28,6 +29,13 @@ func TestDamagedParquetPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dir, path, b
+}
+
+// A Parquet table with a damaged data page is bad input (ErrTable: exit 3,
+// the same file fails the same way on a retry), as ReadVectors classes it.
+func TestDamagedParquetPage(t *testing.T) {
+	dir, path, b := sampleItemsFile(t)
 	pf, err := file.OpenParquetFile(path, false)
 	if err != nil {
 		t.Fatal(err)
@@ -55,15 +63,7 @@ func TestDamagedParquetPage(t *testing.T) {
 // refused before arrow-go would allocate for them (the process ended out
 // of memory, exit 2).
 func TestDamagedStoredSchema(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "items.parquet")
-	if _, err := schema.Write(path, sample.items); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, _, b := sampleItemsFile(t)
 	// The footer's value after the key: base64 of an IPC message (8 bytes
 	// of framing, then the Message flatbuffer). Same length re-encoded.
 	key := bytes.LastIndex(b, []byte("ARROW:schema"))

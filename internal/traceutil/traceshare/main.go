@@ -43,14 +43,7 @@ func main() {
 	if *cpus > 0 {
 		fmt.Printf("mean running or runnable %.2f; projected speedup on %d cores over %d: %.2f\n",
 			s.MeanReady(), s.Procs, *cpus, s.Projected(*cpus, s.Procs))
-		narrow := 0
-		for _, c := range s.Narrow {
-			narrow += c
-		}
-		fmt.Printf("CPU samples %d, %d while fewer than P were running or runnable:\n", s.Samples, narrow)
-		for _, fs := range s.TopNarrow(*top) {
-			fmt.Printf("  %6d %5.1f%%  %s\n", fs.Samples, 100*float64(fs.Samples)/float64(max(narrow, 1)), fs.Func)
-		}
+		list(s.Samples, "were running or runnable", s.Narrow, s.TopNarrow(*top))
 	}
 	serial := s.Serial()
 	fmt.Printf("serial share of CPU samples %.3f (Amdahl speedup bound at P=2 %.2f, P=16 %.2f)\n",
@@ -63,12 +56,18 @@ func main() {
 	for _, fs := range outer[:min(8, len(outer))] {
 		fmt.Printf("  goroutine %-60s %6d samples\n", fs.Func, fs.Samples)
 	}
-	under := 0
-	for _, c := range s.Under {
-		under += c
+	list(s.Samples, "ran", s.Under, s.Top(*top))
+}
+
+// list prints the samples taken while fewer than P goroutines were in the
+// state named (of all samples), and the functions with the most.
+func list(samples int, state string, by map[string]int, top []traceutil.FuncSamples) {
+	n := 0
+	for _, c := range by {
+		n += c
 	}
-	fmt.Printf("CPU samples %d, %d while fewer than P ran:\n", s.Samples, under)
-	for _, fs := range s.Top(*top) {
-		fmt.Printf("  %6d %5.1f%%  %s\n", fs.Samples, 100*float64(fs.Samples)/float64(max(under, 1)), fs.Func)
+	fmt.Printf("CPU samples %d, %d while fewer than P %s:\n", samples, n, state)
+	for _, fs := range top {
+		fmt.Printf("  %6d %5.1f%%  %s\n", fs.Samples, 100*float64(fs.Samples)/float64(max(n, 1)), fs.Func)
 	}
 }
