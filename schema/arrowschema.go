@@ -317,7 +317,12 @@ func (f fbuf) fields(pos, slot, depth int, budget *int) error {
 		if err := f.table(ty); err != nil {
 			return err
 		}
-		if tt[0] == 14 { // Type.Union: mode, typeIds
+		switch tt[0] { // the type tables with a vector or string
+		case 10: // Type.Timestamp: unit, timezone
+			if err := f.str(ty, 1); err != nil {
+				return err
+			}
+		case 14: // Type.Union: mode, typeIds
 			if _, _, err := f.vector(ty, 1, 4); err != nil {
 				return err
 			}
