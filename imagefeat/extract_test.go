@@ -389,3 +389,56 @@ func TestCancel(t *testing.T) {
 		}
 	}
 }
+
+// TestMatrixDamaged changes every byte of a small matrix file five ways:
+// each opens with ErrFormat naming the file, or opens with every row and
+// ASIN readable. Without schema.CheckArrowFile some end the test binary
+// (arrow-go allocates 22 GB for a footer's count, or 40 GB for a batch
+// turned compressed); without the asin column's check some panic in ASIN.
+func TestMatrixDamaged(t *testing.T) {
+	const dim = 3
+	dir := t.TempDir()
+	in := writeFile(t, dir, "x.b", encode(t, randomRecords(rand.New(rand.NewPCG(1, 1)), 5, dim), dim, false))
+	rows := map[string]int32{}
+	for i := range 5 {
+		rows[asinOf(i)] = int32(i)
+	}
+	good := filepath.Join(dir, "m.arrow")
+	if _, err := Extract(context.Background(), in, rows, 5, 1, good, WithDim(dim)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := 0
+	for i := range b {
+		for _, x := range []byte{0x01, 0x10, 0x20, 0x80, 0xff} {
+			c := slices.Clone(b)
+			c[i] ^= x
+			p := writeFile(t, dir, "bad.arrow", c)
+			m, err := OpenMatrix(p)
+			if err != nil {
+				if !errors.Is(err, ErrFormat) || !strings.HasPrefix(err.Error(), "imagefeat: bad.arrow: ") {
+					t.Fatalf("byte %d ^ %#x: %v, want ErrFormat naming bad.arrow", i, x, err)
+				}
+				refused++
+				continue
+			}
+			func() {
+				defer m.Close()
+				defer func() {
+					if p := recover(); p != nil {
+						t.Fatalf("byte %d ^ %#x: reading the rows: %v", i, x, p)
+					}
+				}()
+				for r := range m.Rows() {
+					_, _ = m.Row(r), m.ASIN(r)
+				}
+			}()
+		}
+	}
+	if refused == 0 {
+		t.Fatal("no change was refused")
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"monomer/schema"
 )
 
 // Matrix is a read-only, memory-mapped image-feature matrix (the file
@@ -68,6 +70,11 @@ func OpenMatrix(path string) (m *Matrix, err error) {
 }
 
 func (m *Matrix) load() error {
+	// arrow-go sizes slices from the footer's counts: a damaged one must
+	// be an error here, not the process running out of memory.
+	if err := schema.CheckArrowFile(m.data); err != nil {
+		return fmt.Errorf("imagefeat: %s: %w: %w", m.name, ErrFormat, err)
+	}
 	// Big-endian files would need swapping into the read-only mapping.
 	fr, err := ipc.NewMappedFileReader(m.data, ipc.WithEnsureNativeEndian(false), ipc.WithBodySizeLimit(0))
 	if err != nil {
@@ -119,7 +126,13 @@ func (m *Matrix) load() error {
 		}
 		m.vals = append(m.vals, v[lo:hi:hi])
 		if aIdx >= 0 {
-			m.asins = append(m.asins, rec.Column(aIdx).(*array.String))
+			// Offsets checked once here (a few MB): a damaged one would
+			// make ASIN panic far from the file's name.
+			a := rec.Column(aIdx).(*array.String)
+			if err := a.ValidateFull(); err != nil {
+				return fmt.Errorf("imagefeat: %s: batch %d: %w: asin column: %w", m.name, b, ErrFormat, err)
+			}
+			m.asins = append(m.asins, a)
 		}
 		m.starts = append(m.starts, m.rows)
 		m.rows += k

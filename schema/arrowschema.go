@@ -111,19 +111,173 @@ func checkSchemaMessage(b []byte) error {
 	if !ok {
 		return errors.New("schema message without its schema")
 	}
-	if err := fb.table(sch); err != nil {
+	return fb.schema(sch, &budget)
+}
+
+// CheckArrowFile checks the footer of an Arrow IPC file (File.fbs: the
+// file ends with the Footer flatbuffer, its length as an int32 and
+// "ARROW1") as checkStoredSchema checks a stored schema, and that every
+// record batch and dictionary block it lists lies inside data. arrow-go's
+// file reader trusts the footer's counts as its IPC reader does (a
+// changed byte made it ask for 22 GB): call it before ipc.NewFileReader
+// or NewMappedFileReader.
+func CheckArrowFile(data []byte) error {
+	const tail = 10 // the footer's length and the magic
+	if len(data) < tail+8 {
+		return fmt.Errorf("Arrow file of %d bytes", len(data))
+	}
+	n := int64(int32(binary.LittleEndian.Uint32(data[len(data)-tail:])))
+	if n < 8 || n > int64(len(data)-tail-8) {
+		return fmt.Errorf("Arrow file footer of %d bytes in %d", n, len(data))
+	}
+	fb := fbuf{b: data[len(data)-tail-int(n) : len(data)-tail]}
+	root, err := fb.root()
+	if err != nil {
 		return err
 	}
-	if _, err := fb.scalar(sch, 0, 2); err != nil { // endianness
+	if err := fb.table(root); err != nil {
 		return err
 	}
-	if err := fb.keyValues(sch, 2, &budget); err != nil {
+	budget := len(fb.b) / 4
+	sch, ok, err := fb.child(root, 1) // Footer: version, schema, dictionaries, recordBatches, custom_metadata
+	if err != nil {
 		return err
 	}
-	if _, _, err := fb.vector(sch, 3, 8); err != nil { // features
+	if !ok {
+		return errors.New("Arrow file footer without a schema")
+	}
+	if err := fb.schema(sch, &budget); err != nil {
 		return err
 	}
-	return fb.fields(sch, 1, 0, &budget)
+	for _, slot := range []int{2, 3} {
+		// Block: offset int64, metaDataLength int32 (and 4 of padding),
+		// bodyLength int64.
+		start, nb, err := fb.vector(root, slot, 24)
+		if err != nil {
+			return err
+		}
+		for i := range nb {
+			b := fb.b[start+24*i:]
+			off := int64(binary.LittleEndian.Uint64(b))
+			meta := int64(int32(binary.LittleEndian.Uint32(b[8:])))
+			body := int64(binary.LittleEndian.Uint64(b[16:]))
+			if off < 0 || meta < 0 || body < 0 || off > int64(len(data)) || meta > int64(len(data))-off || body > int64(len(data))-off-meta {
+				return fmt.Errorf("block %d (offset %d, %d + %d bytes) outside the file's %d", i, off, meta, body, len(data))
+			}
+			if err := checkBatchMessage(data[off:off+meta], body, slot == 2); err != nil {
+				return fmt.Errorf("block %d at offset %d: %w", i, off, err)
+			}
+		}
+	}
+	return fb.keyValues(root, 4, &budget)
+}
+
+// checkBatchMessage checks a record batch's (or, with dict, a dictionary
+// batch's) message in an Arrow file: its framing, a body length within the
+// block's body bytes, and its nodes and buffers. Buffers must lie in the
+// body, and a compressed batch is refused: arrow-go allocates each
+// buffer's uncompressed size as the body's first 8 bytes give it, which
+// nothing bounds (a changed byte that set the compression asked for
+// 40 GB), and no monomer file compresses its batches.
+func checkBatchMessage(b []byte, body int64, dict bool) error {
+	if len(b) < 8 {
+		return fmt.Errorf("message of %d bytes", len(b))
+	}
+	n, at := binary.LittleEndian.Uint32(b), 4
+	if n == 0xFFFFFFFF {
+		n, at = binary.LittleEndian.Uint32(b[4:]), 8
+	}
+	if n < 4 || uint64(n) > uint64(len(b)-at) {
+		return fmt.Errorf("message of %d bytes in %d", n, len(b)-at)
+	}
+	fb := fbuf{b: b[at : at+int(n)]}
+	msg, err := fb.root()
+	if err != nil {
+		return err
+	}
+	if err := fb.table(msg); err != nil {
+		return err
+	}
+	if bl, err := fb.scalar(msg, 3, 8); err != nil {
+		return err
+	} else if bl != nil {
+		if v := int64(binary.LittleEndian.Uint64(bl)); v < 0 || v > body {
+			return fmt.Errorf("message body of %d bytes in a block of %d", v, body)
+		}
+	}
+	budget := len(fb.b) / 4
+	if err := fb.keyValues(msg, 4, &budget); err != nil {
+		return err
+	}
+	want := byte(3) // MessageHeader.RecordBatch
+	if dict {
+		want = 2 // MessageHeader.DictionaryBatch
+	}
+	kind, err := fb.scalar(msg, 1, 1)
+	if err != nil {
+		return err
+	}
+	if kind == nil || kind[0] != want {
+		return fmt.Errorf("message of kind %v, want %d", kind, want)
+	}
+	rb, ok, err := fb.child(msg, 2)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("batch message without its batch")
+	}
+	if err := fb.table(rb); err != nil {
+		return err
+	}
+	if dict { // DictionaryBatch: id, data (the RecordBatch), isDelta
+		if rb, ok, err = fb.child(rb, 1); err != nil {
+			return err
+		} else if !ok {
+			return errors.New("dictionary batch without its data")
+		}
+		if err := fb.table(rb); err != nil {
+			return err
+		}
+	}
+	// RecordBatch: length, nodes, buffers, compression, variadicBufferCounts.
+	if _, _, err := fb.vector(rb, 1, 16); err != nil { // FieldNode: length, null_count
+		return err
+	}
+	start, nb, err := fb.vector(rb, 2, 16) // Buffer: offset, length
+	if err != nil {
+		return err
+	}
+	for i := range nb {
+		o := int64(binary.LittleEndian.Uint64(fb.b[start+16*i:]))
+		l := int64(binary.LittleEndian.Uint64(fb.b[start+16*i+8:]))
+		if o < 0 || l < 0 || o > body || l > body-o {
+			return fmt.Errorf("buffer %d (offset %d, %d bytes) outside the body's %d", i, o, l, body)
+		}
+	}
+	if at := fb.field(rb, 3); at >= 0 {
+		return errors.New("a compressed batch (not read: its sizes are unbounded)")
+	}
+	_, _, err = fb.vector(rb, 4, 8)
+	return err
+}
+
+// schema checks the Schema table at sch: its key-value pairs, features
+// and fields.
+func (f fbuf) schema(sch int, budget *int) error {
+	if err := f.table(sch); err != nil {
+		return err
+	}
+	if _, err := f.scalar(sch, 0, 2); err != nil { // endianness
+		return err
+	}
+	if err := f.keyValues(sch, 2, budget); err != nil {
+		return err
+	}
+	if _, _, err := f.vector(sch, 3, 8); err != nil { // features
+		return err
+	}
+	return f.fields(sch, 1, 0, budget)
 }
 
 // fbuf reads a flatbuffer with every offset and length checked.
