@@ -266,18 +266,25 @@ func TestExtractEmpty(t *testing.T) {
 	}
 }
 
-func TestOpenMatrixBadFile(t *testing.T) {
-	const dim = 3
-	dir := t.TempDir()
+// smallMatrix extracts a matrix of 5 random rows of dim values into dir.
+func smallMatrix(t *testing.T, dir string, dim int) string {
+	t.Helper()
 	in := writeFile(t, dir, "x.b", encode(t, randomRecords(rand.New(rand.NewPCG(1, 1)), 5, dim), dim, false))
 	rows := map[string]int32{}
 	for i := range 5 {
 		rows[asinOf(i)] = int32(i)
 	}
-	good := filepath.Join(dir, "m.arrow")
-	if _, err := Extract(context.Background(), in, rows, 5, 1, good, WithDim(dim)); err != nil {
+	out := filepath.Join(dir, "m.arrow")
+	if _, err := Extract(context.Background(), in, rows, 5, 1, out, WithDim(dim)); err != nil {
 		t.Fatal(err)
 	}
+	return out
+}
+
+func TestOpenMatrixBadFile(t *testing.T) {
+	const dim = 3
+	dir := t.TempDir()
+	good := smallMatrix(t, dir, dim)
 	b, _ := os.ReadFile(good)
 	tests := []struct {
 		name string
@@ -398,15 +405,7 @@ func TestCancel(t *testing.T) {
 func TestMatrixDamaged(t *testing.T) {
 	const dim = 3
 	dir := t.TempDir()
-	in := writeFile(t, dir, "x.b", encode(t, randomRecords(rand.New(rand.NewPCG(1, 1)), 5, dim), dim, false))
-	rows := map[string]int32{}
-	for i := range 5 {
-		rows[asinOf(i)] = int32(i)
-	}
-	good := filepath.Join(dir, "m.arrow")
-	if _, err := Extract(context.Background(), in, rows, 5, 1, good, WithDim(dim)); err != nil {
-		t.Fatal(err)
-	}
+	good := smallMatrix(t, dir, dim)
 	b, err := os.ReadFile(good)
 	if err != nil {
 		t.Fatal(err)

@@ -60,48 +60,11 @@ var (
 // framing, the Message table, its body length against the bytes left, and
 // the Schema it holds.
 func checkSchemaMessage(b []byte) error {
-	if len(b) < 4 {
-		return fmt.Errorf("%d bytes", len(b))
-	}
-	n, at := binary.LittleEndian.Uint32(b), 4
-	if n == 0xFFFFFFFF { // continuation marker, then the length
-		if len(b) < 8 {
-			return fmt.Errorf("%d bytes", len(b))
-		}
-		n, at = binary.LittleEndian.Uint32(b[4:]), 8
-	}
-	if n < 4 || uint64(n) > uint64(len(b)-at) {
-		return fmt.Errorf("message of %d bytes in %d", n, len(b)-at)
-	}
-	fb := fbuf{b: b[at : at+int(n)]}
-	msg, err := fb.root()
+	fb, msg, kind, budget, err := message(b, -1)
 	if err != nil {
 		return err
 	}
-	if err := fb.table(msg); err != nil {
-		return err
-	}
-	body, err := fb.scalar(msg, 3, 8)
-	if err != nil {
-		return err
-	}
-	if body != nil {
-		if bl := int64(binary.LittleEndian.Uint64(body)); bl < 0 || bl > int64(len(b)-at-int(n)) {
-			return fmt.Errorf("message body of %d bytes in %d", bl, len(b)-at-int(n))
-		}
-	}
-	// Every field and key-value pair the walk meets is counted against the
-	// bytes: each takes at least its 4-byte offset, so more means offsets
-	// that point back at tables already read.
-	budget := len(fb.b) / 4
-	if err := fb.keyValues(msg, 4, &budget); err != nil {
-		return err
-	}
-	kind, err := fb.scalar(msg, 1, 1)
-	if err != nil {
-		return err
-	}
-	if kind == nil || kind[0] != 1 { // MessageHeader.Schema
+	if kind != 1 { // MessageHeader.Schema
 		return errors.New("first message is not a schema")
 	}
 	sch, ok, err := fb.child(msg, 2)
@@ -180,45 +143,16 @@ func CheckArrowFile(data []byte) error {
 // nothing bounds (a changed byte that set the compression asked for
 // 40 GB), and no monomer file compresses its batches.
 func checkBatchMessage(b []byte, body int64, dict bool) error {
-	if len(b) < 8 {
-		return fmt.Errorf("message of %d bytes", len(b))
-	}
-	n, at := binary.LittleEndian.Uint32(b), 4
-	if n == 0xFFFFFFFF {
-		n, at = binary.LittleEndian.Uint32(b[4:]), 8
-	}
-	if n < 4 || uint64(n) > uint64(len(b)-at) {
-		return fmt.Errorf("message of %d bytes in %d", n, len(b)-at)
-	}
-	fb := fbuf{b: b[at : at+int(n)]}
-	msg, err := fb.root()
+	fb, msg, kind, _, err := message(b, body)
 	if err != nil {
-		return err
-	}
-	if err := fb.table(msg); err != nil {
-		return err
-	}
-	if bl, err := fb.scalar(msg, 3, 8); err != nil {
-		return err
-	} else if bl != nil {
-		if v := int64(binary.LittleEndian.Uint64(bl)); v < 0 || v > body {
-			return fmt.Errorf("message body of %d bytes in a block of %d", v, body)
-		}
-	}
-	budget := len(fb.b) / 4
-	if err := fb.keyValues(msg, 4, &budget); err != nil {
 		return err
 	}
 	want := byte(3) // MessageHeader.RecordBatch
 	if dict {
 		want = 2 // MessageHeader.DictionaryBatch
 	}
-	kind, err := fb.scalar(msg, 1, 1)
-	if err != nil {
-		return err
-	}
-	if kind == nil || kind[0] != want {
-		return fmt.Errorf("message of kind %v, want %d", kind, want)
+	if kind != want {
+		return fmt.Errorf("message of kind %d, want %d", kind, want)
 	}
 	rb, ok, err := fb.child(msg, 2)
 	if err != nil {
@@ -260,6 +194,60 @@ func checkBatchMessage(b []byte, body int64, dict bool) error {
 	}
 	_, _, err = fb.vector(rb, 4, 8)
 	return err
+}
+
+// message checks an IPC message: its framing (a continuation marker or
+// not, then its length), the Message table, a body length within body
+// bytes (within the bytes after the message when body is negative) and
+// its key-value pairs. It returns the message's flatbuffer, the table's
+// position, the header's kind (0 when absent) and what is left of the
+// budget of tables a walk may meet: each takes at least its 4-byte
+// offset, so more means offsets that point back at tables already read.
+func message(b []byte, body int64) (fb fbuf, msg int, kind byte, budget int, err error) {
+	if len(b) < 4 {
+		return fb, 0, 0, 0, fmt.Errorf("message of %d bytes", len(b))
+	}
+	n, at := binary.LittleEndian.Uint32(b), 4
+	if n == 0xFFFFFFFF { // continuation marker, then the length
+		if len(b) < 8 {
+			return fb, 0, 0, 0, fmt.Errorf("message of %d bytes", len(b))
+		}
+		n, at = binary.LittleEndian.Uint32(b[4:]), 8
+	}
+	if n < 4 || uint64(n) > uint64(len(b)-at) {
+		return fb, 0, 0, 0, fmt.Errorf("message of %d bytes in %d", n, len(b)-at)
+	}
+	if body < 0 {
+		body = int64(len(b) - at - int(n))
+	}
+	fb = fbuf{b: b[at : at+int(n)]}
+	if msg, err = fb.root(); err != nil {
+		return fb, 0, 0, 0, err
+	}
+	if err := fb.table(msg); err != nil {
+		return fb, 0, 0, 0, err
+	}
+	bl, err := fb.scalar(msg, 3, 8)
+	if err != nil {
+		return fb, 0, 0, 0, err
+	}
+	if bl != nil {
+		if v := int64(binary.LittleEndian.Uint64(bl)); v < 0 || v > body {
+			return fb, 0, 0, 0, fmt.Errorf("message body of %d bytes in %d", v, body)
+		}
+	}
+	budget = len(fb.b) / 4
+	if err := fb.keyValues(msg, 4, &budget); err != nil {
+		return fb, 0, 0, 0, err
+	}
+	k, err := fb.scalar(msg, 1, 1)
+	if err != nil {
+		return fb, 0, 0, 0, err
+	}
+	if k != nil {
+		kind = k[0]
+	}
+	return fb, msg, kind, budget, nil
 }
 
 // schema checks the Schema table at sch: its key-value pairs, features
