@@ -244,25 +244,32 @@ func run(o options) error {
 				return fmt.Errorf("%s warm-up: %w", node, err)
 			}
 		}
-		for i, p := range procs {
+		// run measures the node at GOMAXPROCS p (traced when trace is not
+		// empty) and hashes its outputs, marking them when they differ from
+		// the first run's.
+		run := func(p int, trace string) (m measurement, sum, mark string, err error) {
+			if m, err = measure(bin, append(slices.Clone(args), selectNode(node)...), p, trace); err != nil {
+				return m, "", "", fmt.Errorf("%s at P=%d: %w", node, p, err)
+			}
+			if sum, err = outputsHash(filepath.Join(runDir, "bench"), node); err != nil { // --run-id bench
+				return m, "", "", err
+			}
+			if sum0 == "" {
+				base, sum0 = m, sum
+			}
+			if sum != sum0 {
+				mark, mismatch = "  DIFFERS FROM P=1", true
+			}
+			return m, sum, mark, nil
+		}
+		for _, p := range procs {
 			trace := ""
 			if o.serial && p == 2 {
 				trace = tr
 			}
-			m, err := measure(bin, append(slices.Clone(args), selectNode(node)...), p, trace)
-			if err != nil {
-				return fmt.Errorf("%s at P=%d: %w", node, p, err)
-			}
-			sum, err := outputsHash(filepath.Join(runDir, "bench"), node) // --run-id bench
+			m, sum, mark, err := run(p, trace)
 			if err != nil {
 				return err
-			}
-			if i == 0 {
-				base, sum0 = m, sum
-			}
-			mark := ""
-			if sum != sum0 {
-				mark, mismatch = "  DIFFERS FROM P=1", true
 			}
 			speedup := base.wall.Seconds() / m.wall.Seconds()
 			fmt.Printf("%-26s %3d %8.2f %8.2f %5.2f %7.2f %7.0f  %s%s\n", node, p, m.wall.Seconds(), m.cpu.Seconds(),
@@ -273,34 +280,27 @@ func run(o options) error {
 		}
 		if o.width > 0 {
 			wt := filepath.Join(o.dir, fmt.Sprintf("trace-%s-p%d.out", node, o.width))
-			m, err := measure(bin, append(slices.Clone(args), selectNode(node)...), o.width, wt)
-			if err != nil {
-				return fmt.Errorf("%s at P=%d: %w", node, o.width, err)
-			}
-			sum, err := outputsHash(filepath.Join(runDir, "bench"), node)
+			m, sum, mark, err := run(o.width, wt)
 			if err != nil {
 				return err
 			}
-			mark := ""
-			if sum != sum0 {
-				mark, mismatch = "  DIFFERS FROM P=1", true
-			}
-			w, err := widthProfile(wt, o.width)
+			w, err := readTrace(wt, o.width)
 			if err != nil {
 				return fmt.Errorf("%s: %w", node, err)
 			}
 			cpus := runtime.NumCPU()
 			fmt.Printf("%-26s P=%d on %d cores (traced): wall %.2f s, cpu %.2f s, rss %.0f MB, mean running %.2f, running or runnable %.2f, wall with < %d running %.3f, none running %.3f; projected speedup on %d cores over %d: %.2f  %s%s\n",
 				node, o.width, cpus, m.wall.Seconds(), m.cpu.Seconds(), float64(m.rss)/(1<<20), w.Busy(), w.MeanReady(), o.width, w.Short(),
-				float64(w.Running[0])/float64(w.Wall), o.width, cpus, w.Projected(cpus, o.width), sum[:16], mark)
+				float64(w.Running()[0])/float64(w.Wall), o.width, cpus, w.Projected(cpus, o.width), sum[:16], mark)
 		}
 		if o.serial && slices.Contains(procs, 2) {
-			s, err := serialShare(tr)
+			s, err := readTrace(tr, 2)
 			if err != nil {
 				return fmt.Errorf("%s: %w", node, err)
 			}
+			sh := s.Serial()
 			fmt.Printf("%-26s serial share of CPU %.3f (Amdahl bound: speedup %.2f at P=2, %.1f at P=16); wall with < 2 running %.3f\n",
-				node, s.serial, 1/(s.serial+(1-s.serial)/2), 1/(s.serial+(1-s.serial)/16), s.short)
+				node, sh, 1/(sh+(1-sh)/2), 1/(sh+(1-sh)/16), s.Short())
 		}
 	}
 	if mismatch {
@@ -427,24 +427,6 @@ func outputsHash(runDir, node string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-type serial struct{ serial, short float64 }
-
-// serialShare reads a P=2 trace: the share of CPU samples on serial
-// goroutines (traceutil.SerialGoroutine), and of wall time with fewer
-// than 2 goroutines running.
-func serialShare(trace string) (serial, error) {
-	f, err := os.Open(trace)
-	if err != nil {
-		return serial{}, err
-	}
-	defer f.Close()
-	s, err := traceutil.Read(f, 2)
-	if err != nil {
-		return serial{}, err
-	}
-	return serial{s.Serial(), s.Short()}, nil
-}
-
 // widthCeiling traces, at GOMAXPROCS procs, sections of 4·procs equal
 // tasks of arithmetic (the stages' parallel sections through internal/par)
 // and returns the speedup on procs cores it projects: what the method
@@ -475,8 +457,9 @@ func widthCeiling(procs int) (float64, error) {
 	return s.Projected(runtime.NumCPU(), procs), nil
 }
 
-// widthProfile reads a trace taken at GOMAXPROCS procs.
-func widthProfile(trace string, procs int) (*traceutil.Summary, error) {
+// readTrace reads a trace taken at GOMAXPROCS procs (-serial's at 2,
+// -width's at W).
+func readTrace(trace string, procs int) (*traceutil.Summary, error) {
 	f, err := os.Open(trace)
 	if err != nil {
 		return nil, err

@@ -23,13 +23,11 @@ type Summary struct {
 	Procs int
 	// Wall is the time from the trace's first event to its last.
 	Wall time.Duration
-	// Running[n] is the wall time during which exactly n goroutines were
-	// running (n < Procs; Running[Procs] holds Procs and more).
-	Running []time.Duration
 	// Ready[r][q] is the wall time during which r goroutines were running
-	// and q were running or runnable (each capped at Procs): with more Ps
-	// than cores, a runnable goroutine waits for the kernel to run its
-	// thread, and q is what as many cores as Ps would run.
+	// and q were running or runnable (each capped at Procs, so index Procs
+	// holds Procs and more): with more Ps than cores, a runnable goroutine
+	// waits for the kernel to run its thread, and q is what as many cores
+	// as Ps would run.
 	Ready [][]time.Duration
 	// Under maps a function to the CPU-profile samples taken while fewer
 	// than Procs goroutines ran (keys: see frameOf): where the serial time
@@ -52,6 +50,19 @@ type Summary struct {
 	Outer map[string]int
 }
 
+// Running returns for each n the wall time during which exactly n
+// goroutines were running (index Procs: Procs and more), whatever were
+// runnable.
+func (s *Summary) Running() []time.Duration {
+	out := make([]time.Duration, len(s.Ready))
+	for r, row := range s.Ready {
+		for _, d := range row {
+			out[r] += d
+		}
+	}
+	return out
+}
+
 // Short is the share of the wall time during which fewer than Procs
 // goroutines ran.
 func (s *Summary) Short() float64 {
@@ -59,8 +70,8 @@ func (s *Summary) Short() float64 {
 		return 0
 	}
 	var t time.Duration
-	for n := range s.Procs {
-		t += s.Running[n]
+	for _, d := range s.Running()[:s.Procs] {
+		t += d
 	}
 	return float64(t) / float64(s.Wall)
 }
@@ -72,7 +83,7 @@ func (s *Summary) Busy() float64 {
 		return 0
 	}
 	var t float64
-	for n, d := range s.Running {
+	for n, d := range s.Running() {
 		t += float64(n) * float64(d)
 	}
 	return t / float64(s.Wall)
@@ -127,7 +138,7 @@ func Read(r io.Reader, procs int) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("traceutil: %w", err)
 	}
-	s := &Summary{Procs: procs, Running: make([]time.Duration, procs+1), Ready: make([][]time.Duration, procs+1),
+	s := &Summary{Procs: procs, Ready: make([][]time.Duration, procs+1),
 		Under: map[string]int{}, Narrow: map[string]int{}, Outer: map[string]int{}}
 	for r := range s.Ready {
 		s.Ready[r] = make([]time.Duration, procs+1)
@@ -142,9 +153,7 @@ func Read(r io.Reader, procs int) (*Summary, error) {
 			return
 		}
 		if t > last {
-			r := min(len(running), procs)
-			s.Running[r] += t.Sub(last)
-			s.Ready[r][min(len(ready), procs)] += t.Sub(last)
+			s.Ready[min(len(running), procs)][min(len(ready), procs)] += t.Sub(last)
 			last = t
 		}
 	}

@@ -37,7 +37,7 @@ func main() {
 	}
 	fmt.Printf("wall %.2f s  P %d  mean running %.2f  share with fewer than P running %.3f\n",
 		s.Wall.Seconds(), s.Procs, s.Busy(), s.Short())
-	for n, d := range s.Running {
+	for n, d := range s.Running() {
 		fmt.Printf("  running %d: %6.2f s (%.3f)\n", n, d.Seconds(), d.Seconds()/s.Wall.Seconds())
 	}
 	if *cpus > 0 {
