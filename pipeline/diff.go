@@ -217,7 +217,8 @@ type runListing struct {
 // directory is one whose manifest places it where the runner would:
 // <experiment>/<node> or, for a job-level stage, <node>. Anything else
 // (a manifest deeper down, as under the parent of run directories) does
-// not make dir a run directory.
+// not make dir a run directory. A folder below dir with its own run log is
+// a run of its own (made by --run-id below a base directory), left out.
 func listRun(dir string) (*runListing, error) {
 	l := &runListing{files: map[string]bool{}, stages: map[string]*cache.Manifest{}}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -231,6 +232,11 @@ func listRun(dir string) (*runListing, error) {
 			return nil
 		}
 		if d.IsDir() {
+			// A run directory inside this one (--run-id makes one below the
+			// base run directory) is another run, not part of this one.
+			if _, err := os.Lstat(filepath.Join(p, RunLogName)); err == nil && p != dir {
+				return filepath.SkipDir
+			}
 			return nil
 		}
 		rel, _ := filepath.Rel(dir, p)

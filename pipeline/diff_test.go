@@ -101,6 +101,13 @@ func TestDiff(t *testing.T) {
 				schema.Write(filepath.Join(tmp, "metrics.parquet"), diffCols{})
 			}
 		}, same: true, want: "identical (2 tables, 0 other files, 1 manifests)"},
+		{name: "another run below one side", extra: func(dir string) { // --run-id's runs below a base run directory
+			if strings.HasSuffix(dir, "a") {
+				nested := filepath.Join(dir, "2026-11-28")
+				writeRun(t, nested, cols{asin: []string{"Z"}, n: []int32{9}, p: []float64{9}, w: [][]float32{nil}}, nil)
+				must(t, os.WriteFile(filepath.Join(nested, RunLogName), []byte("{}\n"), 0o644))
+			}
+		}, same: true, want: "identical (2 tables, 0 other files, 1 manifests)"},
 		{name: "table in a stage's subdirectory", extra: func(dir string) {
 			must(t, os.MkdirAll(filepath.Join(dir, "e", "train", "sub"), 0o755))
 			schema.Write(filepath.Join(dir, "e", "train", "sub", "t.parquet"), diffCols{[]string{filepath.Base(dir)}, []int32{1}, []float64{1}, [][]float32{nil}})

@@ -3,9 +3,12 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 
 	"monomer/pipeline/cache"
 )
@@ -35,6 +38,12 @@ type Step struct {
 	// (a missing upstream output, an input file, a pre-flight check), or
 	// nil. Why says the same in words, prefixed "fails: ".
 	Fail error `json:"-"`
+	// Blocked: an upstream stage would fail or is blocked, so a run would
+	// not reach this one (it is not a failure of its own). Why names the
+	// upstream.
+	Blocked bool `json:"blocked,omitempty"`
+	// roots are the failing stages a blocked one waits on, in plan order.
+	roots []string
 }
 
 // Plan says, without writing anything or taking locks, what Run with the
@@ -43,6 +52,9 @@ type Step struct {
 func Plan(g *Graph, opts Options) ([]Step, error) {
 	sel, err := g.selection(&opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkRunDir(opts.RunDir); err != nil {
 		return nil, err
 	}
 	hashes := cache.OpenHashCache(opts.hashCachePath())
@@ -75,11 +87,18 @@ func Plan(g *Graph, opts Options) ([]Step, error) {
 				st.Restored = r.store.Has(ev.inputs.Key())
 			}
 		}
-		var runs, notCurrent []string
+		var runs, notCurrent, blockers []string
 		for _, d := range n.Deps {
 			ds := byNode[d]
 			if ds.Run {
 				runs = append(runs, d.ID)
+			}
+			switch {
+			case !ds.Selected:
+			case ds.Fail != nil:
+				blockers = append(blockers, d.ID)
+			case ds.Blocked:
+				blockers = append(blockers, ds.roots...)
 			}
 			if ds.State != UpToDate {
 				notCurrent = append(notCurrent, d.ID)
@@ -91,6 +110,12 @@ func Plan(g *Graph, opts Options) ([]Step, error) {
 		switch {
 		case !st.Selected:
 			st.Why = "not selected"
+		case len(blockers) > 0:
+			// As Run does: a failed stage blocks everything downstream,
+			// whose own standing is then beside the point.
+			slices.Sort(blockers)
+			st.roots = slices.Compact(blockers)
+			st.Blocked, st.Why = true, "blocked: "+strings.Join(st.roots, ", ")+" would fail"
 		case mu != nil && len(runs) == 0:
 			st.fail(mu)
 		case err != nil && mu == nil:
@@ -121,6 +146,20 @@ func Plan(g *Graph, opts Options) ([]Step, error) {
 		byNode[n] = st
 	}
 	return steps, nil
+}
+
+// checkRunDir refuses, as Run would when it creates it, a run directory
+// that is a file or lies below one: a dry run must exit with the run's
+// code. A directory that does not exist yet is fine; Run creates it.
+func checkRunDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case err == nil && !fi.IsDir():
+		return runDirError(dir, &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR})
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return runDirError(dir, err)
+	}
+	return nil
 }
 
 func (st *Step) fail(err error) {

@@ -193,6 +193,43 @@ func TestPlan(t *testing.T) {
 	}
 }
 
+// TestPlanBlocked: as in a run, a stage that would fail blocks everything
+// downstream, up to date or not, and only the failure counts as one.
+func TestPlanBlocked(t *testing.T) {
+	f := newFixture(t)
+	if _, _, err := f.run(t, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, os.Remove(filepath.Join(f.dir, "meta.txt")))
+	steps, err := planJob(f.load(t), f.exp, f.jobSt, Options{RunDir: f.runDir})
+	must(t, err)
+	for _, s := range steps {
+		switch {
+		case s.Stage == "ingest":
+			if s.Fail == nil || s.Blocked || s.Run {
+				t.Errorf("%s: %+v", s.ID, s)
+			}
+		case s.ID == "report":
+			if want := "blocked: a/ingest, b/ingest would fail"; !s.Blocked || s.Fail != nil || s.Why != want {
+				t.Errorf("report: %q, want %q", s.Why, want)
+			}
+		default:
+			if want := "blocked: " + s.Experiment + "/ingest would fail"; !s.Blocked || s.Fail != nil || s.Run || s.Why != want {
+				t.Errorf("%s: %+v, want %q", s.ID, s, want)
+			}
+		}
+	}
+	// A run directory that is a file: the run's usage error, not one
+	// failure a stage.
+	file := filepath.Join(f.dir, "file")
+	must(t, os.WriteFile(file, nil, 0o644))
+	for _, dir := range []string{file, filepath.Join(file, "run")} {
+		if _, err := planJob(f.load(t), f.exp, f.jobSt, Options{RunDir: dir}); !errors.Is(err, ErrUsage) {
+			t.Errorf("run directory %s: %v", dir, err)
+		}
+	}
+}
+
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil

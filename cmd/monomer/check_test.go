@@ -144,11 +144,13 @@ func TestDryRunExitsLikeRun(t *testing.T) {
 		// A run checks every stage's pre-flight before running any.
 		{"too large to train and an input missing", realDir, "real", append(realArgs, "--set", "settings.monomer_k=4096", "--set", "settings.n=1000",
 			"--set", "data.meta=gone.json.gz")},
+		// Refused before any stage is looked at, by both.
+		{"run directory a file", fakeDir, "fake", []string{"job.yaml", "--run-dir", "job.yaml"}},
 	}
 	for _, tc := range tests {
 		dry := monomer(t, tc.dir, tc.mode, nil, append([]string{"run", "--dry-run"}, tc.args...)...)
 		run := monomer(t, tc.dir, tc.mode, nil, append([]string{"run"}, tc.args...)...)
-		if run.code == 0 || dry.code != run.code || !strings.Contains(dry.stderr, "monomer: dry run: ") {
+		if run.code == 0 || dry.code != run.code || !strings.Contains(dry.stderr, "monomer: ") || strings.Count(dry.stderr, "\n") != 1 {
 			t.Errorf("%s: dry run exit %d, run exit %d\ndry run: %s\nrun: %s", tc.name, dry.code, run.code, dry.stderr, run.stderr)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"runtime/pprof"
 	"runtime/trace"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -263,6 +264,8 @@ func printPlan(w io.Writer, steps []pipeline.Step) (fails int, first error) {
 			if fails++; first == nil {
 				first = s.Fail
 			}
+		case s.Blocked:
+			verb, why = "blocked", strings.TrimPrefix(why, "blocked: ")
 		}
 		fmt.Fprintf(w, "%-*s  %s: %s\n", width, s.ID, verb, why)
 	}
