@@ -98,7 +98,9 @@ const (
 
 // Summary counts what Run did.
 type Summary struct {
-	Run, Skipped, Failed int
+	// Skipped counts stages up to date; Blocked those not run because an
+	// upstream stage failed.
+	Run, Skipped, Failed, Blocked int
 	// Restored counts stale stages restored from the store (not in Run).
 	Restored int
 	Seconds  float64
@@ -186,7 +188,7 @@ func Run(ctx context.Context, g *Graph, opts Options) (*Summary, error) {
 		}
 		if blocker := blockedBy(n, failed); blocker != "" {
 			failed[n] = blocker
-			r.sum.Skipped++
+			r.sum.Blocked++
 			r.sum.Stages.Blocked = append(r.sum.Stages.Blocked, n.ID)
 			log.Warn("stage skip", attrs(n, slog.String("reason", "upstream "+blocker+" failed"))...)
 			continue
@@ -218,7 +220,7 @@ func Run(ctx context.Context, g *Graph, opts Options) (*Summary, error) {
 	}
 	r.sum.Seconds = time.Since(start).Seconds()
 	log.Info("run summary", slog.Int("stages_run", r.sum.Run), slog.Int("stages_skipped", r.sum.Skipped),
-		slog.Int("stages_failed", r.sum.Failed), slog.Int("stages_restored", r.sum.Restored), slog.Float64("seconds", round3(r.sum.Seconds)))
+		slog.Int("stages_failed", r.sum.Failed), slog.Int("stages_blocked", r.sum.Blocked), slog.Int("stages_restored", r.sum.Restored), slog.Float64("seconds", round3(r.sum.Seconds)))
 	if first != nil && r.sum.Failed > 1 {
 		first = fmt.Errorf("%w (%d stages failed)", first, r.sum.Failed)
 	}

@@ -188,3 +188,33 @@ func TestCommandLinePaths(t *testing.T) {
 		}
 	}
 }
+
+// TestReportLine: run names the report's page only when the report is
+// current after it; after --only or --experiment the page there may be an
+// old one. (The fake report writes no page: the test puts one in its
+// directory, which a rerun of the report replaces.)
+func TestReportLine(t *testing.T) {
+	dir := jobDir(t)
+	page := filepath.Join(dir, "out", "report", "index.html")
+	for i, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"--set", "settings.k=2"}, false}, // no page yet
+		{[]string{"--set", "settings.k=3", "--only", "train"}, false},
+		{[]string{"--set", "settings.k=3", "--experiment", "a"}, false},
+		{[]string{"--set", "settings.k=3"}, false}, // the report reran: no page
+		{[]string{"--set", "settings.k=3"}, true},  // up to date, with a page
+	} {
+		r := monomer(t, dir, "fake", nil, append([]string{"run", "job.yaml", "--run-dir", "out"}, tc.args...)...)
+		if r.code != 0 {
+			t.Fatalf("run %d: exit %d: %s", i, r.code, r.stderr)
+		}
+		if got := strings.Contains(r.stdout, "report: "+page); got != tc.want || strings.Contains(r.stdout, "report:") != got {
+			t.Errorf("run %d %v: report line %v, want %v: %q", i, tc.args, got, tc.want, r.stdout)
+		}
+		if _, err := os.Stat(page); err != nil {
+			write(t, page, "<html></html>\n")
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"runtime/pprof"
 	"runtime/trace"
+	"slices"
 	"strings"
 	"time"
 
@@ -220,10 +221,17 @@ lines on stderr unless stderr is a terminal.
 			if runHook != nil {
 				runHook(&opts)
 			}
-			if _, err = pipeline.Run(cmd.Context(), g, opts); err != nil {
+			sum, err := pipeline.Run(cmd.Context(), g, opts)
+			if err != nil {
 				return withDownloadHint(job, err)
 			}
-			// The visual report, when this run (or an earlier one) rendered it.
+			// The visual report, when this run selected it and it is now
+			// current (rendered, restored or up to date): after --only or
+			// --experiment, a report left from an earlier run may be stale.
+			st := sum.Stages
+			if !slices.Contains(slices.Concat(st.Run, st.Restored, st.Skipped), "report") {
+				return nil
+			}
 			if page, err := filepath.Abs(filepath.Join(opts.RunDir, "report", "index.html")); err == nil {
 				if _, err := os.Stat(page); err == nil {
 					fmt.Fprintln(cmd.OutOrStdout(), "report:", page)
