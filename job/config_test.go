@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -384,5 +385,35 @@ func TestCatalogueJob(t *testing.T) {
 	must(t, err)
 	if strings.Contains(string(b), "Items") || strings.Contains(string(b), "Relations") || strings.Contains(string(b), "Text") {
 		t.Errorf("an Amazon experiment's data has the catalogue's fields: %s", b)
+	}
+}
+
+// TestEnvNearMisses: a MONOMER_ variable one slip from a job key or a
+// variable monomer reads is named with the name it is nearest; overrides,
+// the known variables and others' variables are not.
+func TestEnvNearMisses(t *testing.T) {
+	env := []string{
+		"MONOMER_SEDD=3",                // one substitution from SEED
+		"MONOMER_RUNDIR=/tmp/x",         // RUN_DIR without its underscore
+		"MONOMER_SETTING__K=5",          // SETTINGS without its S
+		"MONOMER_DATA_DRI=/d",           // two letters swapped
+		"MONOMER_SEED=2",                // an override
+		"MONOMER_SETTINGS__KK=5",        // an override (refused when applied)
+		"MONOMER_RUN_DIR=/tmp/y",        // read by the command line
+		"MONOMER_DAG_BIN=/usr/bin/x",    // the Airflow DAG's
+		"MONOMER_BENCH=1",               // a benchmark's
+		"MONOMER_K=1",                   // too short to be near anything
+		"OTHER_SEDD=1",                  // not ours
+		"MONOMER_EXPERIMENTS__men__K=1", // an override
+	}
+	got := EnvNearMisses(env, "MONOMER_RUN_DIR", "MONOMER_STORE")
+	want := map[string]string{
+		"MONOMER_SEDD":       "MONOMER_SEED",
+		"MONOMER_RUNDIR":     "MONOMER_RUN_DIR",
+		"MONOMER_SETTING__K": "MONOMER_SETTINGS",
+		"MONOMER_DATA_DRI":   "MONOMER_DATA_DIR",
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("got %v\nwant %v", got, want)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"monomer/internal/nearest"
 )
 
 // Override is one change to a job file, from --set or the environment.
@@ -79,6 +81,44 @@ func EnvOverrides(environ []string) []Override {
 		out = append(out, Override{Key: strings.Join(segs, "."), Value: v, Source: name})
 	}
 	slices.SortStableFunc(out, func(a, b Override) int { return strings.Compare(a.Source, b.Source) })
+	return out
+}
+
+// EnvNearMisses names the MONOMER_ variables in environ that are neither
+// overrides (EnvOverrides) nor one of others (variables read elsewhere,
+// such as "MONOMER_RUN_DIR") but lie within one edit, or one underscore,
+// of one of them: a misspelt MONOMER_SEDD would otherwise leave the seed
+// at its default without a word. The map goes from each such variable to
+// the name it is nearest. Other MONOMER_ variables (a scheduler's own,
+// say) are no concern of monomer's and are not reported.
+func EnvNearMisses(environ []string, others ...string) map[string]string {
+	var known []string
+	for _, k := range yamlKeys(reflect.TypeFor[Job]()) {
+		known = append(known, strings.ToUpper(k))
+	}
+	for _, o := range others {
+		known = append(known, strings.TrimPrefix(o, EnvPrefix))
+	}
+	out := map[string]string{}
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		rest, ok := strings.CutPrefix(name, EnvPrefix)
+		if !ok {
+			continue
+		}
+		first, _, _ := strings.Cut(rest, "__")
+		up := strings.ToUpper(first)
+		if slices.Contains(known, up) || slices.Contains(known, strings.ToUpper(rest)) {
+			continue
+		}
+		bare := strings.ReplaceAll(up, "_", "")
+		for _, k := range known {
+			if len(k) >= 4 && (nearest.Distance(up, k) <= 1 || bare == strings.ReplaceAll(k, "_", "")) {
+				out[name] = EnvPrefix + k
+				break
+			}
+		}
+	}
 	return out
 }
 

@@ -89,7 +89,7 @@ func (Negatives) Run(ctx context.Context, env *pipeline.Env, p negativesParams) 
 			rng = env.RNG("negatives/fallback")
 		case errors.Is(err, graph.ErrIncomplete):
 			// The same graph fails the same way on a retry: bad input.
-			return nil, fmt.Errorf("%w: stages: negatives: %w; the graph is too dense for degree-preserving rewiring: set negatives: auto (rewire, else uniform) or negatives: uniform", pipeline.ErrBadInput, err)
+			return nil, fmt.Errorf("%w: stages: negatives: %w; the graph is too dense for degree-preserving rewiring: set negatives: auto (rewire, else uniform) or negatives: uniform among the job file's settings (--set settings.negatives=auto)", pipeline.ErrBadInput, err)
 		case err != nil:
 			return nil, err
 		}

@@ -218,3 +218,19 @@ func TestReportLine(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvNearMissWarned: a misspelt MONOMER_ variable is named, with the
+// one meant, in the dry run's output and the run's log; the run goes on
+// (other tools' MONOMER_ variables share the environment).
+func TestEnvNearMissWarned(t *testing.T) {
+	dir := jobDir(t)
+	env := []string{"MONOMER_SEDD=3", "MONOMER_DAG_BIN=/x"}
+	dry := monomer(t, dir, "fake", env, "run", "job.yaml", "--dry-run")
+	if dry.code != 0 || dry.stderr != "monomer: warning: MONOMER_SEDD is not read by monomer; did you mean MONOMER_SEED?\n" {
+		t.Errorf("dry run: exit %d, stderr %q", dry.code, dry.stderr)
+	}
+	r := monomer(t, dir, "fake", env, "run", "job.yaml")
+	if r.code != 0 || !strings.Contains(r.stderr, `"variable":"MONOMER_SEDD","did_you_mean":"MONOMER_SEED"`) || strings.Contains(r.stderr, "MONOMER_DAG_BIN") {
+		t.Errorf("run: exit %d, stderr %s", r.code, r.stderr)
+	}
+}

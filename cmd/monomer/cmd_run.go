@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -114,6 +115,13 @@ func (d *dirFlags) load(path string) (*job.Job, pipeline.Options, error) {
 	return j, opts, nil
 }
 
+// envNearMisses are the MONOMER_ variables one slip from a name monomer
+// reads (job.EnvNearMisses), each to that name, and their names in order.
+func envNearMisses() (map[string]string, []string) {
+	m := job.EnvNearMisses(os.Environ(), "MONOMER_RUN_DIR", "MONOMER_STORE", reexecGuard)
+	return m, slices.Sorted(maps.Keys(m))
+}
+
 // exactArgs is cobra.ExactArgs with the usage exit code.
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
@@ -172,6 +180,10 @@ lines on stderr unless stderr is a terminal.
 				return err
 			}
 			if flags.dryRun {
+				miss, names := envNearMisses()
+				for _, v := range names {
+					fmt.Fprintf(cmd.ErrOrStderr(), "monomer: warning: %s is not read by monomer; did you mean %s?\n", v, miss[v])
+				}
 				steps, err := pipeline.Plan(g, opts)
 				if err != nil {
 					return withDownloadHint(job, err)
@@ -214,7 +226,12 @@ lines on stderr unless stderr is a terminal.
 			opts.Logger = pipeline.NewLogger(os.Stderr, term)
 			opts.RunID = cmp.Or(flags.runID, pipeline.NewRunID(time.Now()))
 			opts.Command, opts.ExitCode = os.Args, exitCode
-			logBLAS(opts.Logger.With(slog.String("job", job.Name), slog.String("run_id", opts.RunID)), flags.kernel)
+			runLog := opts.Logger.With(slog.String("job", job.Name), slog.String("run_id", opts.RunID))
+			miss, names := envNearMisses()
+			for _, v := range names {
+				runLog.Warn("environment variable not read: did you mean another?", slog.String("variable", v), slog.String("did_you_mean", miss[v]))
+			}
+			logBLAS(runLog, flags.kernel)
 			if term {
 				opts.Tracker = pipeline.BarTracker(os.Stderr)
 			}
