@@ -234,3 +234,22 @@ func TestEnvNearMissWarned(t *testing.T) {
 		t.Errorf("run: exit %d, stderr %s", r.code, r.stderr)
 	}
 }
+
+// TestMissingInputNearFile: a missing data file whose folder holds one of
+// nearly its name names that file; the exit code stays 5 (the file meant
+// may be another, still to arrive).
+func TestMissingInputNearFile(t *testing.T) {
+	dir := jobDir(t) // holds meta.txt
+	for meta, want := range map[string]string{
+		"Meta.txt":  "meta.txt",
+		"meta.tx":   "meta.txt",
+		"meta":      "meta.txt", // the name with a suffix
+		"other.csv": "",
+	} {
+		r := monomer(t, dir, "fake", nil, "run", "job.yaml", "--dry-run", "--set", "data.meta="+meta)
+		hint := fmt.Sprintf("%s is missing but %s is there: did you mean it?", filepath.Join(dir, meta), want)
+		if r.code != 5 || strings.Contains(r.stderr, hint) != (want != "") || want == "" && strings.Contains(r.stderr, "did you mean") {
+			t.Errorf("data.meta=%s: exit %d, stderr %q; want the hint %v", meta, r.code, r.stderr, want != "")
+		}
+	}
+}

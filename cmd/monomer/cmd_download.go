@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"monomer/download"
+	"monomer/internal/nearest"
 	"monomer/job"
 	"monomer/pipeline"
 )
@@ -281,14 +282,64 @@ func withDownloadHint(j *job.Job, err error) error {
 	if j == nil || !errors.Is(err, pipeline.ErrMissingInput) {
 		return err
 	}
-	cmds := downloadCommands(j, func(p string) bool {
+	missing := func(p string) bool {
 		_, err := os.Stat(p)
 		return errors.Is(err, fs.ErrNotExist)
-	})
+	}
+	if near := nearFiles(j, missing); len(near) > 0 {
+		err = fmt.Errorf("%w; %s", err, strings.Join(near, "; "))
+	}
+	cmds := downloadCommands(j, missing)
 	if len(cmds) == 0 {
 		return err
 	}
 	return fmt.Errorf("%w; to fetch the missing data: %s", err, strings.Join(cmds, "; "))
+}
+
+// nearFiles says, for each of the job's missing data files whose folder
+// holds a file of nearly its name, which that is: the name with a suffix
+// (".gz"), else the nearest within two edits, case ignored. A misspelt
+// name is then seen at once rather than retried as data yet to arrive
+// (the exit code stays 5: the file meant may be another, still to come).
+func nearFiles(j *job.Job, missing func(string) bool) []string {
+	var out []string
+	seen := map[string]bool{}
+	for i := range j.Experiments {
+		r := j.Resolve(i)
+		for _, p := range []string{r.Data.Meta, r.Data.Reviews, r.Data.ImageFeatures} {
+			if p == "" || seen[p] || !missing(p) {
+				continue
+			}
+			seen[p] = true
+			if n := nearFile(p); n != "" {
+				out = append(out, fmt.Sprintf("%s is missing but %s is there: did you mean it?", p, n))
+			}
+		}
+	}
+	return out
+}
+
+// nearFile is the name in p's folder that p nearly names, or "".
+func nearFile(p string) string {
+	entries, err := os.ReadDir(filepath.Dir(p))
+	if err != nil {
+		return ""
+	}
+	base := strings.ToLower(filepath.Base(p))
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		if strings.HasPrefix(strings.ToLower(e.Name()), base+".") {
+			return e.Name()
+		}
+		names = append(names, e.Name())
+	}
+	if near := nearest.Names(base, names, 1); len(near) > 0 && nearest.Distance(base, strings.ToLower(near[0])) <= 2 {
+		return near[0]
+	}
+	return ""
 }
 
 // downloadCommands returns one monomer download command line per release
