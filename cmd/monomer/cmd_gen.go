@@ -31,7 +31,7 @@ type genFlags struct {
 func newGenCommand() *cobra.Command {
 	var flags genFlags
 	cmd := &cobra.Command{
-		Use:   "gen --scale tiny|small|medium|women|men|...|baby|elect|...|table3 --seed N --out DIR [--name NAME] [--format 2023 [--dim N]]",
+		Use:   "gen --scale tiny|small|medium|women|men|...|baby|elect|...|table3 --seed N --out DIR [--name NAME] [--format 2023|catalogue [--csv] [--dim N]]",
 		Short: "Generate synthetic data in the Amazon formats, with planted structure",
 		Long: `gen writes DIR/meta_NAME.json.gz (2014 Python-literal metadata),
 DIR/reviews_NAME.json.gz (JSON lines) and DIR/image_features_NAME.b (ASIN +

@@ -138,7 +138,8 @@ func newRunCommand(g *globalOptions) *cobra.Command {
 		Use:   "run JOB.yaml [--run-dir DIR] [--run-id ID] [--experiment NAME]... [--only STAGE | --from STAGE] [--force] [--dry-run] [--set key=value]...",
 		Short: "Run every stale stage of a job",
 		Long: `run runs the job's stages in DAG order (ingest, features, negatives,
-split, train, evaluate per experiment, then report) into the run directory,
+split, train, evaluate, recommend per experiment, then report; bag-of-words
+experiments with vocab_shards add bow-shard nodes) into the run directory,
 skipping every stage whose parameters, input content, upstream outputs and
 code are unchanged since its manifest was written.
 
@@ -146,9 +147,11 @@ Selection: --experiment NAME (repeatable) restricts the run to those
 experiments and leaves the job-level report out; --only STAGE runs one stage
 (its upstream outputs must exist); --from STAGE runs it and everything
 downstream; --force reruns the selected stages even when up to date;
---dry-run prints each selected stage as "run: reason" or "skip: up to date"
-and touches nothing; when a stage would fail, it exits with the code the run
-would exit with.
+--dry-run prints each selected stage as "run: reason", "skip: up to date",
+"fail: why" or "blocked: the upstream stage that would fail", and touches
+nothing; when a stage would fail, it exits with the code the run would exit
+with. A MONOMER_ variable one slip from a name monomer reads is warned of
+(did you mean ...?).
 
 Overrides: --set key=value, where key is a dotted path of the job file and
 value is YAML: seed=2, data_dir=/data/amazon, settings.k=50,
