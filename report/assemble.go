@@ -163,7 +163,7 @@ func smallDataWarning(name, features string, ms []string, trainPairs int64) stri
 	if src, ok := crossoverSource[features]; ok {
 		measured, note = src, fmt.Sprintf(" (the %s figure, not measured for %s)", src, features)
 	}
-	return fmt.Sprintf("%s: %d training pairs, below the %d%s from which Monomer beat LMT on planted %s data with rewired negatives (BENCHMARKS.md, \"Learning curve\"): there, with fewer pairs, Monomer's N+1 embeddings and gate were fitted from too little data and LMT did as well or better, so this comparison may reflect the data size more than the models",
+	return fmt.Sprintf("%s: %d training pairs, below the %d%s from which Monomer beat LMT on planted %s data with rewired negatives (docs/notes/2026-11-25-learning-curve.md): there, with fewer pairs, Monomer's N+1 embeddings and gate were fitted from too little data and LMT did as well or better, so this comparison may reflect the data size more than the models",
 		name, trainPairs, min, note, measured)
 }
 
