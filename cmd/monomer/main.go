@@ -97,6 +97,7 @@ Version: ` + versionLine() + `
 		newPlanCommand(),
 		newRecommendCommand(),
 		newRunCommand(&g),
+		newShowCommand(),
 		newStatusCommand(&g),
 		newVerifyCommand(&g),
 		newVersionCommand(),

@@ -1,0 +1,100 @@
+package schema
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// Head reads the first n rows of the Parquet table at path (every row when
+// n < 0): it calls start with the table's row count and schema, from the
+// footer, then each with the rows batch by batch, in order, the last batch
+// cut at the n-th row. Row groups after the one holding the n-th row are
+// not read, so the head of a table of millions of rows costs a row group.
+// A batch is released when each returns.
+func Head(ctx context.Context, path string, n int64, start func(rows int64, sc *arrow.Schema) error, each func(arrow.RecordBatch) error) error {
+	rdr, err := openParquet(path)
+	if err != nil {
+		return fmt.Errorf("schema: %s: %w", path, err)
+	}
+	defer rdr.Close()
+	fr, err := newFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 1024})
+	if err != nil {
+		return fmt.Errorf("schema: %s: %w", path, err)
+	}
+	sc, err := fr.Schema()
+	if err != nil {
+		return fmt.Errorf("schema: %s: %w", path, err)
+	}
+	if err := start(rdr.NumRows(), sc); err != nil {
+		return err
+	}
+	var groups []int
+	for g, seen := 0, int64(0); g < rdr.NumRowGroups() && (n < 0 || seen < n); g++ {
+		groups = append(groups, g)
+		seen += rdr.MetaData().RowGroup(g).NumRows()
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	rr, err := fr.GetRecordReader(ctx, nil, groups)
+	if err != nil {
+		return fmt.Errorf("schema: %s: %w", path, err)
+	}
+	defer rr.Release()
+	for left := n; n < 0 || left > 0; {
+		rec, err := rr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("schema: %s: %w", path, err)
+		}
+		if n >= 0 && rec.NumRows() > left {
+			cut := rec.NewSlice(0, left)
+			err = each(cut)
+			cut.Release()
+		} else {
+			err = each(rec)
+		}
+		if err != nil {
+			return err
+		}
+		left -= rec.NumRows()
+	}
+	return nil
+}
+
+// CellText is cell i of a as diff prints it: null, a number in the fewest
+// digits that read back to it, a string quoted, anything else (a list) as
+// Arrow writes it, cut at 200 characters.
+func CellText(a arrow.Array, i int) string { return cellString(a, i) }
+
+// CellRaw is cell i of a for a CSV field: CellText without the quotes
+// around a string and without the cut.
+func CellRaw(a arrow.Array, i int) string {
+	switch x := a.(type) {
+	case *array.String:
+		if !x.IsNull(i) {
+			return x.Value(i)
+		}
+	case *array.Float32:
+		if !x.IsNull(i) {
+			return strconv.FormatFloat(float64(x.Value(i)), 'g', -1, 32)
+		}
+	case *array.Float64:
+		if !x.IsNull(i) {
+			return strconv.FormatFloat(x.Value(i), 'g', -1, 64)
+		}
+	}
+	if a.IsNull(i) {
+		return ""
+	}
+	return a.ValueStr(i)
+}
