@@ -8,7 +8,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 
 	"monomer/amazon"
 	"monomer/models"
@@ -189,24 +192,74 @@ func Load(path string) (*Job, error) {
 
 // Parse parses and validates job-file bytes; path locates relative paths.
 func Parse(path string, b []byte) (*Job, error) {
-	j, err := decodeJob(filepath.Base(path), b)
+	j, err := decodeJob(path, b)
 	if err != nil {
 		return nil, err
 	}
-	return finishJob(path, j)
+	return finishJob(path, j, b)
 }
 
-// finishJob sets the job's path and validates it.
-func finishJob(path string, j *Job) (*Job, error) {
+// finishJob sets the job's path and validates it. With the file's bytes
+// (nil once overrides changed the document), an invalid field is named
+// with its line.
+func finishJob(path string, j *Job, b []byte) (*Job, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	j.Path = abs
 	if err := j.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrConfig, filepath.Base(path), err)
+		at := ""
+		if line := fieldLine(b, err.Error()); line > 0 {
+			at = fmt.Sprintf("line %d: ", line)
+		}
+		return nil, fmt.Errorf("%w: %s: %s%v", ErrConfig, path, at, err)
 	}
 	return j, nil
+}
+
+// fieldPath is the field a validation message starts with:
+// "experiments[0].settings.k: ...".
+var fieldPath = regexp.MustCompile(`^([a-z_]+(?:\[\d+\])?(?:\.[a-z_]+(?:\[\d+\])?)*): `)
+
+// fieldLine is the line of b on which the field msg names is written, or 0.
+// An experiment's setting not written under the experiment is inherited
+// from the job's settings: its line is the job's.
+func fieldLine(b []byte, msg string) int {
+	m := fieldPath.FindStringSubmatch(msg)
+	var doc yaml.Node
+	if b == nil || m == nil || yaml.Unmarshal(b, &doc) != nil || len(doc.Content) == 0 {
+		return 0
+	}
+	path := m[1]
+	if n := nodeAt(doc.Content[0], path); n != nil {
+		return n.Line
+	}
+	if _, rest, ok := strings.Cut(path, "].settings."); ok && strings.HasPrefix(path, "experiments[") {
+		if n := nodeAt(doc.Content[0], "settings."+rest); n != nil {
+			return n.Line
+		}
+	}
+	return 0
+}
+
+// nodeAt follows path ("experiments[0].models[3]") from a mapping node to
+// the value it names, or nil.
+func nodeAt(n *yaml.Node, path string) *yaml.Node {
+	for _, seg := range strings.Split(path, ".") {
+		key, index, list := strings.Cut(seg, "[")
+		if n = getKey(n, key); n == nil {
+			return nil
+		}
+		if list {
+			i, err := strconv.Atoi(strings.TrimSuffix(index, "]"))
+			if err != nil || n.Kind != yaml.SequenceNode || i >= len(n.Content) {
+				return nil
+			}
+			n = n.Content[i]
+		}
+	}
+	return n
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)

@@ -44,7 +44,7 @@ func TestBadJobFiles(t *testing.T) {
 		name, yaml, want string
 	}{
 		{name: "empty", yaml: "", want: `j.yaml: name: required (letters, digits, '.', '_' or '-', starting with a letter or digit)`},
-		{name: "bad name", yaml: "name: a b\n", want: `j.yaml: name: "a b" must start with a letter or digit and hold only letters, digits, '.', '_' or '-'`},
+		{name: "bad name", yaml: "name: a b\n", want: `j.yaml: line 1: name: "a b" must start with a letter or digit and hold only letters, digits, '.', '_' or '-'`},
 		// Issue 37: a second document was ignored.
 		{name: "second document", yaml: head + exp + "---\nname: other\n", want: `j.yaml: line 9: a second YAML document; a job file holds one (remove the "---" and what follows, or merge it into the first)`},
 		{name: "second document, broken", yaml: head + exp + "---\n[\n", want: `j.yaml: a second YAML document; a job file holds one (remove the "---" and what follows, or merge it into the first)`},
@@ -53,12 +53,13 @@ func TestBadJobFiles(t *testing.T) {
 		{name: "seed of 1e30", yaml: "seed: 1e30\n" + head + exp, want: `j.yaml: line 1: seed: 1e30 is out of range (0 to 18446744073709551615)`},
 		{name: "k beyond int64", yaml: "settings: {k: 1e19}\n" + head + exp, want: `j.yaml: line 1: settings.k: 1e19 is out of range (-9223372036854775808 to 9223372036854775807)`},
 		// Issue 37: the message refusing ".." must say what ".." breaks.
-		{name: "dot dot", yaml: "name: ..\n", want: `j.yaml: name: ".." must start with a letter or digit and hold only letters, digits, '.', '_' or '-'`},
+		{name: "dot dot", yaml: "name: ..\n", want: `j.yaml: line 1: name: ".." must start with a letter or digit and hold only letters, digits, '.', '_' or '-'`},
 		{name: "long experiment name", yaml: strings.Replace(head, "name: e", "name: "+strings.Repeat("e", 300), 1) + exp,
-			want: `j.yaml: experiments[0].name: "eeeeeeeeeeeeeeeeeeee"... is 300 characters, more than 100 (it names a directory)`},
+			want: `j.yaml: line 4: experiments[0].name: "eeeeeeeeeeeeeeeeeeee"... is 300 characters, more than 100 (it names a directory)`},
 		{name: "names differing in case", yaml: strings.Replace(head, "name: e", "name: Men", 1) + exp + "  - name: men" + exp,
-			want: `j.yaml: experiments[1].name: "men" differs from experiments[0].name "Men" only in case (one directory on a case-insensitive file system)`},
-		{name: "unknown key", yaml: "name: j\nsed: 1\n", want: "j.yaml: line 2: field sed not found at the top level"},
+			want: `j.yaml: line 8: experiments[1].name: "men" differs from experiments[0].name "Men" only in case (one directory on a case-insensitive file system)`},
+		{name: "tab", yaml: "name: j\nexperiments:\n\t- name: e\n", want: "j.yaml: yaml: line 3: found character that cannot start any token (a tab: YAML indents with spaces only)"},
+		{name: "unknown key", yaml: "name: j\nsed: 1\n", want: `j.yaml: line 2: unknown key "sed" in the job; did you mean seed? (keys: name, seed, data_dir, data, settings, blas_kernel, experiments)`},
 		{name: "wrong type", yaml: "name: j\nseed: many\n", want: `j.yaml: line 2: seed: want an unsigned integer, got "many"`},
 		{name: "negative unsigned", yaml: "name: j\nseed: -1\n", want: `j.yaml: line 2: seed: want an unsigned integer, got "-1"`},
 		{name: "word for an integer", yaml: "name: j\nsettings:\n  k: forty\n", want: `j.yaml: line 3: settings.k: want an integer, got "forty"`},
@@ -68,63 +69,63 @@ func TestBadJobFiles(t *testing.T) {
 		{name: "list for a section", yaml: "name: j\nsettings: [1]\n", want: `j.yaml: line 2: settings: want a mapping of keys, got a list`},
 		{name: "mapping for a string", yaml: "name: {a: 1}\n", want: `j.yaml: line 1: name: want a string, got a mapping`},
 		{name: "no experiments", yaml: "name: j\n", want: "j.yaml: experiments: at least one is required"},
-		{name: "unknown setting", yaml: "name: j\nsettings: {kk: 1}\n", want: "j.yaml: line 2: field kk not found in settings"},
-		{name: "negative k", yaml: head + exp + "settings: {k: -1}\n", want: "j.yaml: settings.k: -1 must be positive"},
-		{name: "bad lambda", yaml: head + exp + "settings: {lambdas: [0, .nan]}\n", want: "j.yaml: settings.lambdas[1]: NaN is not a finite number; it must be in [0, 1e+06]"},
-		{name: "huge lambda", yaml: head + exp + "settings: {lambdas: [0, 1e308]}\n", want: "j.yaml: settings.lambdas[1]: 1e+308 must be in [0, 1e+06]"},
+		{name: "unknown setting", yaml: "name: j\nsettings: {kk: 1}\n", want: `j.yaml: line 2: unknown key "kk" in settings; did you mean k? (keys: ` + strings.Join(yamlKeys(reflect.TypeFor[Settings]()), ", ") + ")"},
+		{name: "negative k", yaml: head + exp + "settings: {k: -1}\n", want: "j.yaml: line 8: settings.k: -1 must be positive"},
+		{name: "bad lambda", yaml: head + exp + "settings: {lambdas: [0, .nan]}\n", want: "j.yaml: line 8: settings.lambdas[1]: NaN is not a finite number; it must be in [0, 1e+06]"},
+		{name: "huge lambda", yaml: head + exp + "settings: {lambdas: [0, 1e308]}\n", want: "j.yaml: line 8: settings.lambdas[1]: 1e+308 must be in [0, 1e+06]"},
 		{name: "null lambda", yaml: head + exp + "settings: {lambdas: [~]}\n", want: "j.yaml: line 8: settings.lambdas[0]: an empty (null) item is not allowed"},
 		{name: "null in a list", yaml: head + exp + "settings: {lambdas: [0, null]}\n", want: "j.yaml: line 8: settings.lambdas[1]: an empty (null) item is not allowed"},
-		{name: "repeated lambda", yaml: head + exp + "settings: {lambdas: [0, 1e-4, 0.0001]}\n", want: "j.yaml: settings.lambdas[2]: 0.0001 is listed twice"},
-		{name: "ct_top", yaml: head + exp + "settings: {ct_top: 2}\n", want: "j.yaml: settings.ct_top: 2 must be in (0, 1]"},
-		{name: "reject ratio", yaml: head + exp + "settings: {reject_ratio: .inf}\n", want: "j.yaml: settings.reject_ratio: +Inf is not a finite number; it must be at most 1"},
-		{name: "negatives", yaml: head + exp + "settings: {negatives: random}\n", want: `j.yaml: settings.negatives: "random" is not one of rewire, uniform, auto`},
-		{name: "duplicate experiment", yaml: head + exp + "  - name: e" + exp, want: `j.yaml: experiments[1].name: "e" is used twice`},
+		{name: "repeated lambda", yaml: head + exp + "settings: {lambdas: [0, 1e-4, 0.0001]}\n", want: "j.yaml: line 8: settings.lambdas[2]: 0.0001 is listed twice"},
+		{name: "ct_top", yaml: head + exp + "settings: {ct_top: 2}\n", want: "j.yaml: line 8: settings.ct_top: 2 must be in (0, 1]"},
+		{name: "reject ratio", yaml: head + exp + "settings: {reject_ratio: .inf}\n", want: "j.yaml: line 8: settings.reject_ratio: +Inf is not a finite number; it must be at most 1"},
+		{name: "negatives", yaml: head + exp + "settings: {negatives: random}\n", want: `j.yaml: line 8: settings.negatives: "random" is not one of rewire, uniform, auto`},
+		{name: "duplicate experiment", yaml: head + exp + "  - name: e" + exp, want: `j.yaml: line 8: experiments[1].name: "e" is used twice`},
 		{name: "no category", yaml: head + "\n    graph: also_bought\n    features: image\n", want: "j.yaml: experiments[0].category: required"},
-		{name: "empty level", yaml: head + "\n    category: A >  > B\n    graph: also_bought\n    features: image\n", want: `j.yaml: experiments[0].category: "A >  > B" has an empty level (levels are separated by " > ")`},
-		{name: "negative depth", yaml: head + exp + "    depth: -1\n", want: "j.yaml: experiments[0].depth: -1 must be at least 1 (the subcategory is the node that many levels below the category; omit depth for 1)"},
-		{name: "zero depth", yaml: head + exp + "    depth: 0\n", want: "j.yaml: experiments[0].depth: 0 must be at least 1 (the subcategory is the node that many levels below the category; omit depth for 1)"},
-		{name: "graph", yaml: head + "\n    category: A\n    graph: bought\n    features: image\n", want: `j.yaml: experiments[0].graph: "bought" is not one of also_bought, also_viewed, bought_together, co_review`},
-		{name: "features", yaml: head + "\n    category: A\n    graph: also_bought\n    features: text\n", want: `j.yaml: experiments[0].features: "text" is not one of image, bow, embeddings`},
+		{name: "empty level", yaml: head + "\n    category: A >  > B\n    graph: also_bought\n    features: image\n", want: `j.yaml: line 5: experiments[0].category: "A >  > B" has an empty level (levels are separated by " > ")`},
+		{name: "negative depth", yaml: head + exp + "    depth: -1\n", want: "j.yaml: line 8: experiments[0].depth: -1 must be at least 1 (the subcategory is the node that many levels below the category; omit depth for 1)"},
+		{name: "zero depth", yaml: head + exp + "    depth: 0\n", want: "j.yaml: line 8: experiments[0].depth: 0 must be at least 1 (the subcategory is the node that many levels below the category; omit depth for 1)"},
+		{name: "graph", yaml: head + "\n    category: A\n    graph: bought\n    features: image\n", want: `j.yaml: line 6: experiments[0].graph: "bought" is not one of also_bought, also_viewed, bought_together, co_review`},
+		{name: "features", yaml: head + "\n    category: A\n    graph: also_bought\n    features: text\n", want: `j.yaml: line 7: experiments[0].features: "text" is not one of image, bow, embeddings`},
 		{name: "embeddings without a file", yaml: head + "\n    category: A\n    graph: also_bought\n    features: embeddings\n", want: "j.yaml: experiments[0].data.embeddings: required for features: embeddings"},
-		{name: "model", yaml: head + exp + "    models: [wnn, mnn]\n", want: `j.yaml: experiments[0].models[1]: "mnn" is not one of wnn, ct, lmt, monomer, lda`},
-		{name: "lda on images", yaml: head + exp + "    models: [lda]\n", want: "j.yaml: experiments[0].models[0]: lda needs features: bow"},
-		{name: "model twice", yaml: head + exp + "    models: [wnn, ct, wnn]\n", want: `j.yaml: experiments[0].models[2]: "wnn" is listed twice`},
-		{name: "experiment setting", yaml: head + exp + "    settings: {vocab_size: -5}\n", want: "j.yaml: experiments[0].settings.vocab_size: -5 must be positive"},
-		{name: "negative gate penalty", yaml: head + exp + "    settings: {gate_penalty: -0.5}\n", want: "j.yaml: experiments[0].settings.gate_penalty: -0.5 must be finite and non-negative"},
-		{name: "infinite gate init", yaml: head + exp + "settings: {gate_init: .inf}\n", want: "j.yaml: settings.gate_init: +Inf is not a finite number; it must be finite and non-negative"},
+		{name: "model", yaml: head + exp + "    models: [wnn, mnn]\n", want: `j.yaml: line 8: experiments[0].models[1]: "mnn" is not one of wnn, ct, lmt, monomer, lda`},
+		{name: "lda on images", yaml: head + exp + "    models: [lda]\n", want: "j.yaml: line 8: experiments[0].models[0]: lda needs features: bow"},
+		{name: "model twice", yaml: head + exp + "    models: [wnn, ct, wnn]\n", want: `j.yaml: line 8: experiments[0].models[2]: "wnn" is listed twice`},
+		{name: "experiment setting", yaml: head + exp + "    settings: {vocab_size: -5}\n", want: "j.yaml: line 8: experiments[0].settings.vocab_size: -5 must be positive"},
+		{name: "negative gate penalty", yaml: head + exp + "    settings: {gate_penalty: -0.5}\n", want: "j.yaml: line 8: experiments[0].settings.gate_penalty: -0.5 must be finite and non-negative"},
+		{name: "infinite gate init", yaml: head + exp + "settings: {gate_init: .inf}\n", want: "j.yaml: line 8: settings.gate_init: +Inf is not a finite number; it must be finite and non-negative"},
 		{name: "non-integral int", yaml: head + exp + "settings: {k: 10.5}\n", want: "j.yaml: line 8: settings.k: 10.5 is not an integer"},
 		{name: "non-integral experiment int", yaml: head + exp + "    settings:\n      max_iter: 1e-1\n", want: "j.yaml: line 9: experiments[0].settings.max_iter: 1e-1 is not an integer"},
 		{name: "empty lambdas", yaml: head + exp + "settings: {lambdas: []}\n", want: "j.yaml: line 8: settings.lambdas: an empty list is not allowed; omit the key to inherit the default"},
 		{name: "empty models", yaml: head + exp + "    models: []\n", want: "j.yaml: line 8: experiments[0].models: an empty list is not allowed; omit the key to inherit the default"},
-		{name: "huge k", yaml: head + exp + "settings: {k: 100000000}\n", want: "j.yaml: experiments[0].settings.k: 100000000 is above the image features' dimension, 4096 (lmt projects the features to at most that many dimensions)"},
-		{name: "n above dim", yaml: head + exp + "settings: {n: 4097}\n", want: "j.yaml: experiments[0].settings.n: 4097 is above the image features' dimension, 4096 (monomer projects the features to at most that many dimensions)"},
-		{name: "bow k above vocabulary", yaml: head + "\n    category: A\n    graph: also_bought\n    features: bow\n" + "settings: {k: 300, vocab_size: 200}\n", want: "j.yaml: experiments[0].settings.k: 300 is above vocab_size (the bag-of-words dimension), 200 (lmt projects the features to at most that many dimensions)"},
-		{name: "topics above vocabulary", yaml: head + "\n    category: A\n    graph: also_bought\n    features: bow\n" + "settings: {topics: 300, vocab_size: 200}\n", want: "j.yaml: experiments[0].settings.topics: 300 is above vocab_size, 200 (more topics than words)"},
-		{name: "huge vocabulary", yaml: head + exp + "settings: {vocab_size: 2e6}\n", want: "j.yaml: experiments[0].settings.vocab_size: 2000000 is above the maximum 1000000"},
-		{name: "huge valid_every", yaml: head + exp + "settings: {valid_every: 2000000}\n", want: "j.yaml: experiments[0].settings.valid_every: 2000000 is above the maximum 1000000"},
-		{name: "huge depth", yaml: head + exp + "    depth: 1000\n", want: "j.yaml: experiments[0].depth: 1000 is above the maximum 64"},
+		{name: "huge k", yaml: head + exp + "settings: {k: 100000000}\n", want: "j.yaml: line 8: experiments[0].settings.k: 100000000 is above the image features' dimension, 4096 (lmt projects the features to at most that many dimensions)"},
+		{name: "n above dim", yaml: head + exp + "settings: {n: 4097}\n", want: "j.yaml: line 8: experiments[0].settings.n: 4097 is above the image features' dimension, 4096 (monomer projects the features to at most that many dimensions)"},
+		{name: "bow k above vocabulary", yaml: head + "\n    category: A\n    graph: also_bought\n    features: bow\n" + "settings: {k: 300, vocab_size: 200}\n", want: "j.yaml: line 8: experiments[0].settings.k: 300 is above vocab_size (the bag-of-words dimension), 200 (lmt projects the features to at most that many dimensions)"},
+		{name: "topics above vocabulary", yaml: head + "\n    category: A\n    graph: also_bought\n    features: bow\n" + "settings: {topics: 300, vocab_size: 200}\n", want: "j.yaml: line 8: experiments[0].settings.topics: 300 is above vocab_size, 200 (more topics than words)"},
+		{name: "huge vocabulary", yaml: head + exp + "settings: {vocab_size: 2e6}\n", want: "j.yaml: line 8: experiments[0].settings.vocab_size: 2000000 is above the maximum 1000000"},
+		{name: "huge valid_every", yaml: head + exp + "settings: {valid_every: 2000000}\n", want: "j.yaml: line 8: experiments[0].settings.valid_every: 2000000 is above the maximum 1000000"},
+		{name: "huge depth", yaml: head + exp + "    depth: 1000\n", want: "j.yaml: line 8: experiments[0].depth: 1000 is above the maximum 64"},
 		{name: "no meta", yaml: "name: j\nexperiments:\n  - name: e" + exp, want: "j.yaml: experiments[0].data.meta: no metadata file (set data.meta on the job or the experiment)"},
 		{name: "no image file", yaml: "name: j\ndata: {meta: m}\nexperiments:\n  - name: e" + exp, want: "j.yaml: experiments[0].data.image_features: required for features: image"},
 		{name: "no reviews", yaml: "name: j\ndata: {meta: m}\nexperiments:\n  - name: e\n    category: A\n    graph: also_bought\n    features: bow\n", want: "j.yaml: experiments[0].data.reviews: required for features: bow"},
 		{name: "co_review without reviews", yaml: "name: j\ndata: {meta: m, image_features: f}\nexperiments:\n  - name: e\n    category: A\n    graph: co_review\n    features: image\n", want: "j.yaml: experiments[0].data.reviews: required for graph: co_review (the graph is derived from the reviews)"},
 		{name: "unknown format", yaml: "name: j\ndata: {meta: m, reviews: r, format: '2018'}\nexperiments:\n  - name: e\n    category: A\n    graph: co_review\n    features: bow\n", want: `j.yaml: experiments[0].data.format: "2018" is not one of 2023, catalogue (empty: 2014 or 2018)`},
-		{name: "also_bought in 2023", yaml: "name: j\ndata: {meta: m, reviews: r, format: '2023'}\nexperiments:\n  - name: e\n    category: A\n    graph: also_bought\n    features: bow\n", want: "j.yaml: experiments[0].graph: also_bought does not exist in the 2023 release (data.format: 2023); use co_review"},
-		{name: "experiment's format wins", yaml: "name: j\ndata: {meta: m, reviews: r}\nexperiments:\n  - name: e\n    category: A\n    graph: also_viewed\n    features: bow\n    data: {format: '2023'}\n", want: "j.yaml: experiments[0].graph: also_viewed does not exist in the 2023 release (data.format: 2023); use co_review"},
-		{name: "catalogue with meta", yaml: "name: j\ndata: {format: catalogue, meta: m, items: i, relations: r}\nexperiments:\n  - name: e\n    category: A\n    graph: bought_with\n    features: embeddings\n    data: {embeddings: v.parquet}\n", want: "j.yaml: experiments[0].data: meta and reviews are not read with data.format: catalogue; name its tables in data.items, data.relations and data.text"},
+		{name: "also_bought in 2023", yaml: "name: j\ndata: {meta: m, reviews: r, format: '2023'}\nexperiments:\n  - name: e\n    category: A\n    graph: also_bought\n    features: bow\n", want: "j.yaml: line 6: experiments[0].graph: also_bought does not exist in the 2023 release (data.format: 2023); use co_review"},
+		{name: "experiment's format wins", yaml: "name: j\ndata: {meta: m, reviews: r}\nexperiments:\n  - name: e\n    category: A\n    graph: also_viewed\n    features: bow\n    data: {format: '2023'}\n", want: "j.yaml: line 6: experiments[0].graph: also_viewed does not exist in the 2023 release (data.format: 2023); use co_review"},
+		{name: "catalogue with meta", yaml: "name: j\ndata: {format: catalogue, meta: m, items: i, relations: r}\nexperiments:\n  - name: e\n    category: A\n    graph: bought_with\n    features: embeddings\n    data: {embeddings: v.parquet}\n", want: "j.yaml: line 8: experiments[0].data: meta and reviews are not read with data.format: catalogue; name its tables in data.items, data.relations and data.text"},
 		{name: "catalogue without items", yaml: "name: j\ndata: {format: catalogue, relations: r}\nexperiments:\n  - name: e\n    category: A\n    graph: bought_with\n    features: bow\n", want: "j.yaml: experiments[0].data.items: required with data.format: catalogue"},
 		{name: "catalogue without relations", yaml: "name: j\ndata: {format: catalogue, items: i}\nexperiments:\n  - name: e\n    category: A\n    graph: bought_with\n    features: bow\n", want: "j.yaml: experiments[0].data.relations: required with data.format: catalogue (graph: bought_with names one of its relations)"},
 		{name: "catalogue without text", yaml: "name: j\ndata: {format: catalogue, items: i, relations: r}\nexperiments:\n  - name: e\n    category: A\n    graph: bought_with\n    features: bow\n", want: "j.yaml: experiments[0].data.text: required for features: bow"},
-		{name: "catalogue co_review", yaml: "name: j\ndata: {format: catalogue, items: i, relations: r, text: t}\nexperiments:\n  - name: e\n    category: A\n    graph: co_review\n    features: bow\n", want: "j.yaml: experiments[0].graph: co_review is derived from the reviewers and times of a review file, which a catalogue's text does not carry; write such pairs into data.relations under another name"},
-		{name: "catalogue graph name", yaml: "name: j\ndata: {format: catalogue, items: i, relations: r, text: t}\nexperiments:\n  - name: e\n    category: A\n    graph: bought together\n    features: bow\n", want: `j.yaml: experiments[0].graph: "bought together" must name a relation of data.relations (letters, digits, '.', '_' or '-')`},
+		{name: "catalogue co_review", yaml: "name: j\ndata: {format: catalogue, items: i, relations: r, text: t}\nexperiments:\n  - name: e\n    category: A\n    graph: co_review\n    features: bow\n", want: "j.yaml: line 6: experiments[0].graph: co_review is derived from the reviewers and times of a review file, which a catalogue's text does not carry; write such pairs into data.relations under another name"},
+		{name: "catalogue graph name", yaml: "name: j\ndata: {format: catalogue, items: i, relations: r, text: t}\nexperiments:\n  - name: e\n    category: A\n    graph: bought together\n    features: bow\n", want: `j.yaml: line 6: experiments[0].graph: "bought together" must name a relation of data.relations (letters, digits, '.', '_' or '-')`},
 		{name: "catalogue tables without the format", yaml: "name: j\ndata: {meta: m, reviews: r, text: t}\nexperiments:\n  - name: e\n    category: A\n    graph: also_bought\n    features: bow\n", want: `j.yaml: experiments[0].data: items, relations and text are the tables of data.format: catalogue; this experiment's format is ""`},
-		{name: "negative window", yaml: head + exp + "settings: {co_review_window: -1}\n", want: "j.yaml: settings.co_review_window: -1 must be non-negative"},
-		{name: "max user items 1", yaml: head + exp + "settings: {co_review_max_user_items: 1}\n", want: "j.yaml: settings.co_review_max_user_items: 1 must be at least 2 (one item makes no pair; omit the setting for the default, 1000)"},
+		{name: "negative window", yaml: head + exp + "settings: {co_review_window: -1}\n", want: "j.yaml: line 8: settings.co_review_window: -1 must be non-negative"},
+		{name: "max user items 1", yaml: head + exp + "settings: {co_review_max_user_items: 1}\n", want: "j.yaml: line 8: settings.co_review_max_user_items: 1 must be at least 2 (one item makes no pair; omit the setting for the default, 1000)"},
 		// A zero is refused, not read as the default (issue 37).
-		{name: "max user items 0", yaml: head + exp + "settings: {co_review_max_user_items: 0}\n", want: "j.yaml: settings.co_review_max_user_items: 0 must be at least 2 (one item makes no pair; omit the setting for the default, 1000)"},
-		{name: "min users 0", yaml: head + exp + "settings: {co_review_min_users: 0}\n", want: "j.yaml: settings.co_review_min_users: 0 must be at least 1 (an edge needs a user; omit the setting for the default, 2)"},
-		{name: "bought_together in 2023", yaml: "name: j\ndata: {meta: m, reviews: r, format: '2023'}\nexperiments:\n  - name: e\n    category: A\n    graph: bought_together\n    features: bow\n", want: "j.yaml: experiments[0].graph: bought_together is null throughout the 2023 release (data.format: 2023); use co_review"},
-		{name: "train_cap leaving a split empty", yaml: head + exp + "settings: {train_cap: 3}\n", want: "j.yaml: settings.train_cap: 3 must be at least 14 (a smaller cap leaves the validation or test split without a positive and a negative pair)"},
-		{name: "huge window", yaml: head + exp + "settings: {co_review_window: 2000000}\n", want: "j.yaml: experiments[0].settings.co_review_window: 2000000 is above the maximum 1000000"},
+		{name: "max user items 0", yaml: head + exp + "settings: {co_review_max_user_items: 0}\n", want: "j.yaml: line 8: settings.co_review_max_user_items: 0 must be at least 2 (one item makes no pair; omit the setting for the default, 1000)"},
+		{name: "min users 0", yaml: head + exp + "settings: {co_review_min_users: 0}\n", want: "j.yaml: line 8: settings.co_review_min_users: 0 must be at least 1 (an edge needs a user; omit the setting for the default, 2)"},
+		{name: "bought_together in 2023", yaml: "name: j\ndata: {meta: m, reviews: r, format: '2023'}\nexperiments:\n  - name: e\n    category: A\n    graph: bought_together\n    features: bow\n", want: "j.yaml: line 6: experiments[0].graph: bought_together is null throughout the 2023 release (data.format: 2023); use co_review"},
+		{name: "train_cap leaving a split empty", yaml: head + exp + "settings: {train_cap: 3}\n", want: "j.yaml: line 8: settings.train_cap: 3 must be at least 14 (a smaller cap leaves the validation or test split without a positive and a negative pair)"},
+		{name: "huge window", yaml: head + exp + "settings: {co_review_window: 2000000}\n", want: "j.yaml: line 8: experiments[0].settings.co_review_window: 2000000 is above the maximum 1000000"},
 	}
 	for _, tt := range tests {
 		_, err := Parse("/jobs/j.yaml", []byte(tt.yaml))
@@ -132,8 +133,10 @@ func TestBadJobFiles(t *testing.T) {
 			t.Errorf("%s: no error", tt.name)
 			continue
 		}
-		if !errors.Is(err, ErrConfig) || err.Error() != "invalid job: "+tt.want {
-			t.Errorf("%s:\n got %q\nwant %q", tt.name, err.Error(), "invalid job: "+tt.want)
+		// The file as it was given, not its base name: two jobs of one
+		// name in two folders are told apart.
+		if !errors.Is(err, ErrConfig) || err.Error() != "invalid job: /jobs/"+tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.name, err.Error(), "invalid job: /jobs/"+tt.want)
 		}
 	}
 }
@@ -172,8 +175,8 @@ func TestOverrides(t *testing.T) {
 			check: func(j *Job) bool { return j.Settings.K == 2 && j.Seed == 5 }},
 		{name: "env experiment", env: []string{"MONOMER_EXPERIMENTS__elect__SETTINGS__MONOMER_K=7", "MONOMER_DATA_DIR=/d", "MONOMER_RUN_DIR=/ignored"},
 			check: func(j *Job) bool { return j.Resolve(1).Settings.MonomerK == 7 && j.DataDir == "/d" }},
-		{name: "unknown key", sets: []string{"settings.kk=1"}, err: `demo.yaml: --set settings.kk=1: unknown key "kk" in settings (keys: ` + strings.Join(yamlKeys(reflect.TypeFor[Settings]()), ", ") + ")"},
-		{name: "unknown top key", sets: []string{"sed=1"}, err: `demo.yaml: --set sed=1: unknown key "sed" in the job (keys: name, seed, data_dir, data, settings, blas_kernel, experiments)`},
+		{name: "unknown key", sets: []string{"settings.kk=1"}, err: `demo.yaml: --set settings.kk=1: unknown key "kk" in settings; did you mean k? (keys: ` + strings.Join(yamlKeys(reflect.TypeFor[Settings]()), ", ") + ")"},
+		{name: "unknown top key", sets: []string{"sed=1"}, err: `demo.yaml: --set sed=1: unknown key "sed" in the job; did you mean seed? (keys: name, seed, data_dir, data, settings, blas_kernel, experiments)`},
 		{name: "unknown experiment", sets: []string{"experiments.women.settings.k=1"}, err: `demo.yaml: --set experiments.women.settings.k=1: no experiment named "women"`},
 		{name: "type", sets: []string{"settings.k=many"}, err: `demo.yaml: --set settings.k=many: settings.k: want an integer, got "many"`},
 		{name: "env type", env: []string{"MONOMER_SEED=-1"}, err: `demo.yaml: MONOMER_SEED: seed: want an unsigned integer, got "-1"`},
@@ -191,8 +194,8 @@ func TestOverrides(t *testing.T) {
 		j, err := ParseWith(filepath.FromSlash("/jobs/demo.yaml"), []byte(goodJob), all)
 		switch {
 		case tt.err != "":
-			if err == nil || err.Error() != "invalid job: "+tt.err || !errors.Is(err, ErrConfig) {
-				t.Errorf("%s:\n got %v\nwant %q", tt.name, err, "invalid job: "+tt.err)
+			if want := "invalid job: " + filepath.FromSlash("/jobs/") + tt.err; err == nil || err.Error() != want || !errors.Is(err, ErrConfig) {
+				t.Errorf("%s:\n got %v\nwant %q", tt.name, err, want)
 			}
 		case err != nil:
 			t.Errorf("%s: %v", tt.name, err)
@@ -304,10 +307,10 @@ experiments:
 	}
 	// Type and shape errors name the field as for plain settings.
 	for _, tt := range []struct{ set, want string }{
-		{"settings.use_summary=maybe", `invalid job: j.yaml: --set settings.use_summary=maybe: settings.use_summary: want true or false, got "maybe"`},
-		{"settings.vocab_shards=1.5", "invalid job: j.yaml: --set settings.vocab_shards=1.5: settings.vocab_shards: 1.5 is not an integer"},
-		{"settings.use_summary.x=1", "invalid job: j.yaml: --set settings.use_summary.x=1: settings.use_summary is a value, not a section"},
-		{"settings.reject_ratio=2", "invalid job: j.yaml: settings.reject_ratio: 2 must be at most 1"},
+		{"settings.use_summary=maybe", `invalid job: /jobs/j.yaml: --set settings.use_summary=maybe: settings.use_summary: want true or false, got "maybe"`},
+		{"settings.vocab_shards=1.5", "invalid job: /jobs/j.yaml: --set settings.vocab_shards=1.5: settings.vocab_shards: 1.5 is not an integer"},
+		{"settings.use_summary.x=1", "invalid job: /jobs/j.yaml: --set settings.use_summary.x=1: settings.use_summary is a value, not a section"},
+		{"settings.reject_ratio=2", "invalid job: /jobs/j.yaml: settings.reject_ratio: 2 must be at most 1"},
 	} {
 		sets, err := ParseSets([]string{tt.set})
 		must(t, err)

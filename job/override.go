@@ -162,7 +162,7 @@ func ParseWith(path string, b []byte, overrides []Override) (*Job, error) {
 	if len(overrides) == 0 {
 		return Parse(path, b)
 	}
-	base := filepath.Base(path)
+	base := path
 	// Decode the file alone first, so its own errors carry its line numbers.
 	if _, err := decodeJob(base, b); err != nil {
 		return nil, err
@@ -187,7 +187,7 @@ func ParseWith(path string, b []byte, overrides []Override) (*Job, error) {
 			return nil, fmt.Errorf("%w: %s: %s: %s", ErrConfig, base, o.Source, yamlMessage(err))
 		}
 	}
-	return finishJob(path, j)
+	return finishJob(path, j, nil)
 }
 
 var yamlLine = regexp.MustCompile(`(?s)^.*?line \d+: `)
@@ -224,11 +224,7 @@ func applyOverride(root *yaml.Node, o Override) error {
 		seg := segs[i]
 		f, ok := fieldByYAML(t, seg)
 		if !ok {
-			where := "the job"
-			if path != "" {
-				where = path
-			}
-			return fmt.Errorf("unknown key %q in %s (keys: %s)", seg, where, strings.Join(yamlKeys(t), ", "))
+			return unknownKey(seg, path, t)
 		}
 		path = joinPath(path, seg)
 		if i == len(segs)-1 {
@@ -380,6 +376,21 @@ func fieldByYAML(t reflect.Type, key string) (reflect.StructField, bool) {
 	return reflect.StructField{}, false
 }
 
+// unknownKey is the error for key, not a key of struct t, the section at
+// path ("" for the top level): the nearest key if it is a slip away, and
+// all of them.
+func unknownKey(key, path string, t reflect.Type) error {
+	where, keys := "the job", yamlKeys(t)
+	if path != "" {
+		where = path
+	}
+	hint := ""
+	if near := nearest.Names(key, keys, 1); len(near) > 0 && nearest.Distance(strings.ToLower(key), near[0]) <= 2 {
+		hint = fmt.Sprintf("; did you mean %s?", near[0])
+	}
+	return fmt.Errorf("unknown key %q in %s%s (keys: %s)", key, where, hint, strings.Join(keys, ", "))
+}
+
 // decodeJob decodes job-file bytes strictly (unknown keys are errors)
 // without validating.
 func decodeJob(base string, b []byte) (*Job, error) {
@@ -397,7 +408,11 @@ func decodeJob(base string, b []byte) (*Job, error) {
 		if errors.Is(err, io.EOF) {
 			return &j, nil
 		}
-		return nil, fmt.Errorf("%w: %s: %s", ErrConfig, base, yamlPlaces.Replace(err.Error()))
+		msg := yamlPlaces.Replace(err.Error())
+		if strings.Contains(msg, "cannot start any token") && bytes.ContainsRune(b, '\t') {
+			msg += " (a tab: YAML indents with spaces only)"
+		}
+		return nil, fmt.Errorf("%w: %s: %s", ErrConfig, base, msg)
 	}
 	// A second document (after a "---") would be ignored: a job pasted
 	// twice, or one meant to replace the first, runs as something else.

@@ -167,7 +167,7 @@ func TestEverySetting(t *testing.T) {
 			// A value of the wrong type names the key and the type wanted.
 			wrong, want := wrongType(f)
 			_, err = parse(t, head+fmt.Sprintf(exp, ""), "settings."+f.key+"="+wrong)
-			if msg := fmt.Sprintf("invalid job: j.yaml: --set settings.%s=%s: settings.%s: want %s", f.key, wrong, f.key, want); err == nil || !errors.Is(err, ErrConfig) || !strings.HasPrefix(err.Error(), msg) {
+			if msg := fmt.Sprintf("invalid job: /jobs/j.yaml: --set settings.%s=%s: settings.%s: want %s", f.key, wrong, f.key, want); err == nil || !errors.Is(err, ErrConfig) || !strings.HasPrefix(err.Error(), msg) {
 				t.Errorf("wrong type: %v, want %s...", err, msg)
 			}
 			// Every bound, in the file and in --set alike.

@@ -59,7 +59,7 @@ func checkNodes(n *yaml.Node, t reflect.Type, at string) error {
 			key := n.Content[i].Value
 			f, ok := fieldByYAML(t, key)
 			if !ok {
-				continue
+				return fmt.Errorf("line %d: %w", n.Content[i].Line, unknownKey(key, at, t))
 			}
 			if err := checkNodes(n.Content[i+1], f.Type, joinPath(at, key)); err != nil {
 				return err

@@ -54,8 +54,8 @@ func TestUnknownBLASKernel(t *testing.T) {
 		{"blas flag", nil, []string{"blas", "--blas-kernel", "Nonsense"}, `monomer: usage: --blas-kernel: "Nonsense" is not auto, env or a kernel OpenBLAS knows (`},
 		{"run flag", nil, []string{"run", "job.yaml", "--blas-kernel", "Nonsense"}, `--blas-kernel: "Nonsense" is not auto`},
 		{"dry run flag", nil, []string{"run", "job.yaml", "--dry-run", "--blas-kernel", "Nonsense"}, `--blas-kernel: "Nonsense" is not auto`},
-		{"job file, run", nil, []string{"run", "pentium.yaml"}, `monomer: invalid job: pentium.yaml: blas_kernel: "Pentium" is not auto, env or a kernel OpenBLAS knows (`},
-		{"job file, blas", nil, []string{"blas", "pentium.yaml"}, `pentium.yaml: blas_kernel: "Pentium" is not auto`},
+		{"job file, run", nil, []string{"run", "pentium.yaml"}, `monomer: invalid job: pentium.yaml: line 2: blas_kernel: "Pentium" is not auto, env or a kernel OpenBLAS knows (`},
+		{"job file, blas", nil, []string{"blas", "pentium.yaml"}, `pentium.yaml: line 2: blas_kernel: "Pentium" is not auto`},
 		{"environment, blas", []string{"MONOMER_BLAS_KERNEL=Nonsense"}, []string{"blas"}, `MONOMER_BLAS_KERNEL: "Nonsense" is not auto`},
 		{"environment, run", []string{"MONOMER_BLAS_KERNEL=Nonsense"}, []string{"run", "job.yaml"}, `blas_kernel: "Nonsense" is not auto`},
 	}

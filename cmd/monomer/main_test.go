@@ -228,7 +228,7 @@ func TestExitCodes(t *testing.T) {
 		{name: "unknown flag", args: []string{"run", "job.yaml", "--forse"}, code: 2, stderr: "monomer: usage: unknown flag: --forse\n"},
 		{name: "missing job file", args: []string{"run", "nope.yaml"}, code: 2, stderr: "monomer: invalid job: open nope.yaml: no such file or directory\n"},
 		{name: "invalid job", args: []string{"run", "bad.yaml"}, code: 2,
-			stderr: `monomer: invalid job: bad.yaml: experiments[1].graph: "also_liked" is not one of also_bought, also_viewed, bought_together, co_review` + "\n"},
+			stderr: `monomer: invalid job: bad.yaml: line 5: experiments[1].graph: "also_liked" is not one of also_bought, also_viewed, bought_together, co_review` + "\n"},
 		{name: "type error", args: []string{"run", "typed.yaml"}, code: 2,
 			stderr: `monomer: invalid job: typed.yaml: line 3: settings.k: want an integer, got "forty"` + "\n"},
 		{name: "bad override", args: []string{"run", "job.yaml", "--set", "settings.k=x"}, code: 2,
