@@ -74,7 +74,8 @@ type Data struct {
 	// Format is the release the meta and reviews files come from: empty
 	// for 2014 or 2018 (told apart line by line), "2023" for the 2023
 	// release (meta_<Category>.jsonl and <Category>.jsonl, items keyed by
-	// parent_asin; it has no also_bought or also_viewed). Named rather
+	// parent_asin; it has no also_bought or also_viewed), or "catalogue"
+	// for a shop's own tables (items, relations, text). Named rather
 	// than guessed, so that a wrong guess cannot turn into a run of
 	// rejects (see amazon.Formats).
 	Format string `yaml:"format" json:",omitempty"` // omitted: see Settings.CoReviewWindow
@@ -109,7 +110,8 @@ type Experiment struct {
 	Depth Opt[int] `yaml:"depth"`
 	// Graph is also_bought, also_viewed, bought_together (lists of the
 	// metadata) or co_review (derived from the reviews file; see
-	// graph.CoReview and the co_review settings).
+	// graph.CoReview and the co_review settings); with data.format:
+	// catalogue, one of the relation names of the relations table.
 	Graph string `yaml:"graph"`
 	// Features is image (the .b file), bow (the reviews) or embeddings
 	// (data.embeddings, vectors the user computed).

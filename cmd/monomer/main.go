@@ -36,8 +36,9 @@ const (
 
 const exitCodesHelp = `Exit codes:
   0    success, or everything up to date
-  1    failure (diff: the run directories differ; status --check: a stage
-       is stale or missing)
+  1    failure (diff: the run directories differ; verify: an output
+       differs or a stage is not up to date; status --check: a stage is
+       stale or missing)
   2    usage error or invalid job file, a data path that is a directory or
        a device, a --run-dir that cannot be created (run, verify: or
        written, as on a read-only file system), or a store folder

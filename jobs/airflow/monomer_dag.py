@@ -28,14 +28,15 @@ operators' skip_on_exit_code turned into AirflowFailException); any other
 failure (1, 4 directory locked, 5 input not there yet, 130
 interrupted) is retried.
 
-The file runs `monomer plan` once per parse (the scheduler parses it every
-few minutes): both DAGs are built from that one plan. It needs Airflow 3
+The file runs `monomer plan` once per parse (Airflow 3's DAG processor
+parses it every few minutes): both DAGs are built from that one plan. It needs Airflow 3
 (airflow.sdk) with the standard provider; the Kubernetes DAG also needs the
 cncf.kubernetes provider. `python monomer_dag.py` prints the `airflow pools
 set` commands that create the pools. jobs/airflow/test_monomer_dag.py runs
 both DAGs under real Airflow (make test-airflow).
 
-Configuration (environment of the scheduler, read at parse time):
+Configuration (environment of the DAG processor, read at parse time, and of
+the workers, which run the tasks; see docs/scheduling.md):
   MONOMER_DAG_BIN    the monomer binary            (default: monomer on PATH)
   MONOMER_DAG_JOB    the job file                  (default: jobs/demo.yaml)
   MONOMER_DAG_RUNS   run directory root            (default: /data/monomer/runs)
