@@ -40,8 +40,8 @@ func Head(ctx context.Context, path string, n int64, start func(rows int64, sc *
 		groups = append(groups, g)
 		seen += rdr.MetaData().RowGroup(g).NumRows()
 	}
-	if len(groups) == 0 {
-		return nil
+	if len(groups) == 0 || sc.NumFields() == 0 {
+		return nil // pqarrow's reader of no columns never ends
 	}
 	rr, err := fr.GetRecordReader(ctx, nil, groups)
 	if err != nil {
