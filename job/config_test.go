@@ -394,6 +394,20 @@ func TestCatalogueJob(t *testing.T) {
 // TestEnvNearMisses: a MONOMER_ variable one slip from a job key or a
 // variable monomer reads is named with the name it is nearest; overrides,
 // the known variables and others' variables are not.
+// TestMergeKey: YAML's merge key is not an unknown key; what it merges
+// is still checked.
+func TestMergeKey(t *testing.T) {
+	good := "name: j\ndata: {meta: m, image_features: i}\nexperiments:\n  - &e {name: e, category: A, graph: also_bought, features: image}\n  - <<: *e\n    name: f\n"
+	j, err := Parse("j.yaml", []byte(good))
+	if err != nil || len(j.Experiments) != 2 || j.Experiments[1].Graph != "also_bought" {
+		t.Fatalf("merge: %v", err)
+	}
+	bad := "name: j\nbase: &b {grap: also_bought}\n"
+	if _, err := Parse("j.yaml", []byte(bad)); err == nil {
+		t.Error("an unknown key accepted")
+	}
+}
+
 func TestEnvNearMisses(t *testing.T) {
 	env := []string{
 		"MONOMER_SEDD=3",                // one substitution from SEED

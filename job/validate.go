@@ -57,6 +57,9 @@ func checkNodes(n *yaml.Node, t reflect.Type, at string) error {
 	case reflect.Struct:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key := n.Content[i].Value
+			if key == "<<" && n.Content[i].ShortTag() == "!!merge" {
+				continue // a merge key: the decoder checks what it merges
+			}
 			f, ok := fieldByYAML(t, key)
 			if !ok {
 				return fmt.Errorf("line %d: %w", n.Content[i].Line, unknownKey(key, at, t))

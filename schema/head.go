@@ -49,6 +49,9 @@ func Head(ctx context.Context, path string, n int64, start func(rows int64, sc *
 	}
 	defer rr.Release()
 	for left := n; n < 0 || left > 0; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		rec, err := rr.Read()
 		if errors.Is(err, io.EOF) {
 			break

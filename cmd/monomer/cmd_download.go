@@ -328,8 +328,8 @@ func nearFile(p string) string {
 	base := strings.ToLower(filepath.Base(p))
 	var names []string
 	for _, e := range entries {
-		if e.IsDir() {
-			continue
+		if e.IsDir() || strings.Contains(e.Name(), ".part") {
+			continue // download's unfinished files: rerunning it finishes them
 		}
 		if strings.HasPrefix(strings.ToLower(e.Name()), base+".") {
 			return e.Name()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -72,6 +73,8 @@ a large table is quick. A file that is not a readable Parquet table exits 3.
 			switch {
 			case werr != nil:
 				return werr
+			case errors.Is(err, context.Canceled):
+				return err // interrupted: exit 130
 			case err != nil:
 				// Not a readable table: the same on a retry.
 				return fmt.Errorf("%w: %v", pipeline.ErrBadInput, err)
