@@ -30,7 +30,7 @@ BLAS_DETECT = if $(BLAS_PROBE); then echo openblas; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && ($(BLAS_INSTALL)) && $(BLAS_PROBE); then echo openblas; \
 	else echo "make: no libopenblas: building pure Go (dense features train about 10x slower)" >&2; echo go; fi
 ifeq ($(origin BLAS),undefined)
-ifneq ($(filter build run test test-airflow test-kernels bench bench-cores testdata docs,$(or $(MAKECMDGOALS),build)),)
+ifneq ($(filter build run test test-airflow test-kernels bench bench-cores testdata docs test-cpus,$(or $(MAKECMDGOALS),build)),)
 BLAS := $(shell $(BLAS_DETECT))
 endif
 endif
@@ -99,6 +99,18 @@ BENCHCORES_FLAGS ?=
 .PHONY: bench-cores
 bench-cores: build
 	$(GO) run ./internal/benchcores -bin $(BIN) -scale $(SCALE) $(BENCHCORES_FLAGS)
+
+# The tests whose expectations depend on the CPU (kernel choice, kernel
+# refusal, the WARN lines), as every recorded CPU and with this CPU's SIMD
+# features turned off downward (.ci/test-cpus says how). CPU_TESTS is
+# cmd/monomer's; TestCPUTestsPlayed fails when a CPU-dependent test of
+# that package is left out of it. KERNEL_PKGS are the packages with SIMD
+# paths that Go's CPU detection picks.
+CPU_TESTS := ^(TestBLASKernelChoice|TestRunRecordsBLAS|TestBLASKernelNotLoaded|TestBLASKernelFromEnvironment|TestPureGoWarns|TestPureGoKernelName|TestHalvesAVX512|TestUnknownBLASKernel|TestKernelThisCPUCannotRun)$$
+KERNEL_PKGS := internal/csrkern internal/wnnkern internal/dotkern internal/cpuflags
+.PHONY: test-cpus
+test-cpus: build
+	$(BLAS_ENV) GO=$(GO) .ci/test-cpus '$(CPU_TESTS)' '$(KERNEL_PKGS)' $(BLAS_TAGS)
 
 build-openblas:
 	$(OPENBLAS) $(GO) build -tags openblas -o $(BIN) ./cmd/monomer

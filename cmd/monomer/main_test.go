@@ -29,21 +29,27 @@ import (
 // it runs main() instead of the tests, with the real stages ("real") or the
 // fakes below ("fake"), so the tests exercise flags, exit codes and output
 // exactly as a user sees them, without a second build.
+//
+// GO_MONOMER_CPUINFO=FILE plays the CPU whose /proc/cpuinfo FILE records,
+// in the tests (their expectations) and in the binaries they start alike:
+// it changes only what monomer believes, never which instructions run, so
+// `make test-cpus` runs the CPU-dependent tests as every recorded CPU, and
+// a test whose binary would then load a kernel this machine's CPU cannot
+// execute is skipped (playedUpward).
 func TestMain(m *testing.M) {
+	if f := os.Getenv("GO_MONOMER_CPUINFO"); f != "" {
+		c, err := playedCPU(f)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		hostCPU = func() cpuflags.CPU { return c }
+	}
 	switch os.Getenv("GO_MONOMER_MAIN") {
 	case "":
 		os.Exit(m.Run())
 	case "fake":
 		stageSet = fakeStages
-	}
-	if f := os.Getenv("GO_MONOMER_CPUINFO"); f != "" {
-		hostCPU = func() cpuflags.CPU { // play the CPU whose /proc/cpuinfo f records
-			b, err := os.ReadFile(f)
-			if err != nil {
-				panic(err)
-			}
-			return cpuflags.Parse(string(b))
-		}
 	}
 	if at := os.Getenv("GO_MONOMER_KILL_AT"); at != "" {
 		runHook = killAt(at)
@@ -194,6 +200,7 @@ func monomer(t *testing.T, dir, mode string, env []string, args ...string) resul
 // monomerEnv runs the binary in dir with exactly the environment env.
 func monomerEnv(t *testing.T, dir string, env []string, args ...string) result {
 	t.Helper()
+	playedUpward(t, dir, env, args)
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Dir = dir
 	cmd.Env = env

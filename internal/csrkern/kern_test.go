@@ -44,7 +44,9 @@ func paths(t *testing.T, fn func(t *testing.T)) {
 	defer func() { use = best }()
 	for p := pathGo; p <= pathAVX512; p++ {
 		if p > best {
-			t.Logf("%s kernels not run: the CPU lacks them", pathNames[p])
+			t.Run(pathNames[p], func(t *testing.T) {
+				t.Skipf("SKIPPING the %s kernels: this CPU lacks them (or GODEBUG turned them off)", pathNames[p])
+			})
 			continue
 		}
 		use = p

@@ -13,7 +13,7 @@ import (
 // subnormal to near overflow.
 func TestKernelsMatchGo(t *testing.T) {
 	if !hasAVX2 {
-		t.Skip("no AVX2 on this CPU: only the Go kernels run")
+		t.Skip("SKIPPING the AVX2 kernels: this CPU lacks AVX2 (or GODEBUG turned it off): only the Go kernels run")
 	}
 	rng := rand.New(rand.NewPCG(11, 11))
 	draw := func(v []float32) {
