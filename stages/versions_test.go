@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"monomer/job"
@@ -13,6 +16,13 @@ import (
 )
 
 var update = flag.Bool("update", false, "add this build's outputs to testdata/stage-versions.json (`make golden` records every build); rewrite testdata/demo-tables.md (TestDemoTables)")
+
+// keepFrom and keepKernels are `make golden`'s on a CPU that cannot run
+// every kernel it records: the golden file before, and those kernels.
+var (
+	keepFrom    = flag.String("keep-from", "", "with -keep-kernels: take these kernels' records from this earlier golden file (`make golden` on a CPU that cannot run them)")
+	keepKernels = flag.String("keep-kernels", "", "comma-separated OpenBLAS kernels whose records -keep-from keeps")
+)
 
 // goldenVersions holds every stage's version and output hashes on the
 // fixed input of testJob (the committed tiny data set).
@@ -29,6 +39,10 @@ const goldenVersions = "testdata/stage-versions.json"
 //
 //	make golden
 func TestStageVersions(t *testing.T) {
+	if *keepFrom != "" {
+		keepGolden(t)
+		return
+	}
 	j := loadTestJob(t)
 	// The bag-of-words experiment once more with its text counted in two
 	// bow-shard nodes, so the shards are guarded too.
@@ -76,6 +90,38 @@ func TestStageVersions(t *testing.T) {
 	}
 	for _, p := range problems {
 		t.Error(p)
+	}
+}
+
+// keepGolden adds to the golden file just recorded the records of
+// -keep-kernels from -keep-from (cache.KeepRecords), and logs each.
+func keepGolden(t *testing.T) {
+	read := func(p string) []cache.StageRecord {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r []cache.StageRecord
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		return r
+	}
+	kernels := strings.Split(*keepKernels, ",")
+	kept := func(env string) bool { // "openblas 0.3.21 SkylakeX"
+		f := strings.Fields(env)
+		return len(f) > 0 && slices.ContainsFunc(kernels, func(k string) bool { return strings.EqualFold(k, f[len(f)-1]) })
+	}
+	out, notes := cache.KeepRecords(read(goldenVersions), read(*keepFrom), kept)
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(goldenVersions, append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range notes {
+		fmt.Println("make golden: kept:", n)
 	}
 }
 

@@ -34,6 +34,14 @@ type StageRecord struct {
 	// Outputs are "<experiment>/<file>" (or "<file>" for a job-level stage)
 	// -> sha256.
 	Outputs map[string]string `json:"outputs"`
+	// Inferred lists the Envs of a golden record that were not run when it
+	// was recorded (KeepRecords): their outputs equalled these at the
+	// record before, which every run in them still checks.
+	Inferred []string `json:"inferred,omitempty"`
+	// Stale marks a golden record kept (KeepRecords) from an older version
+	// or other inputs for an environment the recording CPU could not run:
+	// true of the code it was recorded for, not compared with today's.
+	Stale bool `json:"stale,omitempty"`
 }
 
 // CheckStages compares the records of a run now with the golden ones and
@@ -82,6 +90,9 @@ func CheckStages(golden, now []StageRecord, deps func(stage string) []string) (p
 			notes = append(notes, fmt.Sprintf("stage %s: golden outputs differ between the recorded environments and none is %q: not compared (`make golden` records it)",
 				r.Stage, r.Env))
 			changed[r.Stage] = "other environment"
+		case g.Stale:
+			notes = append(notes, fmt.Sprintf("stage %s: the golden record of %q is stale (version %s, kept by `make golden` on a CPU that cannot run it): not compared; re-record with `make golden` on a CPU that runs it",
+				r.Stage, r.Env, g.Version))
 		case g.Version != r.Version:
 			problems = append(problems, fmt.Sprintf("stage %s: version %s, the golden file has %s: record its outputs with `make golden`",
 				r.Stage, r.Version, g.Version))
@@ -141,6 +152,7 @@ func UpdateRecords(golden, now []StageRecord) []StageRecord {
 				continue
 			}
 			g.Envs = slices.DeleteFunc(slices.Clone(g.Envs), func(e string) bool { return e == r.Env })
+			g.Inferred = slices.DeleteFunc(slices.Clone(g.Inferred), func(e string) bool { return e == r.Env })
 			if len(g.Envs) > 0 {
 				g.Outputs = maps.Clone(g.Outputs)
 				mine = append(mine, g)
@@ -161,4 +173,84 @@ func UpdateRecords(golden, now []StageRecord) []StageRecord {
 		out = append(out, mine...)
 	}
 	return out
+}
+
+// KeepRecords returns golden, just recorded on a CPU that cannot run some
+// environments, with those environments' records taken from old, the
+// golden file before, and a note for each. kept says which environments
+// are such (an AVX-512 kernel on a CPU without AVX-512). An environment
+// that shared its record in old with one recorded now joins that one's
+// new record as Inferred: its bits equalled theirs (the invariant
+// TestSameBitsEveryBuild holds every stage to but the report), and every
+// run in it still checks that. One that had a record of its own keeps it,
+// Stale when its version or inputs are not today's. Either way it must be
+// re-recorded on a CPU that runs it before its stage's version changes
+// again, or the guard has nothing true to compare it with.
+func KeepRecords(golden, old []StageRecord, kept func(env string) bool) ([]StageRecord, []string) {
+	out := slices.Clone(golden)
+	var notes []string
+	recorded := func(stage, env string) bool {
+		for _, g := range golden {
+			if g.Stage == stage && slices.Contains(g.Envs, env) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, o := range old {
+		for _, e := range o.Envs {
+			if !kept(e) || recorded(o.Stage, e) {
+				continue
+			}
+			joined := false
+			for i := range out {
+				n := &out[i]
+				if n.Stage != o.Stage || n.Stale || !slices.ContainsFunc(o.Envs, func(f string) bool { return !kept(f) && slices.Contains(n.Envs, f) }) {
+					continue
+				}
+				n.Envs = append(slices.Clone(n.Envs), e)
+				slices.Sort(n.Envs)
+				n.Inferred = append(slices.Clone(n.Inferred), e)
+				slices.Sort(n.Inferred)
+				notes = append(notes, fmt.Sprintf("stage %s: %q not run here; it joins the record of %s (their bits agreed at the last record)",
+					o.Stage, e, strings.Join(n.Envs, ", ")))
+				joined = true
+				break
+			}
+			if joined {
+				continue
+			}
+			k := o
+			k.Envs, k.Inferred = []string{e}, nil
+			k.Outputs = maps.Clone(o.Outputs)
+			current := false
+			for _, g := range golden {
+				if g.Stage == o.Stage && g.Version == o.Version && g.Inputs == o.Inputs {
+					current = true
+				}
+			}
+			k.Stale = o.Stale || !current
+			what := "kept as recorded"
+			if k.Stale {
+				what = "kept, stale (older version or inputs): not compared until re-recorded"
+			}
+			notes = append(notes, fmt.Sprintf("stage %s: %q not run here; its record (version %s) %s", o.Stage, e, o.Version, what))
+			out = append(out, k)
+		}
+	}
+	// The order UpdateRecords gives: stages as recorded, then by first
+	// environment.
+	order := map[string]int{}
+	for i, g := range golden {
+		if _, ok := order[g.Stage]; !ok {
+			order[g.Stage] = i
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Stage != out[j].Stage {
+			return order[out[i].Stage] < order[out[j].Stage]
+		}
+		return len(out[i].Envs) > 0 && len(out[j].Envs) > 0 && out[i].Envs[0] < out[j].Envs[0]
+	})
+	return out, notes
 }

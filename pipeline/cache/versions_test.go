@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -104,5 +105,77 @@ func TestGuardProblems(t *testing.T) {
 	}
 	if !slices.Equal(notes, []string{"stage train: not compared, its input from split changed", "stage report: not compared, its input from evaluate changed"}) {
 		t.Errorf("notes %q", notes)
+	}
+}
+
+// TestKeepRecords: `make golden` on a CPU that cannot run SkylakeX keeps
+// SkylakeX's records: joined to the new shared record where its bits
+// agreed with a recorded build's, kept as they were where it had its own
+// record of today's version and inputs, and kept stale (noted, not
+// compared) where that record is of an older version. A later recording
+// under SkylakeX makes it a measured environment again.
+func TestKeepRecords(t *testing.T) {
+	rec := func(stage, version, inputs, out string, envs ...string) StageRecord {
+		return StageRecord{Stage: stage, Version: version, Envs: envs, Inputs: inputs, Outputs: map[string]string{"o": out}}
+	}
+	const go_, hsw, skx = "blas go", "blas Haswell", "blas SkylakeX"
+	old := []StageRecord{
+		rec("train", "1", "i", "t", go_, hsw, skx), // same bits in every build
+		rec("report", "1", "r", "p-go", go_),
+		rec("report", "1", "r", "p-hsw", hsw),
+		rec("report", "1", "r", "p-skx", skx),
+		rec("eval", "1", "e", "v-go", go_),
+		rec("eval", "1", "e", "v-skx", skx),
+	}
+	// Recorded now without SkylakeX: train bumped to version 2, report
+	// unchanged, eval's inputs changed.
+	now := []StageRecord{
+		rec("train", "2", "i", "t2", go_, hsw),
+		rec("report", "1", "r", "p-go", go_),
+		rec("report", "1", "r", "p-hsw", hsw),
+		rec("eval", "1", "e2", "v2", go_),
+	}
+	kept := func(e string) bool { return e == skx }
+	got, notes := KeepRecords(now, old, kept)
+	var lines []string
+	for _, g := range got {
+		lines = append(lines, fmt.Sprintf("%s v%s %s=%s inferred=%s stale=%v", g.Stage, g.Version, strings.Join(g.Envs, "+"), g.Outputs["o"], strings.Join(g.Inferred, "+"), g.Stale))
+	}
+	want := []string{
+		"train v2 blas Haswell+blas SkylakeX+blas go=t2 inferred=blas SkylakeX stale=false",
+		"report v1 blas Haswell=p-hsw inferred= stale=false",
+		"report v1 blas SkylakeX=p-skx inferred= stale=false",
+		"report v1 blas go=p-go inferred= stale=false",
+		"eval v1 blas SkylakeX=v-skx inferred= stale=true",
+		"eval v1 blas go=v2 inferred= stale=false",
+	}
+	if !slices.Equal(lines, want) {
+		t.Errorf("kept records:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	if len(notes) != 3 || !strings.Contains(notes[0], "joins the record") || !strings.Contains(notes[2], "stale") {
+		t.Errorf("notes %q", notes)
+	}
+	deps := func(string) []string { return nil }
+	only := func(stage string) []StageRecord { // the golden file, one stage's records
+		return slices.DeleteFunc(slices.Clone(got), func(r StageRecord) bool { return r.Stage != stage })
+	}
+	// Under SkylakeX: the joined record is compared (and catches a change),
+	// the stale one only noted.
+	p, n := CheckStages(only("train"), []StageRecord{{Stage: "train", Version: "2", Env: skx, Inputs: "i", Outputs: map[string]string{"o": "other"}}}, deps)
+	if len(p) != 1 || len(n) != 0 {
+		t.Errorf("train under an inferred environment, other bits: problems %q notes %q", p, n)
+	}
+	p, n = CheckStages(only("eval"), []StageRecord{{Stage: "eval", Version: "1", Env: skx, Inputs: "e2", Outputs: map[string]string{"o": "x"}}}, deps)
+	if len(p) != 0 || len(n) != 1 || !strings.Contains(n[0], "stale") {
+		t.Errorf("eval under a stale record: problems %q notes %q", p, n)
+	}
+	// Recording SkylakeX later: measured, no longer inferred or stale.
+	re := UpdateRecords(got, []StageRecord{{Stage: "train", Version: "2", Env: skx, Inputs: "i", Outputs: map[string]string{"o": "t2"}}})
+	if len(re) == 0 || re[0].Stage != "train" || len(re[0].Inferred) != 0 || len(re[0].Envs) != 3 {
+		t.Errorf("SkylakeX re-recorded: %+v", re[0])
+	}
+	// Nothing to keep: the records are those recorded.
+	if same, notes := KeepRecords(now, old, func(string) bool { return false }); len(same) != len(now) || len(notes) != 0 {
+		t.Errorf("no environment kept: %d records, notes %q", len(same), notes)
 	}
 }
