@@ -83,7 +83,7 @@ OPENBLAS := CGO_ENABLED=1 CGO_LDFLAGS=-lopenblas
 bench-sparse:
 	$(GO) run ./cmd/benchsparse $(BENCHSPARSE_FLAGS)
 
-# How the stages use the cores (internal/benchcores): a planted world of
+# How the stages use the cores (cmd/benchcores): a planted world of
 # SCALE (gen's scales; medium by default: its Women's also_bought image
 # experiment, 60 L-BFGS iterations at one λ), prepared once, then every
 # stage alone at GOMAXPROCS 1, 2 and each power of two up to the cores:
@@ -98,7 +98,7 @@ SCALE ?= medium
 BENCHCORES_FLAGS ?=
 .PHONY: bench-cores
 bench-cores: build
-	$(GO) run ./internal/benchcores -bin $(BIN) -scale $(SCALE) $(BENCHCORES_FLAGS)
+	$(GO) run ./cmd/benchcores -bin $(BIN) -scale $(SCALE) $(BENCHCORES_FLAGS)
 
 # The tests whose expectations depend on the CPU (kernel choice, kernel
 # refusal, the WARN lines), as every recorded CPU and with this CPU's SIMD
@@ -167,10 +167,10 @@ lint:
 
 # The reference pages printed from the code (docs/settings.md from the
 # settings' declarations, docs/tables.md from package schema);
-# internal/docgen's TestDocsUpToDate fails until they are regenerated.
+# cmd/docgen's TestDocsUpToDate fails until they are regenerated.
 .PHONY: docs-ref
 docs-ref:
-	$(GO) run ./internal/docgen
+	$(GO) run ./cmd/docgen
 
 # The pictures and figures of the docs, from a fresh demo run (runs/docs):
 # docs/report.png, the report in headless Chromium (Debian's chromium), and
@@ -184,7 +184,7 @@ docs: build docs-ref
 	rm -rf $(DOCS_RUN)
 	./$(BIN) run jobs/demo.yaml --run-dir $(DOCS_RUN)
 	sed -E 's/; BLAS .*\. The run/; BLAS (left out). The run/' $(DOCS_RUN)/report/tables.md >stages/testdata/demo-tables.md
-	$(GO) run ./internal/docgen -screenshot $(DOCS_RUN)/report/index.html
+	$(GO) run ./cmd/docgen -screenshot $(DOCS_RUN)/report/index.html
 
 # Regenerates the committed tiny data set.
 testdata: build

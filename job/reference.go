@@ -6,7 +6,7 @@ import (
 )
 
 // A SettingDoc is one setting as the settings reference (docs/settings.md,
-// printed by internal/docgen) presents it: what its field's tags declare,
+// printed by cmd/docgen) presents it: what its field's tags declare,
 // the bounds in the words of the error a value outside them gets. The
 // meaning is the field's doc comment, which the generator reads from the
 // source of Owner's package.

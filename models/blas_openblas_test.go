@@ -35,6 +35,8 @@ func TestOpenBLASInUse(t *testing.T) {
 	}
 }
 
+func init() { withPureGoBLAS = withPureGo }
+
 // withPureGo runs fn with gonum's pure-Go BLAS, then restores OpenBLAS.
 func withPureGo(fn func()) {
 	blas32.Use(gonum.Implementation{})

@@ -433,6 +433,9 @@ func BenchmarkObjective(b *testing.B) {
 				}
 				b.ReportMetric(float64(sz.pairs)/sec, "pairs/s")
 				if !math.IsNaN(rawCPU) {
+					// The raw sgemm's own rate: the BLAS's, which
+					// BENCHMARKS.md, "BLAS kernel costs" compares.
+					b.ReportMetric(flops/rawCPU/1e9, "sgemm-GFLOP/cpu-s")
 					// ≥ 0.8 is the goal: the evaluation at 80 % of sgemm.
 					b.ReportMetric(rawCPU/cpu, "sgemm-ratio")
 					// Both sides best of several: less biased by a shared
@@ -443,10 +446,33 @@ func BenchmarkObjective(b *testing.B) {
 				if sz.gaps {
 					b.ReportMetric(copiedBlocks(obj), "copied-blocks")
 				}
+				// In an OpenBLAS build, the same raw sgemm and one
+				// evaluation again with gonum's pure-Go gemm (the pure-Go
+				// build's), on this run's data, so what OpenBLAS buys is one
+				// run's ratio rather than two builds' runs set side by side.
+				// The small size only: pure Go takes seconds there, minutes
+				// at the medium ones.
+				if withPureGoBLAS != nil && !math.IsNaN(rawCPU) && !sz.medium {
+					var goRaw, goEval float64
+					withPureGoBLAS(func() {
+						goRaw = rawSgemmCPU(feat.(Dense), ps.items, sz.dim, int(cols))
+						c := cpuSeconds()
+						obj.eval(theta, grad)
+						goEval = cpuSeconds() - c
+					})
+					b.ReportMetric(flops/goRaw/1e9, "gonum-sgemm-GFLOP/cpu-s")
+					b.ReportMetric(goRaw/rawCPU, "sgemm-speedup-vs-gonum")
+					b.ReportMetric(goEval/best, "eval-speedup-vs-gonum")
+				}
 			})
 		}
 	}
 }
+
+// withPureGoBLAS runs fn with gonum's pure-Go gemm in place of OpenBLAS's
+// and restores it; nil in the pure-Go build, where there is nothing to
+// compare with (blas_openblas_test.go sets it).
+var withPureGoBLAS func(fn func())
 
 // startObjective builds spec's float32 training objective over pairs and
 // its starting point, as Train does (median distance 1, c at it).

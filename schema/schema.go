@@ -22,7 +22,7 @@ type keyed = struct{}
 // contract; columns after them are extras documented here. Each doc
 // comment starts with the table's name and where a run writes it (paths
 // under <experiment>/ but for job_metrics), and docs/tables.md is printed
-// from these comments (internal/docgen).
+// from these comments (cmd/docgen).
 
 // ItemsCols: items, ingest/items.parquet. One row per valid item of an
 // experiment, in item-index order (row i is item i everywhere else).

@@ -268,7 +268,7 @@ lines on stderr unless stderr is a terminal.
 	f.BoolVar(&flags.force, "force", false, "rerun the selected stages even when up to date")
 	f.BoolVar(&flags.dryRun, "dry-run", false, "print what would run and why; touch nothing")
 	f.StringVar(&flags.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
-	f.StringVar(&flags.trace, "trace", "", "write a Go execution trace of the run to this file (go tool trace; internal/traceutil/traceshare reads its serial share)")
+	f.StringVar(&flags.trace, "trace", "", "write a Go execution trace of the run to this file (go tool trace; cmd/traceshare reads its serial share)")
 	return cmd
 }
 

@@ -13,12 +13,13 @@ import (
 // root is the repository's root, from this package's directory.
 const root = "../.."
 
-// TestDocLinks: every relative link of README.md and the pages under
-// docs/ names a file or directory of the repository, and a #fragment
-// names a heading of the Markdown page it points into (GitHub's anchors).
-// Links to the web are not fetched.
+// TestDocLinks: every relative link of README.md, BENCHMARKS.md (whose
+// moved sections are links into the notebook) and the pages under docs/
+// names a file or directory of the repository, and a #fragment names a
+// heading of the Markdown page it points into (GitHub's anchors). Links to
+// the web are not fetched.
 func TestDocLinks(t *testing.T) {
-	pages := []string{"README.md"}
+	pages := []string{"README.md", "BENCHMARKS.md"}
 	err := filepath.WalkDir(filepath.Join(root, "docs"), func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
 			rel, _ := filepath.Rel(root, p)

@@ -1,7 +1,7 @@
 """A second Parquet engine reads every table: pyarrow (the reference
 implementation) opens every Parquet file of a demo run and finds the
 columns, in order and with the types, that docs/tables.md gives (the page
-internal/docgen prints from package schema).
+cmd/docgen prints from package schema).
 """
 
 from __future__ import annotations

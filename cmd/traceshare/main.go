@@ -3,7 +3,7 @@
 // the share of wall time with fewer running goroutines than P and the
 // functions the CPU samples of that time fell in.
 //
-//	go run ./internal/traceutil/traceshare -p 2 [-top 25] trace.out
+//	go run ./cmd/traceshare -p 2 [-top 25] trace.out
 package main
 
 import (

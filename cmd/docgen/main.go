@@ -8,7 +8,7 @@
 //	                  package schema's table structs and their comments
 //
 // Run it from anywhere in the module (make docs-ref, or go generate
-// ./internal/docgen): it rewrites both pages. With -check it writes
+// ./cmd/docgen): it rewrites both pages. With -check it writes
 // nothing and exits 1 naming each page that differs; TestDocsUpToDate
 // does the same in `go test ./...`.
 //
@@ -43,7 +43,7 @@ var pages = []page{
 }
 
 // regenerate is the command that rewrites the pages, for messages.
-const regenerate = "make docs-ref (go run ./internal/docgen)"
+const regenerate = "make docs-ref (go run ./cmd/docgen)"
 
 func main() {
 	check := flag.Bool("check", false, "write nothing; exit 1 if a committed page differs from what the code prints")
