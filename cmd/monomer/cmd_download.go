@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -118,7 +119,7 @@ func runDownload(cmd *cobra.Command, flags *downloadFlags) error {
 		if err != nil {
 			return fmt.Errorf("%w: --checksums: %v", pipeline.ErrUsage, err)
 		}
-		req.Sums, err = download.ParseSums(in, flags.checksums)
+		req.Sums, err = download.ReadSums(in, flags.checksums)
 		in.Close()
 		if err != nil {
 			return err
@@ -128,6 +129,9 @@ func runDownload(cmd *cobra.Command, flags *downloadFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := req.Sums.Covers(files, flags.checksums); err != nil {
+		return err
+	}
 	if flags.list {
 		w := cmd.OutOrStdout()
 		for _, f := range files {
@@ -135,7 +139,7 @@ func runDownload(cmd *cobra.Command, flags *downloadFlags) error {
 			if f.Size >= 0 {
 				size = strconv.FormatInt(f.Size, 10)
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\n", f.URL, f.Name, size)
+			fmt.Fprintf(w, "%s\t%s\t%s\n", f.SafeURL(), f.Name, size)
 		}
 		return nil
 	}
@@ -176,7 +180,11 @@ func runDownload(cmd *cobra.Command, flags *downloadFlags) error {
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 				return err
 			}
-			log.Error("file failed", slog.String("file", f.Name), slog.String("url", f.URL), slog.String("error", err.Error()))
+			if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+				// Not the data's fault, and no retry mends it.
+				err = fmt.Errorf("%w: --out %s: %w (it must be writable by this user to fetch into it)", pipeline.ErrUsage, flags.out, err)
+			}
+			log.Error("file failed", slog.String("file", f.Name), slog.String("url", f.SafeURL()), slog.String("error", err.Error()))
 			// The other files may still arrive: a scheduler's retry then
 			// has less to fetch.
 			errs = append(errs, err)
@@ -198,7 +206,7 @@ func logEvent(log *slog.Logger, bar *fileBar, e download.Event, took time.Durati
 	case "present":
 		log.Info("present, not fetched (delete it to fetch again)", append(attrs, slog.Int64("bytes", e.Total))...)
 	case "check":
-		log.Info("present: reading it through to check its sha256 (delete it to fetch it again instead)", append(attrs, slog.Int64("bytes", e.Total))...)
+		log.Info("present: reading it through to check its sha256 (or its format, where no sum is known; delete it to fetch it again instead)", append(attrs, slog.Int64("bytes", e.Total))...)
 	case "restart":
 		bar.finish()
 		log.Warn("throwing away the bytes fetched so far, starting again from byte 0",
@@ -206,7 +214,7 @@ func logEvent(log *slog.Logger, bar *fileBar, e download.Event, took time.Durati
 	case "request":
 		bar.start(f, e.Offset, e.Total)
 		if bar == nil || e.Resumed {
-			log.Info("request", append(attrs, slog.String("url", f.URL), slog.Int64("offset", e.Offset), slog.Int("attempt", e.Attempt), slog.Bool("resumed", e.Resumed))...)
+			log.Info("request", append(attrs, slog.String("url", f.SafeURL()), slog.Int64("offset", e.Offset), slog.Int("attempt", e.Attempt), slog.Bool("resumed", e.Resumed))...)
 		}
 	case "retry":
 		bar.finish()
