@@ -180,10 +180,7 @@ func runDownload(cmd *cobra.Command, flags *downloadFlags) error {
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 				return err
 			}
-			if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
-				// Not the data's fault, and no retry mends it.
-				err = fmt.Errorf("%w: --out %s: %w (it must be writable by this user to fetch into it)", pipeline.ErrUsage, flags.out, err)
-			}
+			err = outError(err, flags.out)
 			log.Error("file failed", slog.String("file", f.Name), slog.String("url", f.SafeURL()), slog.String("error", err.Error()))
 			// The other files may still arrive: a scheduler's retry then
 			// has less to fetch.
@@ -194,6 +191,16 @@ func runDownload(cmd *cobra.Command, flags *downloadFlags) error {
 		return fmt.Errorf("download: %d of %d file(s) failed: %w", len(errs), len(files), errors.Join(errs...))
 	}
 	return nil
+}
+
+// outError marks a fetch's failure to write into --out (a read-only disk,
+// a folder of another user) a usage error: not the data's fault, and no
+// retry mends it.
+func outError(err error, out string) error {
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		return fmt.Errorf("%w: --out %s: %w (it must be writable by this user to fetch into it)", pipeline.ErrUsage, out, err)
+	}
+	return err
 }
 
 // logEvent logs a fetch's steps: every one as a JSON line off a terminal;
