@@ -105,7 +105,10 @@ const SourcesFile = "SOURCES.tsv"
 // either way: SOURCES.tsv must not record it for another release than
 // f.Release, and it must have f.Size bytes and the SHA-256 f.SHA256 (or,
 // if that is unknown, the one its line in SHA256SUMS recorded when it was
-// fetched) where these are known; a mismatch is ErrMismatch.
+// fetched) where these are known; a mismatch is ErrMismatch. With no sum
+// known it must be whole by its format (verify's checks: not empty, a
+// gzip stream to its end, whole .b records), else ErrCorrupt; something
+// other than a regular file at that name is an ErrUsage.
 //
 // Bytes arrive in dir/f.Name.part, which survives a failure or an
 // interruption for the next Fetch to continue. Beside it,
@@ -120,10 +123,25 @@ const SourcesFile = "SOURCES.tsv"
 // is held while the file is fetched: a second Fetch of the same file into
 // the same dir returns ErrLocked naming the holder.
 //
+// A .part whose .part.meta holds no validator (the server sent no ETag and
+// no Last-Modified) is not continued but started again, with a "restart"
+// event, unless f.SHA256 is known: nothing else would tell two versions of
+// the file spliced together. The file is complete only at a length
+// confirmed: announced (Content-Length, a Content-Range total, the length
+// .part.meta recorded from the first answer when a resume's total is "*"),
+// known (f.Size), or, for a body that ended without one, a 416 answer to
+// a Range request for the bytes after it. An end left unconfirmed keeps the
+// .part and is ErrUnavailable once the retries are spent; an empty file
+// (a 204, a length of 0) is ErrCorrupt.
+//
 // A verification failure renames the .part to dir/f.Name.bad and returns
-// ErrMismatch or ErrCorrupt; a refusal (404, 403, 410, another 4xx)
-// returns ErrNotFound naming the URL; network failures and 5xx answers are
-// retried, then returned as ErrUnavailable; ctx's error is returned as is.
+// ErrMismatch or ErrCorrupt; a refusal (404, 403, 410, 401, another 4xx, a
+// redirect loop or one with no Location) returns ErrNotFound naming the
+// URL; network failures and 5xx answers are retried, then returned as
+// ErrUnavailable, as is at once a file:// mirror whose folder is missing (a
+// disk not mounted yet); ctx's error is returned as is. No URL in an error,
+// an event or a file carries the user name and password of f.URL
+// (File.SafeURL).
 func Fetch(ctx context.Context, dir string, f File, opt Options) (Result, error) {
 	dst := filepath.Join(dir, f.Name)
 	res := Result{File: f, Path: dst}
@@ -345,7 +363,7 @@ func (fe *fetcher) prepare() error {
 		os.Remove(fe.meta)
 		fe.rec = nil
 		fe.opt.event(Event{Kind: "restart", File: fe.f, Offset: n,
-			Err: fmt.Errorf("%s came from %s, which sent no Last-Modified to compare %s's with", fe.part, m.URL, fe.f.SafeURL())})
+			Err: fmt.Errorf("%s came from %s, which sent no Last-Modified to compare %s's with", fe.part, stripUserinfo(m.URL), fe.f.SafeURL())})
 	}
 	return nil
 }
@@ -378,7 +396,7 @@ func (fe *fetcher) changed(resp *http.Response, total int64) string {
 	if m.URL != fe.f.SafeURL() {
 		// Another server's ETags mean nothing here; its date must match.
 		if lm != m.LastModified {
-			return fmt.Sprintf("Last-Modified %q, %q at %s where %s came from", lm, m.LastModified, m.URL, fe.part)
+			return fmt.Sprintf("Last-Modified %q, %q at %s where %s came from", lm, m.LastModified, stripUserinfo(m.URL), fe.part)
 		}
 		return ""
 	}
@@ -525,7 +543,7 @@ func (fe *fetcher) once(ctx context.Context) (bool, error) {
 	fe.probe = false
 	if off > 0 && !probe && !fe.resumable() {
 		fe.opt.event(Event{Kind: "restart", File: fe.f, Attempt: fe.calls + 1, Offset: off, Total: fe.total,
-			Err: fmt.Errorf("%s: %s", fe.f.SafeURL(), errUnvalidated)})
+			Err: fmt.Errorf("%s: %w", fe.f.SafeURL(), errUnvalidated)})
 		if err := out.Truncate(0); err != nil {
 			return false, err
 		}

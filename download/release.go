@@ -13,17 +13,20 @@ import (
 // command line names does not exist (the message lists what does).
 var (
 	ErrUsage = errors.New("download: usage")
-	// ErrNotFound: the server answered 404, 403 or 410: the file is not
-	// there, and asking again will not put it there.
+	// ErrNotFound: the server answered 404, 403, 410 or another final
+	// refusal (Fetch's doc): the file is not there, and asking again will
+	// not put it there.
 	ErrNotFound = errors.New("not found at the origin")
-	// ErrUnavailable: a network failure, a timeout or a 5xx (or 429)
-	// answer, still so after the retries: a later run may succeed.
+	// ErrUnavailable: a network failure, a timeout, a 5xx (or 429)
+	// answer or an end of file not confirmed, still so after the retries:
+	// a later run may succeed.
 	ErrUnavailable = errors.New("unavailable")
 	// ErrMismatch: the bytes that arrived are not the file's known size or
 	// SHA-256, or not the size the server itself announced.
 	ErrMismatch = errors.New("checksum mismatch")
 	// ErrCorrupt: the file is incomplete by its own format (a gzip stream
-	// that ends early, a .b file that is not a whole number of records).
+	// that ends early, a .b file that is not a whole number of records) or
+	// empty, although the server said its length.
 	ErrCorrupt = errors.New("incomplete file")
 	// ErrLocked: another process is fetching the same file into the same
 	// directory; once it is done, the file is there.
