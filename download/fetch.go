@@ -33,7 +33,8 @@ type Options struct {
 	// Retries bounds the attempts in a row that bring no new byte, after
 	// the first: an attempt that makes progress starts the count again,
 	// so a large file on a flaky link keeps resuming. If 0, 5; negative,
-	// no retry.
+	// no retry. Asking for the bytes after a body that ended without a
+	// length, to confirm its end, is no retry.
 	Retries int
 	// Backoff is the wait before the n-th retry of a streak (n from 1).
 	// If nil, 2 s doubling to at most 2 min.
@@ -59,7 +60,8 @@ type Event struct {
 	// "request" (an attempt starts at Offset, Resumed if that
 	// continues a .part), "restart" (the Offset bytes of the .part are
 	// thrown away, Err says why: the server's file is not the one they
-	// came from, or the server ignores Range), "retry" (an attempt failed
+	// came from, or the server ignores Range, or nothing can tell whether
+	// it is: no validator, no known SHA-256), "retry" (an attempt failed
 	// with Err; the next starts after Wait), "verify" (the Total bytes are
 	// all there: reading them through) or "done" (renamed into place;
 	// SHA256 is its sum).
