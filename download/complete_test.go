@@ -499,10 +499,20 @@ func TestFetchGzipLayers(t *testing.T) {
 	}{
 		{"gzipped b", "x.b", gzipped(t, b2), nil},
 		{"gzipped b, short record", "x.b", gzipped(t, b2[:len(b2)-1]), ErrCorrupt},
+		// A server that labels a .gz Content-Encoding: gzip: the bytes
+		// are the file, stored as they are.
+		{"gz labelled gzip", "x.json.gz", gz, nil},
+		// One that compresses it again under that label.
 		{"gz inside gz", "x.json.gz", gzipped(t, gz), ErrCorrupt},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, ts := newRaw(t, func(i int, r *http.Request) rawAnswer { return honest(t, tc.body, true, lm1)(i, r) })
+			_, ts := newRaw(t, func(i int, r *http.Request) rawAnswer {
+				a := honest(t, tc.body, true, lm1)(i, r)
+				if strings.HasSuffix(tc.file, ".gz") {
+					a.header = append(a.header, "Content-Encoding: gzip")
+				}
+				return a
+			})
 			dir := t.TempDir()
 			_, err := Fetch(context.Background(), dir, file(ts, tc.file), opts(&sleeps{}))
 			if tc.want == nil {
