@@ -692,3 +692,20 @@ func TestFilesSizesAndMirror(t *testing.T) {
 		t.Errorf("bad mirror: %v, want ErrUsage without the password", err)
 	}
 }
+
+// L2: a failure before any byte arrived claims no .part.
+func TestFetchNoPartClaimed(t *testing.T) {
+	_, ts := newRaw(t, func(int, *http.Request) rawAnswer {
+		return rawAnswer{status: "503 Service Unavailable", header: []string{"Content-Length: 0"}}
+	})
+	dir := t.TempDir()
+	o := opts(&sleeps{})
+	o.Retries = 2
+	_, err := Fetch(context.Background(), dir, file(ts, "x.b"), o)
+	if !errors.Is(err, ErrUnavailable) || strings.Contains(err.Error(), ".part") {
+		t.Errorf("err %v: want ErrUnavailable naming no .part", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.b.part")); !os.IsNotExist(err) {
+		t.Errorf(".part: %v", err)
+	}
+}
