@@ -129,4 +129,16 @@ func TestDownloadOutNotWritable(t *testing.T) {
 	if err := outError(syscall.ECONNRESET, "out"); exitCode(err) == exitUsage {
 		t.Errorf("a network error became a usage error: %v", err)
 	}
+	// sysfs refuses new files even to root: a folder that exists and
+	// cannot be written into, end to end.
+	const sysfsMagic = 0x62656572 // SYSFS_MAGIC, linux/magic.h
+	var st syscall.Statfs_t
+	if err := syscall.Statfs("/sys", &st); err != nil || st.Type != sysfsMagic {
+		t.Skip("no sysfs at /sys")
+	}
+	r := monomer(t, t.TempDir(), "fake", nil, "download", "--release", "2014", "--category", "Baby", "--what", "meta",
+		"--mirror", "http://127.0.0.1:1/", "--out", "/sys")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--out /sys") {
+		t.Errorf("--out /sys: exit %d, want 2 naming --out:\n%s", r.code, r.stderr)
+	}
 }
