@@ -156,6 +156,18 @@ func TestFetchEndWithoutLength(t *testing.T) {
 			wantReqs: []string{"", fmt.Sprintf("bytes=%d-", len(b3))},
 		},
 		{
+			// A 416 with no Content-Range to a request with If-Range:
+			// the validator matched, and there is no byte after the end.
+			name: "whole, bare 416", file: "x.b", body: b3, want: true,
+			answer: func(t *testing.T, i int, r *http.Request) rawAnswer {
+				if i == 1 && r.Header.Get("If-Range") == lm1 {
+					return rawAnswer{status: "416 Range Not Satisfiable", header: []string{"Content-Length: 0"}}
+				}
+				return honest(t, b3, false, lm1)(i, r)
+			},
+			wantReqs: []string{"", fmt.Sprintf("bytes=%d-", len(b3))},
+		},
+		{
 			// H4: cut after 2 of 3 records, no length: the probe finds
 			// the third.
 			name: "cut after whole records", file: "x.b", body: b3, want: true,

@@ -667,6 +667,12 @@ func (fe *fetcher) once(ctx context.Context) (bool, error) {
 		// The .part may already hold the whole file (an earlier run died
 		// between the last byte and the rename).
 		_, total, ok := contentRange(resp.Header.Get("Content-Range"))
+		if !ok && req.Header.Get("If-Range") != "" {
+			// No length given (RFC 9110 15.5.17 asks for one), but the
+			// validator matched, or the answer would be a 200: the file
+			// the off bytes came from has no byte at off.
+			total, ok = off, true
+		}
 		if ok && total == off {
 			fe.total = total
 			fe.resumed = fe.calls == 1
