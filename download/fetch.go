@@ -556,7 +556,7 @@ func (fe *fetcher) once(ctx context.Context) (bool, error) {
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodGet, fe.f.URL, nil)
 	if err != nil {
-		return false, fmt.Errorf("%w: %s: %v", ErrUsage, fe.f.SafeURL(), err)
+		return false, fmt.Errorf("%w: %s: %v", ErrUsage, fe.f.SafeURL(), scrub(err))
 	}
 	if off > 0 || probe {
 		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", off))
@@ -583,11 +583,7 @@ func (fe *fetcher) once(ctx context.Context) (bool, error) {
 		if errors.Is(err, errRedirectLoop) {
 			return false, refusal(fmt.Sprintf("download: %s: %v, a loop at the server that a retry will not undo", fe.f.SafeURL(), errRedirectLoop))
 		}
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			ue.URL = stripUserinfo(ue.URL)
-		}
-		return false, retryError{fmt.Errorf("%s: %w", fe.f.SafeURL(), err)}
+		return false, retryError{fmt.Errorf("%s: %w", fe.f.SafeURL(), scrub(err))}
 	}
 	defer resp.Body.Close()
 
@@ -757,6 +753,15 @@ var errUnvalidated = errors.New("nothing tells whether the file there is still t
 func (fe *fetcher) resumable() bool {
 	m := fe.rec
 	return fe.f.SHA256 != "" || m == nil || m.ETag != "" || m.LastModified != ""
+}
+
+// scrub removes user names and passwords from the URL a *url.Error names.
+func scrub(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		ue.URL = stripUserinfo(ue.URL)
+	}
+	return err
 }
 
 // errRedirectLoop: more redirects than a client follows.
