@@ -8,8 +8,9 @@
 // find for them. Files lists what a command line asks for; Fetch writes one
 // file to DIR/NAME.part, continues it with an HTTP Range request after an
 // interruption (in the same call, with bounded retries and backoff, or in a
-// later one), verifies it (size, SHA-256 where known, a gzip stream read to
-// its end, a .b file a whole number of records) and only then renames it to
+// later one), verifies it (a length the server announced or confirmed,
+// the size and SHA-256 where known, a gzip stream read to its end, a .b
+// file a whole number of records, gzipped or not) and only then renames it to
 // DIR/NAME and appends its sum to DIR/SHA256SUMS and its release and URL to
 // DIR/SOURCES.tsv. A resume names the file it continues (If-Range, from
 // DIR/NAME.part.meta); DIR/NAME.part.lock keeps two processes from fetching

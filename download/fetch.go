@@ -1,6 +1,7 @@
 package download
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,6 +21,7 @@ import (
 
 	"monomer/imagefeat"
 	"monomer/internal/filelock"
+	"monomer/internal/rawio"
 )
 
 // Options tune Fetch. The zero value works.
@@ -30,7 +33,8 @@ type Options struct {
 	// Retries bounds the attempts in a row that bring no new byte, after
 	// the first: an attempt that makes progress starts the count again,
 	// so a large file on a flaky link keeps resuming. If 0, 5; negative,
-	// no retry.
+	// no retry. Asking for the bytes after a body that ended without a
+	// length, to confirm its end, is no retry.
 	Retries int
 	// Backoff is the wait before the n-th retry of a streak (n from 1).
 	// If nil, 2 s doubling to at most 2 min.
@@ -52,10 +56,12 @@ type Options struct {
 type Event struct {
 	// Kind is "present" (DIR/NAME exists: not fetched), "check" (reading
 	// a present file's Total bytes to compare its SHA-256 with a known
-	// one), "request" (an attempt starts at Offset, Resumed if that
+	// one, or, with none known, to check it is whole by its format),
+	// "request" (an attempt starts at Offset, Resumed if that
 	// continues a .part), "restart" (the Offset bytes of the .part are
 	// thrown away, Err says why: the server's file is not the one they
-	// came from, or the server ignores Range), "retry" (an attempt failed
+	// came from, or the server ignores Range, or nothing can tell whether
+	// it is: no validator, no known SHA-256), "retry" (an attempt failed
 	// with Err; the next starts after Wait), "verify" (the Total bytes are
 	// all there: reading them through) or "done" (renamed into place;
 	// SHA256 is its sum).
@@ -101,7 +107,10 @@ const SourcesFile = "SOURCES.tsv"
 // either way: SOURCES.tsv must not record it for another release than
 // f.Release, and it must have f.Size bytes and the SHA-256 f.SHA256 (or,
 // if that is unknown, the one its line in SHA256SUMS recorded when it was
-// fetched) where these are known; a mismatch is ErrMismatch.
+// fetched) where these are known; a mismatch is ErrMismatch. With no sum
+// known it must be whole by its format (verify's checks: not empty, a
+// gzip stream to its end, whole .b records), else ErrCorrupt; something
+// other than a regular file at that name is an ErrUsage.
 //
 // Bytes arrive in dir/f.Name.part, which survives a failure or an
 // interruption for the next Fetch to continue. Beside it,
@@ -116,10 +125,25 @@ const SourcesFile = "SOURCES.tsv"
 // is held while the file is fetched: a second Fetch of the same file into
 // the same dir returns ErrLocked naming the holder.
 //
+// A .part whose .part.meta holds no validator (the server sent no ETag and
+// no Last-Modified) is not continued but started again, with a "restart"
+// event, unless f.SHA256 is known: nothing else would tell two versions of
+// the file spliced together. The file is complete only at a length
+// confirmed: announced (Content-Length, a Content-Range total, the length
+// .part.meta recorded from the first answer when a resume's total is "*"),
+// known (f.Size), or, for a body that ended without one, a 416 answer to
+// a Range request for the bytes after it. An end left unconfirmed keeps the
+// .part and is ErrUnavailable once the retries are spent; an empty file
+// (a 204, a length of 0) is ErrCorrupt.
+//
 // A verification failure renames the .part to dir/f.Name.bad and returns
-// ErrMismatch or ErrCorrupt; a refusal (404, 403, 410, another 4xx)
-// returns ErrNotFound naming the URL; network failures and 5xx answers are
-// retried, then returned as ErrUnavailable; ctx's error is returned as is.
+// ErrMismatch or ErrCorrupt; a refusal (404, 403, 410, 401, another 4xx, a
+// redirect loop or one with no Location) returns ErrNotFound naming the
+// URL; network failures and 5xx answers are retried, then returned as
+// ErrUnavailable, as is at once a file:// mirror whose folder is missing (a
+// disk not mounted yet); ctx's error is returned as is. No URL in an error,
+// an event or a file carries the user name and password of f.URL
+// (File.SafeURL).
 func Fetch(ctx context.Context, dir string, f File, opt Options) (Result, error) {
 	dst := filepath.Join(dir, f.Name)
 	res := Result{File: f, Path: dst}
@@ -145,14 +169,18 @@ func Fetch(ctx context.Context, dir string, f File, opt Options) (Result, error)
 	if err := fe.prepare(); err != nil {
 		return res, err
 	}
-	if fileSize(part) > 0 {
-		res.Resumed = true
-	}
 	err = fe.loop(ctx, &res)
+	res.Resumed = fe.resumed
 	if fileSize(part) == 0 {
 		// Nothing arrived: leave no empty .part behind.
 		os.Remove(part)
 		os.Remove(fe.meta)
+		if err == nil {
+			// Complete at 0 bytes: the length announced (or confirmed)
+			// is 0. No data file is empty, and the same answer is what a
+			// retry gets.
+			return res, fmt.Errorf("download: %s: empty: %s sent 0 bytes: %w", f.Name, f.SafeURL(), ErrCorrupt)
+		}
 	}
 	if err != nil {
 		if errors.Is(err, ErrMismatch) && fileSize(part) > 0 {
@@ -181,7 +209,7 @@ func Fetch(ctx context.Context, dir string, f File, opt Options) (Result, error)
 	if err := appendLine(dir, SumsFile, sum+"  "+f.Name); err != nil {
 		return res, err
 	}
-	if err := appendLine(dir, SourcesFile, f.Name+"\t"+f.Release+"\t"+f.URL); err != nil {
+	if err := appendLine(dir, SourcesFile, f.Name+"\t"+f.Release+"\t"+f.SafeURL()); err != nil {
 		return res, err
 	}
 	opt.event(Event{Kind: "done", File: f, Total: n, SHA256: sum})
@@ -201,6 +229,11 @@ func checkPresent(dir string, f File, opt Options, res Result) (Result, error) {
 	st, err := os.Stat(res.Path)
 	if err != nil {
 		return res, err
+	}
+	if !st.Mode().IsRegular() {
+		// Not a download's result (a directory, a pipe): nothing to
+		// check, and nothing to fetch over it.
+		return res, fmt.Errorf("%w: %s is a %s, not a file: move it away, or use another --out", ErrUsage, res.Path, fileKind(st.Mode()))
 	}
 	res.Present, res.Bytes = true, st.Size()
 	opt.event(Event{Kind: "present", File: f, Total: st.Size()})
@@ -230,15 +263,20 @@ func checkPresent(dir string, f File, opt Options, res Result) (Result, error) {
 			return res, err
 		}
 	}
-	if want == "" {
-		return res, nil
-	}
 	opt.event(Event{Kind: "check", File: f, Total: st.Size()})
 	in, err := os.Open(res.Path)
 	if err != nil {
 		return res, err
 	}
 	defer in.Close()
+	if want == "" {
+		// No sum to compare: the file must at least be whole by its
+		// format, as a fetched one must (a copy cut short, an empty file).
+		if _, err := readThrough(in, f.Name, st.Size()); err != nil {
+			return res, fmt.Errorf("%w (present at %s; delete it to fetch it again)", err, res.Path)
+		}
+		return res, nil
+	}
 	h := sha256.New()
 	if _, err := io.Copy(h, in); err != nil {
 		return res, fmt.Errorf("download: %s: %w", res.Path, err)
@@ -286,6 +324,12 @@ type fetcher struct {
 	part, meta, bad string
 	total           int64 // the size the server announced, -1 if unknown
 	calls           int
+	// probe: the last response ended without a known length; the next
+	// request asks for the bytes after it, which only a 416 may answer
+	// for the file to be complete.
+	probe bool
+	// resumed: the first request continued the .part of an earlier run.
+	resumed bool
 	// rec is what part.meta records, nil if nothing (yet).
 	rec *partMeta
 }
@@ -294,7 +338,7 @@ type fetcher struct {
 // the validators the server sent for them (RFC 9110 8.8), so that a later
 // request continues only the same file (If-Range, RFC 9110 13.1.5).
 type partMeta struct {
-	URL          string `json:"url"`
+	URL          string `json:"url"` // File.SafeURL: no password on disk
 	ETag         string `json:"etag,omitempty"`
 	LastModified string `json:"last_modified,omitempty"`
 	Size         int64  `json:"size"` // -1 if not announced
@@ -314,14 +358,14 @@ func (fe *fetcher) prepare() error {
 			fe.rec = &m
 		}
 	}
-	if m := fe.rec; m != nil && m.URL != fe.f.URL && m.LastModified == "" {
+	if m := fe.rec; m != nil && m.URL != fe.f.SafeURL() && m.LastModified == "" {
 		if err := os.Truncate(fe.part, 0); err != nil {
 			return err
 		}
 		os.Remove(fe.meta)
 		fe.rec = nil
 		fe.opt.event(Event{Kind: "restart", File: fe.f, Offset: n,
-			Err: fmt.Errorf("%s came from %s, which sent no Last-Modified to compare %s's with", fe.part, m.URL, fe.f.URL)})
+			Err: fmt.Errorf("%s came from %s, which sent no Last-Modified to compare %s's with", fe.part, stripUserinfo(m.URL), fe.f.SafeURL())})
 	}
 	return nil
 }
@@ -334,7 +378,7 @@ func (fe *fetcher) ifRange() string {
 	switch {
 	case m == nil:
 		return ""
-	case m.URL == fe.f.URL && m.ETag != "" && !strings.HasPrefix(m.ETag, "W/"):
+	case m.URL == fe.f.SafeURL() && m.ETag != "" && !strings.HasPrefix(m.ETag, "W/"):
 		return m.ETag
 	}
 	return m.LastModified
@@ -351,10 +395,10 @@ func (fe *fetcher) changed(resp *http.Response, total int64) string {
 		return fmt.Sprintf("%d bytes, %d when %s was started", total, m.Size, fe.part)
 	}
 	lm := resp.Header.Get("Last-Modified")
-	if m.URL != fe.f.URL {
+	if m.URL != fe.f.SafeURL() {
 		// Another server's ETags mean nothing here; its date must match.
 		if lm != m.LastModified {
-			return fmt.Sprintf("Last-Modified %q, %q at %s where %s came from", lm, m.LastModified, m.URL, fe.part)
+			return fmt.Sprintf("Last-Modified %q, %q at %s where %s came from", lm, m.LastModified, stripUserinfo(m.URL), fe.part)
 		}
 		return ""
 	}
@@ -370,7 +414,7 @@ func (fe *fetcher) changed(resp *http.Response, total int64) string {
 // record writes part.meta for the file resp describes, atomically (a
 // temporary file renamed), before any of its bytes are written.
 func (fe *fetcher) record(resp *http.Response, total int64) error {
-	m := &partMeta{URL: fe.f.URL, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), Size: total}
+	m := &partMeta{URL: fe.f.SafeURL(), ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), Size: total}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -399,9 +443,11 @@ func (fe *fetcher) loop(ctx context.Context, res *Result) error {
 	case retries < 0:
 		retries = 0
 	}
-	streak := 0
+	// Progress is bytes beyond the most the .part ever held: an attempt
+	// that starts again from 0 and falls short of it brings none, so
+	// that a server alternating restarts and cuts cannot loop forever.
+	streak, best := 0, fileSize(fe.part)
 	for {
-		before := fileSize(fe.part)
 		done, err := fe.once(ctx)
 		res.Requests = fe.calls
 		if err == nil && done {
@@ -416,12 +462,21 @@ func (fe *fetcher) loop(ctx context.Context, res *Result) error {
 		if !retryable(err) {
 			return err
 		}
-		if fileSize(fe.part) > before {
-			streak = 0
+		if n := fileSize(fe.part); n > best {
+			streak, best = 0, n
+			if fe.probe {
+				// Ask at once whether the bytes that came are all: that
+				// is no retry.
+				continue
+			}
 		}
 		if streak >= retries {
-			return fmt.Errorf("download: %s: %w (the last of %d attempt(s): %v); %s is kept for the next run to continue",
-				fe.f.URL, ErrUnavailable, fe.calls, err, fe.part)
+			kept := ""
+			if fileSize(fe.part) > 0 {
+				kept = fmt.Sprintf("; %s is kept for the next run to continue", fe.part)
+			}
+			return fmt.Errorf("download: %s: %w (the last of %d attempt(s): %v)%s",
+				fe.f.SafeURL(), ErrUnavailable, fe.calls, err, kept)
 		}
 		streak++
 		wait := fe.backoff(streak)
@@ -486,14 +541,24 @@ func (fe *fetcher) once(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	off := st.Size()
+	probe := fe.probe
+	fe.probe = false
+	if off > 0 && !probe && !fe.resumable() {
+		fe.opt.event(Event{Kind: "restart", File: fe.f, Attempt: fe.calls + 1, Offset: off, Total: fe.total,
+			Err: fmt.Errorf("%s: %w", fe.f.SafeURL(), errUnvalidated)})
+		if err := out.Truncate(0); err != nil {
+			return false, err
+		}
+		off = 0
+	}
 
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodGet, fe.f.URL, nil)
 	if err != nil {
-		return false, fmt.Errorf("%w: %s: %v", ErrUsage, fe.f.URL, err)
+		return false, fmt.Errorf("%w: %s: %v", ErrUsage, fe.f.SafeURL(), scrub(err))
 	}
-	if off > 0 {
+	if off > 0 || probe {
 		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", off))
 		if v := fe.ifRange(); v != "" {
 			req.Header.Set("If-Range", v)
@@ -506,11 +571,19 @@ func (fe *fetcher) once(ctx context.Context) (bool, error) {
 	if client == nil {
 		client = defaultClient
 	}
+	if client.CheckRedirect == nil {
+		c := *client
+		c.CheckRedirect = limitRedirects
+		client = &c
+	}
 	fe.calls++
 	fe.opt.event(Event{Kind: "request", File: fe.f, Attempt: fe.calls, Offset: off, Total: fe.total, Resumed: off > 0})
 	resp, err := client.Do(req)
 	if err != nil {
-		return false, retryError{fmt.Errorf("%s: %w", fe.f.URL, err)}
+		if errors.Is(err, errRedirectLoop) {
+			return false, refusal(fmt.Sprintf("download: %s: %v, a loop at the server that a retry will not undo", fe.f.SafeURL(), errRedirectLoop))
+		}
+		return false, retryError{fmt.Errorf("%s: %w", fe.f.SafeURL(), scrub(err))}
 	}
 	defer resp.Body.Close()
 
@@ -526,6 +599,9 @@ func (fe *fetcher) once(ctx context.Context) (bool, error) {
 				fe.total = n
 			}
 		}
+		if fe.total < 0 {
+			fe.total = fe.f.Size
+		}
 		if off > 0 {
 			why := fe.changed(resp, fe.total)
 			if why != "" {
@@ -534,7 +610,7 @@ func (fe *fetcher) once(ctx context.Context) (bool, error) {
 				why = "the server ignores Range"
 			}
 			fe.opt.event(Event{Kind: "restart", File: fe.f, Attempt: fe.calls, Offset: off, Total: fe.total,
-				Err: fmt.Errorf("%s: %s", fe.f.URL, why)})
+				Err: fmt.Errorf("%s: %s", fe.f.SafeURL(), why)})
 		}
 		off = 0
 		if err := fe.record(resp, fe.total); err != nil {
@@ -547,7 +623,7 @@ func (fe *fetcher) once(ctx context.Context) (bool, error) {
 			if err := out.Truncate(0); err != nil {
 				return false, err
 			}
-			return false, retryError{fmt.Errorf("%s: asked for bytes from %d, got Content-Range %q", fe.f.URL, off, resp.Header.Get("Content-Range"))}
+			return false, retryError{fmt.Errorf("%s: asked for bytes from %d, got Content-Range %q", fe.f.SafeURL(), off, resp.Header.Get("Content-Range"))}
 		}
 		if why := fe.changed(resp, total); why != "" {
 			// A server that honours Range but not If-Range.
@@ -556,10 +632,27 @@ func (fe *fetcher) once(ctx context.Context) (bool, error) {
 			}
 			os.Remove(fe.meta)
 			fe.rec = nil
-			return false, retryError{fmt.Errorf("%s: the file at the URL is not the one the bytes came from (%s): starting again from byte 0", fe.f.URL, why)}
+			return false, retryError{fmt.Errorf("%s: the file at the URL is not the one the bytes came from (%s): starting again from byte 0", fe.f.SafeURL(), why)}
+		}
+		if probe && !fe.resumable() {
+			// The body before ended without a length and was cut: its
+			// rest may be of another file.
+			if err := out.Truncate(0); err != nil {
+				return false, err
+			}
+			return false, retryError{fmt.Errorf("%s: the body ended at byte %d with no length announced, and the file goes on: starting again from byte 0 (%v)",
+				fe.f.SafeURL(), off, errUnvalidated)}
+		}
+		if total < 0 {
+			// "*": the length announced first, else the known one.
+			total = fe.f.Size
+			if m := fe.rec; m != nil && m.Size >= 0 {
+				total = m.Size
+			}
 		}
 		fe.total = total
-		if fe.rec == nil || fe.rec.URL != fe.f.URL {
+		fe.resumed = fe.resumed || (off > 0 && fe.calls == 1)
+		if fe.rec == nil || fe.rec.URL != fe.f.SafeURL() {
 			// A .part without a record, or from a mirror with the same
 			// Last-Modified: from now on, this URL's validators.
 			if err := fe.record(resp, total); err != nil {
@@ -570,22 +663,31 @@ func (fe *fetcher) once(ctx context.Context) (bool, error) {
 		// The .part may already hold the whole file (an earlier run died
 		// between the last byte and the rename).
 		_, total, ok := contentRange(resp.Header.Get("Content-Range"))
+		if !ok && req.Header.Get("If-Range") != "" {
+			// No length given (RFC 9110 15.5.17 asks for one), but the
+			// validator matched, or the answer would be a 200: the file
+			// the off bytes came from has no byte at off.
+			total, ok = off, true
+		}
 		if ok && total == off {
 			fe.total = total
+			fe.resumed = fe.calls == 1
 			return true, nil
 		}
 		if err := out.Truncate(0); err != nil {
 			return false, err
 		}
-		return false, retryError{fmt.Errorf("%s: range from byte %d not satisfiable (%q): starting again", fe.f.URL, off, resp.Header.Get("Content-Range"))}
+		return false, retryError{fmt.Errorf("%s: range from byte %d not satisfiable (%q): starting again", fe.f.SafeURL(), off, resp.Header.Get("Content-Range"))}
+	case c == http.StatusNoContent:
+		return false, fmt.Errorf("download: %s: empty: %s answered %s: %w", fe.f.Name, fe.f.SafeURL(), resp.Status, ErrCorrupt)
 	case c == http.StatusTooManyRequests || c == http.StatusRequestTimeout || c >= 500:
-		return false, retryError{fmt.Errorf("%s: %s", fe.f.URL, resp.Status)}
+		return false, retryError{fmt.Errorf("%s: %s", fe.f.SafeURL(), resp.Status)}
 	default:
-		return false, fmt.Errorf("download: %s: %s: %w (check the release, the category and --mirror)", fe.f.URL, resp.Status, ErrNotFound)
+		return false, fe.refused(req, resp)
 	}
 	if fe.f.Size >= 0 && fe.total >= 0 && fe.total != fe.f.Size {
 		return false, fmt.Errorf("download: %s: the server announces %d bytes, %s is known to have %d: %w",
-			fe.f.URL, fe.total, fe.f.Name, fe.f.Size, ErrMismatch)
+			fe.f.SafeURL(), fe.total, fe.f.Name, fe.f.Size, ErrMismatch)
 	}
 	if err := out.Truncate(off); err != nil {
 		return false, err
@@ -621,13 +723,97 @@ func (fe *fetcher) once(ctx context.Context) (bool, error) {
 			if actx.Err() != nil {
 				rerr = fmt.Errorf("no byte for %v", stall)
 			}
-			return false, retryError{fmt.Errorf("%s: at byte %d: %w", fe.f.URL, done, rerr)}
+			return false, retryError{fmt.Errorf("%s: at byte %d: %w", fe.f.SafeURL(), done, rerr)}
 		}
 	}
 	if err := out.Sync(); err != nil {
 		return false, err
 	}
-	return fe.total < 0 || done == fe.total, nil
+	if fe.total < 0 {
+		// A connection closed without a length looks like the end of
+		// the file; a 416 to the bytes after it is the proof.
+		fe.probe = true
+		return false, retryError{fmt.Errorf("%s: the body ended at byte %d with no length announced: %w", fe.f.SafeURL(), done, errUnconfirmed)}
+	}
+	return done == fe.total, nil
+}
+
+// errUnconfirmed: a body without an announced length ended, and the server
+// did not (yet) answer the request for the bytes after it with 416.
+var errUnconfirmed = errors.New("its end is confirmed only by a 416 answer to a Range request from there")
+
+// errUnvalidated says why bytes of an earlier attempt are not continued.
+var errUnvalidated = errors.New("nothing tells whether the file there is still the one the bytes fetched so far came from " +
+	"(the server sent no ETag and no Last-Modified) and no SHA-256 is known to check the whole, so they are thrown away")
+
+// resumable says whether the bytes in the .part may be continued: the
+// validators recorded with them let If-Range or the 206's own validators
+// tell a changed file, or a known SHA-256 checks the whole at the end. A
+// .part without a .part.meta is continued as is (Fetch's doc).
+func (fe *fetcher) resumable() bool {
+	m := fe.rec
+	return fe.f.SHA256 != "" || m == nil || m.ETag != "" || m.LastModified != ""
+}
+
+// scrub removes user names and passwords from the URL a *url.Error names.
+func scrub(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		ue.URL = stripUserinfo(ue.URL)
+	}
+	return err
+}
+
+// errRedirectLoop: more redirects than a client follows.
+var errRedirectLoop = errors.New("more than 10 redirects")
+
+func limitRedirects(_ *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errRedirectLoop
+	}
+	return nil
+}
+
+// refusal is a final answer of the server other than a plain 404: it
+// counts as ErrNotFound (a retry gets the same), in its own words.
+type refusal string
+
+func (e refusal) Error() string        { return string(e) }
+func (e refusal) Is(target error) bool { return target == ErrNotFound }
+
+// refused is the error of a final answer resp to req.
+func (fe *fetcher) refused(req *http.Request, resp *http.Response) error {
+	u := fe.f.SafeURL()
+	switch c := resp.StatusCode; {
+	case c == http.StatusNotFound && req.URL.Scheme == "file":
+		// A folder missing from a mirror on disk is most often a disk
+		// not mounted yet; a file missing from a folder that is there
+		// is missing from the mirror.
+		dir := filepath.Dir(filepath.FromSlash(req.URL.Path))
+		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("download: %s: %w: the mirror has no folder %s (a disk not mounted yet?); a later run may find it", u, ErrUnavailable, dir)
+		}
+	case c == http.StatusUnauthorized || c == http.StatusProxyAuthRequired:
+		return refusal(fmt.Sprintf("download: %s: %s: the server wants credentials (a --mirror URL https://USER:PASSWORD@HOST/... sends them); a retry without them gets the same answer", u, resp.Status))
+	case c >= 300 && c < 400:
+		return refusal(fmt.Sprintf("download: %s: %s with no Location to follow; a retry gets the same answer", u, resp.Status))
+	}
+	return fmt.Errorf("download: %s: %s: %w (check the release, the category and --mirror)", u, resp.Status, ErrNotFound)
+}
+
+// fileKind names a mode that is not a regular file's.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&os.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	case m&os.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
 }
 
 func cmpDur(d, def time.Duration) time.Duration {
@@ -679,8 +865,8 @@ func fileSize(p string) int64 {
 // (imagefeat's format).
 const recordBytes = imagefeat.ASINLen + 4*imagefeat.Dim
 
-// verify reads the complete .part file once: its SHA-256 and, for a .gz,
-// the gzip stream to its end.
+// verify reads the complete .part file once: its SHA-256, its size against
+// the announced and the known one, and its format (readThrough).
 func (fe *fetcher) verify() (sum string, n int64, err error) {
 	in, err := os.Open(fe.part)
 	if err != nil {
@@ -698,33 +884,59 @@ func (fe *fetcher) verify() (sum string, n int64, err error) {
 		return "", n, fmt.Errorf("download: %s: %d bytes, the server announced %d: %w", name, n, fe.total, ErrMismatch)
 	case fe.f.Size >= 0 && n != fe.f.Size:
 		return "", n, fmt.Errorf("download: %s: %d bytes, known to have %d: %w", name, n, fe.f.Size, ErrMismatch)
-	case n == 0:
-		return "", n, fmt.Errorf("download: %s: empty: %w", name, ErrCorrupt)
-	case strings.HasSuffix(name, ".b") && n%recordBytes != 0:
-		return "", n, fmt.Errorf("download: %s: %d bytes is not a whole number of %d-byte records (ASIN and %d float32): %w",
-			name, n, recordBytes, imagefeat.Dim, ErrCorrupt)
 	}
-	h := sha256.New()
-	if strings.HasSuffix(name, ".gz") {
-		// Every byte the gzip reader takes is hashed on its way.
-		zr, err := gzip.NewReader(io.TeeReader(in, h))
-		if err != nil {
-			return "", n, fmt.Errorf("download: %s: not a gzip stream: %v: %w", name, err, ErrCorrupt)
-		}
-		m, err := io.Copy(io.Discard, zr)
-		if err != nil {
-			return "", n, fmt.Errorf("download: %s: gzip stream broken after %d uncompressed bytes: %v: %w", name, m, err, ErrCorrupt)
-		}
+	sum, err = readThrough(in, name, n)
+	if err != nil {
+		return sum, n, err
 	}
-	// The rest (all of it for a file that is not gzipped).
-	if _, err := io.Copy(h, in); err != nil {
-		return "", n, err
-	}
-	sum = hex.EncodeToString(h.Sum(nil))
 	if fe.f.SHA256 != "" && sum != fe.f.SHA256 {
 		return sum, n, fmt.Errorf("download: %s: sha256 %s, expected %s: %w", name, sum, fe.f.SHA256, ErrMismatch)
 	}
 	return sum, n, nil
+}
+
+// readThrough reads the n bytes of a file called name once and returns
+// their SHA-256, checking that the file is whole by its format: not empty;
+// a .gz a gzip stream read to its end, holding no second gzip stream (a
+// server that compressed it again under Content-Encoding: gzip); a .b a
+// whole number of records, counted after inflating it when it is gzip, as
+// imagefeat reads it. Such failures are ErrCorrupt.
+func readThrough(in io.Reader, name string, n int64) (string, error) {
+	if n == 0 {
+		return "", fmt.Errorf("download: %s: empty: %w", name, ErrCorrupt)
+	}
+	h := sha256.New()
+	// Every byte read is hashed on its way, the rest after.
+	br := bufio.NewReader(io.TeeReader(in, h))
+	magic, _ := br.Peek(2)
+	gz := rawio.IsGzip(magic)
+	isB := strings.HasSuffix(name, ".b")
+	switch {
+	case strings.HasSuffix(name, ".gz") || (isB && gz):
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return "", fmt.Errorf("download: %s: not a gzip stream: %v: %w", name, err, ErrCorrupt)
+		}
+		zbr := bufio.NewReader(zr)
+		if inner, _ := zbr.Peek(2); !isB && rawio.IsGzip(inner) {
+			return "", fmt.Errorf("download: %s: a gzip stream inside the gzip stream (a server that compressed it again, Content-Encoding: gzip): %w", name, ErrCorrupt)
+		}
+		m, err := io.Copy(io.Discard, zbr)
+		if err != nil {
+			return "", fmt.Errorf("download: %s: gzip stream broken after %d uncompressed bytes: %v: %w", name, m, err, ErrCorrupt)
+		}
+		if isB && m%recordBytes != 0 {
+			return "", fmt.Errorf("download: %s: gzip stream of %d bytes, not a whole number of %d-byte records (ASIN and %d float32): %w",
+				name, m, recordBytes, imagefeat.Dim, ErrCorrupt)
+		}
+	case isB && n%recordBytes != 0:
+		return "", fmt.Errorf("download: %s: %d bytes is not a whole number of %d-byte records (ASIN and %d float32): %w",
+			name, n, recordBytes, imagefeat.Dim, ErrCorrupt)
+	}
+	if _, err := io.Copy(h, in); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // appendLine appends line to dir/name in one write (O_APPEND), so that

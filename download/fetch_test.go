@@ -201,7 +201,7 @@ func TestFetchWhole(t *testing.T) {
 func TestFetchResumesAfterDrop(t *testing.T) {
 	body := gzFile(t, 2, 5000)
 	half := int64(len(body) / 2)
-	s := &server{files: map[string][]byte{"/r.json.gz": body}, ranges: true, faults: map[int]fault{0: {cut: half}}}
+	s := &server{files: map[string][]byte{"/r.json.gz": body}, ranges: true, faults: map[int]fault{0: {cut: half}}, etag: `"v1"`}
 	ts := newServer(t, s)
 	dir := t.TempDir()
 	var sl sleeps
@@ -224,7 +224,7 @@ func TestFetchResumesAfterDrop(t *testing.T) {
 func TestFetchResumesNextRun(t *testing.T) {
 	body := gzFile(t, 3, 5000)
 	cut := int64(len(body) / 3)
-	s := &server{files: map[string][]byte{"/r.json.gz": body}, ranges: true, faults: map[int]fault{0: {cut: cut}}}
+	s := &server{files: map[string][]byte{"/r.json.gz": body}, ranges: true, faults: map[int]fault{0: {cut: cut}}, etag: `"v1"`}
 	ts := newServer(t, s)
 	dir := t.TempDir()
 	o := opts(&sleeps{})
@@ -253,7 +253,7 @@ func TestFetchResumesNextRun(t *testing.T) {
 // starts again rather than growing a duplicate head.
 func TestFetchServerIgnoresRange(t *testing.T) {
 	body := gzFile(t, 4, 3000)
-	s := &server{files: map[string][]byte{"/r.json.gz": body}, ranges: false, faults: map[int]fault{0: {cut: int64(len(body) / 2)}}}
+	s := &server{files: map[string][]byte{"/r.json.gz": body}, ranges: false, faults: map[int]fault{0: {cut: int64(len(body) / 2)}}, etag: `"v1"`}
 	ts := newServer(t, s)
 	dir := t.TempDir()
 	if _, err := Fetch(context.Background(), dir, file(ts, "r.json.gz"), opts(&sleeps{})); err != nil {
@@ -374,7 +374,7 @@ func TestFetchLyingLengths(t *testing.T) {
 	t.Run("longer", func(t *testing.T) {
 		// Content-Length 100 bytes long: the connection ends early; the
 		// retry asks for the rest and learns the file is whole.
-		s := &server{files: map[string][]byte{"/x.json.gz": body}, ranges: true, lenDiff: 100}
+		s := &server{files: map[string][]byte{"/x.json.gz": body}, ranges: true, lenDiff: 100, etag: `"v1"`}
 		ts := newServer(t, s)
 		dir := t.TempDir()
 		if _, err := Fetch(context.Background(), dir, file(ts, "x.json.gz"), opts(&sleeps{})); err != nil {

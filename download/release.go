@@ -13,17 +13,20 @@ import (
 // command line names does not exist (the message lists what does).
 var (
 	ErrUsage = errors.New("download: usage")
-	// ErrNotFound: the server answered 404, 403 or 410: the file is not
-	// there, and asking again will not put it there.
+	// ErrNotFound: the server answered 404, 403, 410 or another final
+	// refusal (Fetch's doc): the file is not there, and asking again will
+	// not put it there.
 	ErrNotFound = errors.New("not found at the origin")
-	// ErrUnavailable: a network failure, a timeout or a 5xx (or 429)
-	// answer, still so after the retries: a later run may succeed.
+	// ErrUnavailable: a network failure, a timeout, a 5xx (or 429)
+	// answer or an end of file not confirmed, still so after the retries:
+	// a later run may succeed.
 	ErrUnavailable = errors.New("unavailable")
 	// ErrMismatch: the bytes that arrived are not the file's known size or
 	// SHA-256, or not the size the server itself announced.
 	ErrMismatch = errors.New("checksum mismatch")
 	// ErrCorrupt: the file is incomplete by its own format (a gzip stream
-	// that ends early, a .b file that is not a whole number of records).
+	// that ends early, a .b file that is not a whole number of records) or
+	// empty, although the server said its length.
 	ErrCorrupt = errors.New("incomplete file")
 	// ErrLocked: another process is fetching the same file into the same
 	// directory; once it is done, the file is there.
@@ -209,6 +212,27 @@ type File struct {
 	SHA256 string
 }
 
+// SafeURL is f.URL without the user name and password a mirror's URL may
+// carry: what files and log lines hold. Only requests use URL itself.
+func (f File) SafeURL() string { return stripUserinfo(f.URL) }
+
+// stripUserinfo removes "user:password@" from a URL; a string that does not
+// parse is returned up to its first '@' removed, so that no password shows.
+func stripUserinfo(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		if i := strings.LastIndexByte(s, '@'); i >= 0 {
+			return "…" + s[i+1:]
+		}
+		return s
+	}
+	if u.User == nil {
+		return s
+	}
+	u.User = nil
+	return u.String()
+}
+
 // Request is what to fetch: categories and kinds of a release, from its
 // origin or a mirror, with the checksums to verify against.
 type Request struct {
@@ -219,7 +243,8 @@ type Request struct {
 	// whose path below holds the release's files at the same paths.
 	Mirror string
 	// Sums are the expected SHA-256 sums by file name; nil for the
-	// release's shipped ones (Shipped).
+	// release's shipped ones (Shipped) and its known sizes. Non-nil Sums
+	// replace both: empty ones trust the server.
 	Sums Sums
 }
 
@@ -248,7 +273,13 @@ func (r *Release) Files(req Request) ([]File, error) {
 	if req.Mirror != "" {
 		u, err := url.Parse(req.Mirror)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "file") || (u.Scheme != "file" && u.Host == "") {
-			return nil, fmt.Errorf("%w: mirror %q: want an http, https or file URL", ErrUsage, req.Mirror)
+			return nil, fmt.Errorf("%w: mirror %q: want an http, https or file URL", ErrUsage, stripUserinfo(req.Mirror))
+		}
+		if u.RawQuery != "" || u.ForceQuery || strings.Contains(req.Mirror, "#") {
+			// The file paths are appended to the mirror: after a '?' or
+			// a '#' they would be part of the query or the fragment.
+			return nil, fmt.Errorf("%w: mirror %q: a query (?...) or fragment (#...) would swallow the files' paths; give the folder's URL alone",
+				ErrUsage, stripUserinfo(req.Mirror))
 		}
 		origin = strings.TrimSuffix(req.Mirror, "/") + "/"
 	}
@@ -265,7 +296,9 @@ func (r *Release) Files(req Request) ([]File, error) {
 			p := r.layout[k](c)
 			name := path.Base(p)
 			size, ok := r.sizes[name]
-			if !ok {
+			if !ok || req.Sums != nil {
+				// Sums given replace what the project ships, its sizes
+				// too: /dev/null then trusts the server.
 				size = -1
 			}
 			out = append(out, File{Release: r.Name, Category: c, Kind: k, Path: p, URL: origin + p,

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -58,31 +59,37 @@ Electronics, ...; an unknown one lists them). --what defaults to what the
 jobs read: meta,reviews,image_features for 2014, meta,reviews otherwise.
 --list prints the URL, file name and expected size ("?" if unknown) of each
 file, one a line, and fetches nothing. --mirror URL replaces the release's
-origin (http, https or file://), keeping each file's path below it.
+origin (http, https or file://), keeping each file's path below it; a user
+name and password in it are sent, and shown nowhere.
 
 Each file arrives in DIR/NAME.part and is continued with an HTTP Range
-request after an interruption, by the same run (up to --retries attempts
-in a row without progress, with backoff) or the next. It is renamed to
-DIR/NAME only when complete and verified: the size the server announced and
-any known size, the SHA-256 where known (the project ships the sums it
-could find; --checksums FILE, sha256sum format, replaces them, /dev/null
-trusts the server), a gzip stream read to its end, a .b file a whole number
-of records. A mismatch keeps the bytes as DIR/NAME.bad and exits 3. Each
-fetched file's sum is appended to DIR/SHA256SUMS and its release and URL to
-DIR/SOURCES.tsv. DIR/NAME.part.meta records the URL, ETag and Last-Modified
-a .part came from; a resume sends them as If-Range, so a file changed on the
-server starts again from byte 0, and a .part from another --mirror is kept
-only if that mirror's Last-Modified is the same. DIR/NAME.part.lock is held
-while a file is fetched: a second download of it into DIR exits 4 naming
-the holder.
+request after an interruption, by the same run (up to --retries attempts in
+a row without progress, with backoff) or the next. It is renamed to DIR/NAME
+only when complete and verified: a length the server announced or confirmed
+(a body without one ends only when a request for the bytes after it is
+answered 416; else exit 5, the .part kept) and any known size, the SHA-256
+where known (the project ships the sums it could find, and a few sizes;
+--checksums FILE, sha256sum format, replaces both and must give the sum of
+one of the files, /dev/null trusts the server), a gzip stream read to its
+end, a .b file a whole number of records (gzipped or not). A mismatch keeps
+the bytes as DIR/NAME.bad and exits 3. Each fetched file's sum is appended
+to DIR/SHA256SUMS and its release and URL to DIR/SOURCES.tsv.
+DIR/NAME.part.meta records the URL, ETag and Last-Modified a .part came
+from; a resume sends them as If-Range, so a file changed on the server
+starts again from byte 0, and a .part from another --mirror is kept only if
+that mirror's Last-Modified is the same; a server that sends neither
+validator gets its .part started again (unless the SHA-256 is known).
+DIR/NAME.part.lock is held while a file is fetched: a second download of it
+into DIR exits 4 naming the holder.
 
 A file already at DIR/NAME is not fetched again but checked, and left in
 place: a release other than the one SOURCES.tsv records for it (2014 and
-2018 metadata files share their names: use another --out), a size other
-than a known one, or a SHA-256 other than the known one (or its line in
-DIR/SHA256SUMS) exits 3. Checking a SHA-256 reads the whole file (tens of
-seconds for a multi-GB file), and says so in a log line. A progress bar
-per file on a terminal, JSON log lines otherwise.
+2018 metadata files share their names: use another --out), a size other than
+a known one, or a SHA-256 other than the known one (or its line in
+DIR/SHA256SUMS), or with no sum known a file not whole by its format, exits
+3; something not a file at DIR/NAME exits 2. Checking reads the whole file
+(tens of seconds for a multi-GB file), and says so in a log line. A progress
+bar per file on a terminal, JSON log lines otherwise.
 
 ` + exitCodesHelp,
 		Example: `  monomer download --release 2014 --category Clothing_Shoes_and_Jewelry --out data/amazon
@@ -118,7 +125,7 @@ func runDownload(cmd *cobra.Command, flags *downloadFlags) error {
 		if err != nil {
 			return fmt.Errorf("%w: --checksums: %v", pipeline.ErrUsage, err)
 		}
-		req.Sums, err = download.ParseSums(in, flags.checksums)
+		req.Sums, err = download.ReadSums(in, flags.checksums)
 		in.Close()
 		if err != nil {
 			return err
@@ -128,6 +135,9 @@ func runDownload(cmd *cobra.Command, flags *downloadFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := req.Sums.Covers(files, flags.checksums); err != nil {
+		return err
+	}
 	if flags.list {
 		w := cmd.OutOrStdout()
 		for _, f := range files {
@@ -135,7 +145,7 @@ func runDownload(cmd *cobra.Command, flags *downloadFlags) error {
 			if f.Size >= 0 {
 				size = strconv.FormatInt(f.Size, 10)
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\n", f.URL, f.Name, size)
+			fmt.Fprintf(w, "%s\t%s\t%s\n", f.SafeURL(), f.Name, size)
 		}
 		return nil
 	}
@@ -176,7 +186,8 @@ func runDownload(cmd *cobra.Command, flags *downloadFlags) error {
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 				return err
 			}
-			log.Error("file failed", slog.String("file", f.Name), slog.String("url", f.URL), slog.String("error", err.Error()))
+			err = outError(err, flags.out)
+			log.Error("file failed", slog.String("file", f.Name), slog.String("url", f.SafeURL()), slog.String("error", err.Error()))
 			// The other files may still arrive: a scheduler's retry then
 			// has less to fetch.
 			errs = append(errs, err)
@@ -186,6 +197,16 @@ func runDownload(cmd *cobra.Command, flags *downloadFlags) error {
 		return fmt.Errorf("download: %d of %d file(s) failed: %w", len(errs), len(files), errors.Join(errs...))
 	}
 	return nil
+}
+
+// outError marks a fetch's failure to write into --out (a read-only disk,
+// a folder of another user) a usage error: not the data's fault, and no
+// retry mends it.
+func outError(err error, out string) error {
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		return fmt.Errorf("%w: --out %s: %w (it must be writable by this user to fetch into it)", pipeline.ErrUsage, out, err)
+	}
+	return err
 }
 
 // logEvent logs a fetch's steps: every one as a JSON line off a terminal;
@@ -198,7 +219,7 @@ func logEvent(log *slog.Logger, bar *fileBar, e download.Event, took time.Durati
 	case "present":
 		log.Info("present, not fetched (delete it to fetch again)", append(attrs, slog.Int64("bytes", e.Total))...)
 	case "check":
-		log.Info("present: reading it through to check its sha256 (delete it to fetch it again instead)", append(attrs, slog.Int64("bytes", e.Total))...)
+		log.Info("present: reading it through to check its sha256 (or its format, where no sum is known; delete it to fetch it again instead)", append(attrs, slog.Int64("bytes", e.Total))...)
 	case "restart":
 		bar.finish()
 		log.Warn("throwing away the bytes fetched so far, starting again from byte 0",
@@ -206,7 +227,7 @@ func logEvent(log *slog.Logger, bar *fileBar, e download.Event, took time.Durati
 	case "request":
 		bar.start(f, e.Offset, e.Total)
 		if bar == nil || e.Resumed {
-			log.Info("request", append(attrs, slog.String("url", f.URL), slog.Int64("offset", e.Offset), slog.Int("attempt", e.Attempt), slog.Bool("resumed", e.Resumed))...)
+			log.Info("request", append(attrs, slog.String("url", f.SafeURL()), slog.Int64("offset", e.Offset), slog.Int("attempt", e.Attempt), slog.Bool("resumed", e.Resumed))...)
 		}
 	case "retry":
 		bar.finish()

@@ -98,6 +98,8 @@ func (m *mirror) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	// A validator, without which a .part is not continued.
+	w.Header().Set("Last-Modified", "Mon, 02 Jan 2006 15:04:05 GMT")
 	status := http.StatusOK
 	if rg := strings.TrimSuffix(strings.TrimPrefix(r.Header.Get("Range"), "bytes="), "-"); rg != "" {
 		off, _ := strconv.Atoi(rg)
