@@ -207,9 +207,9 @@ func (in *ingestion) catalogueWarnings() []pipeline.Warning {
 		})
 	}
 	if n := d.srcRejected + d.dstRejected + d.docRejected; n > 0 {
-		msg := fmt.Sprintf("%s: its rejected rows are named by %d %s pairs of %s", items, d.srcRejected+d.dstRejected, in.exp.Graph, rels)
+		msg := fmt.Sprintf("%s: its rejected rows are named by %s of %s", items, plural(d.srcRejected+d.dstRejected, in.exp.Graph+" pair"), rels)
 		if in.exp.Reviews != "" {
-			msg += fmt.Sprintf(" and %d documents of %s", d.docRejected, filepath.Base(in.exp.Reviews))
+			msg += fmt.Sprintf(" and %s of %s", plural(d.docRejected, "document"), filepath.Base(in.exp.Reviews))
 		}
 		ws = append(ws, pipeline.Warning{
 			Msg:   msg + ", dropped with them (fix the items rows to keep them; see ingest's rejects.parquet)",
@@ -217,6 +217,14 @@ func (in *ingestion) catalogueWarnings() []pipeline.Warning {
 		})
 	}
 	return ws
+}
+
+// plural is n and what, with an s unless n is 1.
+func plural(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // idHash is FNV-1a (64 bits) of id, scope.outside's key: 8 bytes per
