@@ -2,6 +2,7 @@ package stages
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -9,7 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"monomer/job"
 	"monomer/pipeline"
+	"monomer/pipeline/cache"
+	"monomer/schema"
 )
 
 // writeShop writes a catalogue of 20 items in four subcategories of Shop
@@ -97,4 +101,73 @@ func TestCatalogueSameSubcategoryGraph(t *testing.T) {
 	if !errors.Is(err, pipeline.ErrBadInput) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "pair items of different subcategories") {
 		t.Fatalf("%v\nwant exit 3 with %q", err, want)
 	}
+}
+
+// TestMethodUsedAuto: negatives: auto that rewires says so, method_used
+// "rewire" beside method "auto". It once said "auto", the setting, in the
+// field that names the method that ran.
+func TestMethodUsedAuto(t *testing.T) {
+	j := demoJob(t, "", "", "")
+	j.Experiments = j.Experiments[:1] // image features: no text to read
+	j.Settings.Negatives = "auto"
+	if err := j.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	run := t.TempDir()
+	for _, stage := range []string{"ingest", "features", "negatives"} {
+		if _, err := runStages(t.Context(), j, Experiment(), Job(), pipeline.Options{RunDir: run, Only: stage}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(run, j.Experiments[0].Name, "negatives", cache.ManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m cache.Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Stats["method"] != "auto" || m.Stats["method_used"] != "rewire" || m.Stats["fallback"] != nil {
+		t.Errorf("stats method %v, method_used %v, fallback %v; want auto, rewire and none", m.Stats["method"], m.Stats["method_used"], m.Stats["fallback"])
+	}
+}
+
+// TestItemsWithoutTerms: items whose text yields no vocabulary term (only
+// stop words, a name such as "7UP") are counted and warned of at the
+// features stage, naming the first of them; they once left
+// feature_items without a word in the log.
+func TestItemsWithoutTerms(t *testing.T) {
+	dir := t.TempDir()
+	var pairs [][3]string
+	for k := range 19 {
+		pairs = append(pairs, [3]string{fmt.Sprintf("I%02d", k), fmt.Sprintf("I%02d", k+1), "bought_together"})
+	}
+	writeShop(t, dir, nil, pairs)
+	text, err := os.ReadFile(filepath.Join(dir, "text.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text = bytes.Replace(text, []byte("I03,Soft cotton shirt 3"), []byte("I03,It is what it is."), 1)
+	text = bytes.Replace(text, []byte("I05,Soft cotton shirt 5"), []byte("I05,7UP"), 1)
+	if err := os.WriteFile(filepath.Join(dir, "text.csv"), text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j, err := job.Parse(filepath.Join(dir, "job.yaml"), []byte(shopJob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := t.TempDir()
+	var logs bytes.Buffer
+	for _, stage := range []string{"ingest", "features"} {
+		if _, err := runStages(t.Context(), j, Experiment(), Job(), pipeline.Options{RunDir: run, Only: stage, Logger: pipeline.NewLogger(&logs, false)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := must(schema.NumRows(filepath.Join(run, "e", "features", "feature_items.parquet")))(t)
+	ws := warnings(t, &logs, "features")
+	want := fmt.Sprintf(`%d of 20 items have no vocabulary term in their text ("I03"`, 20-kept)
+	if kept > 19 || len(ws) != 1 || !strings.HasPrefix(fmt.Sprint(ws[0]["msg"]), want) {
+		t.Fatalf("%d items kept, WARN lines %v; want one starting %q", kept, ws, want)
+	}
+	t.Log(ws[0]["msg"])
 }
