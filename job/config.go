@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"monomer/amazon"
+	"monomer/internal/nearest"
 	"monomer/models"
 )
 
@@ -387,7 +388,13 @@ func (j *Job) Validate() error {
 			return fmt.Errorf("%s.data.reviews: required for graph: co_review (the graph is derived from the reviews)", at)
 		}
 		if !slices.Contains(amazon.Formats, r.Data.Format) { // FormatCatalogue went on above
-			return fmt.Errorf("%s.data.format: %q is not one of %s, %s (empty: 2014 or 2018)", at, r.Data.Format, strings.Join(amazon.Formats[1:], ", "), FormatCatalogue)
+			hint := ""
+			// A slip of catalogue (catalog, Catalogue); the years are
+			// too alike to guess one from another.
+			if f := strings.ToLower(strings.TrimSpace(r.Data.Format)); f != "" && nearest.Distance(f, FormatCatalogue) <= 2 {
+				hint = "; did you mean catalogue?"
+			}
+			return fmt.Errorf("%s.data.format: %q is not one of %s, %s (empty: 2014 or 2018)%s", at, r.Data.Format, strings.Join(amazon.Formats[1:], ", "), FormatCatalogue, hint)
 		}
 		if r.Data.Format == amazon.Format2023 && (r.Graph == "also_bought" || r.Graph == "also_viewed") {
 			return fmt.Errorf("%s.graph: %s does not exist in the 2023 release (data.format: 2023); use co_review", at, r.Graph)

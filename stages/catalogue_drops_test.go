@@ -171,3 +171,17 @@ func TestItemsWithoutTerms(t *testing.T) {
 	}
 	t.Log(ws[0]["msg"])
 }
+
+// TestCatalogueEmptyText: a text table of no rows fails in a text table's
+// words; it was "holds no review records (0 lines)".
+func TestCatalogueEmptyText(t *testing.T) {
+	dir := t.TempDir()
+	writeShop(t, dir, nil, [][3]string{{"I00", "I01", "bought_together"}})
+	if err := os.WriteFile(filepath.Join(dir, "text.csv"), []byte("id,text\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := runIngest(t, dir, shopJob, &bytes.Buffer{})
+	if want := "text.csv holds no documents (0 rows read)"; !errors.Is(err, pipeline.ErrBadInput) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("%v, want exit 3 with %q", err, want)
+	}
+}

@@ -566,6 +566,9 @@ func (in *ingestion) noReviews(rs amazon.Stats, rej *fileRejects) error {
 		return nil
 	}
 	msg := fmt.Sprintf("%s holds no review records (%d lines)", in.exp.Reviews, rs.Lines)
+	if in.exp.Format == job.FormatCatalogue {
+		msg = fmt.Sprintf("%s holds no documents (%d rows read)", in.exp.Reviews, rs.Lines) // a text table: rows, not reviews
+	}
 	if rej.rejects > 0 {
 		j := rej.first()
 		msg += fmt.Sprintf("; %d rejects, the first: %s: %s%s", rej.rejects, rejectPlace(j), j.Why(), formatHint(j))
