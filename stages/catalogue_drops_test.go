@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -183,5 +184,43 @@ func TestCatalogueEmptyText(t *testing.T) {
 	err := runIngest(t, dir, shopJob, &bytes.Buffer{})
 	if want := "text.csv holds no documents (0 rows read)"; !errors.Is(err, pipeline.ErrBadInput) || !strings.Contains(err.Error(), want) {
 		t.Fatalf("%v, want exit 3 with %q", err, want)
+	}
+}
+
+// TestCatalogueLatin1: a Latin-1 byte in an items row is read as U+FFFD,
+// as the Amazon readers read it, in the items table ingest writes, and a
+// WARN names the table; it was written as it came (invalid UTF-8 in an
+// Arrow string column) without a word.
+func TestCatalogueLatin1(t *testing.T) {
+	dir := t.TempDir()
+	var pairs [][3]string
+	for k := range 19 {
+		pairs = append(pairs, [3]string{fmt.Sprintf("I%02d", k), fmt.Sprintf("I%02d", k+1), "bought_together"})
+	}
+	writeShop(t, dir, nil, pairs)
+	items, err := os.ReadFile(filepath.Join(dir, "items.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	items = bytes.Replace(items, []byte("I04,Shirt 4,"), []byte("I04,Caf\xe9 4,"), 1)
+	if err := os.WriteFile(filepath.Join(dir, "items.csv"), items, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j, err := job.Parse(filepath.Join(dir, "job.yaml"), []byte(shopJob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := t.TempDir()
+	var logs bytes.Buffer
+	if _, err := runStages(t.Context(), j, Experiment(), Job(), pipeline.Options{RunDir: run, Only: "ingest", Logger: pipeline.NewLogger(&logs, false)}); err != nil {
+		t.Fatal(err)
+	}
+	titles := must(open(t, filepath.Join(run, "e", "ingest", "items.parquet")).Strings("title"))(t)
+	if !slices.Contains(titles, "Caf\uFFFD 4") {
+		t.Errorf("titles %q, want Caf\uFFFD 4 among them", titles)
+	}
+	ws := warnings(t, &logs, "ingest")
+	if want := "items.csv: 1 of 20 rows hold invalid UTF-8, read as U+FFFD"; len(ws) != 1 || !strings.HasPrefix(fmt.Sprint(ws[0]["msg"]), want) {
+		t.Errorf("WARN lines %v, want one starting %q", ws, want)
 	}
 }

@@ -334,8 +334,9 @@ type ingestion struct {
 
 	// A catalogue's pairs of the experiment's relation and documents read,
 	// and the rows among them naming no item (ingest_catalogue.go).
-	pairs, docs int64
-	drops       catalogueDrops
+	pairs, docs  int64
+	drops        catalogueDrops
+	utf8Warnings []pipeline.Warning
 }
 
 // startReads starts, beside the metadata's read, the reads that do not

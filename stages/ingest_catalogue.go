@@ -69,6 +69,7 @@ func (in *ingestion) scopeCatalogue(ctx context.Context) (*scope, error) {
 	sc.meta = amazon.Stats{Lines: st.Rows, Records: st.Records, Rejected: st.Rejected, Duplicates: st.Duplicates}
 	itemRej.lines = st.Rows
 	in.stats["items_table"] = st
+	in.noteUTF8(exp.Meta, st)
 	in.stats["meta_lines"] = st.Rows
 	in.stats["meta_duplicates"] = st.Duplicates
 	in.stats["items_out_of_scope"] = sc.outOfScope
@@ -112,6 +113,7 @@ func (in *ingestion) scopeCatalogue(ctx context.Context) (*scope, error) {
 	}
 	relRej.lines = rst.Rows - rst.Skipped // the rows of other relations are not the experiment's
 	in.stats["relations_table"] = rst
+	in.noteUTF8(exp.Relations, rst)
 	in.stats["edges_dropped_source_unknown"] = drop.srcUnknown
 	in.stats["edges_dropped_source_rejected"] = drop.srcRejected
 	in.pairs = rst.Records
@@ -180,6 +182,20 @@ func (sc *scope) class(id string) idClass {
 	return idUnknown
 }
 
+// noteUTF8 keeps a WARN line for a table holding invalid UTF-8: its
+// bytes were read as U+FFFD, which is most often a file exported in
+// Latin-1 or Windows-1252 that the user would rather convert.
+func (in *ingestion) noteUTF8(path string, st catalogue.Stats) {
+	if st.InvalidUTF8 == 0 {
+		return
+	}
+	in.utf8Warnings = append(in.utf8Warnings, pipeline.Warning{
+		Msg: fmt.Sprintf("%s: %d of %d rows hold invalid UTF-8, read as U+FFFD (a Latin-1 or Windows-1252 export? convert it to UTF-8 to keep those characters)",
+			filepath.Base(path), st.InvalidUTF8, st.Rows),
+		Attrs: map[string]any{"file": path, "rows": st.InvalidUTF8},
+	})
+}
+
 // catalogueWarnings are the WARN lines of a catalogue's drops (rows the
 // experiment loses without a reject): ids in no items row, with their
 // share, and the rows dropped with a rejected items row, which name the
@@ -190,7 +206,7 @@ func (in *ingestion) catalogueWarnings() []pipeline.Warning {
 	}
 	d := in.drops
 	items, rels := filepath.Base(in.exp.Meta), filepath.Base(in.exp.Relations)
-	var ws []pipeline.Warning
+	ws := slices.Clone(in.utf8Warnings)
 	pct := func(n, of int64) float64 { return 100 * float64(n) / float64(max(of, 1)) }
 	if n := d.srcUnknown + d.dstUnknown; n > 0 {
 		ws = append(ws, pipeline.Warning{
@@ -297,6 +313,7 @@ func (in *ingestion) catalogueDocs(ctx context.Context, sc *scope, rs *amazon.St
 			return nil
 		}, in.rej.file(in.exp.Reviews).add)
 		in.docs = st.Records
+		in.noteUTF8(in.exp.Reviews, st)
 		in.stats["text_docs_dropped_unknown"] = in.drops.docUnknown
 		in.stats["text_docs_dropped_rejected"] = in.drops.docRejected
 		*rs = amazon.Stats{Lines: st.Rows, Records: st.Records, Rejected: st.Rejected}
