@@ -224,3 +224,38 @@ func TestCatalogueLatin1(t *testing.T) {
 		t.Errorf("WARN lines %v, want one starting %q", ws, want)
 	}
 }
+
+// TestCatalogueRejectsTable: a catalogue's rejects table gives each
+// reject's fixed reason in error, the row's id in id and what varies in
+// detail, so that rejects group by reason or by item. The reason once
+// held the id and the row, which made every duplicate id its own group.
+func TestCatalogueRejectsTable(t *testing.T) {
+	dir := t.TempDir()
+	writeShop(t, dir, map[int]bool{7: true}, [][3]string{{"I00", "I01", "bought_together"}, {"I01", "", "bought_together"}})
+	items, err := os.ReadFile(filepath.Join(dir, "items.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	items = append(items, "I03,Another shirt,Shop > S3\n"...)
+	if err := os.WriteFile(filepath.Join(dir, "items.csv"), items, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j, err := job.Parse(filepath.Join(dir, "job.yaml"), []byte(strings.Replace(shopJob, "reject_ratio: 0.1", "reject_ratio: 0.5", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := t.TempDir()
+	if _, err := runStages(t.Context(), j, Experiment(), Job(), pipeline.Options{RunDir: run, Only: "ingest"}); err != nil {
+		t.Fatal(err)
+	}
+	tb := open(t, filepath.Join(run, "e", "ingest", "rejects.parquet"))
+	got := [][]string{must(tb.Strings("error"))(t), must(tb.Strings("id"))(t), must(tb.Strings("detail"))(t)}
+	want := [][]string{
+		{"bad categories", "duplicate id", "missing dst"},
+		{"I07", "I03", "I01"},
+		{"not a JSON list of paths (lists of strings) or of strings", `"I03" first seen at row 5 with other content`, ""},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("rejects (error, id, detail)\n got %q\nwant %q", got, want)
+	}
+}
