@@ -123,7 +123,7 @@ func TestRelationAndTextRejects(t *testing.T) {
 		{",A2,bought\n", ReasonMissingSrc, "A2"},
 		{"A1,,bought\n", ReasonMissingDst, "A1"},
 		{"A1,A2,\n", ReasonMissingRelation, "A1"},
-		{"A1,A2\n", ReasonBadRow, ""},
+		{"A1,A2\n", ReasonBadRow, "A1"},
 	}
 	for _, tc := range rels {
 		dir := t.TempDir()

@@ -299,6 +299,17 @@ func readCSV(ctx context.Context, path, base string, cols []column, st *Stats, f
 			st.Rows++
 			r.line = int64(pe.StartLine)
 			clear(r.cells)
+			if errors.Is(pe.Err, csv.ErrFieldCount) {
+				// The fields are there, only too few or too many: the
+				// reject can still name the row's id (a truncated last
+				// row of an items table), so that the rows naming it
+				// elsewhere are counted under it.
+				for k, i := range at {
+					if i >= 0 && i < len(rec) {
+						r.cells[k] = cell{kind: schema.TextCells, text: strings.ToValidUTF8(rec[i], "\uFFFD")}
+					}
+				}
+			}
 			badRow(r, "bad row: "+pe.Err.Error())
 			continue
 		}

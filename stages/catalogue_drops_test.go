@@ -259,3 +259,40 @@ func TestCatalogueRejectsTable(t *testing.T) {
 		t.Errorf("rejects (error, id, detail)\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestCatalogueTruncatedItems: an items table cut within its last row
+// rejects that row as a bad row under its id, and the pairs naming it
+// are dropped with it, the WARN naming the items table; the cut once
+// failed ingest as a relations table over its reject_ratio.
+func TestCatalogueTruncatedItems(t *testing.T) {
+	dir := t.TempDir()
+	var pairs [][3]string
+	for k := range 19 {
+		pairs = append(pairs, [3]string{fmt.Sprintf("I%02d", k), fmt.Sprintf("I%02d", k+1), "bought_together"})
+	}
+	writeShop(t, dir, nil, pairs)
+	path := filepath.Join(dir, "items.csv")
+	items, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := bytes.LastIndex(items, []byte(",Shop > S3\n")) // the last row: I19
+	if err := os.WriteFile(path, items[:cut], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	if err := runIngest(t, dir, shopJob, &logs); err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, w := range warnings(t, &logs, "ingest") {
+		msgs = append(msgs, fmt.Sprint(w["msg"]))
+	}
+	want := []string{
+		"items.csv: 1 of 20 lines rejected (first: line 21 (byte ",
+		"items.csv: its rejected rows are named by 1 bought_together pair of relations.csv and 1 document of text.csv, dropped with them",
+	}
+	if len(msgs) != 2 || !strings.HasPrefix(msgs[0], want[0]) || !strings.HasPrefix(msgs[1], want[1]) {
+		t.Errorf("WARN lines %q\nwant %q", msgs, want)
+	}
+}
