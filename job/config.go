@@ -226,8 +226,8 @@ func finishJob(path string, j *Job, b []byte) (*Job, error) {
 var fieldPath = regexp.MustCompile(`^([a-z_]+(?:\[\d+\])?(?:\.[a-z_]+(?:\[\d+\])?)*): `)
 
 // fieldLine is the line of b on which the field msg names is written, or 0.
-// An experiment's setting not written under the experiment is inherited
-// from the job's settings: its line is the job's.
+// An experiment's setting or data field not written under the experiment
+// is inherited from the job's settings or data: its line is the job's.
 func fieldLine(b []byte, msg string) int {
 	m := fieldPath.FindStringSubmatch(msg)
 	var doc yaml.Node
@@ -238,9 +238,11 @@ func fieldLine(b []byte, msg string) int {
 	if n := nodeAt(doc.Content[0], path); n != nil {
 		return n.Line
 	}
-	if _, rest, ok := strings.Cut(path, "].settings."); ok && strings.HasPrefix(path, "experiments[") {
-		if n := nodeAt(doc.Content[0], "settings."+rest); n != nil {
-			return n.Line
+	for _, section := range []string{"settings", "data"} {
+		if _, rest, ok := strings.Cut(path, "]."+section+"."); ok && strings.HasPrefix(path, "experiments[") {
+			if n := nodeAt(doc.Content[0], section+"."+rest); n != nil {
+				return n.Line
+			}
 		}
 	}
 	return 0
