@@ -40,8 +40,8 @@ type Stats struct {
 	// InvalidUTF8 counts the rows holding invalid UTF-8 (a Latin-1 byte),
 	// each run of it read as one U+FFFD as the Amazon readers read it.
 	InvalidUTF8 int64 `json:",omitempty"`
-	// Reasons counts the rejects by kind ("missing id", "unknown item",
-	// ...), the start of each Reject's Err.
+	// Reasons counts the rejects by kind ("missing id", "bad row", ...),
+	// each Reject's Err.
 	Reasons map[string]int64 `json:",omitempty"`
 	// Relations counts the valid rows of each relation name (relations
 	// only), so that a caller can list the names a table holds.
