@@ -53,4 +53,18 @@ type Reject struct {
 	// Excerpt is the line's first 200 bytes (cut back to a character
 	// boundary), invalid UTF-8 replaced by U+FFFD.
 	Excerpt string
+	// ID is the id of the rejected row's item where a reader knows it (a
+	// catalogue table's id, or a pair's src), and Detail what varies
+	// within the reason, where Err is a fixed string to group rejects by
+	// (the catalogue's); the releases' readers leave both "", their Err
+	// holding all.
+	ID, Detail string
+}
+
+// Why is the reject's reason with its detail, as a message gives it.
+func (r Reject) Why() string {
+	if r.Detail == "" {
+		return r.Err
+	}
+	return r.Err + ": " + r.Detail
 }

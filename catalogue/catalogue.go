@@ -31,7 +31,9 @@ type Doc struct {
 	ID, Summary, Text string
 }
 
-// Reject reasons: the start of every Reject.Err, and the keys of
+// Reject reasons: every Reject.Err, a fixed string to group rejects by
+// (what varies, such as the row a duplicate id was first seen at, is in
+// Reject.Detail, the row's id in Reject.ID), and the keys of
 // Stats.Reasons.
 const (
 	ReasonBadRow          = "bad row"          // a CSV record that is not a row of the header's fields
@@ -43,14 +45,26 @@ const (
 	ReasonBadCategories   = "bad categories"   // a cell starting with '[' that is not a JSON list of paths
 	ReasonEmptyPath       = "empty path"       // a path without levels, or with an empty level
 	ReasonDuplicateID     = "duplicate id"     // an id an earlier row gave other content
-	ReasonUnknownItem     = "unknown item"     // an id (src, dst) that is no row of the items table
 )
+
+// ID is an id cell (id, src, dst) as the tables' rules read it: invalid
+// UTF-8 already replaced (see readRows), a CR LF made LF as encoding/csv
+// makes it in a quoted CSV cell, so that the Parquet and CSV forms of one
+// table give one id, and trimmed of surrounding white space (a padded
+// " I05 " is I05, one of spaces is missing).
+func ID(s string) string {
+	if strings.Contains(s, "\r\n") {
+		s = strings.ReplaceAll(s, "\r\n", "\n")
+	}
+	return strings.TrimSpace(s)
+}
 
 // rejecter hands rejects over and counts them.
 type rejecter struct {
 	base   string
 	st     *Stats
 	reject func(amazon.Reject)
+	ids    int // the row's first ids cells are its ids (Reject.ID: the first not empty)
 }
 
 func (j *rejecter) add(r *row, reason, detail string) {
@@ -59,11 +73,14 @@ func (j *rejecter) add(r *row, reason, detail string) {
 		j.st.Reasons = map[string]int64{}
 	}
 	j.st.Reasons[reason]++
-	msg := reason
-	if detail != "" {
-		msg += ": " + detail
+	rj := r.reject(j.base, reason)
+	rj.Detail = detail
+	for k := range min(j.ids, len(r.cells)) {
+		if rj.ID = ID(r.cells[k].text); rj.ID != "" {
+			break
+		}
 	}
-	j.reject(r.reject(j.base, msg))
+	j.reject(rj)
 }
 
 func (j *rejecter) badRow(r *row, msg string) {
@@ -86,7 +103,7 @@ func (j *rejecter) badRow(r *row, msg string) {
 // Title and brand are taken as they are.
 func ReadItems(ctx context.Context, path string, fn func(*Item) error, reject func(amazon.Reject)) (Stats, error) {
 	var st Stats
-	j := &rejecter{base: filepath.Base(path), st: &st, reject: reject}
+	j := &rejecter{base: filepath.Base(path), st: &st, reject: reject, ids: 1}
 	type first struct {
 		sum  [16]byte
 		line int64
@@ -95,7 +112,7 @@ func ReadItems(ctx context.Context, path string, fn func(*Item) error, reject fu
 	var it Item
 	cols := []column{{name: "id", required: true}, {name: "title", required: true}, {name: "brand"}, {name: "categories", required: true, nested: true}}
 	err := readRows(ctx, path, cols, &st, func(r *row) error {
-		it.ID, it.Title, it.Brand = r.cells[0].text, r.cells[1].text, r.cells[2].text
+		it.ID, it.Title, it.Brand = ID(r.cells[0].text), r.cells[1].text, r.cells[2].text
 		if it.ID == "" {
 			j.add(r, ReasonMissingID, "")
 			return nil
@@ -201,29 +218,35 @@ func jsonPaths(s string) ([][]string, error) {
 }
 
 // ReadRelations reads the relations table at path (columns src, dst and
-// relation), calling fn with each pair in file order (reused by the next
-// call) and reject with each row with an empty field or naming an item
-// that known does not know (known holds the ids of the items table: a
-// pair naming something else is a broken reference, not an item outside
-// the experiment). Stats.Relations counts the valid rows of each name.
-func ReadRelations(ctx context.Context, path string, known func(id string) bool, fn func(*Relation) error, reject func(amazon.Reject)) (Stats, error) {
+// relation), calling fn with each pair of the relation only (of every
+// relation if only is "") in file order (reused by the next call), and
+// reject with each row of it with an empty field (a row without a
+// relation name is rejected whatever only is: it may be one of it). Rows
+// of other relations are neither checked nor handed over: they are
+// counted in Stats.Skipped, so that an experiment never fails on pairs it
+// does not read. Whether src and dst name items is the caller's to check:
+// a pair naming something else is dropped there, as a related ASIN
+// outside the metadata is. Stats.Relations counts the rows of each name
+// with both ids, read or skipped.
+func ReadRelations(ctx context.Context, path, only string, fn func(*Relation) error, reject func(amazon.Reject)) (Stats, error) {
 	st := Stats{Relations: map[string]int64{}}
-	j := &rejecter{base: filepath.Base(path), st: &st, reject: reject}
+	j := &rejecter{base: filepath.Base(path), st: &st, reject: reject, ids: 2}
 	var rel Relation
 	cols := []column{{name: "src", required: true}, {name: "dst", required: true}, {name: "relation", required: true}}
 	err := readRows(ctx, path, cols, &st, func(r *row) error {
-		rel.Src, rel.Dst, rel.Name = r.cells[0].text, r.cells[1].text, r.cells[2].text
+		rel.Src, rel.Dst, rel.Name = ID(r.cells[0].text), ID(r.cells[1].text), relationName(r.cells[2].text)
 		switch {
+		case rel.Name == "":
+			j.add(r, ReasonMissingRelation, "")
+		case only != "" && rel.Name != only:
+			st.Skipped++
+			if rel.Src != "" && rel.Dst != "" {
+				st.Relations[rel.Name]++
+			}
 		case rel.Src == "":
 			j.add(r, ReasonMissingSrc, "")
 		case rel.Dst == "":
 			j.add(r, ReasonMissingDst, "")
-		case rel.Name == "":
-			j.add(r, ReasonMissingRelation, "")
-		case !known(rel.Src):
-			j.add(r, ReasonUnknownItem, fmt.Sprintf("src %q is not in the items table", rel.Src))
-		case !known(rel.Dst):
-			j.add(r, ReasonUnknownItem, fmt.Sprintf("dst %q is not in the items table", rel.Dst))
 		default:
 			st.Records++
 			st.Relations[rel.Name]++
@@ -234,28 +257,34 @@ func ReadRelations(ctx context.Context, path string, known func(id string) bool,
 	return st, err
 }
 
+// relationName is a relation cell: matched exactly, spaces and case
+// included, but with a CR LF made LF as for ids (see ID).
+func relationName(s string) string {
+	if strings.Contains(s, "\r\n") {
+		return strings.ReplaceAll(s, "\r\n", "\n")
+	}
+	return s
+}
+
 // ReadText reads the text table at path (columns id and text; summary
 // optional), calling fn with each document in file order (reused by the
-// next call) and reject with each row with an empty id or one known does
-// not know. A document may be empty: it still counts as the item's
-// document, as an empty review does.
-func ReadText(ctx context.Context, path string, known func(id string) bool, fn func(*Doc) error, reject func(amazon.Reject)) (Stats, error) {
+// next call) and reject with each row with an empty id. Whether the id
+// names an item is the caller's to check, as the Amazon path ignores the
+// reviews of ASINs outside its metadata. A document may be empty: it
+// still counts as the item's document, as an empty review does.
+func ReadText(ctx context.Context, path string, fn func(*Doc) error, reject func(amazon.Reject)) (Stats, error) {
 	var st Stats
-	j := &rejecter{base: filepath.Base(path), st: &st, reject: reject}
+	j := &rejecter{base: filepath.Base(path), st: &st, reject: reject, ids: 1}
 	var d Doc
 	cols := []column{{name: "id", required: true}, {name: "text", required: true}, {name: "summary"}}
 	err := readRows(ctx, path, cols, &st, func(r *row) error {
-		d.ID, d.Text, d.Summary = r.cells[0].text, r.cells[1].text, r.cells[2].text
-		switch {
-		case d.ID == "":
+		d.ID, d.Text, d.Summary = ID(r.cells[0].text), r.cells[1].text, r.cells[2].text
+		if d.ID == "" {
 			j.add(r, ReasonMissingID, "")
-		case !known(d.ID):
-			j.add(r, ReasonUnknownItem, fmt.Sprintf("id %q is not in the items table", d.ID))
-		default:
-			st.Records++
-			return fn(&d)
+			return nil
 		}
-		return nil
+		st.Records++
+		return fn(&d)
 	}, j.badRow)
 	return st, err
 }

@@ -11,7 +11,10 @@
 // against its reject ratio. Like package amazon they never log and do not
 // decide what is bad input for a run; a file that cannot be read as a
 // table at all (no such column, not a table) is an error wrapping
-// ErrTable.
+// ErrTable. Every string handed over is valid UTF-8 (invalid bytes become
+// U+FFFD, as in package amazon) and every id is read by ID, so that a
+// table's Parquet and CSV forms give the same rows. Whether an id names an
+// item is the caller's to decide: the readers check each table alone.
 //
 // It owns the tables' columns and rules, and nothing of the experiment:
 // the items it reads are scoped, related and kept by the same code as the

@@ -2,6 +2,7 @@ package catalogue
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -26,7 +28,7 @@ var ErrTable = errors.New("catalogue: not a usable table")
 var errCorrupt = errors.New("corrupt or truncated gzip stream")
 
 // Stats counts what a reader saw in one file: every row is one of
-// Records, Rejected or Duplicates.
+// Records, Rejected, Duplicates or Skipped.
 type Stats struct {
 	// Format is "parquet", "csv" or "csv.gz".
 	Format     string
@@ -34,8 +36,12 @@ type Stats struct {
 	Records    int64 // rows handed to the caller
 	Rejected   int64 // rows handed to reject
 	Duplicates int64 // items: exact repeats of an earlier row's item, skipped
-	// Reasons counts the rejects by kind ("missing id", "unknown item",
-	// ...), the start of each Reject's Err.
+	Skipped    int64 // relations: rows of a relation the caller did not ask for
+	// InvalidUTF8 counts the rows holding invalid UTF-8 (a Latin-1 byte),
+	// each run of it read as one U+FFFD as the Amazon readers read it.
+	InvalidUTF8 int64 `json:",omitempty"`
+	// Reasons counts the rejects by kind ("missing id", "bad row", ...),
+	// each Reject's Err.
 	Reasons map[string]int64 `json:",omitempty"`
 	// Relations counts the valid rows of each relation name (relations
 	// only), so that a caller can list the names a table holds.
@@ -102,6 +108,49 @@ func excerpt(s string) string {
 	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
+// fixUTF8 replaces each run of invalid UTF-8 in the cells' strings by one
+// U+FFFD, as the Amazon readers treat raw bytes that are not UTF-8
+// (amazon/scan.go, str), and reports whether it replaced any. Arrow's
+// string type must hold UTF-8: a Latin-1 byte taken as it is would be
+// written into every table downstream, which pyarrow's full validation
+// then refuses. A list is copied before it is changed: its strings belong
+// to the reader's batch.
+func fixUTF8(cells []cell) bool {
+	fixed := false
+	list := func(l []string) []string {
+		k := slices.IndexFunc(l, func(s string) bool { return !utf8.ValidString(s) })
+		if k < 0 {
+			return l
+		}
+		fixed = true
+		l = slices.Clone(l)
+		for ; k < len(l); k++ {
+			l[k] = strings.ToValidUTF8(l[k], "\uFFFD")
+		}
+		return l
+	}
+	for k := range cells {
+		c := &cells[k]
+		if !utf8.ValidString(c.text) {
+			fixed = true
+			c.text = strings.ToValidUTF8(c.text, "\uFFFD")
+		}
+		c.list = list(c.list)
+		cloned := false
+		for i, p := range c.nested {
+			q := list(p)
+			if len(q) == 0 || &q[0] == &p[0] {
+				continue
+			}
+			if !cloned {
+				c.nested, cloned = slices.Clone(c.nested), true
+			}
+			c.nested[i] = q
+		}
+	}
+	return fixed
+}
+
 // readRows reads the columns cols of the table at path, in file order,
 // calling fn with each data row (reused by the next call), and badRow with
 // each CSV record that is not a row (a quote error, a wrong number of
@@ -149,6 +198,9 @@ func readParquet(ctx context.Context, path, base string, cols []column, st *Stat
 				}
 				r.cells[k] = x
 			}
+			if fixUTF8(r.cells) {
+				st.InvalidUTF8++
+			}
 			if err := fn(r); err != nil {
 				return err
 			}
@@ -188,6 +240,9 @@ func readCSV(ctx context.Context, path, base string, cols []column, st *Stats, f
 	br := bufio.NewReaderSize(rd, 256<<10)
 	if head, _ := br.Peek(4); string(head) == "PAR1" {
 		return fmt.Errorf("%w: %s: a gzip-compressed Parquet file; write it uncompressed (Parquet compresses its own pages)", ErrTable, base)
+	}
+	if err := checkEncoding(br, base); err != nil {
+		return err
 	}
 	cr := csv.NewReader(br)
 	cr.ReuseRecord = true
@@ -244,6 +299,17 @@ func readCSV(ctx context.Context, path, base string, cols []column, st *Stats, f
 			st.Rows++
 			r.line = int64(pe.StartLine)
 			clear(r.cells)
+			if errors.Is(pe.Err, csv.ErrFieldCount) {
+				// The fields are there, only too few or too many: the
+				// reject can still name the row's id (a truncated last
+				// row of an items table), so that the rows naming it
+				// elsewhere are counted under it.
+				for k, i := range at {
+					if i >= 0 && i < len(rec) {
+						r.cells[k] = cell{kind: schema.TextCells, text: strings.ToValidUTF8(rec[i], "\uFFFD")}
+					}
+				}
+			}
 			badRow(r, "bad row: "+pe.Err.Error())
 			continue
 		}
@@ -263,10 +329,29 @@ func readCSV(ctx context.Context, path, base string, cols []column, st *Stats, f
 			}
 			r.cells[k] = cell{kind: schema.TextCells, text: rec[i]}
 		}
+		if fixUTF8(r.cells) {
+			st.InvalidUTF8++
+		}
 		if err := fn(r); err != nil {
 			return err
 		}
 	}
+}
+
+// checkEncoding refuses the two CSV files encoding/csv misreads with a
+// message about something else: UTF-16 (Excel's "Unicode text"; its NUL
+// bytes would be echoed in a header error) and CR-only line endings (old
+// Mac files: the whole file is one line, then a quote error).
+func checkEncoding(br *bufio.Reader, base string) error {
+	head, _ := br.Peek(64 << 10)
+	if bytes.HasPrefix(head, []byte{0xFF, 0xFE}) || bytes.HasPrefix(head, []byte{0xFE, 0xFF}) ||
+		(len(head) >= 2 && (head[0] == 0 || head[1] == 0)) {
+		return fmt.Errorf("%w: %s: UTF-16 text (a byte-order mark or NUL bytes in the header); save the table as UTF-8 CSV", ErrTable, base)
+	}
+	if bytes.IndexByte(head, '\n') < 0 && bytes.IndexByte(head, '\r') >= 0 {
+		return fmt.Errorf("%w: %s: lines end with a carriage return alone (CR, old Mac line endings) in its first %d bytes; save it with LF or CR LF line endings", ErrTable, base, len(head))
+	}
+	return nil
 }
 
 // spannedQuote is the error of a quote error in a record that runs over

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"monomer/catalogue"
 	"monomer/schema"
 )
 
@@ -338,6 +339,10 @@ func (s *embedSink) row(id string, at place, f32 []float32, f64 []float64) error
 func (s *embedSink) readParquet(ctx context.Context, path string) error {
 	info, err := schema.ReadVectors(ctx, path, func(b *schema.VectorBatch) error {
 		for i, id := range b.IDs {
+			// The items table's id rule (catalogue.ID, after invalid UTF-8
+			// is made U+FFFD), so that a padded or Latin-1 id names the
+			// same item in both tables.
+			id = catalogue.ID(strings.ToValidUTF8(id, "\uFFFD"))
 			s.st.Rows++
 			at := place{b.Row + int64(i), -1}
 			lo, hi := b.Off[i], b.Off[i+1]

@@ -541,3 +541,22 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestEmbeddingsIDRule: a Parquet embeddings table's ids are read by the
+// items table's rule (catalogue.ID, invalid UTF-8 as U+FFFD), so that the
+// padded or Latin-1 id of an item names it in both tables, and an id of
+// spaces is empty.
+func TestEmbeddingsIDRule(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "e.parquet")
+	good := []float64{1, 2}
+	writeVectors(t, path, "id", arrow.ListOf(arrow.PrimitiveTypes.Float32), []vecRow{{" A ", good}, {"B\xe9", []float64{3, 4}}, {"   ", good}})
+	items := map[string]int32{"A": 0, "B\uFFFD": 1, "C": 2}
+	st, err := ExtractEmbeddings(context.Background(), path, items, 3, -1, filepath.Join(dir, "m.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Kept != 2 || st.EmptyIDs != 1 || st.Unknown != 0 {
+		t.Errorf("stats %+v, want 2 kept and 1 empty id", st)
+	}
+}

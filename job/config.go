@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"monomer/amazon"
+	"monomer/internal/nearest"
 	"monomer/models"
 )
 
@@ -225,8 +226,8 @@ func finishJob(path string, j *Job, b []byte) (*Job, error) {
 var fieldPath = regexp.MustCompile(`^([a-z_]+(?:\[\d+\])?(?:\.[a-z_]+(?:\[\d+\])?)*): `)
 
 // fieldLine is the line of b on which the field msg names is written, or 0.
-// An experiment's setting not written under the experiment is inherited
-// from the job's settings: its line is the job's.
+// An experiment's setting or data field not written under the experiment
+// is inherited from the job's settings or data: its line is the job's.
 func fieldLine(b []byte, msg string) int {
 	m := fieldPath.FindStringSubmatch(msg)
 	var doc yaml.Node
@@ -237,9 +238,11 @@ func fieldLine(b []byte, msg string) int {
 	if n := nodeAt(doc.Content[0], path); n != nil {
 		return n.Line
 	}
-	if _, rest, ok := strings.Cut(path, "].settings."); ok && strings.HasPrefix(path, "experiments[") {
-		if n := nodeAt(doc.Content[0], "settings."+rest); n != nil {
-			return n.Line
+	for _, section := range []string{"settings", "data"} {
+		if _, rest, ok := strings.Cut(path, "]."+section+"."); ok && strings.HasPrefix(path, "experiments[") {
+			if n := nodeAt(doc.Content[0], section+"."+rest); n != nil {
+				return n.Line
+			}
 		}
 	}
 	return 0
@@ -387,7 +390,13 @@ func (j *Job) Validate() error {
 			return fmt.Errorf("%s.data.reviews: required for graph: co_review (the graph is derived from the reviews)", at)
 		}
 		if !slices.Contains(amazon.Formats, r.Data.Format) { // FormatCatalogue went on above
-			return fmt.Errorf("%s.data.format: %q is not one of %s, %s (empty: 2014 or 2018)", at, r.Data.Format, strings.Join(amazon.Formats[1:], ", "), FormatCatalogue)
+			hint := ""
+			// A slip of catalogue (catalog, Catalogue); the years are
+			// too alike to guess one from another.
+			if f := strings.ToLower(strings.TrimSpace(r.Data.Format)); f != "" && nearest.Distance(f, FormatCatalogue) <= 2 {
+				hint = "; did you mean catalogue?"
+			}
+			return fmt.Errorf("%s.data.format: %q is not one of %s, %s (empty: 2014 or 2018)%s", at, r.Data.Format, strings.Join(amazon.Formats[1:], ", "), FormatCatalogue, hint)
 		}
 		if r.Data.Format == amazon.Format2023 && (r.Graph == "also_bought" || r.Graph == "also_viewed") {
 			return fmt.Errorf("%s.graph: %s does not exist in the 2023 release (data.format: 2023); use co_review", at, r.Graph)

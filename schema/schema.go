@@ -74,6 +74,22 @@ type RejectsCols struct {
 	Excerpt []string `col:"excerpt"`
 }
 
+// CatalogueRejectsCols is the rejects table of a catalogue's ingest
+// (data.format: catalogue): the columns of RejectsCols, error holding a
+// fixed reason ("duplicate id", "empty path", ...) to group by, then the
+// row's id and the reason's detail. Not declared: rejects is the table's
+// one name, and the releases' rejects keep their bytes.
+type CatalogueRejectsCols struct {
+	_       keyed
+	File    []string `col:"file,dict"`
+	Line    []int64  `col:"line"`
+	Offset  []int64  `col:"offset"`
+	Error   []string `col:"error,dict"`
+	Excerpt []string `col:"excerpt"`
+	ID      []string `col:"id"`
+	Detail  []string `col:"detail"`
+}
+
 // VocabularyCols: vocabulary, features/vocabulary.parquet (bag of words).
 // Term ids in rank order (count desc, term asc); kind is noun, adj or
 // adj_noun. Extra: surface, a readable unstemmed form.

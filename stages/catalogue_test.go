@@ -20,10 +20,10 @@ import (
 
 // demoAsCatalogue writes the committed demo's 2014 files as catalogue
 // tables in dir: every product with all its category paths, the pairs of
-// its three related lists (those naming a product of the file: the others
-// would be rejects of the relations table, where ingest drops them as
-// targets that are no item), and every review of a product as a document
-// with its summary and text, in the files' order. Products without a
+// its three related lists naming a product of the file (ingest drops the
+// others through both doors alike: TestCatalogueRealShape), and every
+// review of a product as a document with its summary and text, in the
+// files' order. Products without a
 // category path, which the 2014 reader keeps and no experiment scopes,
 // are left out, as the items table would reject them. It returns the
 // three tables' paths, Parquet or (csv) CSV with categories as JSON.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"iter"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"monomer/bow"
 	"monomer/imagefeat"
@@ -196,9 +198,13 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, p featuresParams, it *i
 	var itemIdx []int32
 	var termIDs, counts [][]int32
 	var weights [][]float32
+	var empty []string // the first items left without a term, for the WARN
 	for i := range it.asin {
 		ids, w := res.Matrix.SparseRow(i)
 		if len(ids) == 0 {
+			if len(empty) < 3 {
+				empty = append(empty, strconv.Quote(it.asin[i]))
+			}
 			continue
 		}
 		_, c := res.Matrix.Counts(i)
@@ -215,7 +221,25 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, p featuresParams, it *i
 		return nil, err
 	}
 	return &pipeline.Result{
-		Rows:  map[string]int64{"vocabulary": nv, "bow": nb, "feature_items": nf},
-		Stats: map[string]any{"bow": res.Stats},
+		Rows:     map[string]int64{"vocabulary": nv, "bow": nb, "feature_items": nf},
+		Stats:    map[string]any{"bow": res.Stats},
+		Warnings: noTermWarnings(res.Stats, len(it.asin), empty),
 	}, nil
+}
+
+// noTermWarnings is the WARN line of the items whose text holds no term
+// of the vocabulary (a product named "7UP" with one-word reviews): they
+// have no bag of words, so they are left out of feature_items, and their
+// pairs of training and evaluation with them (negatives' stats,
+// positives_dropped_no_feature). first names a few of them.
+func noTermWarnings(st bow.Stats, items int, first []string) []pipeline.Warning {
+	n := st.ItemsNoVocabHit + st.ItemsNoReviews
+	if n == 0 {
+		return nil
+	}
+	return []pipeline.Warning{{
+		Msg: fmt.Sprintf("%d of %d items have no vocabulary term in their text (%s...): they have no bag of words and are left out of training and evaluation with their pairs (features' stats bow.items_no_vocab_hit, negatives' positives_dropped_no_feature)",
+			n, items, strings.Join(first, ", ")),
+		Attrs: map[string]any{"items_without_terms": n, "items": items},
+	}}
 }

@@ -120,6 +120,9 @@ type scopedItem struct {
 type rejectSink struct {
 	rows  []amazon.Reject
 	files []*fileRejects // in the order first named
+	// catalogue: the rejects table has the catalogue's id and detail
+	// columns (schema.CatalogueRejectsCols).
+	catalogue bool
 }
 
 // fileRejects counts one input file's rejects and lines; its add is the
@@ -164,8 +167,18 @@ func (r *rejectSink) write(path string) (int64, error) {
 	n := len(r.rows)
 	file, errs, excerpt := make([]string, n), make([]string, n), make([]string, n)
 	line, off := make([]int64, n), make([]int64, n)
+	var id, detail []string
+	if r.catalogue {
+		id, detail = make([]string, n), make([]string, n)
+	}
 	for i, j := range r.rows {
 		file[i], line[i], off[i], errs[i], excerpt[i] = j.File, j.Line, j.Offset, j.Err, j.Excerpt
+		if r.catalogue {
+			id[i], detail[i] = j.ID, j.Detail
+		}
+	}
+	if r.catalogue {
+		return schema.Write(path, schema.CatalogueRejectsCols{File: file, Line: line, Offset: off, Error: errs, Excerpt: excerpt, ID: id, Detail: detail})
 	}
 	return schema.Write(path, schema.RejectsCols{File: file, Line: line, Offset: off, Error: errs, Excerpt: excerpt})
 }
@@ -189,7 +202,7 @@ func (r *rejectSink) check(env *pipeline.Env, ratio float64) error {
 		}
 		j := f.first()
 		err := fmt.Errorf("%w: %s: %d of %d lines rejected (over reject_ratio %g); first: %s: %s%s",
-			pipeline.ErrBadInput, filepath.Base(f.path), f.rejects, f.lines, ratio, rejectPlace(j), j.Err, formatHint(j))
+			pipeline.ErrBadInput, filepath.Base(f.path), f.rejects, f.lines, ratio, rejectPlace(j), j.Why(), formatHint(j))
 		path := env.FailurePath("rejects.parquet")
 		if werr := writeAtomic(path, func(tmp string) error { _, err := r.write(tmp); return err }); werr != nil {
 			return fmt.Errorf("%w (and the rejects table could not be kept: %v)", err, werr)
@@ -210,7 +223,7 @@ func (r *rejectSink) warnings(stage string) []pipeline.Warning {
 		j := f.first()
 		ws = append(ws, pipeline.Warning{
 			Msg: fmt.Sprintf("%s: %d of %d lines rejected (first: %s: %s); see %s's rejects.parquet",
-				filepath.Base(f.path), f.rejects, f.lines, rejectPlace(j), j.Err, stage),
+				filepath.Base(f.path), f.rejects, f.lines, rejectPlace(j), j.Why(), stage),
 			Attrs: map[string]any{"file": f.path, "rejects": f.rejects, "lines": f.lines},
 		})
 	}
@@ -268,6 +281,7 @@ func (s *pathSet) list() []string { return slices.Collect(maps.Keys(s.seen)) }
 func (Ingest) Run(ctx context.Context, env *pipeline.Env, e ingestParams) (*pipeline.Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	in := &ingestion{env: env, exp: e, stats: map[string]any{}}
+	in.rej.catalogue = e.Format == job.FormatCatalogue
 	in.startReads(ctx)
 	defer func() { cancel(); in.bg.Wait() }() // an early return leaves no read running
 	sc, err := in.scopeItems(ctx)
@@ -288,7 +302,7 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env, e ingestParams) (*pipe
 	if err := in.writeItems(kept); err != nil {
 		return nil, err
 	}
-	nEdges, err := in.writeEdges(kept)
+	nEdges, err := in.writeEdges(sc, kept)
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +314,8 @@ func (Ingest) Run(ctx context.Context, env *pipeline.Env, e ingestParams) (*pipe
 	if in.exp.Features == "bow" {
 		rows["reviews"] = nReviews
 	}
-	return &pipeline.Result{Rows: rows, Stats: in.stats, Warnings: in.rej.warnings("ingest")}, nil
+	ws := append(in.rej.warnings("ingest"), in.catalogueWarnings()...)
+	return &pipeline.Result{Rows: rows, Stats: in.stats, Warnings: ws}, nil
 }
 
 // ingestion is one run of ingest: its experiment, and what its steps
@@ -316,6 +331,12 @@ type ingestion struct {
 	bg     sync.WaitGroup
 	scan   *asinScan     // the image features' ASINs; nil without image features
 	counts *reviewCounts // the reviews, when only counted; nil otherwise
+
+	// A catalogue's pairs of the experiment's relation and documents read,
+	// and the rows among them naming no item (ingest_catalogue.go).
+	pairs, docs  int64
+	drops        catalogueDrops
+	utf8Warnings []pipeline.Warning
 }
 
 // startReads starts, beside the metadata's read, the reads that do not
@@ -355,7 +376,15 @@ type scope struct {
 	others            *pathSet            // for "did you mean" when nothing matches
 	deepest           int                 // levels below the prefix, over its items
 	ids               map[string]struct{} // catalogue: every item of the items table
+	rejected          map[string]struct{} // catalogue: the ids of rejected items rows, and of no item
 	prefix            []string            // the experiment's category, by level
+	// outside holds idHash of each item outside the scope, sorted once
+	// the metadata is read (a release's; a catalogue has ids), so that
+	// class can tell a target outside the scope from one in no metadata
+	// line. srcOutside counts the related entries of those items: pairs
+	// whose source leaves the scope.
+	outside    []uint64
+	srcOutside int64
 }
 
 // scopeItems reads the metadata and keeps the items in the category scope
@@ -385,6 +414,7 @@ func (in *ingestion) scopeItems(ctx context.Context) (*scope, error) {
 		}
 		return nil, fmt.Errorf("%w: %s", pipeline.ErrBadInput, msg)
 	}
+	slices.Sort(sc.outside)
 	sc.meta = ms
 	rej.lines = ms.Lines
 	in.stats["meta_lines"] = ms.Lines
@@ -404,6 +434,12 @@ func newScope(exp ingestParams) *scope {
 // otherwise; related is its related list of the experiment's graph.
 func (sc *scope) add(p *amazon.Product, exp ingestParams, related []string) {
 	sub, path, matched, ok := amazon.Subcategory(p.Categories, sc.prefix, exp.Depth)
+	if !ok {
+		sc.srcOutside += int64(len(related))
+		if sc.ids == nil {
+			sc.outside = append(sc.outside, idHash(p.ASIN))
+		}
+	}
 	switch {
 	case !matched:
 		sc.outOfScope++
@@ -531,9 +567,12 @@ func (in *ingestion) noReviews(rs amazon.Stats, rej *fileRejects) error {
 		return nil
 	}
 	msg := fmt.Sprintf("%s holds no review records (%d lines)", in.exp.Reviews, rs.Lines)
+	if in.exp.Format == job.FormatCatalogue {
+		msg = fmt.Sprintf("%s holds no documents (%d rows read)", in.exp.Reviews, rs.Lines) // a text table: rows, not reviews
+	}
 	if rej.rejects > 0 {
 		j := rej.first()
-		msg += fmt.Sprintf("; %d rejects, the first: %s: %s%s", rej.rejects, rejectPlace(j), j.Err, formatHint(j))
+		msg += fmt.Sprintf("; %d rejects, the first: %s: %s%s", rej.rejects, rejectPlace(j), j.Why(), formatHint(j))
 	}
 	return fmt.Errorf("%w: %s", pipeline.ErrBadInput, msg)
 }
@@ -745,8 +784,12 @@ func (in *ingestion) writeItems(kept []*scopedItem) error {
 }
 
 // writeEdges writes the edges of the experiment's graph between its items
-// (graph.CrossEdges) and returns their number.
-func (in *ingestion) writeEdges(kept []*scopedItem) (int64, error) {
+// (graph.CrossEdges) and returns their number. Its stats count every
+// related entry dropped, by the first rule it breaks: its source or its
+// target is outside the scope, in it without a feature source, in no row
+// of the input (or, for a catalogue, only in rejected items rows), then
+// CrossEdges' own rules.
+func (in *ingestion) writeEdges(sc *scope, kept []*scopedItem) (int64, error) {
 	its := &items{asin: make([]string, len(kept))}
 	sub := make([]string, len(kept))
 	at := make([]int, len(kept)+1) // where each item's targets start in all
@@ -755,29 +798,55 @@ func (in *ingestion) writeEdges(kept []*scopedItem) (int64, error) {
 		at[i+1] = at[i] + len(it.related)
 	}
 	index := its.rows()
-	// The targets' rows looked up on all cores (the map is only read), each
-	// item's into its own stretch of one array: a serial second at Women's
-	// size.
+	// The targets' rows looked up on all cores (the maps are only read),
+	// each item's into its own stretch of one array: a serial second at
+	// Women's size. A target that is no item is classed in its span.
+	const span = 4096
 	related, all := make([][]int32, len(kept)), make([]int32, at[len(kept)])
-	par.Spans(len(kept), 4096, 0, func(lo, hi int) {
+	classes := make([][idUnknown + 1]int64, (len(kept)+span-1)/span)
+	par.Spans(len(kept), span, 0, func(lo, hi int) {
+		c := &classes[lo/span]
 		for i := lo; i < hi; i++ {
 			row := all[at[i]:at[i+1]:at[i+1]]
 			for k, b := range kept[i].related {
 				j, ok := index[b]
 				if !ok {
 					j = graph.NotItem
+					c[sc.class(b)]++
 				}
 				row[k] = j
 			}
 			related[i] = row
 		}
 	})
+	var notItem [idUnknown + 1]int64
+	for _, c := range classes {
+		for k := range c {
+			notItem[k] += c[k]
+		}
+	}
+	var srcNoFeature int64
+	for _, it := range sc.inOrder {
+		srcNoFeature += int64(len(it.related))
+	}
+	srcNoFeature -= int64(at[len(kept)])
 	edges, st := graph.CrossEdges(related, sub)
 	in.stats["edges"] = len(edges)
-	in.stats["edges_dropped_target_not_item"] = st.NotItem
-	in.stats["edges_dropped_same_subcategory"] = st.SameSubcategory
+	in.stats["edges_dropped_source_out_of_scope"] = sc.srcOutside
+	in.stats["edges_dropped_source_no_feature"] = srcNoFeature
+	in.stats["edges_dropped_target_out_of_scope"] = notItem[idOutside]
+	in.stats["edges_dropped_target_no_feature"] = notItem[idInScope]
+	in.stats["edges_dropped_target_unknown"] = notItem[idUnknown]
+	if in.exp.Format == job.FormatCatalogue {
+		in.stats["edges_dropped_target_rejected"] = notItem[idRejected]
+	}
 	in.stats["edges_dropped_self_loop"] = st.SelfLoop
+	in.stats["edges_dropped_same_subcategory"] = st.SameSubcategory
 	in.stats["edges_dropped_duplicate"] = st.Duplicate
+	left := sc.srcOutside + srcNoFeature + notItem[idOutside] + notItem[idInScope]
+	if err := in.catalogueGraph(len(edges), st, left, notItem[idUnknown]+notItem[idRejected]+in.drops.srcUnknown+in.drops.srcRejected); err != nil {
+		return 0, err
+	}
 	return writeEdges(filepath.Join(in.env.OutDir, "edges.parquet"), its, in.exp.Graph, edges)
 }
 

@@ -92,6 +92,8 @@ func (Negatives) Run(ctx context.Context, env *pipeline.Env, p negativesParams) 
 			return nil, fmt.Errorf("%w: stages: negatives: %w; the graph is too dense for degree-preserving rewiring: set negatives: auto (rewire, else uniform) or negatives: uniform among the job file's settings (--set settings.negatives=auto)", pipeline.ErrBadInput, err)
 		case err != nil:
 			return nil, err
+		default:
+			method = "rewire" // auto rewired: method_used names what ran, never auto
 		}
 	}
 	if method == "uniform" {

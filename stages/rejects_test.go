@@ -227,7 +227,7 @@ func TestCatalogueRejectPlaces(t *testing.T) {
 	}
 	// a/data.csv: 1 of 4 rows rejected; b/data.csv: 1 of 3.
 	write("a/data.csv", "id,title,categories\nA1,Shirt,Shop > Men > Shirts\nA2,Shoe,Shop > Men > Shoes\nA3,Hat,Shop > Men > Hats\n,Nameless,Shop > Men > Hats\n")
-	write("b/data.csv", "src,dst,relation\nA1,A2,bought_together\nA1,A9,bought_together\nA2,A3,bought_together\n")
+	write("b/data.csv", "src,dst,relation\nA1,A2,bought_together\nA1,,bought_together\nA2,A3,bought_together\n")
 	write("text.csv", "id,text\nA1,Soft cotton\nA2,Warm leather\nA3,Wool\n")
 	if _, err := schema.Write(filepath.Join(data, "items.parquet"), schema.CatalogueItemsCols{
 		ID:         []string{"A1", "A2", "A3", ""},
@@ -248,11 +248,11 @@ func TestCatalogueRejectPlaces(t *testing.T) {
 	}{
 		{"a/data.csv", []string{
 			"data.csv: 1 of 4 lines rejected (first: line 5 (byte 101): missing id)",
-			"data.csv: 1 of 3 lines rejected (first: line 3 (byte 39): unknown item",
+			"data.csv: 1 of 3 lines rejected (first: line 3 (byte 39): missing dst",
 		}},
 		{"items.parquet", []string{
 			"items.parquet: 1 of 4 lines rejected (first: row 4: missing id)",
-			"data.csv: 1 of 3 lines rejected (first: line 3 (byte 39): unknown item",
+			"data.csv: 1 of 3 lines rejected (first: line 3 (byte 39): missing dst",
 		}},
 	} {
 		var logs bytes.Buffer
@@ -272,7 +272,7 @@ func TestCatalogueRejectPlaces(t *testing.T) {
 	// Over a ratio the relations table (1 of 3) passes and the items (1
 	// of 4) do not: the failure names the relations' own first reject.
 	err := runIngest(t, data, job("a/data.csv", "0.3"), &bytes.Buffer{})
-	if want := "data.csv: 1 of 3 lines rejected (over reject_ratio 0.3); first: line 3 (byte 39): unknown item"; !errors.Is(err, pipeline.ErrBadInput) || !strings.Contains(err.Error(), want) {
+	if want := "data.csv: 1 of 3 lines rejected (over reject_ratio 0.3); first: line 3 (byte 39): missing dst"; !errors.Is(err, pipeline.ErrBadInput) || !strings.Contains(err.Error(), want) {
 		t.Errorf("%v\nwant %q in it", err, want)
 	}
 }

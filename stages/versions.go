@@ -18,9 +18,9 @@ import (
 // was bumped is in CHANGELOG.md ("Stage code versions"), where a bump adds
 // its row.
 
-func (Ingest) Version() string    { return "1.2.0" }
+func (Ingest) Version() string    { return "1.3.0" }
 func (BowShard) Version() string  { return "1.1.0" }
-func (Features) Version() string  { return "1.3.0" }
+func (Features) Version() string  { return "1.4.0" }
 func (Negatives) Version() string { return "1.2.0" }
 func (Split) Version() string     { return "1.1.0" }
 func (Train) Version() string     { return "2.13.0" }

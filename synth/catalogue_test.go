@@ -26,7 +26,7 @@ func TestCatalogueStats(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, relations, _, _ := synth.FilesCatalogue(dir, "Shop", asCSV)
-			rst, err := catalogue.ReadRelations(context.Background(), relations, func(string) bool { return true },
+			rst, err := catalogue.ReadRelations(context.Background(), relations, "",
 				func(*catalogue.Relation) error { return nil }, func(j amazon.Reject) { t.Errorf("reject %+v", j) })
 			if err != nil {
 				t.Fatal(err)
