@@ -529,7 +529,7 @@ func (r *runner) step(ctx context.Context, n *Node) error {
 		r.sum.Skipped++
 		r.sum.Stages.Skipped = append(r.sum.Stages.Skipped, n.ID)
 		r.log.Info("stage skip", attrs(n, slog.String("reason", "up to date"))...)
-		return r.publish(n)
+		return r.finish(n)
 	}
 	reason := string(ev.state)
 	switch {
@@ -545,7 +545,7 @@ func (r *runner) step(ctx context.Context, n *Node) error {
 			r.sum.Restored++
 			r.sum.Stages.Restored = append(r.sum.Stages.Restored, n.ID)
 			r.log.Info("stage restore", attrs(n, slog.String("reason", reason), slog.String("from", r.store.Entry(m.Key)))...)
-			return r.publish(n)
+			return r.finish(n)
 		}
 	}
 	r.log.Info("stage start", attrs(n, slog.String("reason", reason))...)
@@ -574,7 +574,7 @@ func (r *runner) step(ctx context.Context, n *Node) error {
 	for _, w := range m.Warnings {
 		r.log.Warn(w.Msg, attrs(n, warningAttrs(w)...)...)
 	}
-	return r.publish(n)
+	return r.finish(n)
 }
 
 // execute runs the stage into a temporary directory beside its final one,
@@ -796,6 +796,21 @@ func commitDir(tmp, final, id string) error {
 	hook("renamed", id)
 	if hadOld {
 		return os.RemoveAll(old)
+	}
+	return nil
+}
+
+// finish is what follows a node's outputs being in place: publishing its
+// files, then its After.
+func (r *runner) finish(n *Node) error {
+	if err := r.publish(n); err != nil {
+		return err
+	}
+	if n.After == nil {
+		return nil
+	}
+	if err := n.After(n.Dir(r.opts.RunDir)); err != nil {
+		return fmt.Errorf("pipeline: %s: %w", n.ID, err)
 	}
 	return nil
 }

@@ -110,7 +110,12 @@ func (d *dirFlags) load(path string) (*job.Job, pipeline.Options, error) {
 		if !runIDRE.MatchString(d.runID) {
 			return nil, opts, fmt.Errorf("%w: --run-id %q: letters, digits and . _ : + - only", pipeline.ErrUsage, d.runID)
 		}
+		if strings.EqualFold(d.runID, job.ReservedName) {
+			return nil, opts, fmt.Errorf("%w: --run-id %q is reserved for the links to published runs (docs/publishing.md)", pipeline.ErrUsage, d.runID)
+		}
 		opts.RunDir = filepath.Join(base, d.runID)
+		// The publish nodes compare with and promote in the root of runs.
+		j.RunRoot, j.RunID = base, d.runID
 	}
 	return j, opts, nil
 }
