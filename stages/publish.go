@@ -139,8 +139,10 @@ func linkTarget(runID, exp string) string { return filepath.Join("..", runID, ex
 // none, or its publish table is gone.
 func previousRun(root, runID, exp string) string {
 	finished := func(id string) bool {
-		_, err := os.Stat(filepath.Join(root, id, exp, Publish{}.Name(), publishedFile))
-		return err == nil
+		dir := filepath.Join(root, id, exp, Publish{}.Name())
+		_, err1 := os.Stat(filepath.Join(dir, publishedFile))
+		_, err2 := os.Stat(filepath.Join(dir, gateFile))
+		return err1 == nil && err2 == nil
 	}
 	if g, err := readGate(filepath.Join(root, runID, exp, Publish{}.Name(), gateFile)); err == nil && (g.Previous == "" || finished(g.Previous)) {
 		return g.Previous
@@ -638,12 +640,17 @@ func pointLink(root, runID, exp string) error {
 		return err
 	}
 	defer l.Close() // drops the lock
+	// A promotion killed between its two steps left its temporary link;
+	// only a holder of the lock makes one, so none is live.
+	stale, _ := filepath.Glob(filepath.Join(dir, "."+exp+".tmp-*"))
+	for _, p := range stale {
+		os.Remove(p)
+	}
 	link, target := linkPath(root, exp), linkTarget(runID, exp)
 	if t, err := os.Readlink(link); err == nil && t == target {
 		return nil
 	}
 	tmp := filepath.Join(dir, fmt.Sprintf(".%s.tmp-%d", exp, os.Getpid()))
-	os.Remove(tmp)
 	if err := os.Symlink(target, tmp); err != nil {
 		return fmt.Errorf("stages: publish: %w", err)
 	}

@@ -7,11 +7,13 @@ import (
 	"maps"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"monomer/job"
@@ -538,6 +540,12 @@ func TestPointLinkConcurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// What a promotion killed before its rename leaves: the next one
+	// removes it.
+	crashed := filepath.Join(root, "published", ".a.tmp-99999")
+	if err := os.Symlink(linkTarget("dead", "a"), crashed); err != nil {
+		t.Fatal(err)
+	}
 	var mu sync.Mutex
 	seen := 0
 	promoteHook = func(point, exp string) {
@@ -572,5 +580,46 @@ func TestPointLinkConcurrent(t *testing.T) {
 	ents := must(os.ReadDir(filepath.Join(root, "published")))(t)
 	if len(ents) != len(exps)+1 { // the links and the lock
 		t.Errorf("published holds %d entries", len(ents))
+	}
+}
+
+// TestPromotionKilled kills a process (SIGKILL) between making the new
+// link and renaming it over the old: the link still names the old run, and
+// the next promotion moves it and removes what the dead one left.
+func TestPromotionKilled(t *testing.T) {
+	if root := os.Getenv("MONOMER_TEST_PROMOTE_ROOT"); root != "" {
+		promoteHook = func(point, _ string) {
+			if point == "linked" {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			}
+		}
+		pointLink(root, "new", "a")
+		os.Exit(0) // not reached: the hook kills the process
+	}
+	root := t.TempDir()
+	if err := pointLink(root, "old", "a"); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestPromotionKilled$")
+	cmd.Env = append(os.Environ(), "MONOMER_TEST_PROMOTE_ROOT="+root)
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the child was not killed: %v", err)
+	}
+	if target, err := os.Readlink(linkPath(root, "a")); err != nil || target != linkTarget("old", "a") {
+		t.Fatalf("after the kill the link is %q, %v", target, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(root, "published", ".a.tmp-*")); len(left) != 1 {
+		t.Fatalf("the killed promotion left %v", left)
+	}
+	if err := pointLink(root, "new", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if target, _ := os.Readlink(linkPath(root, "a")); target != linkTarget("new", "a") {
+		t.Fatalf("link %q after the next promotion", target)
+	}
+	if left, _ := filepath.Glob(filepath.Join(root, "published", ".a.tmp-*")); len(left) != 0 {
+		t.Fatalf("left behind: %v", left)
 	}
 }
