@@ -62,6 +62,11 @@ type Options struct {
 	// ExitCode maps Run's error to the exit code the run log records. If
 	// nil, 0 for no error and 1 for any.
 	ExitCode func(error) int
+	// Retryable tells the errors a retry may cure (the CLI: those of exit
+	// codes 1, 4, 5 and 130). When stages fail differently, Run returns
+	// the first such error, so that a scheduler retries the run, and else
+	// the first error. If nil, the first error.
+	Retryable func(error) bool
 	// Compare locates the first differing cell of a table Verify's rerun
 	// wrote otherwise (see DiffOptions.Compare). If nil, tables are
 	// compared by their bytes.
@@ -176,7 +181,7 @@ func Run(ctx context.Context, g *Graph, opts Options) (*Summary, error) {
 		log.Warn("run log not written", slog.String("error", err.Error()))
 	}
 	defer r.hashes.Save()
-	var first error
+	var first, retry error       // the first error, and the first a retry may cure
 	failed := map[*Node]string{} // node -> ID of the failed stage that blocks it
 	for _, n := range g.Nodes {
 		if !sel[n] {
@@ -206,6 +211,9 @@ func Run(ctx context.Context, g *Graph, opts Options) (*Summary, error) {
 			if first == nil {
 				first = err
 			}
+			if retry == nil && opts.Retryable != nil && opts.Retryable(err) {
+				retry = err
+			}
 		}
 		if err := r.hashes.Save(); err != nil {
 			log.Warn("hash cache not saved", slog.String("error", err.Error()))
@@ -221,6 +229,9 @@ func Run(ctx context.Context, g *Graph, opts Options) (*Summary, error) {
 	r.sum.Seconds = time.Since(start).Seconds()
 	log.Info("run summary", slog.Int("stages_run", r.sum.Run), slog.Int("stages_skipped", r.sum.Skipped),
 		slog.Int("stages_failed", r.sum.Failed), slog.Int("stages_blocked", r.sum.Blocked), slog.Int("stages_restored", r.sum.Restored), slog.Float64("seconds", round3(r.sum.Seconds)))
+	if retry != nil && first != retry && !errors.Is(first, context.Canceled) && !opts.Retryable(first) {
+		first = retry // a permanent failure beside it must not stop the retry
+	}
 	if first != nil && r.sum.Failed > 1 {
 		first = fmt.Errorf("%w (%d stages failed)", first, r.sum.Failed)
 	}
