@@ -606,19 +606,21 @@ func lists(ctx context.Context, path string) iter.Seq2[queryList, error] {
 // promote is the publish node's After: with a root of runs and a gate that
 // passed, it points the experiment's link at this run; a refused gate
 // fails the node with ErrNotPromoted (also when it is up to date or
-// restored, so a rerun answers as the first run did).
+// restored, so a rerun answers as the first run did). Without a root it
+// does nothing, whatever the gate says.
 func promote(e *job.Resolved) func(dir string) error {
 	return func(dir string) error {
+		if e.RunRoot == "" {
+			return nil // nothing to promote in: Run warned so
+		}
 		g, err := readGate(filepath.Join(dir, gateFile))
 		if err != nil {
 			return err
 		}
 		if g.Decision != "promote" {
-			return fmt.Errorf("%w: %s/%s: %s (see %s; published/%s stays at %s)", ErrNotPromoted, e.Name, Publish{}.Name(), g.Reason,
+			// The runner prefixes the node's ID.
+			return fmt.Errorf("%w: %s (see %s; published/%s stays at %s)", ErrNotPromoted, g.Reason,
 				filepath.Join(dir, gateFile), e.Name, cmp.Or(g.Previous, "no run"))
-		}
-		if e.RunRoot == "" {
-			return nil
 		}
 		return pointLink(e.RunRoot, e.RunID, e.Name)
 	}

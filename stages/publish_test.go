@@ -517,11 +517,17 @@ func TestPublishGate(t *testing.T) {
 
 	// Without --run-id: the figures, no link.
 	plain := t.TempDir()
-	dir, _, err := runPublish(t, good, "", "", pipeline.Options{RunDir: plain})
+	// Coverage above 1 cannot hold: the gate refuses, yet with no root to
+	// promote in the run succeeds.
+	noRoot := publishJob(t, "", "  gate: {min_coverage: 1.0}\n")
+	dir, sum, err := runPublish(t, noRoot, "", "", pipeline.Options{RunDir: plain})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g := must(readGate(filepath.Join(dir, "men-image", "publish", gateFile)))(t); g.Promotable || g.Previous != "" {
+	if !slices.Contains(sum.Stages.Run, "men-image/publish") {
+		t.Fatalf("no publish node ran: %+v", sum.Stages)
+	}
+	if g := must(readGate(filepath.Join(dir, "men-image", "publish", gateFile)))(t); g.Promotable || g.Previous != "" || g.Decision != "refuse" {
 		t.Fatalf("gate without a root %+v", g)
 	}
 	if _, err := os.Lstat(filepath.Join(plain, "published")); err == nil {
