@@ -227,8 +227,14 @@ func Run(ctx context.Context, g *Graph, opts Options) (*Summary, error) {
 		}
 	}
 	r.sum.Seconds = time.Since(start).Seconds()
-	log.Info("run summary", slog.Int("stages_run", r.sum.Run), slog.Int("stages_skipped", r.sum.Skipped),
-		slog.Int("stages_failed", r.sum.Failed), slog.Int("stages_blocked", r.sum.Blocked), slog.Int("stages_restored", r.sum.Restored), slog.Float64("seconds", round3(r.sum.Seconds)))
+	summary := []any{slog.Int("stages_run", r.sum.Run), slog.Int("stages_skipped", r.sum.Skipped),
+		slog.Int("stages_failed", r.sum.Failed), slog.Int("stages_blocked", r.sum.Blocked), slog.Int("stages_restored", r.sum.Restored), slog.Float64("seconds", round3(r.sum.Seconds))}
+	if len(r.sum.Stages.Failed) > 0 {
+		// Each failure by node, when they differ (a refused publish beside
+		// a locked experiment) the one line a scheduler's log shows.
+		summary = append(summary, slog.Any("failed", r.sum.Stages.Failed))
+	}
+	log.Info("run summary", summary...)
 	if retry != nil && first != retry && !errors.Is(first, context.Canceled) && !opts.Retryable(first) {
 		first = retry // a permanent failure beside it must not stop the retry
 	}

@@ -261,7 +261,8 @@ func TestFailureContinuesOtherExperiments(t *testing.T) {
 	}
 	for _, w := range []string{`"msg":"stage failed","experiment":"a","stage":"features"`,
 		`"msg":"stage skip","experiment":"a","stage":"negatives","reason":"upstream a/features failed"`,
-		`"msg":"run summary","stages_run":7,"stages_skipped":0,"stages_failed":1,"stages_blocked":5`} {
+		`"msg":"run summary","stages_run":7,"stages_skipped":0,"stages_failed":1,"stages_blocked":5`,
+		`"failed":["a/features"]}`} {
 		if !strings.Contains(withoutRun(logs.String()), w) {
 			t.Errorf("log lacks %s:\n%s", w, logs.String())
 		}
