@@ -19,6 +19,7 @@ import (
 	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
+	"monomer/pipeline/cache"
 	"monomer/schema"
 )
 
@@ -350,6 +351,50 @@ func TestPublish(t *testing.T) {
 		os.WriteFile(path, []byte("id\nB1\n\nB2\n"), 0o644)
 		if _, _, err := idTable(t.Context(), path, e); !errors.Is(err, pipeline.ErrBadInput) || !strings.Contains(err.Error(), "line 3") {
 			t.Fatalf("an empty id: %v, want bad input at line 3", err)
+		}
+	})
+
+	// Every rule at once from the job file: the node reads the tables it
+	// names, and its stats count what they dropped.
+	t.Run("job rules", func(t *testing.T) {
+		data := t.TempDir()
+		ex := "id\n" + e.it.asin[e.cand[1]] + "\n" + e.it.asin[e.cand[2]] + "\nNOPE\n"
+		qs := "id\n" + e.it.asin[e.cand[0]] + "\n" + e.it.asin[e.cand[5]] + "\n"
+		if err := os.WriteFile(filepath.Join(data, "ex.csv"), []byte(ex), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(data, "q.csv"), []byte(qs), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rules := publishJob(t, "", "  cross_subcategory: true\n  min_probability: 0.5\n  exclude: "+filepath.Join(data, "ex.csv")+
+			"\n  queries: "+filepath.Join(data, "q.csv")+"\n")
+		// The upstream nodes are those of dir: copy nothing, run publish
+		// alone in dir and read its table before the next subtest.
+		_, sum, err := runPublish(t, rules, "", "", pipeline.Options{RunDir: dir, Only: "publish"})
+		if err != nil || !slices.Contains(sum.Stages.Run, "men-image/publish") {
+			t.Fatalf("%v %+v", err, sum.Stages)
+		}
+		l, order := readPublished(t, table, row)
+		if len(order) > 2 {
+			t.Fatalf("lists of %v, want at most the 2 queries", order)
+		}
+		want := lists(t, publishParams{Cross: true, MinProb: 0.5}, func() []bool {
+			x := make([]bool, len(e.it.asin))
+			x[e.cand[1]], x[e.cand[2]] = true, true
+			return x
+		}(), []int32{e.cand[0], e.cand[5]})
+		for _, q := range []int32{e.cand[0], e.cand[5]} {
+			if !slices.EqualFunc(l[q], want[q], func(a, b models.Hit) bool { return a.Item == b.Item && a.Prob == b.Prob }) {
+				t.Errorf("query %d: %v, want %v", q, l[q], want[q])
+			}
+		}
+		m := must(cache.ReadManifest(filepath.Join(dir, "men-image", "publish")))(t)
+		if m.Stats["exclude_unknown"] != 1.0 || m.Stats["excluded"] != 2.0 || m.Stats["queries"] != 2.0 {
+			t.Errorf("stats %v", m.Stats)
+		}
+		// Back to the plain block for the subtests after this one.
+		if _, _, err := runPublish(t, j, "", "", pipeline.Options{RunDir: dir, Only: "publish"}); err != nil {
+			t.Fatal(err)
 		}
 	})
 
