@@ -207,6 +207,12 @@ func (Publish) Run(ctx context.Context, env *pipeline.Env, p publishParams) (*pi
 		return nil, err
 	}
 	defer e.close()
+	// The retriever breaks ties by item index and the table is sorted by
+	// query index: both are id order (byte order) only because ingest
+	// keeps items sorted by id (amazon.Keep).
+	if !slices.IsSorted(e.it.asin) {
+		return nil, errors.New("stages: publish: the items table is not in id order")
+	}
 	r, err := e.retriever(ctx, p.Model)
 	if err != nil {
 		return nil, fmt.Errorf("stages: publish %s: %w", p.Model, err)
