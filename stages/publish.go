@@ -259,6 +259,9 @@ func (Publish) Run(ctx context.Context, env *pipeline.Env, p publishParams) (*pi
 		}
 		return nil
 	}, func(c schema.PublishedCols, n int) error {
+		if err := ctx.Err(); err != nil {
+			return err // checked between blocks
+		}
 		bar.Add(int64(n))
 		if err := w.Append(c); err != nil {
 			return err
