@@ -47,6 +47,9 @@ type Job struct {
 	Data Data `yaml:"data"`
 	// Settings apply to every experiment unless it sets its own.
 	Settings Settings `yaml:"settings"`
+	// Publish is every experiment's publish: block unless it sets its own
+	// fields (docs/publishing.md); without one nothing is published.
+	Publish *Publish `yaml:"publish" json:",omitempty"`
 	// BLASKernel is the OpenBLAS CPU kernel the process runs: "auto" (the
 	// default: the widest kernel the CPU supports), "env" (whatever
 	// OPENBLAS_CORETYPE says, or OpenBLAS's own pick), or a kernel name
@@ -59,6 +62,11 @@ type Job struct {
 
 	// Path is the job file's absolute path, set by Load.
 	Path string `yaml:"-"`
+	// RunRoot is the directory holding the runs of a --run-id, where the
+	// published links live, and RunID this run's subdirectory of it; both
+	// empty for a run without --run-id. Set by the CLI, never hashed.
+	RunRoot string `yaml:"-" json:"-"`
+	RunID   string `yaml:"-" json:"-"`
 }
 
 // Data names raw input files. Empty fields are not used.
@@ -125,6 +133,8 @@ type Experiment struct {
 	Data Data `yaml:"data"`
 	// Settings override the job's settings for this experiment.
 	Settings Settings `yaml:"settings"`
+	// Publish overrides the fields of the job's publish: block.
+	Publish *Publish `yaml:"publish" json:",omitempty"`
 }
 
 // Resolved is an experiment with every setting and path filled in.
@@ -133,13 +143,19 @@ type Resolved struct {
 	Seed     uint64
 	Data     Data // absolute paths
 	Settings Settings
+	// Publish is the job's and the experiment's publish: blocks merged,
+	// defaults filled and paths absolute; nil when neither has one.
+	Publish *Publish `json:",omitempty"`
+	// RunRoot and RunID are the job's (Job.RunRoot).
+	RunRoot string `json:"-"`
+	RunID   string `json:"-"`
 }
 
 // Resolve returns experiment i with defaults, job settings and its own
 // settings merged, and data paths made absolute.
 func (j *Job) Resolve(i int) Resolved {
 	e := j.Experiments[i]
-	r := Resolved{Experiment: e, Seed: j.Seed}
+	r := Resolved{Experiment: e, Seed: j.Seed, RunRoot: j.RunRoot, RunID: j.RunID}
 	if r.Seed == 0 {
 		r.Seed = 1
 	}
@@ -163,6 +179,7 @@ func (j *Job) Resolve(i int) Resolved {
 		}
 		return ""
 	}
+	r.Publish = j.Publish.over(e.Publish).resolve(func(p string) string { return j.abs(base, p) })
 	r.Data = Data{
 		Meta:          pick(e.Data.Meta, j.Data.Meta),
 		Reviews:       pick(e.Data.Reviews, j.Data.Reviews),
@@ -302,6 +319,9 @@ func (j *Job) Validate() error {
 	if err := j.Settings.validate("settings"); err != nil {
 		return err
 	}
+	if err := j.Publish.validate("publish"); err != nil {
+		return err
+	}
 	if err := models.CheckKernel(j.BLASKernel); err != nil {
 		return fmt.Errorf("blas_kernel: %v", err)
 	}
@@ -323,6 +343,9 @@ func (j *Job) Validate() error {
 			return fmt.Errorf("%s.name: %q differs from experiments[%d].name %q only in case (one directory on a case-insensitive file system)", at, e.Name, k, j.Experiments[k].Name)
 		}
 		seen[strings.ToLower(e.Name)] = i
+		if strings.EqualFold(e.Name, ReservedName) {
+			return fmt.Errorf("%s.name: %q is reserved for the run root's links to published runs (docs/publishing.md)", at, e.Name)
+		}
 		if strings.TrimSpace(e.Category) == "" {
 			return fmt.Errorf("%s.category: required", at)
 		}
@@ -361,8 +384,14 @@ func (j *Job) Validate() error {
 		if err := e.Settings.validate(at + ".settings"); err != nil {
 			return err
 		}
+		if err := e.Publish.validate(at + ".publish"); err != nil {
+			return err
+		}
 		r := j.Resolve(i)
 		if err := r.checkBounds(at); err != nil {
+			return err
+		}
+		if err := r.checkPublish(at); err != nil {
 			return err
 		}
 		if r.Data.Format == FormatCatalogue {

@@ -40,6 +40,9 @@ func checkNodes(n *yaml.Node, t reflect.Type, at string) error {
 		return nil // an empty document or value: everything inherits
 	}
 	t = plainType(t)
+	if t.Kind() == reflect.Pointer { // publish: a block that may be absent
+		t = t.Elem()
+	}
 	if want := wantedType(n, t); want != "" {
 		got := strconv.Quote(n.Value)
 		switch n.Kind {

@@ -99,6 +99,12 @@ type Node struct {
 	// than the machine has); Plan reports it as the node's failure. It
 	// must not read data files.
 	Preflight func() error
+	// After, if not nil, runs once the node's outputs are in place in dir,
+	// its final directory, whether it ran, was restored from the store or
+	// was up to date: it acts on what the stage decided (publish moves the
+	// experiment's link in the run root), so a cached node acts again. Its
+	// error fails the node.
+	After func(dir string) error
 	// Deps are the nodes this one reads, set by NewGraph.
 	Deps []*Node
 }

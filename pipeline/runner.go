@@ -62,6 +62,11 @@ type Options struct {
 	// ExitCode maps Run's error to the exit code the run log records. If
 	// nil, 0 for no error and 1 for any.
 	ExitCode func(error) int
+	// Retryable tells the errors a retry may cure (the CLI: those of exit
+	// codes 1, 4, 5 and 130). When stages fail differently, Run returns
+	// the first such error, so that a scheduler retries the run, and else
+	// the first error. If nil, the first error.
+	Retryable func(error) bool
 	// Compare locates the first differing cell of a table Verify's rerun
 	// wrote otherwise (see DiffOptions.Compare). If nil, tables are
 	// compared by their bytes.
@@ -176,7 +181,7 @@ func Run(ctx context.Context, g *Graph, opts Options) (*Summary, error) {
 		log.Warn("run log not written", slog.String("error", err.Error()))
 	}
 	defer r.hashes.Save()
-	var first error
+	var first, retry error       // the first error, and the first a retry may cure
 	failed := map[*Node]string{} // node -> ID of the failed stage that blocks it
 	for _, n := range g.Nodes {
 		if !sel[n] {
@@ -206,6 +211,9 @@ func Run(ctx context.Context, g *Graph, opts Options) (*Summary, error) {
 			if first == nil {
 				first = err
 			}
+			if retry == nil && opts.Retryable != nil && opts.Retryable(err) {
+				retry = err
+			}
 		}
 		if err := r.hashes.Save(); err != nil {
 			log.Warn("hash cache not saved", slog.String("error", err.Error()))
@@ -219,8 +227,17 @@ func Run(ctx context.Context, g *Graph, opts Options) (*Summary, error) {
 		}
 	}
 	r.sum.Seconds = time.Since(start).Seconds()
-	log.Info("run summary", slog.Int("stages_run", r.sum.Run), slog.Int("stages_skipped", r.sum.Skipped),
-		slog.Int("stages_failed", r.sum.Failed), slog.Int("stages_blocked", r.sum.Blocked), slog.Int("stages_restored", r.sum.Restored), slog.Float64("seconds", round3(r.sum.Seconds)))
+	summary := []any{slog.Int("stages_run", r.sum.Run), slog.Int("stages_skipped", r.sum.Skipped),
+		slog.Int("stages_failed", r.sum.Failed), slog.Int("stages_blocked", r.sum.Blocked), slog.Int("stages_restored", r.sum.Restored), slog.Float64("seconds", round3(r.sum.Seconds))}
+	if len(r.sum.Stages.Failed) > 0 {
+		// Each failure by node, when they differ (a refused publish beside
+		// a locked experiment) the one line a scheduler's log shows.
+		summary = append(summary, slog.Any("failed", r.sum.Stages.Failed))
+	}
+	log.Info("run summary", summary...)
+	if retry != nil && first != retry && !errors.Is(first, context.Canceled) && !opts.Retryable(first) {
+		first = retry // a permanent failure beside it must not stop the retry
+	}
 	if first != nil && r.sum.Failed > 1 {
 		first = fmt.Errorf("%w (%d stages failed)", first, r.sum.Failed)
 	}
@@ -529,7 +546,7 @@ func (r *runner) step(ctx context.Context, n *Node) error {
 		r.sum.Skipped++
 		r.sum.Stages.Skipped = append(r.sum.Stages.Skipped, n.ID)
 		r.log.Info("stage skip", attrs(n, slog.String("reason", "up to date"))...)
-		return r.publish(n)
+		return r.finish(n)
 	}
 	reason := string(ev.state)
 	switch {
@@ -545,7 +562,7 @@ func (r *runner) step(ctx context.Context, n *Node) error {
 			r.sum.Restored++
 			r.sum.Stages.Restored = append(r.sum.Stages.Restored, n.ID)
 			r.log.Info("stage restore", attrs(n, slog.String("reason", reason), slog.String("from", r.store.Entry(m.Key)))...)
-			return r.publish(n)
+			return r.finish(n)
 		}
 	}
 	r.log.Info("stage start", attrs(n, slog.String("reason", reason))...)
@@ -574,7 +591,7 @@ func (r *runner) step(ctx context.Context, n *Node) error {
 	for _, w := range m.Warnings {
 		r.log.Warn(w.Msg, attrs(n, warningAttrs(w)...)...)
 	}
-	return r.publish(n)
+	return r.finish(n)
 }
 
 // execute runs the stage into a temporary directory beside its final one,
@@ -796,6 +813,21 @@ func commitDir(tmp, final, id string) error {
 	hook("renamed", id)
 	if hadOld {
 		return os.RemoveAll(old)
+	}
+	return nil
+}
+
+// finish is what follows a node's outputs being in place: publishing its
+// files, then its After.
+func (r *runner) finish(n *Node) error {
+	if err := r.publish(n); err != nil {
+		return err
+	}
+	if n.After == nil {
+		return nil
+	}
+	if err := n.After(n.Dir(r.opts.RunDir)); err != nil {
+		return fmt.Errorf("pipeline: %s: %w", n.ID, err)
 	}
 	return nil
 }

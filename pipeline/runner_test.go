@@ -261,7 +261,8 @@ func TestFailureContinuesOtherExperiments(t *testing.T) {
 	}
 	for _, w := range []string{`"msg":"stage failed","experiment":"a","stage":"features"`,
 		`"msg":"stage skip","experiment":"a","stage":"negatives","reason":"upstream a/features failed"`,
-		`"msg":"run summary","stages_run":7,"stages_skipped":0,"stages_failed":1,"stages_blocked":5`} {
+		`"msg":"run summary","stages_run":7,"stages_skipped":0,"stages_failed":1,"stages_blocked":5`,
+		`"failed":["a/features"]}`} {
 		if !strings.Contains(withoutRun(logs.String()), w) {
 			t.Errorf("log lacks %s:\n%s", w, logs.String())
 		}
@@ -271,6 +272,26 @@ func TestFailureContinuesOtherExperiments(t *testing.T) {
 	_, _, err = f.run(t, Options{Force: true})
 	if err == nil || !strings.HasPrefix(err.Error(), "pipeline: a/features: amazon") || !strings.HasSuffix(err.Error(), "(2 stages failed)") {
 		t.Errorf("two failures: error %v", err)
+	}
+	// a's failure permanent, b's one a retry may cure: the run answers
+	// with b's, so that a scheduler retries it (issue 52: a refused
+	// publish beside a locked experiment).
+	flaky := errors.New("disk full")
+	f.exp[1].(*fakeStage).fail = func(env *tEnv) error {
+		if env.Exp.Name == "a" {
+			return bad
+		}
+		return flaky
+	}
+	retryable := func(err error) bool { return errors.Is(err, flaky) }
+	_, _, err = f.run(t, Options{Force: true, Retryable: retryable})
+	if !errors.Is(err, flaky) || errors.Is(err, ErrBadInput) || !strings.HasSuffix(err.Error(), "(2 stages failed)") {
+		t.Errorf("a permanent and a retryable failure: error %v", err)
+	}
+	// Without a retryable one, the first error.
+	f.exp[1].(*fakeStage).fail = func(*tEnv) error { return bad }
+	if _, _, err = f.run(t, Options{Force: true, Retryable: retryable}); !errors.Is(err, ErrBadInput) {
+		t.Errorf("two permanent failures: error %v", err)
 	}
 	// Fixed, the next run resumes at the failed stage.
 	f.exp[1].(*fakeStage).fail = nil

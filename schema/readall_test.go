@@ -91,6 +91,8 @@ func TestReadAllRoundTrip(t *testing.T) {
 		"job_metrics":       roundTrip[JobMetricsCols],
 		"recommendations":   roundTrip[RecommendationsCols],
 		"recommend_metrics": roundTrip[RecommendMetricsCols],
+		"published":         roundTrip[PublishedCols],
+		"churn":             roundTrip[ChurnCols],
 	}
 	for _, ns := range Tables() {
 		if tables[ns.Name] == nil {

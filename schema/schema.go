@@ -386,6 +386,36 @@ type RecommendMetricsCols struct {
 	Recall                []float64 `col:"recall"`
 }
 
+// PublishedCols: published, publish/recommendations.parquet. For every
+// query (each item with features, or each id of publish.queries), the exact
+// top k of the publish model by P(related) after the publish rules, by
+// query (id in byte order) then rank (1-based); ties go to the lower item
+// id. A list the rules shorten is shorter, one with nothing left is absent.
+// Each row group holds whole lists. space is as in recommendations.
+type PublishedCols struct {
+	_               keyed
+	Query           []string  `col:"query"`
+	Rank            []int32   `col:"rank"`
+	Item            []string  `col:"item"`
+	Probability     []float64 `col:"probability"`
+	Space           []int32   `col:"space"`
+	SameSubcategory []bool    `col:"same_subcategory"`
+}
+
+// ChurnCols: churn, publish/churn.parquet. One row per query of this run's
+// or the published run's table, by query: overlap is the number of items
+// the two top-k lists share, jaccard that over the size of their union (1
+// when both are empty); in_previous and in_current say which tables list
+// the query (a query of one alone has overlap 0 and jaccard 0).
+type ChurnCols struct {
+	_          keyed
+	Query      []string  `col:"query"`
+	Overlap    []int32   `col:"overlap"`
+	Jaccard    []float64 `col:"jaccard"`
+	InPrevious []bool    `col:"in_previous"`
+	InCurrent  []bool    `col:"in_current"`
+}
+
 // The Arrow schema of each table, derived from its struct; Tables lists
 // them with their names.
 var (
@@ -409,6 +439,8 @@ var (
 	JobMetrics       = declare[JobMetricsCols]("job_metrics")
 	Recommendations  = declare[RecommendationsCols]("recommendations")
 	RecommendMetrics = declare[RecommendMetricsCols]("recommend_metrics")
+	Published        = declare[PublishedCols]("published")
+	Churn            = declare[ChurnCols]("churn")
 )
 
 // NamedSchema is one declared table: its name and schema.

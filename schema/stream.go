@@ -79,6 +79,20 @@ func (w *Writer[T]) Append(cols T) error {
 	return nil
 }
 
+// EndGroup writes the rows buffered so far as a row group of their own
+// (none if there are none), so that the caller decides where groups end:
+// with a groupRows above any block it appends, a group per block.
+func (w *Writer[T]) EndGroup() error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.done {
+		return fmt.Errorf("schema: %s: EndGroup after Close", w.w.path)
+	}
+	w.err = w.flush()
+	return w.err
+}
+
 // flush writes the buffered rows as one row group and empties the buffer,
 // keeping its capacity.
 func (w *Writer[T]) flush() error {

@@ -205,3 +205,46 @@ func ExampleBatches() {
 	// [B1 B2] [review of B1 review of B2] <nil>
 	// [B3] [review of B3] <nil>
 }
+
+// EndGroup ends a row group where the caller says (publish keeps each
+// query's list in one group); a group still fills up at groupRows.
+func TestWriterEndGroup(t *testing.T) {
+	rows := reviewsCols(20)
+	p := filepath.Join(t.TempDir(), "g.parquet")
+	w, err := NewWriter[ReviewsCols](p, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cut := range [][2]int{{0, 3}, {3, 5}, {5, 15}, {15, 20}} {
+		if err := w.Append(slice(rows, cut[0], cut[1])); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.EndGroup(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.EndGroup(); err != nil { // nothing buffered: no empty group
+		t.Fatal(err)
+	}
+	if n, err := w.Close(); n != 20 || err != nil {
+		t.Fatalf("Close = %d, %v", n, err)
+	}
+	var sizes []int
+	var asin []string
+	for b, err := range Batches[ReviewsCols](context.Background(), p) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, len(b.ASIN))
+		asin = append(asin, b.ASIN...)
+	}
+	if want := []int{3, 2, 8, 2, 5}; !slices.Equal(sizes, want) {
+		t.Errorf("row groups of %v rows, want %v", sizes, want)
+	}
+	if !slices.Equal(asin, rows.ASIN) {
+		t.Error("rows read back differ from those written")
+	}
+	if err := w.EndGroup(); err == nil {
+		t.Error("EndGroup after Close: no error")
+	}
+}

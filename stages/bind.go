@@ -110,8 +110,25 @@ type (
 	jobLevel[P any] struct{ JobStage[P] }
 )
 
+// An ExpStage may leave an experiment out (active false: publish without a
+// publish: block) and act once its outputs are in place (after, see
+// pipeline.Node.After).
+type (
+	optionalStage interface{ active(e *job.Resolved) bool }
+	afterStage    interface {
+		after(e *job.Resolved) func(dir string) error
+	}
+)
+
 func (s each[P]) nodes(_ *job.Job, e *job.Resolved) []*pipeline.Node {
-	return []*pipeline.Node{expNode(s.ExpStage, e, s.Name(), bind(s.Params(e), s.Run))}
+	if o, ok := s.ExpStage.(optionalStage); ok && !o.active(e) {
+		return nil
+	}
+	n := expNode(s.ExpStage, e, s.Name(), bind(s.Params(e), s.Run))
+	if a, ok := s.ExpStage.(afterStage); ok {
+		n.After = a.after(e)
+	}
+	return []*pipeline.Node{n}
 }
 
 func (s sharded[P]) nodes(_ *job.Job, e *job.Resolved) []*pipeline.Node {

@@ -27,6 +27,7 @@ func Experiment() []Stage {
 		Parted[trainParams](Train{}),
 		Each[evaluateParams](Evaluate{}),
 		Each[recommendParams](Recommend{}),
+		Each[publishParams](Publish{}),
 	}
 }
 

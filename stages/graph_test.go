@@ -41,6 +41,7 @@ func everyStageGraph(t *testing.T) *pipeline.Graph {
 	sharded := j.Experiments[1]
 	sharded.Name += "-sharded"
 	sharded.Settings.VocabShards = job.Set(2)
+	sharded.Publish = &job.Publish{Model: "monomer"} // a publish node too
 	j.Experiments = append(j.Experiments, sharded)
 	g, err := Graph(j, Experiment(), Job())
 	if err != nil {

@@ -206,6 +206,13 @@ type (
 func (s spyExp[P]) Run(_ context.Context, env *pipeline.Env, p P) (*pipeline.Result, error) {
 	return s.s.run(env, p)
 }
+
+// active leaves out of the spied graph what the stage leaves out (publish
+// without a publish: block); the spy has no After, as it writes nothing.
+func (s spyExp[P]) active(e *job.Resolved) bool {
+	o, ok := s.ExpStage.(optionalStage)
+	return !ok || o.active(e)
+}
 func (s spySharded[P]) Run(_ context.Context, env *pipeline.Env, p P) (*pipeline.Result, error) {
 	return s.s.run(env, p)
 }
@@ -233,6 +240,7 @@ func TestRunGetsTheKeyedParams(t *testing.T) {
 		Parted[trainParams](spyParted[trainParams]{Train{}, s}),
 		Each[evaluateParams](spyExp[evaluateParams]{Evaluate{}, s}),
 		Each[recommendParams](spyExp[recommendParams]{Recommend{}, s}),
+		Each[publishParams](spyExp[publishParams]{Publish{}, s}),
 	}
 	jobSt := []Stage{JobLevel[reportParams](spyJob[reportParams]{Report{}, s})}
 	names := func(st []Stage) (out []string) {
@@ -248,6 +256,7 @@ func TestRunGetsTheKeyedParams(t *testing.T) {
 	sharded := j.Experiments[1]
 	sharded.Name += "-sharded"
 	sharded.Settings.VocabShards = job.Set(2)
+	sharded.Publish = &job.Publish{Model: "monomer"} // as everyStageGraph
 	j.Experiments = append(j.Experiments, sharded)
 	spied, err := Graph(j, exp, jobSt)
 	if err != nil {

@@ -110,7 +110,12 @@ func (d *dirFlags) load(path string) (*job.Job, pipeline.Options, error) {
 		if !runIDRE.MatchString(d.runID) {
 			return nil, opts, fmt.Errorf("%w: --run-id %q: letters, digits and . _ : + - only", pipeline.ErrUsage, d.runID)
 		}
+		if strings.EqualFold(d.runID, job.ReservedName) {
+			return nil, opts, fmt.Errorf("%w: --run-id %q is reserved for the links to published runs (docs/publishing.md)", pipeline.ErrUsage, d.runID)
+		}
 		opts.RunDir = filepath.Join(base, d.runID)
+		// The publish nodes compare with and promote in the root of runs.
+		j.RunRoot, j.RunID = base, d.runID
 	}
 	return j, opts, nil
 }
@@ -228,7 +233,7 @@ lines on stderr unless stderr is a terminal.
 			term := pipeline.IsTerminal(os.Stderr)
 			opts.Logger = pipeline.NewLogger(os.Stderr, term)
 			opts.RunID = cmp.Or(flags.runID, pipeline.NewRunID(time.Now()))
-			opts.Command, opts.ExitCode = os.Args, exitCode
+			opts.Command, opts.ExitCode, opts.Retryable = os.Args, exitCode, retryable
 			runLog := opts.Logger.With(slog.String("job", job.Name), slog.String("run_id", opts.RunID))
 			miss, names := envNearMisses()
 			for _, v := range names {
@@ -298,4 +303,14 @@ func printPlan(w io.Writer, steps []pipeline.Step) (fails int, first error) {
 		fmt.Fprintf(w, "%-*s  %s: %s\n", width, s.ID, verb, why)
 	}
 	return fails, first
+}
+
+// retryable reports whether err's exit code is one a retry may cure (see
+// the exit codes in main.go).
+func retryable(err error) bool {
+	switch exitCode(err) {
+	case exitFailure, exitLocked, exitInputMissing, exitInterrupted:
+		return true
+	}
+	return false
 }

@@ -19,6 +19,7 @@ import (
 	"monomer/download"
 	"monomer/job"
 	"monomer/pipeline"
+	"monomer/stages"
 )
 
 // TestREADMEExitCodes: the manual's exit-code table (docs/running.md) lists exactly the
@@ -86,6 +87,7 @@ func TestREADMEExitCodes(t *testing.T) {
 		{pipeline.ErrLocked, "locked"},
 		{download.ErrLocked, "being fetched"},
 		{pipeline.ErrMissingInput, "does not exist"},
+		{stages.ErrNotPromoted, "not promoted"},
 		{context.Canceled, "interrupted"},
 	}
 	for _, tc := range tests {

@@ -18,11 +18,12 @@ import (
 	"monomer/job"
 	"monomer/pipeline"
 	"monomer/pipeline/cache"
+	"monomer/stages"
 )
 
 // Exit codes; the one place errors become codes. Listed in --help and in
 // docs/running.md's table (TestREADMEExitCodes checks both against these). A code
-// answers a scheduler's question "will a retry help?": 2 and 3 never (the
+// answers a scheduler's question "will a retry help?": 2, 3 and 6 never (the
 // same command line, job and data fail the same way), 1, 4, 5 and 130 may.
 const (
 	exitOK           = 0
@@ -31,6 +32,7 @@ const (
 	exitBadInput     = 3
 	exitLocked       = 4
 	exitInputMissing = 5
+	exitNotPromoted  = 6
 	exitInterrupted  = 130
 )
 
@@ -54,8 +56,10 @@ const exitCodesHelp = `Exit codes:
        fetched into the same directory by another download)
   5    an input data file does not exist (yet): a retry may find it
        (download: a network failure, a timeout or a 5xx answer)
+  6    not promoted: a publish gate refused this run's lists, the
+       published link stays (see publish/gate.json)
   130  interrupted (SIGINT or SIGTERM)
-A retry may succeed after 1, 4, 5 or 130, never after 2 or 3.`
+A retry may succeed after 1, 4, 5 or 130, never after 2, 3 or 6.`
 
 // globalOptions are the root command's persistent flags.
 type globalOptions struct {
@@ -152,6 +156,8 @@ func exitCode(err error) int {
 		return exitLocked
 	case errors.Is(err, pipeline.ErrMissingInput), errors.Is(err, download.ErrUnavailable):
 		return exitInputMissing
+	case errors.Is(err, stages.ErrNotPromoted):
+		return exitNotPromoted
 	}
 	return exitFailure
 }

@@ -26,7 +26,9 @@ the whole directory. The exit codes in PERMANENT_EXIT_CODES would fail
 again on retry, so those tasks fail at once without retrying (the
 operators' skip_on_exit_code turned into AirflowFailException); any other
 failure (1, 4 directory locked, 5 input not there yet, 130
-interrupted) is retried.
+interrupted) is retried. A job with a publish: block has a publish task per
+experiment (docs/publishing.md); its exit 6, a gate that refused the
+night's lists, fails that task alone.
 
 The file runs `monomer plan` once per parse (Airflow 3's DAG processor
 parses it every few minutes): both DAGs are built from that one plan. It needs Airflow 3
@@ -88,10 +90,11 @@ def run_command(plan: dict, task: dict, binary: str = MONOMER, runs: str = RUNS)
 
 # monomer's permanent failures, where a retry cannot help (docs/running.md, "Exit
 # codes"): 2 usage, invalid job file or an uncreatable run directory; 3 bad
-# input. 1, 4 (locked), 5 (an input file not there yet: data arriving late)
-# and 130 are retried.
+# input; 6 not promoted (a publish gate refused the run's lists: the same
+# figures refuse again). 1, 4 (locked), 5 (an input file not there yet: data
+# arriving late) and 130 are retried.
 # The one place the DAGs read them from.
-PERMANENT_EXIT_CODES = (2, 3)
+PERMANENT_EXIT_CODES = (2, 3, 6)
 
 
 def pool_name(job: str, experiment: str) -> str:

@@ -33,6 +33,7 @@ EXIT_CODES = {
     3: "fail",  # bad input
     4: "retry",  # run directory locked
     5: "retry",  # an input file not there yet (data arriving late)
+    6: "fail",  # not promoted: a publish gate refused the run
     130: "retry",  # interrupted
 }
 
