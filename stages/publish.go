@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"iter"
 	"math"
 	"os"
@@ -631,7 +632,7 @@ func promote(e *job.Resolved) func(dir string) error {
 			return fmt.Errorf("%w: %s (see %s; published/%s stays at %s)", ErrNotPromoted, g.Reason,
 				filepath.Join(dir, gateFile), e.Name, cmp.Or(g.Previous, "no run"))
 		}
-		return pointLink(e.RunRoot, e.RunID, e.Name)
+		return pointLink(e.RunRoot, e.RunID, e.Name, g.Previous)
 	}
 }
 
@@ -640,8 +641,13 @@ func promote(e *job.Resolved) func(dir string) error {
 // one, so a reader finds the old target or the new one and never neither.
 // It holds root/published/.lock meanwhile, so experiments promoted at once
 // by several processes do not race on the directory; each moves only its
-// own link.
-func pointLink(root, runID, exp string) error {
+// own link. It moves the link only from prev, the run this one's gate was
+// compared with ("" for none): when the link has moved on since (a rerun
+// of an older night, an Airflow clear of last week's task), moving it
+// back would publish lists no gate compared with what is served, so that
+// is ErrNotPromoted. Anything but monomer's own link at the name (a file,
+// a directory a user put there) is refused, never replaced.
+func pointLink(root, runID, exp, prev string) error {
 	dir := filepath.Join(root, job.ReservedName)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("stages: publish: %w", err)
@@ -655,11 +661,32 @@ func pointLink(root, runID, exp string) error {
 	// only a holder of the lock makes one, so none is live.
 	stale, _ := filepath.Glob(filepath.Join(dir, "."+exp+".tmp-*"))
 	for _, p := range stale {
-		os.Remove(p)
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			os.Remove(p) // a link only monomer makes; anything else stays
+		}
 	}
 	link, target := linkPath(root, exp), linkTarget(runID, exp)
-	if t, err := os.Readlink(link); err == nil && t == target {
-		return nil
+	switch fi, err := os.Lstat(link); {
+	case errors.Is(err, fs.ErrNotExist):
+		if prev != "" {
+			return fmt.Errorf("%w: %s is gone since this run was compared with %s: not recreated by a run compared with another", ErrNotPromoted, link, prev)
+		}
+	case err != nil:
+		return fmt.Errorf("stages: publish: %w", err)
+	case fi.Mode()&os.ModeSymlink == 0:
+		return fmt.Errorf("%w: %s is a %s, not the link monomer makes: not replaced", pipeline.ErrUsage, link, fileKind(fi))
+	default:
+		t, err := os.Readlink(link)
+		if err != nil {
+			return fmt.Errorf("stages: publish: %w", err)
+		}
+		if t == target {
+			return nil
+		}
+		if prev == "" || t != linkTarget(prev, exp) {
+			return fmt.Errorf("%w: %s names %s, not %s that this run was compared with: a newer run was published since; not moved back",
+				ErrNotPromoted, link, t, cmp.Or(prev, "no run"))
+		}
 	}
 	tmp := filepath.Join(dir, fmt.Sprintf(".%s.tmp-%d", exp, os.Getpid()))
 	if err := os.Symlink(target, tmp); err != nil {
@@ -677,9 +704,19 @@ func pointLink(root, runID, exp string) error {
 // (which holds it for one rename) rather than failing. The lock file
 // stays: removing it would let a waiter lock a file no longer there.
 func lockPublished(dir string) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(dir, pipeline.LockName), os.O_RDWR|os.O_CREATE, 0o644)
+	// Not through a link, and only an empty regular file: the lock is
+	// monomer's own and it writes nothing into it.
+	name := filepath.Join(dir, pipeline.LockName)
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("%w: %s is a symbolic link, not monomer's lock: not followed", pipeline.ErrUsage, name)
+		}
 		return nil, fmt.Errorf("stages: publish: %w", err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s is not monomer's lock (an empty file): not used", pipeline.ErrUsage, name)
 	}
 	for {
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
@@ -692,6 +729,19 @@ func lockPublished(dir string) (*os.File, error) {
 		return nil, fmt.Errorf("stages: publish: lock %s: %w", f.Name(), err)
 	}
 	return f, nil
+}
+
+// fileKind names what a non-link is, for messages.
+func fileKind(fi fs.FileInfo) string {
+	switch {
+	case fi.IsDir():
+		return "directory"
+	case fi.Mode()&os.ModeNamedPipe != 0:
+		return "named pipe"
+	case fi.Mode().IsRegular():
+		return "regular file"
+	}
+	return "special file"
 }
 
 // promoteHook, when set by tests, is called at each step of a promotion.

@@ -551,12 +551,13 @@ func TestPublishGate(t *testing.T) {
 	}
 
 	// n1 again, now that the link names n3: it keys by the predecessor it
-	// recorded (none), so it is up to date, and it is promoted again.
+	// recorded (none), so it is up to date, but the link is not moved back
+	// to it: its gate never compared it with n3, which is served.
 	_, sum, err = runPublish(t, good, root, "n1", pipeline.Options{})
-	if err != nil || !slices.Contains(sum.Stages.Skipped, "men-image/publish") {
+	if !errors.Is(err, ErrNotPromoted) || !slices.Contains(sum.Stages.Skipped, "men-image/publish") {
 		t.Fatalf("rerun of n1: %v, %+v", err, sum.Stages)
 	}
-	if target, _ := os.Readlink(link); target != filepath.Join("..", "n1", "men-image") {
+	if target, _ := os.Readlink(link); target != filepath.Join("..", "n3", "men-image") {
 		t.Fatalf("link %q after rerunning n1", target)
 	}
 
@@ -587,7 +588,7 @@ func TestPointLinkConcurrent(t *testing.T) {
 	root := t.TempDir()
 	exps := []string{"a", "b", "c", "d"}
 	for _, e := range exps {
-		if err := pointLink(root, "old", e); err != nil {
+		if err := pointLink(root, "old", e, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -614,7 +615,7 @@ func TestPointLinkConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, e := range exps {
 		wg.Go(func() {
-			if err := pointLink(root, "new-"+e, e); err != nil {
+			if err := pointLink(root, "new-"+e, e, "old"); err != nil {
 				t.Error(err)
 			}
 		})
@@ -644,11 +645,11 @@ func TestPromotionKilled(t *testing.T) {
 				syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			}
 		}
-		pointLink(root, "new", "a")
+		pointLink(root, "new", "a", "old")
 		os.Exit(0) // not reached: the hook kills the process
 	}
 	root := t.TempDir()
-	if err := pointLink(root, "old", "a"); err != nil {
+	if err := pointLink(root, "old", "a", ""); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestPromotionKilled$")
@@ -664,7 +665,7 @@ func TestPromotionKilled(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(root, "published", ".a.tmp-*")); len(left) != 1 {
 		t.Fatalf("the killed promotion left %v", left)
 	}
-	if err := pointLink(root, "new", "a"); err != nil {
+	if err := pointLink(root, "new", "a", "old"); err != nil {
 		t.Fatal(err)
 	}
 	if target, _ := os.Readlink(linkPath(root, "a")); target != linkTarget("new", "a") {
@@ -672,5 +673,82 @@ func TestPromotionKilled(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(root, "published", ".a.tmp-*")); len(left) != 0 {
 		t.Fatalf("left behind: %v", left)
+	}
+}
+
+// TestPointLinkOnlyForward: the link moves only from the run this run was
+// compared with; a rerun of an older night (compared with an older run)
+// does not move it back, and nothing but monomer's own link and lock at
+// their names is replaced, followed or removed.
+func TestPointLinkOnlyForward(t *testing.T) {
+	root := t.TempDir()
+	for _, step := range []struct{ run, prev string }{{"d1", ""}, {"d2", "d1"}, {"d3", "d2"}} {
+		if err := pointLink(root, step.run, "a", step.prev); err != nil {
+			t.Fatalf("%s after %q: %v", step.run, step.prev, err)
+		}
+	}
+	// d2 rerun: compared with d1, the link names d3.
+	if err := pointLink(root, "d2", "a", "d1"); !errors.Is(err, ErrNotPromoted) || !strings.Contains(err.Error(), "not moved back") {
+		t.Errorf("old night rerun: %v", err)
+	}
+	if err := pointLink(root, "d3", "a", "d2"); err != nil { // already there
+		t.Errorf("rerun of the published night: %v", err)
+	}
+	if target, _ := os.Readlink(linkPath(root, "a")); target != linkTarget("d3", "a") {
+		t.Errorf("link %q, want d3's", target)
+	}
+	// A first run (no predecessor) meets a link another run made meanwhile.
+	if err := pointLink(root, "x", "a", ""); !errors.Is(err, ErrNotPromoted) {
+		t.Errorf("first run over a published link: %v", err)
+	}
+
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pub := filepath.Join(root, "published")
+	// A user's file and directory at an experiment's name stay.
+	if err := os.WriteFile(filepath.Join(pub, "b"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(pub, "c"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []string{"b", "c"} {
+		if err := pointLink(root, "d1", e, ""); !errors.Is(err, pipeline.ErrUsage) {
+			t.Errorf("%s: %v, want a usage error", e, err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(pub, "b")); string(b) != "mine\n" {
+		t.Errorf("the user's file became %q", b)
+	}
+	// A temporary name holding a user's file is not removed.
+	if err := os.WriteFile(filepath.Join(pub, ".a.tmp-1"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := pointLink(root, "d4", "a", "d3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(pub, ".a.tmp-1")); err != nil {
+		t.Errorf("a regular file at a temporary name: %v", err)
+	}
+	// The lock through a symbolic link, or holding bytes, is not used.
+	lock := filepath.Join(pub, pipeline.LockName)
+	os.Remove(lock)
+	if err := os.Symlink(victim, lock); err != nil {
+		t.Fatal(err)
+	}
+	if err := pointLink(root, "d5", "a", "d4"); !errors.Is(err, pipeline.ErrUsage) {
+		t.Errorf("lock through a link: %v", err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "notes\n" {
+		t.Errorf("the link's target became %q", b)
+	}
+	os.Remove(lock)
+	if err := os.WriteFile(lock, []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := pointLink(root, "d5", "a", "d4"); !errors.Is(err, pipeline.ErrUsage) {
+		t.Errorf("lock holding bytes: %v", err)
 	}
 }
