@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"monomer/amazon"
+	"monomer/internal/nearest"
 	"monomer/models"
 )
 
@@ -225,8 +226,8 @@ func finishJob(path string, j *Job, b []byte) (*Job, error) {
 var fieldPath = regexp.MustCompile(`^([a-z_]+(?:\[\d+\])?(?:\.[a-z_]+(?:\[\d+\])?)*): `)
 
 // fieldLine is the line of b on which the field msg names is written, or 0.
-// An experiment's setting not written under the experiment is inherited
-// from the job's settings: its line is the job's.
+// An experiment's setting or data field not written under the experiment
+// is inherited from the job's: its line is the job's.
 func fieldLine(b []byte, msg string) int {
 	m := fieldPath.FindStringSubmatch(msg)
 	var doc yaml.Node
@@ -237,9 +238,11 @@ func fieldLine(b []byte, msg string) int {
 	if n := nodeAt(doc.Content[0], path); n != nil {
 		return n.Line
 	}
-	if _, rest, ok := strings.Cut(path, "].settings."); ok && strings.HasPrefix(path, "experiments[") {
-		if n := nodeAt(doc.Content[0], "settings."+rest); n != nil {
-			return n.Line
+	for _, sec := range []string{"settings.", "data."} {
+		if _, rest, ok := strings.Cut(path, "]."+sec); ok && strings.HasPrefix(path, "experiments[") {
+			if n := nodeAt(doc.Content[0], sec+rest); n != nil {
+				return n.Line
+			}
 		}
 	}
 	return 0
@@ -331,6 +334,15 @@ func (j *Job) Validate() error {
 		if e.Depth.IsSet() && e.Depth.Get() < 1 {
 			return fmt.Errorf("%s.depth: %d must be at least 1 (the subcategory is the node that many levels below the category; omit depth for 1)", at, e.Depth.Get())
 		}
+		// The format first: every other check of the data depends on it.
+		if f := cmp.Or(e.Data.Format, j.Data.Format); f != FormatCatalogue && !slices.Contains(amazon.Formats, f) {
+			formats := append(slices.Clone(amazon.Formats[1:]), FormatCatalogue)
+			hint := ""
+			if near, ok := nearest.Slip(f, formats); ok {
+				hint = "; did you mean " + near + "?"
+			}
+			return fmt.Errorf("%s.data.format: %q is not one of %s (empty: 2014 or 2018)%s", at, f, strings.Join(formats, ", "), hint)
+		}
 		if cmp.Or(e.Data.Format, j.Data.Format) == FormatCatalogue {
 			// Any relation of the table: whether it holds one of this
 			// name, ingest finds out (job validation reads no data).
@@ -385,9 +397,6 @@ func (j *Job) Validate() error {
 		}
 		if r.Graph == "co_review" && r.Data.Reviews == "" {
 			return fmt.Errorf("%s.data.reviews: required for graph: co_review (the graph is derived from the reviews)", at)
-		}
-		if !slices.Contains(amazon.Formats, r.Data.Format) { // FormatCatalogue went on above
-			return fmt.Errorf("%s.data.format: %q is not one of %s, %s (empty: 2014 or 2018)", at, r.Data.Format, strings.Join(amazon.Formats[1:], ", "), FormatCatalogue)
 		}
 		if r.Data.Format == amazon.Format2023 && (r.Graph == "also_bought" || r.Graph == "also_viewed") {
 			return fmt.Errorf("%s.graph: %s does not exist in the 2023 release (data.format: 2023); use co_review", at, r.Graph)
