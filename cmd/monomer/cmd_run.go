@@ -126,7 +126,7 @@ func envNearMisses() (map[string]string, []string) {
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return fmt.Errorf("%w: %s takes %d argument(s), got %d (see --help)", pipeline.ErrUsage, cmd.Name(), n, len(args))
+			return fmt.Errorf("%w: %s takes %d argument(s), got %d (see %s --help)", pipeline.ErrUsage, cmd.CommandPath(), n, len(args), cmd.CommandPath())
 		}
 		return nil
 	}

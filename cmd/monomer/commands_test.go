@@ -5,8 +5,11 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 
 	"monomer/pipeline"
 )
@@ -33,18 +36,63 @@ func TestFreshCommands(t *testing.T) {
 	}
 }
 
-// TestUnknownCommand: cobra's own error for an unknown subcommand is a
-// usage error by type, with cobra's text.
+// TestUnknownCommand: an unknown subcommand is a usage error by type, on
+// one line with the command meant (cobra's suggestion took three).
 func TestUnknownCommand(t *testing.T) {
 	root := newRootCommand()
 	root.SetOut(&bytes.Buffer{})
 	err := execute(context.Background(), root, []string{"rnu"})
-	if !errors.Is(err, pipeline.ErrUsage) || exitCode(err) != exitUsage || !strings.HasPrefix(err.Error(), `unknown command "rnu" for "monomer"`) {
+	if !errors.Is(err, pipeline.ErrUsage) || exitCode(err) != exitUsage || !strings.HasPrefix(err.Error(), `usage: unknown command "rnu" for "monomer"; did you mean run? (commands: blas, `) {
 		t.Fatalf("err = %v", err)
 	}
 	root = newRootCommand()
 	root.SetOut(&bytes.Buffer{})
 	if err := execute(context.Background(), root, []string{"run", "--forse"}); !errors.Is(err, pipeline.ErrUsage) || err.Error() != "usage: unknown flag: --forse" {
 		t.Fatalf("unknown flag: %v", err)
+	}
+}
+
+// TestUsageErrorsExit2: every command, given an argument too many, an
+// unknown flag or (for a command grouping others) an unknown or missing
+// subcommand, exits 2 with one line and prints no help. cobra's own checks
+// exited 1 (blas a.yaml b.yaml, gen extra), and a group printed its help
+// and exited 0 (cache trm, cache, completion nosuch, help nosuch).
+func TestUsageErrorsExit2(t *testing.T) {
+	dir := jobDir(t)
+	var cases [][]string
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Hidden {
+			return
+		}
+		path := strings.Fields(c.CommandPath())[1:]
+		with := func(more ...string) []string { return append(slices.Clone(path), more...) }
+		cases = append(cases, with("--no-such-flag"))
+		if c.HasSubCommands() {
+			cases = append(cases, with(), with("trm"), with("trm", "job.yaml"))
+		} else {
+			// diff takes the most, two.
+			cases = append(cases, with("job.yaml", "job.yaml", "job.yaml"))
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCommand())
+	cases = append(cases,
+		[]string{"blas", "job.yaml", "job.yaml"}, // the report's cases
+		[]string{"gen", "--scale", "tiny", "--seed", "1", "--out", "x", "extra"},
+		[]string{"download", "extra", "--release", "2014", "--category", "Baby", "--out", "x"},
+		[]string{"help", "nosuch"},
+		[]string{"help", "run", "extra"},
+	)
+	for _, args := range cases {
+		r := monomer(t, dir, "fake", nil, args...)
+		if r.code != exitUsage || r.stdout != "" || !strings.HasPrefix(r.stderr, "monomer: usage: ") || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("monomer %s: exit %d, stdout %q, stderr %q; want exit 2 and one line", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
+	}
+	if len(cases) < 40 {
+		t.Errorf("only %d cases: the walk missed commands", len(cases))
 	}
 }
