@@ -105,7 +105,11 @@ func (d *dirFlags) load(path string) (*job.Job, pipeline.Options, error) {
 	if base == "" {
 		base = filepath.Join("runs", j.Name)
 	}
-	opts := pipeline.Options{RunDir: base, HashCache: filepath.Join(base, ".hashcache.json"), Store: storeDir(base), BLAS: models.BLAS().String()}
+	store, err := storeDir(base)
+	if err != nil {
+		return nil, pipeline.Options{}, err
+	}
+	opts := pipeline.Options{RunDir: base, HashCache: filepath.Join(base, ".hashcache.json"), Store: store, BLAS: models.BLAS().String()}
 	if d.runID != "" {
 		if !runIDRE.MatchString(d.runID) {
 			return nil, opts, fmt.Errorf("%w: --run-id %q: letters, digits and . _ : + - only", pipeline.ErrUsage, d.runID)
