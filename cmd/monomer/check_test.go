@@ -253,3 +253,31 @@ func TestMissingInputNearFile(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingTableNearFile: the near-name hint covers a catalogue's tables
+// and the embeddings file (it named the release's files only), and two
+// edits are not a slip: meta_Women is another category, not meta_Men
+// misspelt.
+func TestMissingTableNearFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"Items.csv", "relations.csv.gz", "txet.csv", "Emb.parquet", "meta_Women.json.gz"} {
+		write(t, filepath.Join(dir, f), "x\n")
+	}
+	write(t, filepath.Join(dir, "shop.yaml"), `name: shop
+data: {format: catalogue, items: items.csv, relations: relations.csv, text: text.csv, embeddings: emb.parquet}
+experiments:
+  - {name: e, category: "Shop", graph: bought_with, features: embeddings}
+  - {name: b, category: "Shop", graph: bought_with, features: bow}
+`)
+	r := monomer(t, dir, "real", nil, "run", "shop.yaml", "--dry-run")
+	for missing, there := range map[string]string{"items.csv": "Items.csv", "relations.csv": "relations.csv.gz", "text.csv": "txet.csv", "emb.parquet": "Emb.parquet"} {
+		hint := fmt.Sprintf("%s is missing but %s is there: did you mean it?", filepath.Join(dir, missing), there)
+		if r.code != exitInputMissing || !strings.Contains(r.stderr, hint) {
+			t.Errorf("%s: exit %d, no hint %q in %s", missing, r.code, hint, r.stderr)
+		}
+	}
+	write(t, filepath.Join(dir, "men.yaml"), strings.ReplaceAll(cmdJob, "meta.txt", "meta_Men.json.gz"))
+	if r := monomer(t, dir, "fake", nil, "run", "men.yaml", "--dry-run"); r.code != exitInputMissing || strings.Contains(r.stderr, "did you mean") {
+		t.Errorf("meta_Men: exit %d, stderr %s", r.code, r.stderr)
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"monomer/imagefeat"
 	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
@@ -81,6 +82,18 @@ func loadJob(path string, sets []string) (*job.Job, error) {
 		over = job.ResolvePaths(over, wd)
 	}
 	return job.LoadWith(path, over)
+}
+
+// dataFiles are the raw files experiment r names: the release's files, a
+// catalogue's tables and the embeddings with their id file ("" for those
+// it does not name).
+func dataFiles(r *job.Resolved) []string {
+	d := r.Data
+	files := []string{d.Meta, d.Reviews, d.ImageFeatures, d.Items, d.Relations, d.Text}
+	if d.Embeddings != "" {
+		files = append(files, imagefeat.EmbeddingFiles(d.Embeddings)...)
+	}
+	return files
 }
 
 // load reads the job file (loadJob) and returns it with the run directory
