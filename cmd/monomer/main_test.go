@@ -348,7 +348,7 @@ func TestRunStatusDryRun(t *testing.T) {
 a/train   up to date
 b/ingest  up to date
 b/train   stale: param k changed (100 -> 7)
-report    up to date (upstream b/train not up to date)
+report    up to date (upstream b/train is stale, so a run may redo it)
 `
 	if r.stdout != want || r.code != 0 {
 		t.Errorf("status:\n%s\nwant\n%s", r.stdout, want)
