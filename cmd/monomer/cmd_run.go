@@ -190,6 +190,9 @@ lines on stderr unless stderr is a terminal.
   monomer run jobs/demo.yaml --dry-run --set experiments.men-also_bought-image.settings.k=20`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := flags.checkProfiles(); err != nil {
+				return err
+			}
 			job, opts, err := flags.load(args[0])
 			if err != nil {
 				return err
@@ -287,6 +290,34 @@ lines on stderr unless stderr is a terminal.
 	f.StringVar(&flags.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	f.StringVar(&flags.trace, "trace", "", "write a Go execution trace of the run to this file (go tool trace; internal/traceutil/traceshare reads its serial share)")
 	return cmd
+}
+
+// checkProfiles refuses --cpuprofile and --trace where they cannot give
+// what they promise: both at one path (the two writers interleave into a
+// file that is neither), or with --dry-run, which runs nothing to profile.
+func (f *runFlags) checkProfiles() error {
+	if f.dryRun {
+		for _, p := range []struct{ flag, v string }{{"--cpuprofile", f.cpuProfile}, {"--trace", f.trace}} {
+			if p.v != "" {
+				return fmt.Errorf("%w: %s with --dry-run: a dry run runs nothing to profile or trace", pipeline.ErrUsage, p.flag)
+			}
+		}
+	}
+	if f.cpuProfile == "" || f.trace == "" {
+		return nil
+	}
+	a, errA := filepath.Abs(f.cpuProfile)
+	b, errB := filepath.Abs(f.trace)
+	same := errA == nil && errB == nil && a == b
+	if fa, err := os.Stat(f.cpuProfile); err == nil {
+		if fb, err := os.Stat(f.trace); err == nil && os.SameFile(fa, fb) {
+			same = true
+		}
+	}
+	if same {
+		return fmt.Errorf("%w: --cpuprofile and --trace name one file, %s: give each its own", pipeline.ErrUsage, f.trace)
+	}
+	return nil
 }
 
 // printPlan prints the selected steps and returns how many would fail and

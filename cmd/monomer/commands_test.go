@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -85,11 +86,22 @@ func TestUsageErrorsExit2(t *testing.T) {
 		[]string{"download", "extra", "--release", "2014", "--category", "Baby", "--out", "x"},
 		[]string{"help", "nosuch"},
 		[]string{"help", "run", "extra"},
+		// Flags that cannot give what they promise: one file for two
+		// writers, a profile of a dry run (L6: a file that was neither, a
+		// flag ignored).
+		[]string{"run", "job.yaml", "--trace", "p.out", "--cpuprofile", "./p.out"},
+		[]string{"run", "job.yaml", "--dry-run", "--trace", "t.out"},
+		[]string{"run", "job.yaml", "--dry-run", "--cpuprofile", "t.out"},
 	)
 	for _, args := range cases {
 		r := monomer(t, dir, "fake", nil, args...)
 		if r.code != exitUsage || r.stdout != "" || !strings.HasPrefix(r.stderr, "monomer: usage: ") || strings.Count(r.stderr, "\n") != 1 {
 			t.Errorf("monomer %s: exit %d, stdout %q, stderr %q; want exit 2 and one line", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
+	}
+	for _, f := range []string{"p.out", "t.out", "runs"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s was made (%v)", f, err)
 		}
 	}
 	if len(cases) < 40 {
