@@ -139,6 +139,17 @@ func envNearMisses() (map[string]string, []string) {
 	return m, slices.Sorted(maps.Keys(m))
 }
 
+// warnEnvSlips writes a warning line to w for each MONOMER_ variable one
+// slip from a name monomer reads: the commands that read a job without
+// logging (a dry run, status, verify, plan) say so on stderr, as a run
+// says so in its log.
+func warnEnvSlips(w io.Writer) {
+	miss, names := envNearMisses()
+	for _, v := range names {
+		fmt.Fprintf(w, "monomer: warning: %s is not read by monomer; did you mean %s?\n", v, miss[v])
+	}
+}
+
 // exactArgs is cobra.ExactArgs with the usage exit code.
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
@@ -203,10 +214,7 @@ lines on stderr unless stderr is a terminal.
 				return err
 			}
 			if flags.dryRun {
-				miss, names := envNearMisses()
-				for _, v := range names {
-					fmt.Fprintf(cmd.ErrOrStderr(), "monomer: warning: %s is not read by monomer; did you mean %s?\n", v, miss[v])
-				}
+				warnEnvSlips(cmd.ErrOrStderr())
 				steps, err := pipeline.Plan(g, opts)
 				if err != nil {
 					return withDownloadHint(job, err)
