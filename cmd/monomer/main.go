@@ -41,8 +41,9 @@ const exitCodesHelp = `Exit codes:
   1    failure (diff: the run directories differ; verify: an output
        differs or a stage is not up to date; status --check: a stage is
        stale or missing)
-  2    usage error or invalid job file, a data path that is a directory or
-       a device, a --run-dir that cannot be created (run, verify: or
+  2    usage error or invalid job file (also an unknown command,
+       subcommand or flag), a data path that is a directory or a device,
+       a --run-dir that cannot be created (run, verify: or
        written, as on a read-only file system), or a store folder
        (MONOMER_STORE) that is not a monomer store
        (diff: a table or manifest could not be read, or a directory is not a
