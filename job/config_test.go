@@ -434,7 +434,13 @@ func TestEnvNearMisses(t *testing.T) {
 		"MONOMER_SETTINGS_REJECT_RATOI=0",         // and a slip in the key
 		"MONOMER_EXPERIMENTS_men-bought__DEPTH=2", // any experiment name
 		"MONOMER_DATA_ROOT=/x",                    // not near a key of data: another program's
-		"MONOMER_SETTINGS_=1",                     // no key at all
+		"MONOMER_SETTINGS_=1",                     // one "_" too many
+		"monomer_SEED=2",                          // the prefix in lower case
+		"Monomer_settings__k=2",                   // and in mixed case
+		"MONOMER__SEED=2",                         // one "_" too many after it
+		"MONOMER_SETTINGS.K=2",                    // "." for "__"
+		"MONOMER_EXPERIMENTS.men.DEPTH=2",         // every "."
+		"monomer_dag_bin=1",                       // another program's, in lower case
 	}
 	got := EnvNearMisses(env, "MONOMER_RUN_DIR", "MONOMER_STORE")
 	want := map[string]string{
@@ -449,6 +455,11 @@ func TestEnvNearMisses(t *testing.T) {
 		"MONOMER_SETTINGS_REJECT_RATOI":         "MONOMER_SETTINGS__REJECT_RATOI",
 		"MONOMER_EXPERIMENTS_men-bought__DEPTH": "MONOMER_EXPERIMENTS__men-bought__DEPTH",
 		"MONOMER_SETTINGS_":                     "MONOMER_SETTINGS",
+		"monomer_SEED":                          "MONOMER_SEED",
+		"Monomer_settings__k":                   "MONOMER_settings__k",
+		"MONOMER__SEED":                         "MONOMER_SEED",
+		"MONOMER_SETTINGS.K":                    "MONOMER_SETTINGS__K",
+		"MONOMER_EXPERIMENTS.men.DEPTH":         "MONOMER_EXPERIMENTS__men__DEPTH",
 	}
 	if !maps.Equal(got, want) {
 		t.Errorf("got %v\nwant %v", got, want)

@@ -90,12 +90,14 @@ func EnvOverrides(environ []string) []Override {
 // such as "MONOMER_RUN_DIR") but are one slip from one of them: a
 // misspelt MONOMER_SEDD would otherwise leave the seed at its default
 // without a word. A slip is one edit (nearest.Slip) or a moved underscore
-// in the first part (MONOMER_RUNDIR), or "_" written for a section's "__"
-// before one of the section's keys (MONOMER_SETTINGS_REJECT_RATIO, the
+// in the first part (MONOMER_RUNDIR); "_" or "." written for a section's
+// "__" before one of the section's keys (MONOMER_SETTINGS_REJECT_RATIO, the
 // commonest slip of all, since the keys themselves hold single
-// underscores). The map goes from each such variable to the name meant,
-// its parts after the first kept as written. Other MONOMER_ variables (a
-// scheduler's own, say) are no concern of monomer's and are not reported.
+// underscores); or the prefix in another case or with an underscore too
+// many (monomer_SEED, MONOMER__SEED). The map goes from each such variable
+// to the name meant, its parts after the first kept as written. Other
+// MONOMER_ variables (a scheduler's own, say) are no concern of monomer's
+// and are not reported.
 func EnvNearMisses(environ []string, others ...string) map[string]string {
 	var known []string
 	for _, k := range yamlKeys(reflect.TypeFor[Job]()) {
@@ -107,25 +109,40 @@ func EnvNearMisses(environ []string, others ...string) map[string]string {
 	out := map[string]string{}
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		rest, ok := strings.CutPrefix(name, EnvPrefix)
+		rest, ok := cutPrefixFold(name, EnvPrefix)
 		if !ok {
 			continue
 		}
-		first, tail, deep := strings.Cut(rest, "__")
-		up := strings.ToUpper(first)
-		if slices.Contains(known, up) || slices.Contains(known, strings.ToUpper(rest)) {
+		fixed := strings.TrimLeft(rest, "_")
+		if fixed == "" {
 			continue
 		}
-		if meant := envSlip(up, known); meant != "" {
-			if deep {
-				meant += "__" + tail
-			}
-			out[name] = EnvPrefix + meant
-		} else if meant := sectionSlip(rest); meant != "" {
+		meant, right := envMeant(fixed, known)
+		if right && (fixed != rest || !strings.HasPrefix(name, EnvPrefix)) {
+			meant = fixed // only the prefix slipped
+		}
+		if meant != "" {
 			out[name] = EnvPrefix + meant
 		}
 	}
 	return out
+}
+
+// envMeant is the name after MONOMER_ that rest is one slip of, or "";
+// right reports that rest needs none (an override or a name of known).
+func envMeant(rest string, known []string) (meant string, right bool) {
+	first, tail, deep := strings.Cut(rest, "__")
+	up := strings.ToUpper(first)
+	if slices.Contains(known, up) || slices.Contains(known, strings.ToUpper(rest)) {
+		return "", true
+	}
+	if meant := envSlip(up, known); meant != "" {
+		if deep {
+			meant += "__" + tail
+		}
+		return meant, false
+	}
+	return sectionSlip(rest), false
 }
 
 // envSlip is the name of known (upper case) that up is one slip from, or
@@ -150,15 +167,18 @@ func envSlip(up string, known []string) string {
 	return ""
 }
 
-// sectionSlip is rest (a variable's name after MONOMER_) with the "_"
-// after a section's name made "__", when what follows names one of the
-// section's keys, or is one slip from one (any name for experiments,
-// whose next part is an experiment's): SETTINGS_K for SETTINGS__K.
-// Otherwise "".
+// sectionSlip is rest (a variable's name after MONOMER_) with the "_" or
+// "." after a section's name made "__" (every "." after it, if a "."),
+// when what follows names one of the section's keys, or is one slip from
+// one (any name for experiments, whose next part is an experiment's):
+// SETTINGS_K for SETTINGS__K. Otherwise "".
 func sectionSlip(rest string) string {
 	for _, f := range yamlFields(reflect.TypeFor[Job]()) {
 		sec := strings.ToUpper(yamlName(f))
 		after, ok := cutPrefixFold(rest, sec+"_")
+		if dotted, dot := cutPrefixFold(rest, sec+"."); dot {
+			after, ok = strings.ReplaceAll(dotted, ".", "__"), true
+		}
 		if !ok || after == "" || strings.HasPrefix(after, "_") {
 			continue
 		}

@@ -45,9 +45,10 @@ variables override the file: the variable is the key in capitals with
 variable one slip from a name monomer reads is not applied but warned of
 with the name meant (run's log, and stderr of ` + "`run --dry-run`" + `,
 ` + "`status`" + `, ` + "`verify`" + ` and ` + "`plan`" + `): one edit of the first
-part (` + "`MONOMER_SEDD`" + `), or one ` + "`_`" + ` where a section takes
+part (` + "`MONOMER_SEDD`" + `), one ` + "`_`" + ` or ` + "`.`" + ` where a section takes
 ` + "`__`" + ` (` + "`MONOMER_SETTINGS_REJECT_RATIO`" + `, whose keys hold single
-underscores of their own). A misspelt key after a correct ` + "`__`" + `
+underscores of their own), or the prefix in another case
+(` + "`monomer_SEED`" + `). A misspelt key after a correct ` + "`__`" + `
 (` + "`MONOMER_SETTINGS__REJECT_RATOI`" + `) is an unknown key: exit 2.
 
 This page is printed from the code: each setting's meaning is its field's
