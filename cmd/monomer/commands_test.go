@@ -72,8 +72,17 @@ func TestUsageErrorsExit2(t *testing.T) {
 		if c.HasSubCommands() {
 			cases = append(cases, with(), with("trm"), with("trm", "job.yaml"))
 		} else {
-			// diff takes the most, two.
-			cases = append(cases, with("job.yaml", "job.yaml", "job.yaml"))
+			// One argument more than the most the command takes.
+			most := -1
+			for n := range 4 {
+				if c.ValidateArgs(slices.Repeat([]string{"job.yaml"}, n)) == nil {
+					most = n
+				}
+			}
+			if most < 0 || most == 3 {
+				t.Errorf("%s takes %d arguments", c.CommandPath(), most)
+			}
+			cases = append(cases, with(slices.Repeat([]string{"job.yaml"}, most+1)...))
 		}
 		for _, sub := range c.Commands() {
 			walk(sub)
