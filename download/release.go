@@ -7,6 +7,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"monomer/internal/nearest"
 )
 
 // Sentinel errors. ErrUsage: a release, category, kind or mirror the
@@ -248,6 +250,15 @@ type Request struct {
 	Sums Sums
 }
 
+// didYouMean is "; did you mean X?" for the name of have that want is a
+// slip of (baby for Baby), else "".
+func didYouMean(want string, have []string) string {
+	if near, ok := nearest.Slip(want, have); ok {
+		return "; did you mean " + near + "?"
+	}
+	return ""
+}
+
 // Files returns every file req asks for, category by category, in the
 // release's kind order. An unknown category or kind, or a bad mirror, is an
 // ErrUsage naming what the release has.
@@ -257,7 +268,7 @@ func (r *Release) Files(req Request) ([]File, error) {
 	}
 	for _, c := range req.Categories {
 		if !slices.Contains(r.Categories, c) {
-			return nil, fmt.Errorf("%w: release %s has no category %q (it has %s)", ErrUsage, r.Name, c, strings.Join(r.Categories, ", "))
+			return nil, fmt.Errorf("%w: release %s has no category %q%s (it has %s)", ErrUsage, r.Name, c, didYouMean(c, r.Categories), strings.Join(r.Categories, ", "))
 		}
 	}
 	kinds := req.Kinds
@@ -266,7 +277,7 @@ func (r *Release) Files(req Request) ([]File, error) {
 	}
 	for _, k := range kinds {
 		if !slices.Contains(r.Kinds, k) {
-			return nil, fmt.Errorf("%w: release %s has no %q files (it has %s)", ErrUsage, r.Name, k, strings.Join(r.Kinds, ", "))
+			return nil, fmt.Errorf("%w: release %s has no %q files%s (it has %s)", ErrUsage, r.Name, k, didYouMean(k, r.Kinds), strings.Join(r.Kinds, ", "))
 		}
 	}
 	origin := r.Origin

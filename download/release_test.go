@@ -76,6 +76,9 @@ func TestFilesUsage(t *testing.T) {
 		{"2023", Request{Categories: []string{"Electronics"}, Kinds: []string{ImageFeatures}}, "meta, reviews"},
 		{"2018", Request{Categories: []string{"Electronics"}, Mirror: "ftp://x/y"}, "mirror"},
 		{"2018", Request{Categories: []string{"Electronics"}, Mirror: "https:///y"}, "mirror"},
+		// A slip is named (L15: baby got the list alone).
+		{"2014", Request{Categories: []string{"baby"}}, `no category "baby"; did you mean Baby? (it has `},
+		{"2014", Request{Categories: []string{"Baby"}, Kinds: []string{"revews"}}, `no "revews" files; did you mean reviews? (it has `},
 	}
 	for _, tc := range tests {
 		r, _ := Lookup(tc.release)

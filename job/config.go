@@ -357,6 +357,15 @@ func (j *Job) Validate() error {
 		if e.Depth.IsSet() && e.Depth.Get() < 1 {
 			return fmt.Errorf("%s.depth: %d must be at least 1 (the subcategory is the node that many levels below the category; omit depth for 1)", at, e.Depth.Get())
 		}
+		// The format first: every other check of the data depends on it.
+		if f := cmp.Or(e.Data.Format, j.Data.Format); f != FormatCatalogue && !slices.Contains(amazon.Formats, f) {
+			formats := append(slices.Clone(amazon.Formats[1:]), FormatCatalogue)
+			hint := ""
+			if near, ok := nearest.Slip(f, formats); ok {
+				hint = "; did you mean " + near + "?"
+			}
+			return fmt.Errorf("%s.data.format: %q is not one of %s (empty: 2014 or 2018)%s", at, f, strings.Join(formats, ", "), hint)
+		}
 		if cmp.Or(e.Data.Format, j.Data.Format) == FormatCatalogue {
 			// Any relation of the table: whether it holds one of this
 			// name, ingest finds out (job validation reads no data).
@@ -417,15 +426,6 @@ func (j *Job) Validate() error {
 		}
 		if r.Graph == "co_review" && r.Data.Reviews == "" {
 			return fmt.Errorf("%s.data.reviews: required for graph: co_review (the graph is derived from the reviews)", at)
-		}
-		if !slices.Contains(amazon.Formats, r.Data.Format) { // FormatCatalogue went on above
-			hint := ""
-			// A slip of catalogue (catalog, Catalogue); the years are
-			// too alike to guess one from another.
-			if f := strings.ToLower(strings.TrimSpace(r.Data.Format)); f != "" && nearest.Distance(f, FormatCatalogue) <= 2 {
-				hint = "; did you mean catalogue?"
-			}
-			return fmt.Errorf("%s.data.format: %q is not one of %s, %s (empty: 2014 or 2018)%s", at, r.Data.Format, strings.Join(amazon.Formats[1:], ", "), FormatCatalogue, hint)
 		}
 		if r.Data.Format == amazon.Format2023 && (r.Graph == "also_bought" || r.Graph == "also_viewed") {
 			return fmt.Errorf("%s.graph: %s does not exist in the 2023 release (data.format: 2023); use co_review", at, r.Graph)

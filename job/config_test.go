@@ -59,6 +59,8 @@ func TestBadJobFiles(t *testing.T) {
 		{name: "names differing in case", yaml: strings.Replace(head, "name: e", "name: Men", 1) + exp + "  - name: men" + exp,
 			want: `j.yaml: line 8: experiments[1].name: "men" differs from experiments[0].name "Men" only in case (one directory on a case-insensitive file system)`},
 		{name: "tab", yaml: "name: j\nexperiments:\n\t- name: e\n", want: "j.yaml: yaml: line 3: found character that cannot start any token (a tab: YAML indents with spaces only)"},
+		// A tab elsewhere is not the cause (the hint was given for a tab anywhere).
+		{name: "tab elsewhere", yaml: "name: \"a\tb\"\nseed: @x\n", want: "j.yaml: yaml: line 2: found character that cannot start any token"},
 		{name: "unknown key", yaml: "name: j\nsed: 1\n", want: `j.yaml: line 2: unknown key "sed" in the job; did you mean seed? (keys: name, seed, data_dir, data, settings, publish, blas_kernel, experiments)`},
 		{name: "wrong type", yaml: "name: j\nseed: many\n", want: `j.yaml: line 2: seed: want an unsigned integer, got "many"`},
 		{name: "negative unsigned", yaml: "name: j\nseed: -1\n", want: `j.yaml: line 2: seed: want an unsigned integer, got "-1"`},
@@ -108,8 +110,9 @@ func TestBadJobFiles(t *testing.T) {
 		{name: "no image file", yaml: "name: j\ndata: {meta: m}\nexperiments:\n  - name: e" + exp, want: "j.yaml: experiments[0].data.image_features: required for features: image"},
 		{name: "no reviews", yaml: "name: j\ndata: {meta: m}\nexperiments:\n  - name: e\n    category: A\n    graph: also_bought\n    features: bow\n", want: "j.yaml: experiments[0].data.reviews: required for features: bow"},
 		{name: "co_review without reviews", yaml: "name: j\ndata: {meta: m, image_features: f}\nexperiments:\n  - name: e\n    category: A\n    graph: co_review\n    features: image\n", want: "j.yaml: experiments[0].data.reviews: required for graph: co_review (the graph is derived from the reviews)"},
-		{name: "a slip of catalogue", yaml: "name: j\ndata: {meta: m, reviews: r, format: catalog}\nexperiments:\n  - name: e\n    category: A\n    graph: also_bought\n    features: bow\n", want: `j.yaml: line 2: experiments[0].data.format: "catalog" is not one of 2023, catalogue (empty: 2014 or 2018); did you mean catalogue?`},
 		{name: "unknown format", yaml: "name: j\ndata: {meta: m, reviews: r, format: '2018'}\nexperiments:\n  - name: e\n    category: A\n    graph: co_review\n    features: bow\n", want: `j.yaml: line 2: experiments[0].data.format: "2018" is not one of 2023, catalogue (empty: 2014 or 2018)`},
+		// Named before the tables it decides, with its line and the one meant.
+		{name: "catalog", yaml: "name: j\ndata: {format: catalog, items: i, relations: r}\nexperiments:\n  - name: e\n    category: A\n    graph: bought_with\n    features: embeddings\n    data: {embeddings: v.parquet}\n", want: `j.yaml: line 2: experiments[0].data.format: "catalog" is not one of 2023, catalogue (empty: 2014 or 2018); did you mean catalogue?`},
 		{name: "also_bought in 2023", yaml: "name: j\ndata: {meta: m, reviews: r, format: '2023'}\nexperiments:\n  - name: e\n    category: A\n    graph: also_bought\n    features: bow\n", want: "j.yaml: line 6: experiments[0].graph: also_bought does not exist in the 2023 release (data.format: 2023); use co_review"},
 		{name: "experiment's format wins", yaml: "name: j\ndata: {meta: m, reviews: r}\nexperiments:\n  - name: e\n    category: A\n    graph: also_viewed\n    features: bow\n    data: {format: '2023'}\n", want: "j.yaml: line 6: experiments[0].graph: also_viewed does not exist in the 2023 release (data.format: 2023); use co_review"},
 		{name: "catalogue with meta", yaml: "name: j\ndata: {format: catalogue, meta: m, items: i, relations: r}\nexperiments:\n  - name: e\n    category: A\n    graph: bought_with\n    features: embeddings\n    data: {embeddings: v.parquet}\n", want: "j.yaml: line 8: experiments[0].data: meta and reviews are not read with data.format: catalogue; name its tables in data.items, data.relations and data.text"},
@@ -392,9 +395,6 @@ func TestCatalogueJob(t *testing.T) {
 	}
 }
 
-// TestEnvNearMisses: a MONOMER_ variable one slip from a job key or a
-// variable monomer reads is named with the name it is nearest; overrides,
-// the known variables and others' variables are not.
 // TestMergeKey: YAML's merge key is not an unknown key; what it merges
 // is still checked.
 func TestMergeKey(t *testing.T) {
@@ -409,27 +409,57 @@ func TestMergeKey(t *testing.T) {
 	}
 }
 
+// TestEnvNearMisses: a MONOMER_ variable one slip from a job key or a
+// variable monomer reads is named with the name meant; overrides,
+// the known variables and others' variables are not.
+// The single "_" for a section's "__" (MONOMER_SETTINGS_REJECT_RATIO) was
+// not warned of before.
 func TestEnvNearMisses(t *testing.T) {
 	env := []string{
-		"MONOMER_SEDD=3",                // one substitution from SEED
-		"MONOMER_RUNDIR=/tmp/x",         // RUN_DIR without its underscore
-		"MONOMER_SETTING__K=5",          // SETTINGS without its S
-		"MONOMER_DATA_DRI=/d",           // two letters swapped
-		"MONOMER_SEED=2",                // an override
-		"MONOMER_SETTINGS__KK=5",        // an override (refused when applied)
-		"MONOMER_RUN_DIR=/tmp/y",        // read by the command line
-		"MONOMER_DAG_BIN=/usr/bin/x",    // the Airflow DAG's
-		"MONOMER_BENCH=1",               // a benchmark's
-		"MONOMER_K=1",                   // too short to be near anything
-		"OTHER_SEDD=1",                  // not ours
-		"MONOMER_EXPERIMENTS__men__K=1", // an override
+		"MONOMER_SEDD=3",                          // one substitution from SEED
+		"MONOMER_RUNDIR=/tmp/x",                   // RUN_DIR without its underscore
+		"MONOMER_SETTING__K=5",                    // SETTINGS without its S
+		"MONOMER_DATA_DRI=/d",                     // two letters swapped
+		"MONOMER_SEED=2",                          // an override
+		"MONOMER_SETTINGS__KK=5",                  // an override (refused when applied)
+		"MONOMER_RUN_DIR=/tmp/y",                  // read by the command line
+		"MONOMER_DAG_BIN=/usr/bin/x",              // the Airflow DAG's
+		"MONOMER_BENCH=1",                         // a benchmark's
+		"MONOMER_K=1",                             // too short to be near anything
+		"OTHER_SEDD=1",                            // not ours
+		"MONOMER_EXPERIMENTS__men__K=1",           // an override
+		"MONOMER_SETTINGS_REJECT_RATIO=0",         // "_" for "__"
+		"MONOMER_settings_k=5",                    // the same, in lower case
+		"MONOMER_DATA_META=m.json",                // a key of data
+		"MONOMER_SETTINGS_REJECT_RATOI=0",         // and a slip in the key
+		"MONOMER_EXPERIMENTS_men-bought__DEPTH=2", // any experiment name
+		"MONOMER_DATA_ROOT=/x",                    // not near a key of data: another program's
+		"MONOMER_SETTINGS_=1",                     // one "_" too many
+		"monomer_SEED=2",                          // the prefix in lower case
+		"Monomer_settings__k=2",                   // and in mixed case
+		"MONOMER__SEED=2",                         // one "_" too many after it
+		"MONOMER_SETTINGS.K=2",                    // "." for "__"
+		"MONOMER_EXPERIMENTS.men.DEPTH=2",         // every "."
+		"monomer_dag_bin=1",                       // another program's, in lower case
 	}
 	got := EnvNearMisses(env, "MONOMER_RUN_DIR", "MONOMER_STORE")
 	want := map[string]string{
 		"MONOMER_SEDD":       "MONOMER_SEED",
 		"MONOMER_RUNDIR":     "MONOMER_RUN_DIR",
-		"MONOMER_SETTING__K": "MONOMER_SETTINGS",
+		"MONOMER_SETTING__K": "MONOMER_SETTINGS__K",
 		"MONOMER_DATA_DRI":   "MONOMER_DATA_DIR",
+
+		"MONOMER_SETTINGS_REJECT_RATIO":         "MONOMER_SETTINGS__REJECT_RATIO",
+		"MONOMER_settings_k":                    "MONOMER_SETTINGS__k",
+		"MONOMER_DATA_META":                     "MONOMER_DATA__META",
+		"MONOMER_SETTINGS_REJECT_RATOI":         "MONOMER_SETTINGS__REJECT_RATOI",
+		"MONOMER_EXPERIMENTS_men-bought__DEPTH": "MONOMER_EXPERIMENTS__men-bought__DEPTH",
+		"MONOMER_SETTINGS_":                     "MONOMER_SETTINGS",
+		"monomer_SEED":                          "MONOMER_SEED",
+		"Monomer_settings__k":                   "MONOMER_settings__k",
+		"MONOMER__SEED":                         "MONOMER_SEED",
+		"MONOMER_SETTINGS.K":                    "MONOMER_SETTINGS__K",
+		"MONOMER_EXPERIMENTS.men.DEPTH":         "MONOMER_EXPERIMENTS__men__DEPTH",
 	}
 	if !maps.Equal(got, want) {
 		t.Errorf("got %v\nwant %v", got, want)

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -86,11 +87,17 @@ func EnvOverrides(environ []string) []Override {
 
 // EnvNearMisses names the MONOMER_ variables in environ that are neither
 // overrides (EnvOverrides) nor one of others (variables read elsewhere,
-// such as "MONOMER_RUN_DIR") but lie within one edit, or one underscore,
-// of one of them: a misspelt MONOMER_SEDD would otherwise leave the seed
-// at its default without a word. The map goes from each such variable to
-// the name it is nearest. Other MONOMER_ variables (a scheduler's own,
-// say) are no concern of monomer's and are not reported.
+// such as "MONOMER_RUN_DIR") but are one slip from one of them: a
+// misspelt MONOMER_SEDD would otherwise leave the seed at its default
+// without a word. A slip is one edit (nearest.Slip) or a moved underscore
+// in the first part (MONOMER_RUNDIR); "_" or "." written for a section's
+// "__" before one of the section's keys (MONOMER_SETTINGS_REJECT_RATIO, the
+// commonest slip of all, since the keys themselves hold single
+// underscores); or the prefix in another case or with an underscore too
+// many (monomer_SEED, MONOMER__SEED). The map goes from each such variable
+// to the name meant, its parts after the first kept as written. Other
+// MONOMER_ variables (a scheduler's own, say) are no concern of monomer's
+// and are not reported.
 func EnvNearMisses(environ []string, others ...string) map[string]string {
 	var known []string
 	for _, k := range yamlKeys(reflect.TypeFor[Job]()) {
@@ -102,24 +109,102 @@ func EnvNearMisses(environ []string, others ...string) map[string]string {
 	out := map[string]string{}
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		rest, ok := strings.CutPrefix(name, EnvPrefix)
+		rest, ok := cutPrefixFold(name, EnvPrefix)
 		if !ok {
 			continue
 		}
-		first, _, _ := strings.Cut(rest, "__")
-		up := strings.ToUpper(first)
-		if slices.Contains(known, up) || slices.Contains(known, strings.ToUpper(rest)) {
+		fixed := strings.TrimLeft(rest, "_")
+		if fixed == "" {
 			continue
 		}
-		bare := strings.ReplaceAll(up, "_", "")
-		for _, k := range known {
-			if len(k) >= 4 && (nearest.Distance(up, k) <= 1 || bare == strings.ReplaceAll(k, "_", "")) {
-				out[name] = EnvPrefix + k
-				break
-			}
+		meant, right := envMeant(fixed, known)
+		if right && (fixed != rest || !strings.HasPrefix(name, EnvPrefix)) {
+			meant = fixed // only the prefix slipped
+		}
+		if meant != "" {
+			out[name] = EnvPrefix + meant
 		}
 	}
 	return out
+}
+
+// envMeant is the name after MONOMER_ that rest is one slip of, or "";
+// right reports that rest needs none (an override or a name of known).
+func envMeant(rest string, known []string) (meant string, right bool) {
+	first, tail, deep := strings.Cut(rest, "__")
+	up := strings.ToUpper(first)
+	if slices.Contains(known, up) || slices.Contains(known, strings.ToUpper(rest)) {
+		return "", true
+	}
+	if meant := envSlip(up, known); meant != "" {
+		if deep {
+			meant += "__" + tail
+		}
+		return meant, false
+	}
+	return sectionSlip(rest), false
+}
+
+// envSlip is the name of known (upper case) that up is one slip from, or
+// "". Names under four letters are too short for a slip to be told from
+// another program's name.
+func envSlip(up string, known []string) string {
+	var long []string
+	for _, k := range known {
+		if len(k) >= 4 {
+			long = append(long, k)
+		}
+	}
+	if k, ok := nearest.Slip(up, long); ok {
+		return k
+	}
+	bare := strings.ReplaceAll(up, "_", "")
+	for _, k := range long {
+		if bare == strings.ReplaceAll(k, "_", "") {
+			return k
+		}
+	}
+	return ""
+}
+
+// sectionSlip is rest (a variable's name after MONOMER_) with the "_" or
+// "." after a section's name made "__" (every "." after it, if a "."),
+// when what follows names one of the section's keys, or is one slip from
+// one (any name for experiments, whose next part is an experiment's):
+// SETTINGS_K for SETTINGS__K. Otherwise "".
+func sectionSlip(rest string) string {
+	for _, f := range yamlFields(reflect.TypeFor[Job]()) {
+		sec := strings.ToUpper(yamlName(f))
+		after, ok := cutPrefixFold(rest, sec+"_")
+		if dotted, dot := cutPrefixFold(rest, sec+"."); dot {
+			after, ok = strings.ReplaceAll(dotted, ".", "__"), true
+		}
+		if !ok || after == "" || strings.HasPrefix(after, "_") {
+			continue
+		}
+		switch t := plainType(f.Type); {
+		case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct:
+		case t.Kind() == reflect.Struct:
+			key, _, _ := strings.Cut(strings.ToLower(after), "__")
+			if _, ok := fieldByYAML(t, key); !ok {
+				if _, ok := nearest.Slip(key, yamlKeys(t)); !ok {
+					continue
+				}
+			}
+		default:
+			continue
+		}
+		return sec + "__" + after
+	}
+	return ""
+}
+
+// cutPrefixFold is strings.CutPrefix ignoring ASCII case.
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) < len(prefix) || !strings.EqualFold(s[:len(prefix)], prefix) {
+		return s, false
+	}
+	return s[len(prefix):], true
 }
 
 // pathKeys are the override keys whose values are paths on this machine,
@@ -385,8 +470,8 @@ func unknownKey(key, path string, t reflect.Type) error {
 		where = path
 	}
 	hint := ""
-	if near := nearest.Names(key, keys, 1); len(near) > 0 && nearest.Distance(strings.ToLower(key), near[0]) <= 2 {
-		hint = fmt.Sprintf("; did you mean %s?", near[0])
+	if near, ok := nearest.Slip(key, keys); ok {
+		hint = fmt.Sprintf("; did you mean %s?", near)
 	}
 	return fmt.Errorf("unknown key %q in %s%s (keys: %s)", key, where, hint, strings.Join(keys, ", "))
 }
@@ -409,7 +494,7 @@ func decodeJob(base string, b []byte) (*Job, error) {
 			return &j, nil
 		}
 		msg := yamlPlaces.Replace(err.Error())
-		if strings.Contains(msg, "cannot start any token") && bytes.ContainsRune(b, '\t') {
+		if strings.Contains(msg, "cannot start any token") && tabIndented(b, msg) {
 			msg += " (a tab: YAML indents with spaces only)"
 		}
 		return nil, fmt.Errorf("%w: %s: %s", ErrConfig, base, msg)
@@ -425,6 +510,26 @@ func decodeJob(base string, b []byte) (*Job, error) {
 		return nil, fmt.Errorf("%w: %s: %sa second YAML document; a job file holds one (remove the \"---\" and what follows, or merge it into the first)", ErrConfig, base, at)
 	}
 	return &j, nil
+}
+
+var errLine = regexp.MustCompile(`\bline (\d+):`)
+
+// tabIndented reports whether the line of b the decoder's message msg
+// names is indented with a tab, the cause of "cannot start any token" a
+// hint should name; a tab elsewhere (inside a quoted title, say) is not.
+func tabIndented(b []byte, msg string) bool {
+	m := errLine.FindStringSubmatch(msg)
+	if m == nil {
+		return false
+	}
+	n, _ := strconv.Atoi(m[1])
+	lines := bytes.Split(b, []byte("\n"))
+	if n < 1 || n > len(lines) {
+		return false
+	}
+	line := lines[n-1]
+	indent := line[:len(line)-len(bytes.TrimLeft(line, " \t"))]
+	return bytes.IndexByte(indent, '\t') >= 0
 }
 
 // emptyDocument reports whether a decoded document holds nothing (a

@@ -22,7 +22,8 @@ type Step struct {
 	// disk now; Reasons say what changed when it is stale.
 	State   State    `json:"state"`
 	Reasons []string `json:"reasons,omitempty"`
-	// Note qualifies an up-to-date stage whose upstream is not.
+	// Note qualifies an up-to-date stage whose upstream is not: "upstream
+	// a/train is stale, so a run may redo it".
 	Note string `json:"note,omitempty"`
 	// Restored: the stage's outputs were restored from the store, not
 	// computed (its manifest says so), or, for a stage not up to date, the
@@ -101,11 +102,13 @@ func Plan(g *Graph, opts Options) ([]Step, error) {
 				blockers = append(blockers, ds.roots...)
 			}
 			if ds.State != UpToDate {
-				notCurrent = append(notCurrent, d.ID)
+				notCurrent = append(notCurrent, d.ID+" is "+string(ds.State))
 			}
 		}
 		if st.State == UpToDate && len(notCurrent) > 0 {
-			st.Note = "upstream " + strings.Join(notCurrent, ", ") + " not up to date"
+			// Said so, not "up to date (upstream ... not up to date)",
+			// which read as a contradiction.
+			st.Note = "upstream " + strings.Join(notCurrent, ", ") + ", so a run may redo it"
 		}
 		switch {
 		case !st.Selected:

@@ -145,6 +145,9 @@ func Run(ctx context.Context, g *Graph, opts Options) (*Summary, error) {
 	if err := preflightAll(g, sel); err != nil {
 		return nil, err
 	}
+	if err := rawFilesThere(g, sel); err != nil {
+		return nil, err
+	}
 	if opts.RunID == "" {
 		opts.RunID = NewRunID(start)
 	}
@@ -504,16 +507,19 @@ func (r *runner) evaluate(n *Node) (*evaluation, error) {
 	return ev, nil
 }
 
-// Preflight runs the pre-flight checks of the stages Run would select,
-// and returns the error Run would return for them before running anything
-// (nil when all pass): a dry run fails with Run's error, so with its exit
-// code.
+// Preflight runs the pre-flight checks of the stages Run would select
+// (theirs, then that their raw files are there), and returns the error
+// Run would return for them before running anything (nil when all pass):
+// a dry run fails with Run's error, so with its exit code.
 func Preflight(g *Graph, opts Options) error {
 	sel, err := g.selection(&opts)
 	if err != nil {
 		return err
 	}
-	return preflightAll(g, sel)
+	if err := preflightAll(g, sel); err != nil {
+		return err
+	}
+	return rawFilesThere(g, sel)
 }
 
 func preflightAll(g *Graph, sel map[*Node]bool) error {

@@ -183,7 +183,7 @@ func TestPlan(t *testing.T) {
 		"b/ingest":    "up to date|false|up to date|",
 		"b/features":  "up to date|false|up to date|",
 		"b/negatives": "stale|true|stale: param swaps changed (20 -> 5)|",
-		"b/split":     "up to date|true|upstream b/negatives runs first (then skipped if its outputs come out unchanged)|upstream b/negatives not up to date",
+		"b/split":     "up to date|true|upstream b/negatives runs first (then skipped if its outputs come out unchanged)|upstream b/negatives is stale, so a run may redo it",
 		"report":      "up to date|false|not selected|",
 	}
 	for id, w := range want {

@@ -54,6 +54,16 @@ func embeddingFeatures(ctx context.Context, env *pipeline.Env, p featuresParams,
 	}
 	share := float64(st.Kept) / float64(len(it.asin))
 	var warnings []pipeline.Warning
+	if st.Rejected > 0 {
+		// As ingest warns of every file with rejects: a run under
+		// reject_ratio still lost those rows, and only the stats said so.
+		warnings = append(warnings, pipeline.Warning{
+			Msg: fmt.Sprintf("%s: %d of %d rows rejected (first: %s); see features' stats",
+				filepath.Base(path), st.Rejected, st.Rows, st.FirstReject),
+			Attrs: map[string]any{"file": path, "rejects": st.Rejected, "rows": st.Rows,
+				"non_finite": st.NonFinite, "wrong_dim": st.WrongDim, "null_rows": st.NullRows, "empty_ids": st.EmptyIDs, "duplicates": st.Duplicates},
+		})
+	}
 	if report.LowCoverage(int(st.Kept), len(it.asin)) {
 		warnings = append(warnings, pipeline.Warning{
 			Msg: fmt.Sprintf("%s has vectors for %d of the %d items in scope (%.1f %%): the others are left out of training and evaluation",

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"monomer/graph"
+	"monomer/internal/nearest"
 	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
@@ -401,7 +402,7 @@ func RecommendOne(ctx context.Context, runDir, experiment, model, asin string, k
 	defer e.close()
 	q := slices.Index(e.it.asin, asin)
 	if q < 0 {
-		return nil, fmt.Errorf("%w: no item %s in experiment %s", pipeline.ErrUsage, asin, experiment)
+		return nil, noItem(asin, experiment, e.it.asin)
 	}
 	if _, ok := slices.BinarySearch(e.cand, int32(q)); !ok {
 		return nil, fmt.Errorf("%w: item %s has no features in experiment %s", pipeline.ErrUsage, asin, experiment)
@@ -456,4 +457,14 @@ func readTitles(ctx context.Context, in inputs) ([]string, error) {
 	var c schema.ItemsCols
 	err = schema.ReadFields(ctx, path, &c, &c.Title)
 	return c.Title, err
+}
+
+// noItem is recommend's error for an asin that is not an item of the
+// experiment, naming the item it is a slip of (an ASIN in the wrong case).
+func noItem(asin, experiment string, items []string) error {
+	hint := ""
+	if near, ok := nearest.Slip(asin, items); ok {
+		hint = "; did you mean " + near + "?"
+	}
+	return fmt.Errorf("%w: no item %s in experiment %s%s", pipeline.ErrUsage, asin, experiment, hint)
 }

@@ -264,3 +264,20 @@ func TestReadRecMetricsBeforeCross(t *testing.T) {
 		t.Fatalf("read %+v", v)
 	}
 }
+
+// TestNoItemHint: an asin that is no item names the one it is a slip of
+// (the wrong case got no hint), and no guess two edits away.
+func TestNoItemHint(t *testing.T) {
+	items := []string{"B000A1", "B000B2", "B00ZZZZ9"}
+	for asin, want := range map[string]string{
+		"b000a1":   "no item b000a1 in experiment e; did you mean B000A1?",
+		"B000A":    "no item B000A in experiment e; did you mean B000A1?",
+		"B00ZZZ99": "no item B00ZZZ99 in experiment e; did you mean B00ZZZZ9?",
+		"C111C3":   "no item C111C3 in experiment e",
+	} {
+		err := noItem(asin, "e", items)
+		if !errors.Is(err, pipeline.ErrUsage) || err.Error() != "usage: "+want {
+			t.Errorf("%s: %v, want %q", asin, err, want)
+		}
+	}
+}

@@ -191,6 +191,38 @@ func TestSynth2023BadEmbeddings(t *testing.T) {
 	}
 }
 
+// TestEmbeddingRejectsWarned: rows rejected under reject_ratio are a WARN
+// line naming the file, the count and the first (only the stats had them,
+// while ingest warns of every file with rejects).
+func TestEmbeddingRejectsWarned(t *testing.T) {
+	_, dir := write2023World(t, "tiny", 0.3, 8)
+	path := filepath.Join(dir, "embeddings_Clothing_Shoes_and_Jewelry.parquet")
+	var c schema.EmbeddingsCols
+	for b, err := range schema.Batches[schema.EmbeddingsCols](context.Background(), path) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.ParentASIN, c.Embedding = append(c.ParentASIN, b.ParentASIN...), append(c.Embedding, b.Embedding...)
+	}
+	c.Embedding[3][5] = float32(math.NaN())
+	if _, err := schema.Write(path, c); err != nil {
+		t.Fatal(err)
+	}
+	j := load2023Job(t, dir)
+	j.Experiments = j.Experiments[:1]
+	j.Settings.RejectRatio = job.Set(0.5)
+	through := slices.IndexFunc(Experiment(), func(s Stage) bool { return s.Name() == Features{}.Name() })
+	var logs bytes.Buffer
+	if _, err := runStages(t.Context(), j, Experiment()[:through+1], nil, pipeline.Options{RunDir: t.TempDir(), Logger: pipeline.NewLogger(&logs, false)}); err != nil {
+		t.Fatal(err)
+	}
+	ws := warnings(t, &logs, "features")
+	want := fmt.Sprintf("embeddings_Clothing_Shoes_and_Jewelry.parquet: 1 of %d rows rejected (first: row 3: ", len(c.ParentASIN))
+	if len(ws) != 1 || !strings.HasPrefix(fmt.Sprint(ws[0]["msg"]), want) || ws[0]["non_finite"] != 1.0 {
+		t.Errorf("warnings %v, want one starting %q with non_finite 1", ws, want)
+	}
+}
+
 // TestSynth2023Recovery measures co_review against the planted relation at
 // the scale of jobs/synthetic-2023.yaml
 // (docs/notes/2026-11-25-planted-2023-layout.md): ingest alone, on both of

@@ -39,7 +39,17 @@ means something. The job file is checked before any data is read, and a
 value outside its bounds fails with exit code 2 naming its path in the file
 (` + "`experiments[0].settings.k: -1 must be positive`" + `); a cap is checked
 on each experiment's resolved value. ` + "`--set key=value`" + ` and ` + "`MONOMER_*`" + `
-variables override the file.
+variables override the file: the variable is the key in capitals with
+` + "`__`" + ` for each dot (` + "`MONOMER_SETTINGS__REJECT_RATIO=0`" + `,
+` + "`MONOMER_EXPERIMENTS__men-bought__SETTINGS__K=50`" + `). A ` + "`MONOMER_`" + `
+variable one slip from a name monomer reads is not applied but warned of
+with the name meant (run's log, and stderr of ` + "`run --dry-run`" + `,
+` + "`status`" + `, ` + "`verify`" + ` and ` + "`plan`" + `): one edit of the first
+part (` + "`MONOMER_SEDD`" + `), one ` + "`_`" + ` or ` + "`.`" + ` where a section takes
+` + "`__`" + ` (` + "`MONOMER_SETTINGS_REJECT_RATIO`" + `, whose keys hold single
+underscores of their own), or the prefix in another case
+(` + "`monomer_SEED`" + `). A misspelt key after a correct ` + "`__`" + `
+(` + "`MONOMER_SETTINGS__REJECT_RATOI`" + `) is an unknown key: exit 2.
 
 This page is printed from the code: each setting's meaning is its field's
 doc comment, its default and bounds are the field's tags.

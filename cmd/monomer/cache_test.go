@@ -147,3 +147,36 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestStoreNearlyOff: a MONOMER_STORE value meant to turn the store off
+// but not "off" exits 2 before anything is made (it made a store folder
+// ./of in the working directory); "off" in any case is off; a folder of
+// such a name is reached as ./NAME.
+func TestStoreNearlyOff(t *testing.T) {
+	for _, v := range []string{"of", "offf", "0ff", "none", "0", "False"} {
+		dir := jobDir(t)
+		r := monomer(t, dir, "fake", []string{"MONOMER_STORE=" + v}, "run", "job.yaml")
+		if r.code != exitUsage || !strings.Contains(r.stderr, "MONOMER_STORE="+v+" is not off") || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("MONOMER_STORE=%s: exit %d, stderr %q", v, r.code, r.stderr)
+		}
+		if _, err := os.Stat(filepath.Join(dir, v)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("MONOMER_STORE=%s: a folder %s was made (%v)", v, v, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "runs")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("MONOMER_STORE=%s: the run directory was made (%v)", v, err)
+		}
+	}
+	dir := jobDir(t)
+	if r := monomer(t, dir, "fake", []string{"MONOMER_STORE=OFF"}, "run", "job.yaml"); r.code != 0 {
+		t.Fatalf("MONOMER_STORE=OFF: exit %d: %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "runs", "cmdtest", ".store")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("MONOMER_STORE=OFF: a store was made (%v)", err)
+	}
+	if r := monomer(t, dir, "fake", []string{"MONOMER_STORE=./none"}, "run", "job.yaml", "--force"); r.code != 0 {
+		t.Fatalf("MONOMER_STORE=./none: exit %d: %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "none", "CACHEDIR.TAG")); err != nil {
+		t.Errorf("MONOMER_STORE=./none: no store there: %v", err)
+	}
+}

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"monomer/schema"
@@ -74,6 +76,45 @@ func TestCatalogueEndToEnd(t *testing.T) {
 			if errA != nil || errB != nil || !bytes.Equal(a, b) {
 				t.Errorf("%s %s: the Parquet and CSV tables give different ingest tables (%v, %v)", exp, f, errA, errB)
 			}
+		}
+	}
+}
+
+// TestEmbeddingsFileFirst: with the catalogue's tables there, a missing
+// embeddings file exits 5 and a named pipe in its place exits 2 before
+// ingest runs (they were found at the features stage, after ingest).
+func TestEmbeddingsFileFirst(t *testing.T) {
+	dir := t.TempDir()
+	root := newRootCommand()
+	root.SetOut(&bytes.Buffer{})
+	if err := execute(context.Background(), root, []string{"gen", "--scale", "tiny", "--fraction", "0.05", "--seed", "1",
+		"--format", "catalogue", "--dim", "8", "--name", "Shop", "--out", dir}); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "job.yaml"), `name: shop
+data: {format: catalogue, items: items_Shop.parquet, relations: relations_Shop.parquet, embeddings: emb.parquet}
+experiments:
+  - {name: e, category: "Clothing, Shoes & Jewelry", graph: bought_together, features: embeddings, models: [wnn]}
+`)
+	emb := filepath.Join(dir, "emb.parquet")
+	for _, tc := range []struct {
+		name string
+		make func() error
+		code int
+		msg  string
+	}{
+		{"missing", func() error { return nil }, exitInputMissing, "input file " + emb + " does not exist"},
+		{"fifo", func() error { return syscall.Mkfifo(emb, 0o644) }, exitUsage, "input file " + emb + " is a named pipe"},
+	} {
+		if err := tc.make(); err != nil {
+			t.Fatal(err)
+		}
+		r := monomer(t, dir, "real", nil, "run", "job.yaml", "--run-dir", "runs")
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.msg) {
+			t.Errorf("%s: exit %d, stderr %s; want %d and %q", tc.name, r.code, r.stderr, tc.code, tc.msg)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "runs", "e", "ingest")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: ingest ran (%v)", tc.name, err)
 		}
 	}
 }

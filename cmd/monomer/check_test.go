@@ -220,18 +220,28 @@ func TestReportLine(t *testing.T) {
 }
 
 // TestEnvNearMissWarned: a misspelt MONOMER_ variable is named, with the
-// one meant, in the dry run's output and the run's log; the run goes on
-// (other tools' MONOMER_ variables share the environment).
+// one meant, in the dry run's output, the run's log and on the stderr of
+// status, verify and plan (which said nothing); the run goes on (other
+// tools' MONOMER_ variables share the environment). MONOMER_SETTINGS_K,
+// "_" for "__", was not warned of at all (H9).
 func TestEnvNearMissWarned(t *testing.T) {
 	dir := jobDir(t)
-	env := []string{"MONOMER_SEDD=3", "MONOMER_DAG_BIN=/x"}
+	env := []string{"MONOMER_SEDD=3", "MONOMER_DAG_BIN=/x", "MONOMER_SETTINGS_K=5"}
+	const warned = "monomer: warning: MONOMER_SEDD is not read by monomer; did you mean MONOMER_SEED?\n" +
+		"monomer: warning: MONOMER_SETTINGS_K is not read by monomer; did you mean MONOMER_SETTINGS__K?\n"
 	dry := monomer(t, dir, "fake", env, "run", "job.yaml", "--dry-run")
-	if dry.code != 0 || dry.stderr != "monomer: warning: MONOMER_SEDD is not read by monomer; did you mean MONOMER_SEED?\n" {
+	if dry.code != 0 || dry.stderr != warned {
 		t.Errorf("dry run: exit %d, stderr %q", dry.code, dry.stderr)
 	}
 	r := monomer(t, dir, "fake", env, "run", "job.yaml")
-	if r.code != 0 || !strings.Contains(r.stderr, `"variable":"MONOMER_SEDD","did_you_mean":"MONOMER_SEED"`) || strings.Contains(r.stderr, "MONOMER_DAG_BIN") {
+	if r.code != 0 || !strings.Contains(r.stderr, `"variable":"MONOMER_SEDD","did_you_mean":"MONOMER_SEED"`) ||
+		!strings.Contains(r.stderr, `"variable":"MONOMER_SETTINGS_K","did_you_mean":"MONOMER_SETTINGS__K"`) || strings.Contains(r.stderr, "MONOMER_DAG_BIN") {
 		t.Errorf("run: exit %d, stderr %s", r.code, r.stderr)
+	}
+	for _, cmd := range []string{"status", "verify", "plan"} {
+		if r := monomer(t, dir, "fake", env, cmd, "job.yaml"); r.code != 0 || !strings.HasPrefix(r.stderr, warned) {
+			t.Errorf("%s: exit %d, stderr %q", cmd, r.code, r.stderr)
+		}
 	}
 }
 
@@ -251,5 +261,33 @@ func TestMissingInputNearFile(t *testing.T) {
 		if r.code != 5 || strings.Contains(r.stderr, hint) != (want != "") || want == "" && strings.Contains(r.stderr, "did you mean") {
 			t.Errorf("data.meta=%s: exit %d, stderr %q; want the hint %v", meta, r.code, r.stderr, want != "")
 		}
+	}
+}
+
+// TestMissingTableNearFile: the near-name hint covers a catalogue's tables
+// and the embeddings file (it named the release's files only), and two
+// edits are not a slip: meta_Women is another category, not meta_Men
+// misspelt.
+func TestMissingTableNearFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"Items.csv", "relations.csv.gz", "txet.csv", "Emb.parquet", "meta_Women.json.gz"} {
+		write(t, filepath.Join(dir, f), "x\n")
+	}
+	write(t, filepath.Join(dir, "shop.yaml"), `name: shop
+data: {format: catalogue, items: items.csv, relations: relations.csv, text: text.csv, embeddings: emb.parquet}
+experiments:
+  - {name: e, category: "Shop", graph: bought_with, features: embeddings}
+  - {name: b, category: "Shop", graph: bought_with, features: bow}
+`)
+	r := monomer(t, dir, "real", nil, "run", "shop.yaml", "--dry-run")
+	for missing, there := range map[string]string{"items.csv": "Items.csv", "relations.csv": "relations.csv.gz", "text.csv": "txet.csv", "emb.parquet": "Emb.parquet"} {
+		hint := fmt.Sprintf("%s is missing but %s is there: did you mean it?", filepath.Join(dir, missing), there)
+		if r.code != exitInputMissing || !strings.Contains(r.stderr, hint) {
+			t.Errorf("%s: exit %d, no hint %q in %s", missing, r.code, hint, r.stderr)
+		}
+	}
+	write(t, filepath.Join(dir, "men.yaml"), strings.ReplaceAll(cmdJob, "meta.txt", "meta_Men.json.gz"))
+	if r := monomer(t, dir, "fake", nil, "run", "men.yaml", "--dry-run"); r.code != exitInputMissing || strings.Contains(r.stderr, "did you mean") {
+		t.Errorf("meta_Men: exit %d, stderr %s", r.code, r.stderr)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"monomer/internal/cpuflags"
+	"monomer/internal/nearest"
 	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
@@ -137,6 +138,16 @@ func applyBLASKernel(choice string) error {
 	name, want := kernelChoice(choice)
 	switch {
 	case name == "env" && os.Getenv("OPENBLAS_CORETYPE") != "":
+		// OpenBLAS takes a name it does not know for its own pick without
+		// a word, so a misspelt kernel ran as another one.
+		if ct := os.Getenv("OPENBLAS_CORETYPE"); models.CheckKernel(ct) != nil || strings.EqualFold(ct, "auto") || strings.EqualFold(ct, "env") {
+			hint := ""
+			if near, ok := nearest.Slip(ct, models.OpenBLASKernels); ok {
+				hint = "; did you mean " + near + "?"
+			}
+			return fmt.Errorf("%w: blas_kernel env: OPENBLAS_CORETYPE=%s is not a kernel OpenBLAS knows (%s)%s",
+				pipeline.ErrUsage, ct, strings.Join(models.OpenBLASKernels, ", "), hint)
+		}
 		if err := checkRunnable("blas_kernel env: OPENBLAS_CORETYPE", os.Getenv("OPENBLAS_CORETYPE")); err != nil {
 			return err
 		}

@@ -96,6 +96,9 @@ func TestKernelThisCPUCannotRun(t *testing.T) {
 		{"environment", []string{"MONOMER_BLAS_KERNEL=Cooperlake"}, []string{"run", "job.yaml"}, "blas_kernel Cooperlake needs AVX-512, which"},
 		{"env keeps OPENBLAS_CORETYPE", []string{"OPENBLAS_CORETYPE=SkylakeX"}, []string{"run", "job.yaml", "--blas-kernel", "env"},
 			"blas_kernel env: OPENBLAS_CORETYPE SkylakeX needs AVX-512"},
+		// OpenBLAS ran its own pick for a name it does not know.
+		{"env with an unknown OPENBLAS_CORETYPE", []string{"OPENBLAS_CORETYPE=Haswel"}, []string{"run", "job.yaml", "--blas-kernel", "env"},
+			"monomer: usage: blas_kernel env: OPENBLAS_CORETYPE=Haswel is not a kernel OpenBLAS knows ("},
 	}
 	for _, tc := range tests {
 		r := monomer(t, dir, "fake", append(env, tc.env...), tc.args...)

@@ -9,22 +9,43 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"monomer/internal/nearest"
 	"monomer/pipeline"
 	"monomer/pipeline/cache"
 )
 
 // storeDir is the content-addressed store of stage outputs for run
-// directories under base: $MONOMER_STORE ("off" for none), else
-// base/.store, shared by every --run-id.
-func storeDir(base string) string {
-	switch s := os.Getenv("MONOMER_STORE"); s {
-	case "off":
-		return ""
-	case "":
-		return filepath.Join(base, ".store")
-	default:
-		return s
+// directories under base: $MONOMER_STORE ("off", in any case, for none),
+// else base/.store, shared by every --run-id. A value that looks meant to
+// turn the store off but does not (of, none, 0, false) is a usage error
+// rather than a store of that name in the working directory: a warning in
+// a scheduled run's log goes unread while the folder grows; a folder of
+// such a name is still reached as ./none.
+func storeDir(base string) (string, error) {
+	s := os.Getenv("MONOMER_STORE")
+	switch {
+	case s == "":
+		return filepath.Join(base, ".store"), nil
+	case strings.EqualFold(s, "off"):
+		return "", nil
+	case offLike(s):
+		return "", fmt.Errorf("%w: MONOMER_STORE=%s is not off: MONOMER_STORE=off turns the store off; for a folder of that name, write ./%s", pipeline.ErrUsage, s, s)
 	}
+	return s, nil
+}
+
+// offLike reports whether a MONOMER_STORE value is a slip of "off" or a
+// word other programs take for "none".
+func offLike(s string) bool {
+	if _, ok := nearest.Slip(s, []string{"off"}); ok {
+		return true
+	}
+	for _, w := range []string{"none", "no", "false", "0", "disable", "disabled", "null", "nil"} {
+		if strings.EqualFold(s, w) {
+			return true
+		}
+	}
+	return false
 }
 
 type cacheTrimFlags struct {
@@ -66,7 +87,7 @@ not a monomer store (no CACHEDIR.TAG naming monomer) is refused (exit 2).
 				return err
 			}
 			if opts.Store == "" {
-				return fmt.Errorf("%w: the store is off (MONOMER_STORE=off)", pipeline.ErrUsage)
+				return fmt.Errorf("%w: the store is off (MONOMER_STORE=%s)", pipeline.ErrUsage, os.Getenv("MONOMER_STORE"))
 			}
 			res, err := cache.Trim(opts.Store, max)
 			if err != nil {

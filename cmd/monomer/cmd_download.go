@@ -319,7 +319,7 @@ func withDownloadHint(j *job.Job, err error) error {
 
 // nearFiles says, for each of the job's missing data files whose folder
 // holds a file of nearly its name, which that is: the name with a suffix
-// (".gz"), else the nearest within two edits, case ignored. A misspelt
+// (".gz"), else its one slip (nearest.Slip). A misspelt
 // name is then seen at once rather than retried as data yet to arrive
 // (the exit code stays 5: the file meant may be another, still to come).
 func nearFiles(j *job.Job, missing func(string) bool) []string {
@@ -327,7 +327,7 @@ func nearFiles(j *job.Job, missing func(string) bool) []string {
 	seen := map[string]bool{}
 	for i := range j.Experiments {
 		r := j.Resolve(i)
-		for _, p := range []string{r.Data.Meta, r.Data.Reviews, r.Data.ImageFeatures} {
+		for _, p := range dataFiles(&r) {
 			if p == "" || seen[p] || !missing(p) {
 				continue
 			}
@@ -357,8 +357,8 @@ func nearFile(p string) string {
 		}
 		names = append(names, e.Name())
 	}
-	if near := nearest.Names(base, names, 1); len(near) > 0 && nearest.Distance(base, strings.ToLower(near[0])) <= 2 {
-		return near[0]
+	if near, ok := nearest.Slip(base, names); ok {
+		return near
 	}
 	return ""
 }

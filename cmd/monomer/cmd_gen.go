@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"monomer/imagefeat"
+	"monomer/job"
 	"monomer/pipeline"
 	"monomer/synth"
 )
@@ -106,6 +108,11 @@ func runGen(cmd *cobra.Command, flags *genFlags) error {
 			cfgs[i].Name = flags.name
 		}
 	}
+	if cmd.Flags().Changed("name") && !job.ValidName(flags.name) {
+		// It is a part of every file name: a "/" or ".." would put the
+		// files elsewhere than --out.
+		return fmt.Errorf("%w: --name %q: letters, digits, '.', '_' or '-' only, starting with a letter or digit (it is part of the file names)", pipeline.ErrUsage, flags.name)
+	}
 	if flags.format != "" && flags.format != "2023" && flags.format != "catalogue" {
 		return fmt.Errorf("%w: --format %q: want 2023, catalogue or nothing", pipeline.ErrUsage, flags.format)
 	}
@@ -130,6 +137,13 @@ func runGen(cmd *cobra.Command, flags *genFlags) error {
 	}
 	_, statErr := os.Stat(flags.out)
 	if err := os.MkdirAll(flags.out, 0o755); err != nil {
+		// A file in the way, no permission, a read-only disk: the same
+		// command fails the same way again.
+		for _, permanent := range []error{syscall.ENOTDIR, fs.ErrExist, fs.ErrPermission, syscall.EROFS, syscall.ENAMETOOLONG} {
+			if errors.Is(err, permanent) {
+				return fmt.Errorf("%w: --out %s cannot be made a folder: %v", pipeline.ErrUsage, flags.out, err)
+			}
+		}
 		return err
 	}
 	for _, cfg := range cfgs {

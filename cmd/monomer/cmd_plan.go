@@ -68,6 +68,7 @@ jobs/airflow/monomer_dag.py. It reads only the job file.
 ` + exitCodesHelp,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			warnEnvSlips(cmd.ErrOrStderr())
 			j, err := loadJob(args[0], flags.sets)
 			if err != nil {
 				return err

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"monomer/imagefeat"
 	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
@@ -83,6 +84,18 @@ func loadJob(path string, sets []string) (*job.Job, error) {
 	return job.LoadWith(path, over)
 }
 
+// dataFiles are the raw files experiment r names: the release's files, a
+// catalogue's tables and the embeddings with their id file ("" for those
+// it does not name).
+func dataFiles(r *job.Resolved) []string {
+	d := r.Data
+	files := []string{d.Meta, d.Reviews, d.ImageFeatures, d.Items, d.Relations, d.Text}
+	if d.Embeddings != "" {
+		files = append(files, imagefeat.EmbeddingFiles(d.Embeddings)...)
+	}
+	return files
+}
+
 // load reads the job file (loadJob) and returns it with the run directory
 // and the hash-cache path.
 func (d *dirFlags) load(path string) (*job.Job, pipeline.Options, error) {
@@ -105,7 +118,11 @@ func (d *dirFlags) load(path string) (*job.Job, pipeline.Options, error) {
 	if base == "" {
 		base = filepath.Join("runs", j.Name)
 	}
-	opts := pipeline.Options{RunDir: base, HashCache: filepath.Join(base, ".hashcache.json"), Store: storeDir(base), BLAS: models.BLAS().String()}
+	store, err := storeDir(base)
+	if err != nil {
+		return nil, pipeline.Options{}, err
+	}
+	opts := pipeline.Options{RunDir: base, HashCache: filepath.Join(base, ".hashcache.json"), Store: store, BLAS: models.BLAS().String()}
 	if d.runID != "" {
 		if !runIDRE.MatchString(d.runID) {
 			return nil, opts, fmt.Errorf("%w: --run-id %q: letters, digits and . _ : + - only", pipeline.ErrUsage, d.runID)
@@ -127,11 +144,22 @@ func envNearMisses() (map[string]string, []string) {
 	return m, slices.Sorted(maps.Keys(m))
 }
 
+// warnEnvSlips writes a warning line to w for each MONOMER_ variable one
+// slip from a name monomer reads: the commands that read a job without
+// logging (a dry run, status, verify, plan) say so on stderr, as a run
+// says so in its log.
+func warnEnvSlips(w io.Writer) {
+	miss, names := envNearMisses()
+	for _, v := range names {
+		fmt.Fprintf(w, "monomer: warning: %s is not read by monomer; did you mean %s?\n", v, miss[v])
+	}
+}
+
 // exactArgs is cobra.ExactArgs with the usage exit code.
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return fmt.Errorf("%w: %s takes %d argument(s), got %d (see --help)", pipeline.ErrUsage, cmd.Name(), n, len(args))
+			return fmt.Errorf("%w: %s takes %d argument(s), got %d (see %s --help)", pipeline.ErrUsage, cmd.CommandPath(), n, len(args), cmd.CommandPath())
 		}
 		return nil
 	}
@@ -178,6 +206,9 @@ lines on stderr unless stderr is a terminal.
   monomer run jobs/demo.yaml --dry-run --set experiments.men-also_bought-image.settings.k=20`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := flags.checkProfiles(); err != nil {
+				return err
+			}
 			job, opts, err := flags.load(args[0])
 			if err != nil {
 				return err
@@ -188,10 +219,7 @@ lines on stderr unless stderr is a terminal.
 				return err
 			}
 			if flags.dryRun {
-				miss, names := envNearMisses()
-				for _, v := range names {
-					fmt.Fprintf(cmd.ErrOrStderr(), "monomer: warning: %s is not read by monomer; did you mean %s?\n", v, miss[v])
-				}
+				warnEnvSlips(cmd.ErrOrStderr())
 				steps, err := pipeline.Plan(g, opts)
 				if err != nil {
 					return withDownloadHint(job, err)
@@ -275,6 +303,34 @@ lines on stderr unless stderr is a terminal.
 	f.StringVar(&flags.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	f.StringVar(&flags.trace, "trace", "", "write a Go execution trace of the run to this file (go tool trace; cmd/traceshare reads its serial share)")
 	return cmd
+}
+
+// checkProfiles refuses --cpuprofile and --trace where they cannot give
+// what they promise: both at one path (the two writers interleave into a
+// file that is neither), or with --dry-run, which runs nothing to profile.
+func (f *runFlags) checkProfiles() error {
+	if f.dryRun {
+		for _, p := range []struct{ flag, v string }{{"--cpuprofile", f.cpuProfile}, {"--trace", f.trace}} {
+			if p.v != "" {
+				return fmt.Errorf("%w: %s with --dry-run: a dry run runs nothing to profile or trace", pipeline.ErrUsage, p.flag)
+			}
+		}
+	}
+	if f.cpuProfile == "" || f.trace == "" {
+		return nil
+	}
+	a, errA := filepath.Abs(f.cpuProfile)
+	b, errB := filepath.Abs(f.trace)
+	same := errA == nil && errB == nil && a == b
+	if fa, err := os.Stat(f.cpuProfile); err == nil {
+		if fb, err := os.Stat(f.trace); err == nil && os.SameFile(fa, fb) {
+			same = true
+		}
+	}
+	if same {
+		return fmt.Errorf("%w: --cpuprofile and --trace name one file, %s: give each its own", pipeline.ErrUsage, f.trace)
+	}
+	return nil
 }
 
 // printPlan prints the selected steps and returns how many would fail and

@@ -42,6 +42,7 @@ scheduler's sensor can ask "is there work to do?".
 ` + exitCodesHelp,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			warnEnvSlips(cmd.ErrOrStderr())
 			job, opts, err := flags.load(args[0])
 			if err != nil {
 				return err

@@ -42,6 +42,7 @@ Exit codes:
   monomer verify jobs/demo.yaml --run-dir runs/demo --experiment men-also_bought-image --only negatives`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			warnEnvSlips(cmd.ErrOrStderr())
 			job, opts, err := flags.load(args[0])
 			if err != nil {
 				return err

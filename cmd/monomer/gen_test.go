@@ -95,6 +95,35 @@ func TestGenDim(t *testing.T) {
 	}
 }
 
+// TestGenBadOut: an --out that cannot be a folder and a --name that would
+// leave it exit 2 (they exited 1, a retry's code), and nothing is written
+// outside --out.
+func TestGenBadOut(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "FILE")
+	write(t, file, "mine\n")
+	for _, tt := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--out", file}, "usage: --out " + file + " cannot be made a folder: "},
+		{[]string{"--out", filepath.Join(file, "sub")}, "usage: --out " + filepath.Join(file, "sub") + " cannot be made a folder: "},
+		{[]string{"--out", filepath.Join(dir, "out"), "--name", "../x"}, `usage: --name "../x": letters, digits`},
+		{[]string{"--out", filepath.Join(dir, "out"), "--name", "a/b"}, `usage: --name "a/b": letters, digits`},
+	} {
+		root := newRootCommand()
+		root.SetOut(&bytes.Buffer{})
+		err := execute(context.Background(), root, append([]string{"gen", "--seed", "1", "--scale", "tiny", "--fraction", "0.01"}, tt.args...))
+		if exitCode(err) != exitUsage || !strings.HasPrefix(fmt.Sprint(err), tt.msg) {
+			t.Errorf("%v: %v (exit %d), want exit 2 and %q", tt.args, err, exitCode(err), tt.msg)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("%d entries in the folder, want FILE alone", len(entries))
+	}
+}
+
 // TestGenCatalogue: --format catalogue prints each table's rows and bytes
 // as written; the relations line counts every pair of the table (it once
 // printed the also_bought count, which held them all by accident of the

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -15,6 +16,7 @@ import (
 	"monomer/amazon"
 	"monomer/download"
 	"monomer/imagefeat"
+	"monomer/internal/nearest"
 	"monomer/job"
 	"monomer/pipeline"
 	"monomer/pipeline/cache"
@@ -41,8 +43,9 @@ const exitCodesHelp = `Exit codes:
   1    failure (diff: the run directories differ; verify: an output
        differs or a stage is not up to date; status --check: a stage is
        stale or missing)
-  2    usage error or invalid job file, a data path that is a directory or
-       a device, a --run-dir that cannot be created (run, verify: or
+  2    usage error or invalid job file (also an unknown command,
+       subcommand or flag), a data path that is a directory or a device,
+       a --run-dir that cannot be created (run, verify: or
        written, as on a read-only file system), or a store folder
        (MONOMER_STORE) that is not a monomer store
        (diff: a table or manifest could not be read, or a directory is not a
@@ -107,7 +110,90 @@ Version: ` + versionLine() + `
 		newVerifyCommand(&g),
 		newVersionCommand(),
 	)
+	// cobra adds these two when it executes: made here, they get the
+	// checks below like every other command.
+	root.InitDefaultCompletionCmd()
+	root.SetHelpCommand(newHelpCommand())
+	strictUsage(root)
 	return root
+}
+
+// strictUsage makes every usage error of c and the commands below it a
+// usage error by type (exit 2, one line): cobra's own argument checks
+// (NoArgs, MaximumNArgs) return plain errors, which would exit 1, and a
+// command that only groups others (cache, completion, the root) would
+// print its help and exit 0 for a misspelt or missing subcommand, so that
+// a scheduled "monomer cache trm" would do nothing and report success.
+func strictUsage(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		strictUsage(sub)
+	}
+	if c.HasSubCommands() && !c.Runnable() {
+		c.Args = groupArgs
+		c.RunE = func(cmd *cobra.Command, _ []string) error {
+			return fmt.Errorf("%w: %s needs a command: %s (see %s --help)", pipeline.ErrUsage,
+				cmd.CommandPath(), strings.Join(subcommands(cmd), ", "), cmd.CommandPath())
+		}
+		return
+	}
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			err := check(cmd, args)
+			switch {
+			case err == nil || errors.Is(err, pipeline.ErrUsage):
+				return err
+			case len(args) > 0 && check(cmd, nil) == nil && check(cmd, args[:1]) != nil:
+				// cobra.NoArgs calls the argument an unknown command.
+				return fmt.Errorf("%w: %s takes no arguments, got %q (see %s --help)", pipeline.ErrUsage,
+					cmd.CommandPath(), strings.Join(args, " "), cmd.CommandPath())
+			}
+			return fmt.Errorf("%w: %s: %v (see %s --help)", pipeline.ErrUsage, cmd.CommandPath(), err, cmd.CommandPath())
+		}
+	}
+}
+
+// groupArgs refuses any argument of a command that only groups others:
+// the first can only be a subcommand cobra did not find.
+func groupArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	names := subcommands(cmd)
+	hint := ""
+	if near, ok := nearest.Slip(args[0], names); ok {
+		hint = "; did you mean " + near + "?"
+	}
+	return fmt.Errorf("%w: unknown command %q for %q%s (commands: %s)", pipeline.ErrUsage,
+		args[0], cmd.CommandPath(), hint, strings.Join(names, ", "))
+}
+
+// subcommands names the commands below cmd that --help lists.
+func subcommands(cmd *cobra.Command) []string {
+	var names []string
+	for _, s := range cmd.Commands() {
+		if s.IsAvailableCommand() || s.Name() == "help" {
+			names = append(names, s.Name())
+		}
+	}
+	return names
+}
+
+// newHelpCommand is cobra's help command, except that a topic it does not
+// know is a usage error (cobra's prints the root's usage and exits 0).
+func newHelpCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			target, rest, err := cmd.Root().Find(args)
+			if err != nil || len(rest) > 0 {
+				return fmt.Errorf("%w: help: unknown command %q (commands: %s)", pipeline.ErrUsage,
+					strings.Join(args, " "), strings.Join(subcommands(cmd.Root()), ", "))
+			}
+			return target.Help()
+		},
+	}
 }
 
 // usageError is an error of cobra's own text that is a usage error.

@@ -230,7 +230,7 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{name: "ok", args: []string{"run", "job.yaml"}, code: 0},
 		{name: "up to date", args: []string{"run", "job.yaml"}, code: 0},
-		{name: "no job", args: []string{"run"}, code: 2, stderr: "monomer: usage: run takes 1 argument(s), got 0 (see --help)\n"},
+		{name: "no job", args: []string{"run"}, code: 2, stderr: "monomer: usage: monomer run takes 1 argument(s), got 0 (see monomer run --help)\n"},
 		{name: "unknown command", args: []string{"rnu"}, code: 2},
 		{name: "unknown flag", args: []string{"run", "job.yaml", "--forse"}, code: 2, stderr: "monomer: usage: unknown flag: --forse\n"},
 		{name: "missing job file", args: []string{"run", "nope.yaml"}, code: 2, stderr: "monomer: invalid job: open nope.yaml: no such file or directory\n"},
@@ -355,7 +355,7 @@ func TestRunStatusDryRun(t *testing.T) {
 a/train   up to date
 b/ingest  up to date
 b/train   stale: param k changed (100 -> 7)
-report    up to date (upstream b/train not up to date)
+report    up to date (upstream b/train is stale, so a run may redo it)
 `
 	if r.stdout != want || r.code != 0 {
 		t.Errorf("status:\n%s\nwant\n%s", r.stdout, want)

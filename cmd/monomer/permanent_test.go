@@ -12,7 +12,9 @@ import (
 // directory, a device, a named pipe, a path through a regular file) exits 2
 // and a symbolic link loop exits 3, never 1, which a scheduler retries
 // though the same path fails the same way; a missing file stays 5. Each
-// message is one line naming the path and what it is.
+// message is one line naming the path and what it is, found before any
+// stage runs (it was each experiment's ingest failing: "(2 stages
+// failed)").
 func TestDataPathNotAFile(t *testing.T) {
 	dir := jobDir(t)
 	if err := os.Mkdir(filepath.Join(dir, "folder"), 0o755); err != nil {
@@ -31,10 +33,10 @@ func TestDataPathNotAFile(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{"folder", 2, "monomer: usage: a/ingest: input file " + filepath.Join(dir, "folder") + " is a directory, not a data file (check data_dir and data in the job file) (2 stages failed)\n"},
-		{"/dev/null", 2, "monomer: usage: a/ingest: input file /dev/null is a character device, not a data file (check data_dir and data in the job file) (2 stages failed)\n"},
-		{"pipe", 2, "monomer: usage: a/ingest: input file " + filepath.Join(dir, "pipe") + " is a named pipe, not a data file (check data_dir and data in the job file) (2 stages failed)\n"},
-		{"meta.txt/x", 2, "monomer: usage: a/ingest: input file " + filepath.Join(dir, "meta.txt/x") + " cannot be a file: stat " + filepath.Join(dir, "meta.txt/x") + ": not a directory (check data_dir and data in the job file) (2 stages failed)\n"},
+		{"folder", 2, "monomer: usage: a/ingest: input file " + filepath.Join(dir, "folder") + " is a directory, not a data file (check data_dir and data in the job file)\n"},
+		{"/dev/null", 2, "monomer: usage: a/ingest: input file /dev/null is a character device, not a data file (check data_dir and data in the job file)\n"},
+		{"pipe", 2, "monomer: usage: a/ingest: input file " + filepath.Join(dir, "pipe") + " is a named pipe, not a data file (check data_dir and data in the job file)\n"},
+		{"meta.txt/x", 2, "monomer: usage: a/ingest: input file " + filepath.Join(dir, "meta.txt/x") + " cannot be a file: stat " + filepath.Join(dir, "meta.txt/x") + ": not a directory (check data_dir and data in the job file)\n"},
 		{"loop1", 3, "monomer: bad input: a/ingest: input file " + filepath.Join(dir, "loop1") + " is a symbolic link loop (fix the links in the data folder)"},
 		{"gone.txt", 5, "input file " + filepath.Join(dir, "gone.txt") + " does not exist"},
 	}

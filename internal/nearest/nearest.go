@@ -33,6 +33,41 @@ func Names(want string, have []string, n int) []string {
 	return out
 }
 
+// Slip returns the one name of have that want is a slip of: the same
+// name in another case; else the only one a single edit away (a rune
+// added, dropped or changed, or two adjacent runes swapped); else the
+// only one that want, at least four runes, begins (a name cut short:
+// catalog for catalogue). Case is ignored throughout. Two edits are not a
+// slip: meta_Men and meta_Women are two real categories two edits apart,
+// and a hint naming the wrong one misleads more than none; nor is a tie,
+// for the same reason. Every "did you mean" of monomer's but the list of
+// category paths asks this one question.
+func Slip(want string, have []string) (string, bool) {
+	w := strings.ToLower(want)
+	best, bestD, ties := "", 2, 0
+	var prefix []string
+	for _, h := range have {
+		lh := strings.ToLower(h)
+		d := Distance(w, lh)
+		switch {
+		case d < bestD:
+			best, bestD, ties = h, d, 0
+		case d == bestD && h != best:
+			ties++
+		}
+		if len([]rune(w)) >= 4 && strings.HasPrefix(lh, w) && !slices.Contains(prefix, h) {
+			prefix = append(prefix, h)
+		}
+	}
+	switch {
+	case best != "" && ties == 0:
+		return best, true
+	case best == "" && len(prefix) == 1:
+		return prefix[0], true
+	}
+	return "", false
+}
+
 // Distance is the optimal-string-alignment distance between a and b in
 // runes: Levenshtein plus the transposition of two adjacent runes, the
 // commonest typing slip.
