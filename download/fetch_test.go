@@ -425,8 +425,11 @@ func TestFetchFileMirror(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	// Half of it from an earlier run.
+	// Half of it from an earlier run, with its record.
 	if err := os.WriteFile(filepath.Join(dir, "meta_Baby.json.gz.part"), body[:len(body)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "meta_Baby.json.gz.part.meta"), []byte(`{"url":"`+fs[0].URL+`","size":-1}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	res, err := Fetch(context.Background(), dir, fs[0], opts(&sleeps{}))
