@@ -281,14 +281,14 @@ func (fe *fetcher) prepare() error {
 		os.Remove(fe.meta)
 		return nil
 	}
-	if b, err := os.ReadFile(fe.meta); err == nil {
+	if b, err := sidefile.ReadFile(fe.meta, 1<<16); err == nil {
 		var m partMeta
 		if json.Unmarshal(b, &m) == nil && m.URL != "" {
 			fe.rec = &m
 		}
 	}
 	if m := fe.rec; m != nil && m.URL != fe.f.URL && m.LastModified == "" {
-		if err := os.Truncate(fe.part, 0); err != nil {
+		if err := fe.truncatePart(); err != nil {
 			return err
 		}
 		os.Remove(fe.meta)
@@ -647,7 +647,7 @@ const recordBytes = imagefeat.ASINLen + 4*imagefeat.Dim
 // verify reads the complete .part file once: its SHA-256 and, for a .gz,
 // the gzip stream to its end.
 func (fe *fetcher) verify() (sum string, n int64, err error) {
-	in, err := os.Open(fe.part)
+	in, err := sidefile.Open(fe.part, os.O_RDONLY, 0)
 	if err != nil {
 		return "", 0, err
 	}

@@ -144,11 +144,28 @@ func (fe *fetcher) checkSide() error {
 	return nil
 }
 
-// openPart opens the .part to write to (checkSide's), creating it when
-// absent.
+// openPart opens the .part to write to (checkSide's), creating it, and
+// only it, when absent: a file put at its name meanwhile is not taken.
 func (fe *fetcher) openPart() (*os.File, error) {
-	f, err := sidefile.Open(fe.part, os.O_WRONLY|os.O_CREATE, 0o644)
+	flag := os.O_WRONLY
+	if err := sidefile.Check(fe.part); errors.Is(err, fs.ErrNotExist) {
+		flag |= os.O_CREATE | os.O_EXCL
+	}
+	f, err := sidefile.Open(fe.part, flag, 0o644)
 	return f, sideError(err)
+}
+
+// truncatePart empties the .part through a handle that is not a link's.
+func (fe *fetcher) truncatePart() error {
+	f, err := fe.openPart()
+	if err != nil {
+		return err
+	}
+	err = f.Truncate(0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // writeMeta writes m to the .part.meta whole or not at all, through a new
