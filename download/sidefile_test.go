@@ -35,6 +35,7 @@ var intruders = []intruder{
 	}},
 	{"fifo", func(t *testing.T, p, _ string) { must(t, syscall.Mkfifo(p, 0o644)) }},
 	{"foreign file", putNotes},
+	{"hard link", func(t *testing.T, p, v string) { must(t, os.Link(v, p)) }},
 }
 
 func must(t *testing.T, err error) {
@@ -102,7 +103,7 @@ func TestFetchRefusesForeignSideFiles(t *testing.T) {
 			if ext == "" && in.name == "foreign file" {
 				continue // a file at NAME is a present file, checked: other tests
 			}
-			if ext == "" && in.name == "symlink" {
+			if ext == "" && (in.name == "symlink" || in.name == "hard link") {
 				continue // a link to a regular file at NAME is a present file too
 			}
 			t.Run(cmp.Or(strings.TrimPrefix(ext, "/"), "NAME")+"/"+in.name, func(t *testing.T) {
@@ -133,6 +134,22 @@ func TestFetchRefusesForeignSideFiles(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A hard link at NAME.part to a file elsewhere, with a .part.meta made to
+// look like monomer's: not appended to.
+func TestFetchHardLinkedPart(t *testing.T) {
+	h := newSideHarness(t)
+	p := filepath.Join(h.dir, "meta_X.json.gz.part")
+	must(t, os.Link(h.victim, p))
+	must(t, os.WriteFile(p+".meta", []byte(`{"url":"`+h.f.URL+`","etag":"\"v1\"","size":-1}`), 0o644))
+	_, err := Fetch(context.Background(), h.dir, h.f, opts(&sleeps{}))
+	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "hard link") {
+		t.Errorf("err %v: want ErrUsage naming a hard link", err)
+	}
+	if got := snapshot(t, h.victim); got != h.victimBefore {
+		t.Errorf("victim: %s, was %s", got, h.victimBefore)
 	}
 }
 

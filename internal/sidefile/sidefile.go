@@ -65,7 +65,8 @@ func Check(path string) error {
 // Open opens the regular file at path as os.OpenFile does with flag and
 // perm, but without following a symbolic link at path (O_NOFOLLOW) or
 // waiting for a named pipe's other end (O_NONBLOCK, which regular files
-// ignore). Anything but a regular file at path is a *ForeignError.
+// ignore). Anything but a regular file at path is a *ForeignError, and so
+// is, when flag writes, a file with more than one name (a hard link).
 // With os.O_CREATE|os.O_EXCL it creates the file or fails with
 // fs.ErrExist, whatever is there.
 func Open(path string, flag int, perm fs.FileMode) (*os.File, error) {
@@ -89,7 +90,21 @@ func Open(path string, flag int, perm fs.FileMode) (*os.File, error) {
 		f.Close()
 		return nil, Foreign(path, Kind(st.Mode()))
 	}
+	// A hard link is a regular file too: monomer makes none of its side
+	// files with a second name, so one to be written is someone else's.
+	if n := links(st); n > 1 && flag&(os.O_WRONLY|os.O_RDWR) != 0 {
+		f.Close()
+		return nil, Foreign(path, fmt.Sprintf("a file with %d names (hard links)", n))
+	}
 	return f, nil
+}
+
+// links is the number of names of the file st describes, 1 if unknown.
+func links(st fs.FileInfo) uint64 {
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		return uint64(s.Nlink)
+	}
+	return 1
 }
 
 // ReadFile reads the regular file at path (Open's rules), at most max

@@ -92,8 +92,21 @@ func TestOpenRefuses(t *testing.T) {
 			})
 		}
 	}
+	// A hard link to a file elsewhere may be read, not written.
+	dir, victim, content := setup(t)
+	hard := filepath.Join(dir, "side")
+	must(t, os.Link(victim, hard))
+	if f, err := Open(hard, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644); !errors.Is(err, ErrForeign) {
+		if f != nil {
+			f.Close()
+		}
+		t.Errorf("a hard link opened to write: %v", err)
+	}
+	if b, err := ReadFile(hard, 0); err != nil || !bytes.Equal(b, content) {
+		t.Errorf("a hard link read: %q %v", b, err)
+	}
 	// A regular file opens; O_EXCL refuses one that is there.
-	dir, _, _ := setup(t)
+	dir, _, _ = setup(t)
 	p := filepath.Join(dir, "side")
 	f, err := Open(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	must(t, err)
