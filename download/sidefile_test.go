@@ -317,3 +317,37 @@ func TestFetchSumsFileFormat(t *testing.T) {
 		t.Errorf("ParseSums: %v %v", s, err)
 	}
 }
+
+// A link, a directory or a pipe at the names an older monomer appended to
+// (SHA256SUMS, SOURCES.tsv) is not read (a pipe would block) nor written:
+// the download passes with a warning.
+func TestFetchLegacyNamesForeign(t *testing.T) {
+	for _, in := range intruders {
+		t.Run(in.name, func(t *testing.T) {
+			h := newSideHarness(t)
+			sums, sources := filepath.Join(h.dir, "SHA256SUMS"), filepath.Join(h.dir, "SOURCES.tsv")
+			in.put(t, sums, h.victim)
+			in.put(t, sources, h.victim)
+			before := snapshot(t, sums) + snapshot(t, sources)
+			if _, err := Fetch(context.Background(), h.dir, h.f, opts(&sleeps{})); err != nil {
+				t.Fatal(err)
+			}
+			var warns int
+			o := opts(&sleeps{})
+			o.Event = func(e Event) {
+				if e.Kind == "warn" {
+					warns++
+				}
+			}
+			if res, err := Fetch(context.Background(), h.dir, h.f, o); err != nil || !res.Present || warns != 2 {
+				t.Errorf("second run: %+v %v, %d warnings, want 2", res, err, warns)
+			}
+			if got := snapshot(t, sums) + snapshot(t, sources); got != before {
+				t.Errorf("now %s, was %s", got, before)
+			}
+			if got := snapshot(t, h.victim); got != h.victimBefore {
+				t.Errorf("victim: %s, was %s", got, h.victimBefore)
+			}
+		})
+	}
+}
