@@ -10,12 +10,14 @@
 // interruption (in the same call, with bounded retries and backoff, or in a
 // later one), verifies it (a length the server announced or confirmed,
 // the size and SHA-256 where known, a gzip stream read to its end, a .b
-// file a whole number of records, gzipped or not) and only then renames it to
-// DIR/NAME and appends its sum to DIR/SHA256SUMS and its release and URL to
-// DIR/SOURCES.tsv. A resume names the file it continues (If-Range, from
-// DIR/NAME.part.meta); DIR/NAME.part.lock keeps two processes from fetching
-// one file; a file already at DIR/NAME is checked against what is known of
-// it (Fetch's doc).
+// file a whole number of records, gzipped or not) and only then renames it
+// to DIR/NAME and appends its sum to DIR/MONOMER.SHA256SUMS and its release
+// and URL to DIR/MONOMER.SOURCES.tsv. A resume names the file it continues
+// (If-Range, from DIR/NAME.part.meta); DIR/NAME.part.lock keeps two
+// processes from fetching one file; a file already at DIR/NAME is checked
+// against what is known of it (Fetch's doc). These side files are never
+// opened through a link, and one not in monomer's form is refused and left
+// as it is (sidefile.go).
 //
 // Errors answer a scheduler's question "will a retry help?": ErrUnavailable
 // (network failures, timeouts, 5xx answers once the retries are spent) and

@@ -22,6 +22,7 @@ import (
 	"monomer/imagefeat"
 	"monomer/internal/filelock"
 	"monomer/internal/rawio"
+	"monomer/internal/sidefile"
 )
 
 // Options tune Fetch. The zero value works.
@@ -63,8 +64,10 @@ type Event struct {
 	// came from, or the server ignores Range, or nothing can tell whether
 	// it is: no validator, no known SHA-256), "retry" (an attempt failed
 	// with Err; the next starts after Wait), "verify" (the Total bytes are
-	// all there: reading them through) or "done" (renamed into place;
-	// SHA256 is its sum).
+	// all there: reading them through), "warn" (Err says what was
+	// left alone: a SHA256SUMS or SOURCES.tsv in DIR not in monomer's
+	// form, so not read) or "done" (renamed into place; SHA256 is its
+	// sum).
 	Kind    string
 	File    File
 	Attempt int
@@ -90,23 +93,12 @@ type Result struct {
 	Requests         int
 }
 
-// SumsFile is the file in DIR to which Fetch appends each fetched file's
-// sum, in sha256sum format (so that `sha256sum -c SHA256SUMS` checks them
-// later, and --checksums accepts it).
-const SumsFile = "SHA256SUMS"
-
-// SourcesFile is the file in DIR to which Fetch appends, for each fetched
-// file, "NAME<TAB>RELEASE<TAB>URL": a 2014 and a 2018 metadata file share
-// their name, and a file already present must not pass for the other
-// release's.
-const SourcesFile = "SOURCES.tsv"
-
 // Fetch fetches f into dir/f.Name (module doc).
 //
 // An existing dir/f.Name is not fetched again but checked, and left alone
-// either way: SOURCES.tsv must not record it for another release than
+// either way: SourcesFile must not record it for another release than
 // f.Release, and it must have f.Size bytes and the SHA-256 f.SHA256 (or,
-// if that is unknown, the one its line in SHA256SUMS recorded when it was
+// if that is unknown, the one its line in SumsFile recorded when it was
 // fetched) where these are known; a mismatch is ErrMismatch. With no sum
 // known it must be whole by its format (verify's checks: not empty, a
 // gzip stream to its end, whole .b records), else ErrCorrupt; something
@@ -119,11 +111,11 @@ const SourcesFile = "SOURCES.tsv"
 // whose file has changed answers with all of it, and the .part starts
 // again. A .part from another URL (another mirror) is continued only if
 // that URL's Last-Modified is the same (a copy that kept the file's time,
-// as rsync -t and wget -N make), else it starts again. A .part without a
-// .part.meta (an older monomer's, or one put there by hand) is continued
-// as is; the final verification is then the only check. dir/f.Name.part.lock
-// is held while the file is fetched: a second Fetch of the same file into
-// the same dir returns ErrLocked naming the holder.
+// as rsync -t and wget -N make), else it starts again. A .part with bytes
+// but without a .part.meta is not known to be monomer's: ErrUsage, left
+// as it is (sidefile.go). dir/f.Name.part.lock is held while the file is
+// fetched: a second Fetch of the same file into the same dir returns
+// ErrLocked naming the holder.
 //
 // A .part whose .part.meta holds no validator (the server sent no ETag and
 // no Last-Modified) is not continued but started again, with a "restart"
@@ -136,7 +128,8 @@ const SourcesFile = "SOURCES.tsv"
 // .part and is ErrUnavailable once the retries are spent; an empty file
 // (a 204, a length of 0) is ErrCorrupt.
 //
-// A verification failure renames the .part to dir/f.Name.bad and returns
+// A verification failure renames the .part to dir/f.Name.bad (or the
+// first free dir/f.Name.bad.N) and returns
 // ErrMismatch or ErrCorrupt; a refusal (404, 403, 410, 401, another 4xx, a
 // redirect loop or one with no Location) returns ErrNotFound naming the
 // URL; network failures and 5xx answers are retried, then returned as
@@ -147,12 +140,15 @@ const SourcesFile = "SOURCES.tsv"
 func Fetch(ctx context.Context, dir string, f File, opt Options) (Result, error) {
 	dst := filepath.Join(dir, f.Name)
 	res := Result{File: f, Path: dst}
-	if _, err := os.Stat(dst); err == nil {
-		return checkPresent(dir, f, opt, res)
+	if ok, err := present(dst); err != nil || ok {
+		return checkPresentOr(dir, f, opt, res, err)
 	}
 	part := dst + ".part"
 	lk, err := filelock.TryLock(part + ".lock")
 	if err != nil {
+		if errors.Is(err, sidefile.ErrForeign) {
+			return res, sideError(err)
+		}
 		var he *filelock.HeldError
 		if errors.As(err, &he) {
 			return res, fmt.Errorf("download: %s: %w: %s (lock %s); once it is done the file is there, or use another --out",
@@ -162,10 +158,13 @@ func Fetch(ctx context.Context, dir string, f File, opt Options) (Result, error)
 	}
 	defer lk.Unlock()
 	// The holder we may have just missed could have put the file there.
-	if _, err := os.Stat(dst); err == nil {
-		return checkPresent(dir, f, opt, res)
+	if ok, err := present(dst); err != nil || ok {
+		return checkPresentOr(dir, f, opt, res, err)
 	}
 	fe := fetcher{opt: opt, f: f, part: part, meta: part + ".meta", bad: dst + ".bad", total: -1}
+	if err := fe.checkSide(); err != nil {
+		return res, err
+	}
 	if err := fe.prepare(); err != nil {
 		return res, err
 	}
@@ -201,25 +200,27 @@ func Fetch(ctx context.Context, dir string, f File, opt Options) (Result, error)
 		}
 		return res, fmt.Errorf("%w; the bytes are kept in %s", err, fe.bad)
 	}
-	if err := os.Rename(part, dst); err != nil {
+	if err := fe.finish(dst); err != nil {
 		return res, err
 	}
 	os.Remove(fe.meta)
 	res.Bytes, res.SHA256 = n, sum
-	if err := appendLine(dir, SumsFile, sum+"  "+f.Name); err != nil {
+	if err := appendSide(dir, SumsFile, sumLine, sum+"  "+f.Name); err != nil {
 		return res, err
 	}
-	if err := appendLine(dir, SourcesFile, f.Name+"\t"+f.Release+"\t"+f.SafeURL()); err != nil {
+	if err := appendSide(dir, SourcesFile, sourceLine, f.Name+"\t"+f.Release+"\t"+f.SafeURL()); err != nil {
 		return res, err
 	}
 	opt.event(Event{Kind: "done", File: f, Total: n, SHA256: sum})
 	return res, nil
 }
 
-// toBad renames the .part to .bad for inspection.
-func (fe *fetcher) toBad() error {
-	os.Remove(fe.meta)
-	return os.Rename(fe.part, fe.bad)
+// checkPresentOr is checkPresent, or err if present found none to check.
+func checkPresentOr(dir string, f File, opt Options, res Result, err error) (Result, error) {
+	if err != nil {
+		return res, err
+	}
+	return checkPresent(dir, f, opt, res)
 }
 
 // checkPresent checks a file already at res.Path (Fetch's doc) and leaves
@@ -237,13 +238,13 @@ func checkPresent(dir string, f File, opt Options, res Result) (Result, error) {
 	}
 	res.Present, res.Bytes = true, st.Size()
 	opt.event(Event{Kind: "present", File: f, Total: st.Size()})
-	src, err := readSources(dir)
+	src, err := readSources(dir, f, &opt)
 	if err != nil {
 		return res, err
 	}
 	if s, ok := src[f.Name]; ok && f.Release != "" && s.release != "" && s.release != f.Release {
 		return res, fmt.Errorf("download: %s was fetched for release %s (from %s, %s), not %s, whose file has the same name: %w; use another --out for release %s",
-			res.Path, s.release, s.url, filepath.Join(dir, SourcesFile), f.Release, ErrMismatch, f.Release)
+			res.Path, s.release, s.url, s.file, f.Release, ErrMismatch, f.Release)
 	}
 	if f.Size >= 0 && st.Size() != f.Size {
 		return res, fmt.Errorf("download: %s (present): %d bytes, expected %d: %w; delete it to fetch it again",
@@ -251,17 +252,11 @@ func checkPresent(dir string, f File, opt Options, res Result) (Result, error) {
 	}
 	want, from := f.SHA256, "expected"
 	if want == "" {
-		in, err := os.Open(filepath.Join(dir, SumsFile))
-		if err == nil {
-			sums, perr := ParseSums(in, in.Name())
-			in.Close()
-			if perr != nil {
-				return res, perr
-			}
-			want, from = sums[f.Name], "recorded in "+in.Name()+" when it was fetched"
-		} else if !errors.Is(err, os.ErrNotExist) {
+		sum, file, err := recordedSum(dir, f, &opt)
+		if err != nil {
 			return res, err
 		}
+		want, from = sum, "recorded in "+file+" when it was fetched"
 	}
 	opt.event(Event{Kind: "check", File: f, Total: st.Size()})
 	in, err := os.Open(res.Path)
@@ -287,28 +282,6 @@ func checkPresent(dir string, f File, opt Options, res Result) (Result, error) {
 			res.Path, res.SHA256, from, want, ErrMismatch)
 	}
 	return res, nil
-}
-
-// source is a file's line in SourcesFile.
-type source struct{ release, url string }
-
-// readSources reads dir/SOURCES.tsv, the last line of a name winning; a
-// missing file is empty.
-func readSources(dir string) (map[string]source, error) {
-	b, err := os.ReadFile(filepath.Join(dir, SourcesFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]source{}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Split(line, "\t"); len(f) == 3 {
-			out[f[0]] = source{f[1], f[2]}
-		}
-	}
-	return out, nil
 }
 
 func (o *Options) event(e Event) {
@@ -352,14 +325,14 @@ func (fe *fetcher) prepare() error {
 		os.Remove(fe.meta)
 		return nil
 	}
-	if b, err := os.ReadFile(fe.meta); err == nil {
+	if b, err := sidefile.ReadFile(fe.meta, 1<<16); err == nil {
 		var m partMeta
 		if json.Unmarshal(b, &m) == nil && m.URL != "" {
 			fe.rec = &m
 		}
 	}
 	if m := fe.rec; m != nil && m.URL != fe.f.SafeURL() && m.LastModified == "" {
-		if err := os.Truncate(fe.part, 0); err != nil {
+		if err := fe.truncatePart(); err != nil {
 			return err
 		}
 		os.Remove(fe.meta)
@@ -415,15 +388,7 @@ func (fe *fetcher) changed(resp *http.Response, total int64) string {
 // temporary file renamed), before any of its bytes are written.
 func (fe *fetcher) record(resp *http.Response, total int64) error {
 	m := &partMeta{URL: fe.f.SafeURL(), ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), Size: total}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	tmp := fe.meta + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, fe.meta); err != nil {
+	if err := fe.writeMeta(m); err != nil {
 		return err
 	}
 	fe.rec = m
@@ -531,7 +496,7 @@ var defaultClient = func() *http.Client {
 // once makes one request and appends what it brings to the .part file. It
 // reports whether the file is complete.
 func (fe *fetcher) once(ctx context.Context) (bool, error) {
-	out, err := os.OpenFile(fe.part, os.O_CREATE|os.O_WRONLY, 0o644)
+	out, err := fe.openPart()
 	if err != nil {
 		return false, err
 	}
@@ -868,7 +833,7 @@ const recordBytes = imagefeat.ASINLen + 4*imagefeat.Dim
 // verify reads the complete .part file once: its SHA-256, its size against
 // the announced and the known one, and its format (readThrough).
 func (fe *fetcher) verify() (sum string, n int64, err error) {
-	in, err := os.Open(fe.part)
+	in, err := sidefile.Open(fe.part, os.O_RDONLY, 0)
 	if err != nil {
 		return "", 0, err
 	}
@@ -937,18 +902,4 @@ func readThrough(in io.Reader, name string, n int64) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// appendLine appends line to dir/name in one write (O_APPEND), so that
-// downloads of other files into dir may append at the same time.
-func appendLine(dir, name, line string) error {
-	out, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := out.WriteString(line + "\n"); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

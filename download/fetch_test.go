@@ -425,8 +425,17 @@ func TestFetchFileMirror(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	// Half of it from an earlier run.
+	// Half of it from an earlier run, with its record: the file's
+	// Last-Modified, which a file:// mirror sends as a web server does.
 	if err := os.WriteFile(filepath.Join(dir, "meta_Baby.json.gz.part"), body[:len(body)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(filepath.Join(src, "categoryFiles", "meta_Baby.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lm := st.ModTime().UTC().Format(http.TimeFormat)
+	if err := os.WriteFile(filepath.Join(dir, "meta_Baby.json.gz.part.meta"), []byte(`{"url":"`+fs[0].URL+`","last_modified":"`+lm+`","size":-1}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	res, err := Fetch(context.Background(), dir, fs[0], opts(&sleeps{}))

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"monomer/internal/sidefile"
 	"monomer/pipeline/cache"
 )
 
@@ -74,6 +75,8 @@ func runDirError(dir string, err error) error {
 func lockError(path string, err error) error {
 	dir := filepath.Dir(path)
 	switch {
+	case errors.Is(err, sidefile.ErrForeign):
+		return fmt.Errorf("pipeline: %w: %w", ErrUsage, err)
 	case errors.Is(err, syscall.EROFS):
 		return fmt.Errorf("%w: run directory %s is on a read-only file system: run and verify write its lock file (%s) and scratch files; give a writable --run-dir, or copy the run directory to one", ErrUsage, dir, LockName)
 	case permanentFSError(err) && !notExist(err):

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
+
+	"monomer/internal/filelock"
+	"monomer/internal/sidefile"
 )
 
 // LockName is the lock file at the root of a run directory (and of each
@@ -37,15 +39,14 @@ type lock struct {
 }
 
 // holderLine is written into a lock file by its exclusive holder.
-func holderLine() string {
-	host, _ := os.Hostname()
-	return fmt.Sprintf("pid %d started %s on %s", os.Getpid(), time.Now().UTC().Format(time.RFC3339), host)
-}
+func holderLine() string { return filelock.HolderLine() }
 
 // acquire takes the lock at path without waiting. On contention it returns
-// an error wrapping ErrLocked that names the holder.
+// an error wrapping ErrLocked that names the holder. A link, a directory,
+// a pipe or a file that is not a lock (filelock.IsLock) at path is not
+// monomer's: ErrUsage naming it, the file left as it is.
 func acquire(path string, exclusive bool) (*lock, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := sidefile.Open(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, lockError(path, err)
 	}
@@ -61,8 +62,14 @@ func acquire(path string, exclusive bool) (*lock, error) {
 		return nil, fmt.Errorf("pipeline: lock %s: %w", path, err)
 	}
 	l := &lock{f: f, path: path, exclusive: exclusive}
-	b, _ := os.ReadFile(path)
-	l.previous = strings.TrimSpace(string(b))
+	b := make([]byte, filelock.LockBytes)
+	n, _ := f.ReadAt(b, 0)
+	if !filelock.IsLock(b[:n]) {
+		flock(f, syscall.LOCK_UN)
+		f.Close()
+		return nil, lockError(path, sidefile.Foreign(path, "a file that is not a lock"))
+	}
+	l.previous = strings.TrimSpace(string(b[:n]))
 	// A line left in the file belongs to a dead exclusive holder (a live
 	// one would have made us fail): erase it so messages never name it.
 	// Shared holders may all do this at once; they never write a line.
@@ -88,8 +95,8 @@ func flock(f *os.File, how int) error {
 // holders describes who holds the lock at path: the exclusive holder's line,
 // or, for a root lock held shared, the holders of the experiment locks.
 func holders(path string) string {
-	b, _ := os.ReadFile(path)
-	if s := strings.TrimSpace(string(b)); s != "" {
+	b, _ := sidefile.ReadFile(path, filelock.LockBytes)
+	if s := strings.TrimSpace(string(b)); s != "" && filelock.IsLock(b) {
 		return s
 	}
 	// Shared holders do not write the root file; they hold experiment locks.
@@ -101,12 +108,12 @@ func holders(path string) string {
 			continue
 		}
 		p := filepath.Join(dir, e.Name(), LockName)
-		f, err := os.Open(p)
+		f, err := sidefile.Open(p, os.O_RDONLY, 0)
 		if err != nil {
 			continue
 		}
 		if flock(f, syscall.LOCK_SH|syscall.LOCK_NB) != nil {
-			b, _ := os.ReadFile(p)
+			b, _ := sidefile.ReadFile(p, filelock.LockBytes)
 			who = append(who, fmt.Sprintf("%s (experiment %s)", strings.TrimSpace(string(b)), e.Name()))
 		} else {
 			flock(f, syscall.LOCK_UN)
@@ -159,7 +166,7 @@ func Holders(runDir string) []string {
 // liveHolder returns the holder line of the lock file at path, or "" when
 // there is none or its process is gone.
 func liveHolder(path string) string {
-	b, _ := os.ReadFile(path)
+	b, _ := sidefile.ReadFile(path, filelock.LockBytes)
 	line := strings.TrimSpace(string(b))
 	var pid int
 	var started, host string

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"monomer/internal/sidefile"
 )
 
 // RunLogName is the file, at the run directory's root, where every run
@@ -63,24 +65,27 @@ func NewRunID(t time.Time) string {
 // one directory) do not interleave and a process killed mid-call leaves
 // either the whole line or none of it. Should an earlier line be torn (a
 // crash of the machine, a full disk), the record starts on a new line so
-// that it reads whole.
+// that it reads whole. A link, a directory, a pipe or a file that is not a
+// run log (isRunLog) at its name is not appended to: ErrUsage naming it.
 func appendRunLog(dir string, rec *RunRecord) error {
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}
 	b = append(b, '\n')
-	f, err := os.OpenFile(filepath.Join(dir, RunLogName), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	path := filepath.Join(dir, RunLogName)
+	f, err := sidefile.Open(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		return fmt.Errorf("pipeline: run log: %w", err)
+		return runLogError(err)
 	}
 	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		if !isRunLog(f, fi.Size()) {
+			f.Close()
+			return runLogError(sidefile.Foreign(path, "a file that is not a run log (its lines are not monomer's JSON records)"))
+		}
 		last := make([]byte, 1)
-		if r, err := os.Open(f.Name()); err == nil {
-			if _, err := r.ReadAt(last, fi.Size()-1); err == nil && last[0] != '\n' {
-				b = append([]byte{'\n'}, b...)
-			}
-			r.Close()
+		if _, err := f.ReadAt(last, fi.Size()-1); err == nil && last[0] != '\n' {
+			b = append([]byte{'\n'}, b...)
 		}
 	}
 	_, err = f.Write(b)
@@ -93,11 +98,46 @@ func appendRunLog(dir string, rec *RunRecord) error {
 	return nil
 }
 
+func runLogError(err error) error {
+	if errors.Is(err, sidefile.ErrForeign) {
+		return fmt.Errorf("pipeline: %w: run log: %w", ErrUsage, err)
+	}
+	return fmt.Errorf("pipeline: run log: %w", err)
+}
+
+// recordStart is how every line json.Marshal makes of a RunRecord starts
+// (Event is its first field).
+const recordStart = `{"event":"`
+
+// isRunLog reports whether the first and the last line of the size bytes of
+// f are monomer's records, or torn ones (a prefix of one). Only the ends
+// are read: a log appended to by every run of years of cron grows long.
+func isRunLog(f *os.File, size int64) bool {
+	const window = 4096
+	ok := func(line []byte) bool {
+		line = bytes.TrimSpace(line)
+		n := min(len(line), len(recordStart))
+		return string(line[:n]) == recordStart[:n]
+	}
+	b := make([]byte, min(size, window))
+	n, _ := f.ReadAt(b, 0)
+	first, _, _ := bytes.Cut(b[:n], []byte("\n"))
+	if !ok(first) {
+		return false
+	}
+	n, _ = f.ReadAt(b, size-int64(len(b)))
+	tail := bytes.TrimRight(b[:n], "\n")
+	if i := bytes.LastIndexByte(tail, '\n'); i >= 0 || int64(n) == size {
+		return ok(tail[i+1:])
+	}
+	return true // one line longer than the window: its start was checked
+}
+
 // ReadRunLog reads dir's run log, oldest first. Lines that do not parse
 // (a torn line) are skipped and counted in skipped; a missing log is no
 // records.
 func ReadRunLog(dir string) (recs []RunRecord, skipped int, err error) {
-	f, err := os.Open(filepath.Join(dir, RunLogName))
+	f, err := sidefile.Open(filepath.Join(dir, RunLogName), os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, 0, nil
 	}

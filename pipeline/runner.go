@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"monomer/internal/sidefile"
 	"monomer/pipeline/cache"
 )
 
@@ -180,7 +181,11 @@ func Run(ctx context.Context, g *Graph, opts Options) (*Summary, error) {
 		Stages: Stages{Run: []string{}, Skipped: []string{}, Restored: []string{}, Failed: []string{}, Blocked: []string{}}}}
 	rec := RunRecord{Event: "start", RunID: opts.RunID, Job: g.Job, Time: start.UTC(), PID: os.Getpid(),
 		Command: opts.Command, Version: cache.Version(), BLAS: opts.BLAS}
-	if err := appendRunLog(opts.RunDir, &rec); err != nil {
+	if err := appendRunLog(opts.RunDir, &rec); errors.Is(err, sidefile.ErrForeign) {
+		// Someone else's file at the log's name: no stage runs until it
+		// is moved away, as for a lock (a run must leave its record).
+		return nil, err
+	} else if err != nil {
 		log.Warn("run log not written", slog.String("error", err.Error()))
 	}
 	defer r.hashes.Save()

@@ -72,21 +72,26 @@ where known (the project ships the sums it could find, and a few sizes;
 --checksums FILE, sha256sum format, replaces both and must give the sum of
 one of the files, /dev/null trusts the server), a gzip stream read to its
 end, a .b file a whole number of records (gzipped or not). A mismatch keeps
-the bytes as DIR/NAME.bad and exits 3. Each fetched file's sum is appended
-to DIR/SHA256SUMS and its release and URL to DIR/SOURCES.tsv.
+the bytes as DIR/NAME.bad (NAME.bad.1, ... if that is taken) and exits 3.
+Each fetched file's sum is appended to DIR/MONOMER.SHA256SUMS (sha256sum -c
+reads it) and its release and URL to DIR/MONOMER.SOURCES.tsv; a SHA256SUMS
+or SOURCES.tsv of the user's in DIR is never written (one an older monomer
+wrote is still read).
 DIR/NAME.part.meta records the URL, ETag and Last-Modified a .part came
 from; a resume sends them as If-Range, so a file changed on the server
 starts again from byte 0, and a .part from another --mirror is kept only if
 that mirror's Last-Modified is the same; a server that sends neither
 validator gets its .part started again (unless the SHA-256 is known).
 DIR/NAME.part.lock is held while a file is fetched: a second download of it
-into DIR exits 4 naming the holder.
+into DIR exits 4 naming the holder. A link, a directory, a pipe or a file
+not in monomer's form at one of these names exits 2 naming it, and is left
+as it is.
 
 A file already at DIR/NAME is not fetched again but checked, and left in
-place: a release other than the one SOURCES.tsv records for it (2014 and
+place: a release other than the one MONOMER.SOURCES.tsv records for it (2014 and
 2018 metadata files share their names: use another --out), a size other than
 a known one, or a SHA-256 other than the known one (or its line in
-DIR/SHA256SUMS), or with no sum known a file not whole by its format, exits
+DIR/MONOMER.SHA256SUMS), or with no sum known a file not whole by its format, exits
 3; something not a file at DIR/NAME exits 2. Checking reads the whole file
 (tens of seconds for a multi-GB file), and says so in a log line. A progress
 bar per file on a terminal, JSON log lines otherwise.
@@ -233,6 +238,9 @@ func logEvent(log *slog.Logger, bar *fileBar, e download.Event, took time.Durati
 		bar.finish()
 		log.Warn("attempt failed, retrying", append(attrs, slog.String("error", e.Err.Error()), slog.Int64("offset", e.Offset),
 			slog.Int("attempt", e.Attempt), slog.Float64("wait_seconds", e.Wait.Seconds()))...)
+	case "warn":
+		bar.finish()
+		log.Warn(e.Err.Error(), attrs...)
 	case "verify":
 		bar.finish()
 		log.Info("verifying", append(attrs, slog.Int64("bytes", e.Total))...)
@@ -240,7 +248,7 @@ func logEvent(log *slog.Logger, bar *fileBar, e download.Event, took time.Durati
 		attrs = append(attrs, slog.Int64("bytes", e.Total), slog.Float64("seconds", took.Seconds()),
 			slog.Float64("mb_per_s", float64(e.Total)/1e6/max(took.Seconds(), 1e-3)))
 		if bar == nil {
-			// On a terminal the line stays short; the sum is in SHA256SUMS.
+			// On a terminal the line stays short; the sum is in MONOMER.SHA256SUMS.
 			attrs = append(attrs, slog.String("sha256", e.SHA256))
 		}
 		log.Info("done", attrs...)

@@ -135,7 +135,7 @@ func hexSum(b []byte) string {
 }
 
 // TestDownloadCommand runs the binary against a local mirror: fetches,
-// exit codes, JSON log lines, SHA256SUMS, resuming in a second run.
+// exit codes, JSON log lines, MONOMER.SHA256SUMS, resuming in a second run.
 func TestDownloadCommand(t *testing.T) {
 	meta, reviews := gzBytes(t, 3000), gzBytes(t, 5000)
 	feats := make([]byte, 3*(10+4*4096))
@@ -194,10 +194,10 @@ func TestDownloadCommand(t *testing.T) {
 			t.Errorf("%s: %v, %d bytes, want the %d served", name, err, len(got), len(b))
 		}
 	}
-	sums, _ := os.ReadFile(filepath.Join(dir, "data", "SHA256SUMS"))
+	sums, _ := os.ReadFile(filepath.Join(dir, "data", "MONOMER.SHA256SUMS"))
 	want := hexSum(meta) + "  meta_Baby.json.gz\n" + hexSum(feats) + "  image_features_Baby.b\n" + hexSum(reviews) + "  reviews_Baby.json.gz\n"
 	if string(sums) != want {
-		t.Errorf("SHA256SUMS:\n%s\nwant\n%s", sums, want)
+		t.Errorf("MONOMER.SHA256SUMS:\n%s\nwant\n%s", sums, want)
 	}
 
 	// A checksum that does not match: exit 3, NAME.bad, nothing at NAME.

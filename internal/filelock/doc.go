@@ -5,5 +5,7 @@
 // flock locks vanish with their process: a lock file left by a killed
 // process is taken over by the next TryLock, its holder line overwritten.
 // flock is advisory and unreliable on some network file systems. The
-// holder line has pipeline/lock.go's format ("pid N started T on HOST").
+// holder line has pipeline/lock.go's format ("pid N started T on HOST"),
+// and a file at a lock's name that is neither empty nor one such line, or
+// is not a regular file, is someone else's: refused, never written.
 package filelock

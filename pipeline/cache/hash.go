@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -13,6 +14,8 @@ import (
 	"slices"
 	"sync"
 	"syscall"
+
+	"monomer/internal/sidefile"
 )
 
 // HashCache remembers the sha256 of files by identity, so a 10 GB raw file
@@ -26,6 +29,9 @@ type HashCache struct {
 	mu      sync.Mutex
 	entries map[string]hashEntry
 	dirty   bool
+	// foreign: the file at path is not a cache monomer wrote (a link, a
+	// pipe, other content); Save leaves it as it is and says so.
+	foreign error
 }
 
 type hashEntry struct {
@@ -38,18 +44,24 @@ type hashEntry struct {
 }
 
 // OpenHashCache reads the cache file; a missing or unreadable one starts
-// empty (it is only a cache).
+// empty (it is only a cache). One that is not a regular file, or not the
+// JSON Save writes, is someone else's: the cache starts empty and Save
+// never replaces it.
 func OpenHashCache(path string) *HashCache {
 	c := &HashCache{path: path, entries: map[string]hashEntry{}}
 	if path == "" {
 		return c
 	}
-	b, err := os.ReadFile(path)
+	b, err := sidefile.ReadFile(path, 0)
+	if errors.Is(err, sidefile.ErrForeign) {
+		c.foreign = err
+	}
 	if err != nil {
 		return c
 	}
 	if json.Unmarshal(b, &c.entries) != nil {
 		c.entries = map[string]hashEntry{}
+		c.foreign = sidefile.Foreign(path, "a file that is not monomer's hash cache (not its JSON)")
 	}
 	return c
 }
@@ -176,6 +188,10 @@ func (c *HashCache) Save() error {
 	if c.path == "" || !c.dirty {
 		return nil
 	}
+	if c.foreign != nil {
+		c.dirty = false
+		return c.foreign
+	}
 	// Drop entries of files that no longer exist so the cache does not
 	// grow without bound over many run ids.
 	for _, p := range slices.Sorted(maps.Keys(c.entries)) {
@@ -211,23 +227,7 @@ func HashFile(path string) (string, error) {
 // writeFileAtomic writes b to path through a temporary file, fsync and
 // rename, so readers see the old or the new content, never a mix.
 func writeFileAtomic(path string, b []byte) error {
-	tmp := fmt.Sprintf("%s.tmp-%d", path, os.Getpid())
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := sidefile.WriteAtomic(path, b, 0o644); err != nil {
 		return err
 	}
 	return SyncDir(filepath.Dir(path))

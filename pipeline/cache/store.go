@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"monomer/internal/sidefile"
 )
 
 // The store keeps the outputs of finished stages by cache key, like Go's
@@ -159,7 +161,9 @@ func inspectStore(dir string) (state storeState, why string, err error) {
 	if !fi.IsDir() {
 		return storeForeign, "it is not a folder", nil
 	}
-	tag, err := os.ReadFile(filepath.Join(dir, StoreTagName))
+	// Read as a side file: a link or a pipe at the tag's name is not
+	// monomer's tag (and a pipe would block the read).
+	tag, err := sidefile.ReadFile(filepath.Join(dir, StoreTagName), 1<<16)
 	switch {
 	case err == nil && strings.HasPrefix(string(tag), storeTagID):
 		return storeTagged, "", nil
@@ -203,17 +207,38 @@ func notStore(dir, why string) error {
 }
 
 // writeTag writes dir's tag whole or not at all: a run opening the store
-// at the same moment sees no tag or the whole one.
+// at the same moment sees no tag or the whole one. The temporary file is
+// created, never opened, and the tag is renamed to a name that is free
+// (a tag another run wrote meanwhile is kept).
 func writeTag(dir string) error {
 	tmp := filepath.Join(dir, fmt.Sprintf(".%s.tmp-%d", StoreTagName, os.Getpid()))
-	if err := os.WriteFile(tmp, []byte(storeTag), 0o644); err != nil {
-		return err
+	f, err := sidefile.Open(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		// Left by a killed process of this pid if it holds a tag.
+		if b, rerr := sidefile.ReadFile(tmp, 1<<16); rerr == nil && strings.HasPrefix(string(b), storeTagID) {
+			os.Remove(tmp)
+			f, err = sidefile.Open(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		} else {
+			err = sidefile.Foreign(tmp, "in the way of the store's tag")
+		}
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, StoreTagName)); err != nil {
+	if err != nil {
+		return err // nothing of ours to remove
+	}
+	_, err = f.WriteString(storeTag)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = sidefile.Rename(tmp, filepath.Join(dir, StoreTagName))
+		if errors.Is(err, fs.ErrExist) {
+			err = nil
+		}
+	}
+	if err != nil {
 		os.Remove(tmp)
-		return err
 	}
-	return nil
+	return err
 }
 
 // isKeyDir reports whether sub, in the prefix folder prefix, is named and
