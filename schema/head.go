@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -19,7 +20,7 @@ import (
 // not read, so the head of a table of millions of rows costs a row group.
 // A batch is released when each returns.
 func Head(ctx context.Context, path string, n int64, start func(rows int64, sc *arrow.Schema) error, each func(arrow.RecordBatch) error) error {
-	rdr, err := openParquet(path)
+	rdr, err := openPages(path, func(rdr *file.Reader) []int { return headGroups(rdr, n) })
 	if err != nil {
 		return fmt.Errorf("schema: %s: %w", path, err)
 	}
@@ -35,15 +36,11 @@ func Head(ctx context.Context, path string, n int64, start func(rows int64, sc *
 	if err := start(rdr.NumRows(), sc); err != nil {
 		return err
 	}
-	var groups []int
-	for g, seen := 0, int64(0); g < rdr.NumRowGroups() && (n < 0 || seen < n); g++ {
-		groups = append(groups, g)
-		seen += rdr.MetaData().RowGroup(g).NumRows()
-	}
+	groups := headGroups(rdr, n)
 	if len(groups) == 0 || sc.NumFields() == 0 {
 		return nil // pqarrow's reader of no columns never ends
 	}
-	rr, err := fr.GetRecordReader(ctx, nil, groups)
+	rr, err := guard(func() (pqarrow.RecordReader, error) { return fr.GetRecordReader(ctx, nil, groups) })
 	if err != nil {
 		return fmt.Errorf("schema: %s: %w", path, err)
 	}
@@ -52,7 +49,7 @@ func Head(ctx context.Context, path string, n int64, start func(rows int64, sc *
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rec, err := rr.Read()
+		rec, err := guard(rr.Read)
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -72,6 +69,16 @@ func Head(ctx context.Context, path string, n int64, start func(rows int64, sc *
 		left -= rec.NumRows()
 	}
 	return nil
+}
+
+// headGroups are the row groups holding the first n rows (all when n < 0).
+func headGroups(rdr *file.Reader, n int64) []int {
+	groups := []int{}
+	for g, seen := 0, int64(0); g < rdr.NumRowGroups() && (n < 0 || seen < n); g++ {
+		groups = append(groups, g)
+		seen += rdr.MetaData().RowGroup(g).NumRows()
+	}
+	return groups
 }
 
 // CellText is cell i of a as diff prints it: null, a number in the fewest

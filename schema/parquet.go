@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 
@@ -298,32 +300,111 @@ func (w *writer) close() error {
 // ErrNoColumn is returned when a table lacks a requested column.
 var ErrNoColumn = errors.New("schema: no such column")
 
-// openParquet is file.OpenParquetFile returning, as an error, the panic
+// openParquet is openFooter with every page header checked (checkPages).
+func openParquet(path string) (*file.Reader, error) {
+	return openPages(path, func(*file.Reader) []int { return nil })
+}
+
+// openFooter is file.OpenParquetFile returning, as an error, the panic
 // arrow-go raises on some corrupt footers (an unknown logical type), so a
 // damaged file fails with its name rather than a stack trace. It also
 // refuses a stored Arrow schema that would make pqarrow allocate without
-// bound (checkStoredSchema): that ends the process, not in a panic.
-func openParquet(path string) (rdr *file.Reader, err error) {
+// bound (checkStoredSchema): that ends the process, not in a panic. It
+// reads no page: for a table's row count.
+func openFooter(path string) (*file.Reader, error) { return openPages(path, nil) }
+
+// openPages is openFooter checking the pages of the row groups groups
+// gives (all when it gives nil; none when groups is nil). Its errors but
+// the system's (opening or reading the file) wrap ErrDamaged.
+func openPages(path string, groups func(*file.Reader) []int) (rdr *file.Reader, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			rdr, err = nil, fmt.Errorf("corrupt footer: %v", p)
+			rdr, err = nil, fmt.Errorf("%w: corrupt footer: %v", ErrDamaged, p)
 		}
 		if err != nil {
 			f.Close()
 		}
 	}()
-	rdr, err = file.NewParquetReader(f)
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
+	if err := checkMagic(f, fi.Size()); err != nil {
+		return nil, err
+	}
+	rdr, err = file.NewParquetReader(f)
+	if err != nil {
+		return nil, damage(err)
+	}
 	if err := checkStoredSchema(rdr.MetaData().KeyValueMetadata()); err != nil {
-		return nil, fmt.Errorf("corrupt footer: %w", err)
+		return nil, fmt.Errorf("%w: corrupt footer: %w", ErrDamaged, err)
+	}
+	if groups == nil {
+		return rdr, nil
+	}
+	if err := checkPages(f, fi.Size(), rdr.MetaData(), filepath.Base(path), groups(rdr)); err != nil {
+		return nil, err
 	}
 	return rdr, nil
+}
+
+// checkMagic refuses a file that does not begin and end with Parquet's
+// magic, where arrow-go would speak of its footer ("file is smaller than
+// indicated metadata size" of a CSV file).
+func checkMagic(f io.ReaderAt, size int64) error {
+	const magic = "PAR1"
+	var head, tail [4]byte
+	if size >= 12 {
+		if _, err := f.ReadAt(head[:], 0); err != nil {
+			return err
+		}
+		if _, err := f.ReadAt(tail[:], size-4); err != nil {
+			return err
+		}
+	}
+	switch {
+	case size < 12:
+		return fmt.Errorf("%w: not a Parquet file: %d bytes", ErrDamaged, size)
+	case string(head[:]) != magic:
+		return fmt.Errorf("%w: not a Parquet file: it begins with %q, not %q", ErrDamaged, head[:], magic)
+	case string(tail[:]) != magic:
+		return fmt.Errorf("%w: not a whole Parquet file: it begins with %q but does not end with it (truncated?)", ErrDamaged, magic)
+	}
+	return nil
+}
+
+// damage wraps err, an error of arrow-go's reading a file's bytes, with
+// ErrDamaged, unless it is the system's (an I/O error), a cancellation,
+// a reader's io.EOF (its end) or already so wrapped.
+func damage(err error) error {
+	var pe *fs.PathError
+	if err == nil || err == io.EOF || errors.As(err, &pe) || errors.Is(err, context.Canceled) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrDamaged) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrDamaged, err)
+}
+
+// guard calls f, an arrow-go read, returning a panic it raises as an
+// error wrapping ErrDamaged: its decoders index and dereference what a
+// page's bytes say (a flipped byte of a page header made
+// (*DataPageHeader).GetNumValues dereference nil), and the record reader
+// panics when a damaged page gives a column fewer rows than the others.
+// Only reads are guarded, never a caller's callback, so a bug of monomer's
+// is not reported as a damaged file.
+func guard[T any](f func() (T, error)) (v T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			var zero T
+			v, err = zero, fmt.Errorf("%w: the reader failed: %v", ErrDamaged, p)
+		}
+	}()
+	v, err = f()
+	return v, damage(err)
 }
 
 // newFileReader is pqarrow.NewFileReader refusing a stored Arrow schema
@@ -335,16 +416,16 @@ func openParquet(path string) (rdr *file.Reader, err error) {
 func newFileReader(rdr *file.Reader, props pqarrow.ArrowReadProperties) (fr *pqarrow.FileReader, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			fr, err = nil, fmt.Errorf("corrupt footer: stored Arrow schema: %v", p)
+			fr, err = nil, fmt.Errorf("%w: corrupt footer: stored Arrow schema: %v", ErrDamaged, p)
 		}
 	}()
 	fr, err = pqarrow.NewFileReader(rdr, props, memory.DefaultAllocator)
 	if err != nil {
-		return nil, err
+		return nil, damage(err)
 	}
 	for i := range fr.Manifest.Fields {
 		if err := checkManifest(&fr.Manifest.Fields[i]); err != nil {
-			return nil, fmt.Errorf("corrupt footer: stored Arrow schema: %w", err)
+			return nil, fmt.Errorf("%w: corrupt footer: stored Arrow schema: %w", ErrDamaged, err)
 		}
 	}
 	return fr, nil
@@ -385,7 +466,7 @@ func ReadTable(ctx context.Context, path string) (arrow.Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema: %s: %w", path, err)
 	}
-	tbl, err := fr.ReadTable(ctx)
+	tbl, err := guard(func() (arrow.Table, error) { return fr.ReadTable(ctx) })
 	if err != nil {
 		return nil, fmt.Errorf("schema: %s: %w", path, err)
 	}

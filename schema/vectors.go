@@ -134,7 +134,7 @@ func ReadVectors(ctx context.Context, path string, each func(*VectorBatch) error
 	for _, f := range []int{idField, vecField} {
 		leaves = append(leaves, leafColumns(&fr.Manifest.Fields[f])...)
 	}
-	rr, err := fr.GetRecordReader(ctx, leaves, nil)
+	rr, err := guard(func() (pqarrow.RecordReader, error) { return fr.GetRecordReader(ctx, leaves, nil) })
 	if err != nil {
 		return info, readError(ctx, name, 0, ErrVectors, err)
 	}
@@ -149,7 +149,7 @@ func ReadVectors(ctx context.Context, path string, each func(*VectorBatch) error
 		if err := ctx.Err(); err != nil {
 			return info, err
 		}
-		rec, err := rr.Read()
+		rec, err := guard(rr.Read)
 		if err == io.EOF || rec == nil && err == nil {
 			break
 		}
@@ -176,7 +176,10 @@ func readError(ctx context.Context, name string, row int64, sentinel, err error)
 	if ctx.Err() != nil || errors.As(err, &pe) || errors.Is(err, context.Canceled) {
 		return fmt.Errorf("schema: %s near row %d: %w", name, row, err)
 	}
-	return fmt.Errorf("schema: %s near row %d: %w: damaged data: %w", name, row, sentinel, err)
+	if errors.Is(err, ErrDamaged) {
+		return fmt.Errorf("schema: %s near row %d: %w: %w", name, row, sentinel, err)
+	}
+	return fmt.Errorf("schema: %s near row %d: %w: %w: %w", name, row, sentinel, ErrDamaged, err)
 }
 
 // vectorElem returns the element type of a vector column type, if t is one.
