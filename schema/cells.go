@@ -152,7 +152,7 @@ func ReadCells(ctx context.Context, path string, names []string, each func(*Cell
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		rec, err := guard(rr.Read)
+		rec, err := readRecord(rr)
 		if err == io.EOF || rec == nil && err == nil {
 			break
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -29,10 +30,11 @@ func Head(ctx context.Context, path string, n int64, start func(rows int64, sc *
 	if err != nil {
 		return fmt.Errorf("schema: %s: %w", path, err)
 	}
-	sc, err := fr.Schema()
+	stored, err := fr.Schema()
 	if err != nil {
-		return fmt.Errorf("schema: %s: %w", path, err)
+		return fmt.Errorf("schema: %s: %w", path, damage(err))
 	}
+	sc, views := shownSchema(stored, fr)
 	if err := start(rdr.NumRows(), sc); err != nil {
 		return err
 	}
@@ -49,13 +51,14 @@ func Head(ctx context.Context, path string, n int64, start func(rows int64, sc *
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rec, err := guard(rr.Read)
-		if errors.Is(err, io.EOF) {
+		rec, err := readRecord(rr)
+		if errors.Is(err, io.EOF) || rec == nil && err == nil {
 			break
 		}
 		if err != nil {
 			return fmt.Errorf("schema: %s: %w", path, err)
 		}
+		rec = view(rec, sc, views)
 		if n >= 0 && rec.NumRows() > left {
 			cut := rec.NewSlice(0, left)
 			err = each(cut)
@@ -63,12 +66,51 @@ func Head(ctx context.Context, path string, n int64, start func(rows int64, sc *
 		} else {
 			err = each(rec)
 		}
+		left -= rec.NumRows()
+		rec.Release()
 		if err != nil {
 			return err
 		}
-		left -= rec.NumRows()
 	}
 	return nil
+}
+
+// shownSchema is the schema Head hands over: the stored one, but for a
+// column pqarrow cannot read, which newFileReader reads as its Parquet
+// type instead. A duration is then shown as itself again (views marks its
+// column: the int64 values read are a duration's), any other such type as
+// the Parquet type read.
+func shownSchema(stored *arrow.Schema, fr *pqarrow.FileReader) (*arrow.Schema, []bool) {
+	fields := stored.Fields()
+	views := make([]bool, len(fields))
+	for i := range fields {
+		got := fr.Manifest.Fields[i].Field.Type
+		switch {
+		case arrow.TypeEqual(got, fields[i].Type):
+		case fields[i].Type.ID() == arrow.DURATION && got.ID() == arrow.INT64:
+			views[i] = true
+		default:
+			fields[i].Type = got
+		}
+	}
+	md := stored.Metadata()
+	return arrow.NewSchema(fields, &md), views
+}
+
+// view is rec with the columns views marks given sc's type, which has
+// their layout; the result is a new reference, for the caller to release.
+func view(rec arrow.RecordBatch, sc *arrow.Schema, views []bool) arrow.RecordBatch {
+	cols := slices.Clone(rec.Columns())
+	for c, v := range views {
+		if v {
+			d := rec.Column(c).Data()
+			nd := array.NewData(sc.Field(c).Type, d.Len(), d.Buffers(), nil, d.NullN(), d.Offset())
+			cols[c] = array.MakeFromData(nd)
+			nd.Release()
+			defer cols[c].Release()
+		}
+	}
+	return array.NewRecordBatch(sc, cols, rec.NumRows())
 }
 
 // headGroups are the row groups holding the first n rows (all when n < 0).

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -378,11 +379,11 @@ func checkMagic(f io.ReaderAt, size int64) error {
 }
 
 // damage wraps err, an error of arrow-go's reading a file's bytes, with
-// ErrDamaged, unless it is the system's (an I/O error), a cancellation,
-// a reader's io.EOF (its end) or already so wrapped.
+// ErrDamaged, unless it is the system's (an I/O error), a cancellation or
+// already so wrapped.
 func damage(err error) error {
 	var pe *fs.PathError
-	if err == nil || err == io.EOF || errors.As(err, &pe) || errors.Is(err, context.Canceled) ||
+	if err == nil || errors.As(err, &pe) || errors.Is(err, context.Canceled) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrDamaged) {
 		return err
 	}
@@ -404,6 +405,9 @@ func guard[T any](f func() (T, error)) (v T, err error) {
 		}
 	}()
 	v, err = f()
+	if err == io.EOF {
+		return v, err // a record reader's end
+	}
 	return v, damage(err)
 }
 
@@ -428,7 +432,46 @@ func newFileReader(rdr *file.Reader, props pqarrow.ArrowReadProperties) (fr *pqa
 			return nil, fmt.Errorf("%w: corrupt footer: stored Arrow schema: %w", ErrDamaged, err)
 		}
 	}
+	var raw *arrow.Schema
+	for i := range fr.Manifest.Fields {
+		f := &fr.Manifest.Fields[i]
+		if !f.IsLeaf() || pqarrowReads(f.Field.Type) {
+			continue
+		}
+		if raw == nil {
+			// The types of the Parquet columns alone, without the stored
+			// Arrow schema: one field per top-level column, in order.
+			if raw, err = pqarrow.FromParquet(rdr.MetaData().Schema, &props, nil); err != nil {
+				return nil, damage(err)
+			}
+		}
+		stored := *f.Field
+		stored.Type = raw.Field(i).Type
+		f.Field = &stored
+	}
 	return fr, nil
+}
+
+// pqarrowReads reports whether pqarrow's leaf reader reads a column of
+// Arrow type t (transferColumnData in parquet/pqarrow/column_readers.go).
+// It reads no duration (pyarrow writes one as an int64 column and stores
+// its type in the Arrow schema), so newFileReader reads such a column as
+// its Parquet type, and a table holding one is not refused.
+func pqarrowReads(t arrow.DataType) bool {
+	if e, ok := t.(arrow.ExtensionType); ok {
+		t = e.StorageType()
+	}
+	switch t.ID() {
+	case arrow.DICTIONARY, arrow.NULL, arrow.BOOL,
+		arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
+		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
+		arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64,
+		arrow.DATE32, arrow.DATE64, arrow.TIME32, arrow.TIME64, arrow.TIMESTAMP,
+		arrow.FIXED_SIZE_BINARY, arrow.BINARY, arrow.STRING, arrow.LARGE_BINARY, arrow.LARGE_STRING,
+		arrow.DECIMAL128, arrow.DECIMAL256:
+		return true
+	}
+	return false
 }
 
 // checkManifest checks that a field pqarrow built from the stored schema
@@ -454,6 +497,60 @@ func checkManifest(f *pqarrow.SchemaField) error {
 	return nil
 }
 
+// checkRecord checks the arrays of a record arrow-go decoded: a damaged
+// page can leave a list's offsets past its values, or a dictionary's
+// indices past its entries, which reading a cell would index out of range.
+func checkRecord(rec arrow.RecordBatch) error {
+	for c, a := range rec.Columns() {
+		if err := array.ValidateFull(a); err != nil {
+			return fmt.Errorf("%w: column %s: %v", ErrDamaged, rec.ColumnName(c), err)
+		}
+	}
+	return nil
+}
+
+// checkTable is checkRecord for every chunk of a table.
+func checkTable(tbl arrow.Table) error {
+	for c := range int(tbl.NumCols()) {
+		col := tbl.Column(c)
+		for _, a := range col.Data().Chunks() {
+			if err := array.ValidateFull(a); err != nil {
+				return fmt.Errorf("%w: column %s: %v", ErrDamaged, col.Name(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// readTable is a pqarrow read of a whole table, guarded and checked.
+func readTable(read func() (arrow.Table, error)) (arrow.Table, error) {
+	tbl, err := guard(read)
+	if err == io.EOF { // a column's pages ended before its values
+		err = fmt.Errorf("%w: %w", ErrDamaged, io.ErrUnexpectedEOF)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := guard(func() (int, error) { return 0, checkTable(tbl) }); err != nil {
+		tbl.Release()
+		return nil, err
+	}
+	return tbl, nil
+}
+
+// readRecord is a record reader's Read, guarded and checked. The record
+// is the reader's (released by its next Read).
+func readRecord(rr pqarrow.RecordReader) (arrow.RecordBatch, error) {
+	rec, err := guard(rr.Read)
+	if err != nil || rec == nil {
+		return rec, err
+	}
+	if _, err := guard(func() (int, error) { return 0, checkRecord(rec) }); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
 // ReadTable reads a whole Parquet file into memory; it stops with ctx's
 // error once ctx is done.
 func ReadTable(ctx context.Context, path string) (arrow.Table, error) {
@@ -466,7 +563,7 @@ func ReadTable(ctx context.Context, path string) (arrow.Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema: %s: %w", path, err)
 	}
-	tbl, err := guard(func() (arrow.Table, error) { return fr.ReadTable(ctx) })
+	tbl, err := readTable(func() (arrow.Table, error) { return fr.ReadTable(ctx) })
 	if err != nil {
 		return nil, fmt.Errorf("schema: %s: %w", path, err)
 	}

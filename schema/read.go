@@ -422,7 +422,7 @@ func readFlat(ctx context.Context, rdr *file.Reader, fr *pqarrow.FileReader, pat
 	for i := range rgs {
 		rgs[i] = i
 	}
-	tbl, err := guard(func() (arrow.Table, error) { return fr.ReadRowGroups(ctx, leaves, rgs) })
+	tbl, err := readTable(func() (arrow.Table, error) { return fr.ReadRowGroups(ctx, leaves, rgs) })
 	if err != nil {
 		return fmt.Errorf("schema: %s: %w", path, err)
 	}

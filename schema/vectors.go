@@ -149,7 +149,7 @@ func ReadVectors(ctx context.Context, path string, each func(*VectorBatch) error
 		if err := ctx.Err(); err != nil {
 			return info, err
 		}
-		rec, err := guard(rr.Read)
+		rec, err := readRecord(rr)
 		if err == io.EOF || rec == nil && err == nil {
 			break
 		}
