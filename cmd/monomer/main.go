@@ -18,6 +18,7 @@ import (
 	"monomer/job"
 	"monomer/pipeline"
 	"monomer/pipeline/cache"
+	"monomer/schema"
 )
 
 // Exit codes; the one place errors become codes. Listed in --help and in
@@ -142,7 +143,7 @@ func exitCode(err error) int {
 		errors.Is(err, amazon.ErrCorrupt),
 		errors.Is(err, imagefeat.ErrCorrupt), errors.Is(err, imagefeat.ErrTruncated),
 		errors.Is(err, imagefeat.ErrASIN), errors.Is(err, imagefeat.ErrNonFinite),
-		errors.Is(err, imagefeat.ErrDim),
+		errors.Is(err, imagefeat.ErrDim), errors.Is(err, schema.ErrDamaged),
 		// A file the server refuses or whose bytes are not the known
 		// ones: asking again gets the same answer.
 		errors.Is(err, download.ErrNotFound), errors.Is(err, download.ErrMismatch),
