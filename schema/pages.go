@@ -72,23 +72,23 @@ func sub(typ int32) int16 {
 // checkPages walks every page of the column chunks of row groups groups
 // (all of them when groups is nil) of the file f of size bytes, whose
 // footer is md, checking each header and, where the header carries one,
-// the page's CRC-32. name is the file's name in errors, which wrap
-// ErrDamaged and say the column and the page's offset. An encrypted
-// column chunk is left to arrow-go.
-func checkPages(f io.ReaderAt, size int64, md *metadata.FileMetaData, name string, groups []int) error {
+// the page's CRC-32. Its errors wrap ErrDamaged and say the column and
+// the page's offset (the caller names the file). An encrypted column
+// chunk is left to arrow-go.
+func checkPages(f io.ReaderAt, size int64, md *metadata.FileMetaData, groups []int) error {
 	if groups == nil {
 		groups = make([]int, md.NumRowGroups())
 		for g := range groups {
 			groups[g] = g
 		}
 	}
-	w := pageWalk{f: f, name: name}
+	w := pageWalk{f: f}
 	for _, g := range groups {
 		rg := md.RowGroup(g)
 		for c := range rg.NumColumns() {
 			cc, err := rg.ColumnChunk(c)
 			if err != nil {
-				return fmt.Errorf("%w: %s: row group %d column %d: %v", ErrDamaged, name, g, c, err)
+				return fmt.Errorf("%w: row group %d column %d: %v", ErrDamaged, g, c, err)
 			}
 			if cc.CryptoMetadata() != nil {
 				continue
@@ -104,7 +104,7 @@ func checkPages(f io.ReaderAt, size int64, md *metadata.FileMetaData, name strin
 			n := cc.TotalCompressedSize()
 			col := cc.PathInSchema().String()
 			if start < 0 || n < 0 || start > size || n > size-start {
-				return fmt.Errorf("%w: %s: column %s, row group %d: a column chunk of %d bytes at byte %d in a file of %d", ErrDamaged, name, col, g, n, start, size)
+				return fmt.Errorf("%w: column %s, row group %d: a column chunk of %d bytes at byte %d in a file of %d", ErrDamaged, col, g, n, start, size)
 			}
 			if md.WriterVersion().LessThan(metadata.Parquet816FixedVersion) {
 				n += min(100, size-start-n)
@@ -114,7 +114,7 @@ func checkPages(f io.ReaderAt, size int64, md *metadata.FileMetaData, name strin
 				if errors.As(err, &re) {
 					return fmt.Errorf("schema: %w", re.err)
 				}
-				return fmt.Errorf("%w: %s: column %s, row group %d, %w", ErrDamaged, name, col, g, err)
+				return fmt.Errorf("%w: column %s, row group %d, %w", ErrDamaged, col, g, err)
 			}
 		}
 	}
@@ -123,9 +123,8 @@ func checkPages(f io.ReaderAt, size int64, md *metadata.FileMetaData, name strin
 
 // pageWalk reads the page headers of column chunks, reusing its buffer.
 type pageWalk struct {
-	f    io.ReaderAt
-	name string
-	buf  []byte
+	f   io.ReaderAt
+	buf []byte
 }
 
 // chunk walks the pages in [pos, end) until they hold values values (as

@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 
@@ -347,7 +346,7 @@ func openPages(path string, groups func(*file.Reader) []int) (rdr *file.Reader, 
 	if groups == nil {
 		return rdr, nil
 	}
-	if err := checkPages(f, fi.Size(), rdr.MetaData(), filepath.Base(path), groups(rdr)); err != nil {
+	if err := checkPages(f, fi.Size(), rdr.MetaData(), groups(rdr)); err != nil {
 		return nil, err
 	}
 	return rdr, nil

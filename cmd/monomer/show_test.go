@@ -109,7 +109,7 @@ func TestShowDamaged(t *testing.T) {
 		stdout string // a part
 	}{
 		{[]string{"header.parquet", "--rows", "-1"}, 3, "header.parquet", ""},
-		{[]string{"page.parquet", "--rows", "-1"}, 3, "page.parquet: column title, row group 0, page at byte ", ""},
+		{[]string{"page.parquet", "--rows", "-1"}, 3, "page.parquet: damaged data: column title, row group 0, page at byte ", ""},
 		{[]string{"fifo.parquet"}, 2, "fifo.parquet is a named pipe", ""},
 		{[]string{"loop1.parquet"}, 3, "symbolic link loop", ""},
 		{[]string{"types.parquet"}, 0, "", "took          at               price          day\nutf8  duration[ms]"},
