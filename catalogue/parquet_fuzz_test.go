@@ -158,3 +158,14 @@ func FuzzCatalogueParquet(f *testing.F) {
 		}
 	})
 }
+
+// TestParquetNoColumn: a Parquet table without a required column lists
+// the columns it has, as a CSV table's header is listed (the old message
+// named the missing column alone).
+func TestParquetNoColumn(t *testing.T) {
+	_, _, _, err := readItems(t, filepath.Join(damageDir, "relations-crc.parquet"))
+	want := "relations-crc.parquet: no column id among its columns (src, dst, relation)"
+	if !errors.Is(err, ErrTable) || !strings.Contains(err.Error(), want) {
+		t.Errorf("items from a relations table: %v, want ErrTable with %q", err, want)
+	}
+}

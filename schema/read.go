@@ -238,6 +238,22 @@ func Read(ctx context.Context, path string, read func(c *Cols) error) error {
 	return c.Err()
 }
 
+// Columns lists the names of the top-level columns of the table at path,
+// in order, from its footer.
+func Columns(path string) ([]string, error) {
+	rdr, err := openFooter(path)
+	if err != nil {
+		return nil, fmt.Errorf("schema: %s: %w", path, err)
+	}
+	defer rdr.Close()
+	root := rdr.MetaData().Schema.Root()
+	names := make([]string, root.NumFields())
+	for i := range names {
+		names[i] = root.Field(i).Name()
+	}
+	return names, nil
+}
+
 // NumRows reads a table's row count from its footer, without its data.
 func NumRows(path string) (int64, error) {
 	rdr, err := openFooter(path)
