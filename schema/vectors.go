@@ -169,8 +169,8 @@ func ReadVectors(ctx context.Context, path string, each func(*VectorBatch) error
 
 // readError is the error of a failed read near row: the file's own bytes
 // (a corrupt page, a bad encoding) wrap the reader's sentinel (ErrVectors,
-// ErrCells), since the same file fails the same way again; the system's
-// (an I/O error) and a cancellation do not.
+// ErrCells) and ErrDamaged, since the same file fails the same way again;
+// the system's (an I/O error) and a cancellation do not.
 func readError(ctx context.Context, name string, row int64, sentinel, err error) error {
 	var pe *fs.PathError
 	if ctx.Err() != nil || errors.As(err, &pe) || errors.Is(err, context.Canceled) {
