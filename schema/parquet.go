@@ -431,31 +431,41 @@ func newFileReader(rdr *file.Reader, props pqarrow.ArrowReadProperties) (fr *pqa
 			return nil, fmt.Errorf("%w: corrupt footer: stored Arrow schema: %w", ErrDamaged, err)
 		}
 	}
-	var raw *arrow.Schema
+	var raw *pqarrow.SchemaManifest
 	for i := range fr.Manifest.Fields {
-		f := &fr.Manifest.Fields[i]
-		if !f.IsLeaf() || pqarrowReads(f.Field.Type) {
+		if readsAll(&fr.Manifest.Fields[i]) {
 			continue
 		}
 		if raw == nil {
-			// The types of the Parquet columns alone, without the stored
-			// Arrow schema: one field per top-level column, in order.
-			if raw, err = pqarrow.FromParquet(rdr.MetaData().Schema, &props, nil); err != nil {
+			// The fields of the Parquet columns alone, without the stored
+			// Arrow schema: one per top-level column, in order.
+			if raw, err = pqarrow.NewSchemaManifest(rdr.MetaData().Schema, nil, &props); err != nil {
 				return nil, damage(err)
 			}
 		}
-		stored := *f.Field
-		stored.Type = raw.Field(i).Type
-		f.Field = &stored
+		fr.Manifest.Fields[i] = raw.Fields[i]
 	}
 	return fr, nil
+}
+
+// readsAll reports whether pqarrow reads every leaf of f (pqarrowReads).
+func readsAll(f *pqarrow.SchemaField) bool {
+	if f.IsLeaf() {
+		return pqarrowReads(f.Field.Type)
+	}
+	for i := range f.Children {
+		if !readsAll(&f.Children[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // pqarrowReads reports whether pqarrow's leaf reader reads a column of
 // Arrow type t (transferColumnData in parquet/pqarrow/column_readers.go).
 // It reads no duration (pyarrow writes one as an int64 column and stores
-// its type in the Arrow schema), so newFileReader reads such a column as
-// its Parquet type, and a table holding one is not refused.
+// its type in the Arrow schema), so newFileReader reads a column holding
+// one as its Parquet types, and a table holding one is not refused.
 func pqarrowReads(t arrow.DataType) bool {
 	if e, ok := t.(arrow.ExtensionType); ok {
 		t = e.StorageType()

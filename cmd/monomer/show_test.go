@@ -74,8 +74,8 @@ func TestShow(t *testing.T) {
 // in (*DataPageHeader).GetNumValues on byte 11 and exited 2); a flipped
 // value in a page with a CRC is refused; a named pipe exits 2 before it
 // is opened (the old code blocked in open until a writer came); a
-// duration column prints (the old code exited 3); a symbolic link loop
-// exits 3, as run's does.
+// duration column, alone or in a list, prints (the old code exited 3);
+// a symbolic link loop exits 3, as run's does.
 func TestShowDamaged(t *testing.T) {
 	dir := t.TempDir()
 	clean, err := os.ReadFile("../../testdata/damage/items-crc.parquet")
@@ -112,7 +112,9 @@ func TestShowDamaged(t *testing.T) {
 		{[]string{"page.parquet", "--rows", "-1"}, 3, "page.parquet: damaged data: column title, row group 0, page at byte ", ""},
 		{[]string{"fifo.parquet"}, 2, "fifo.parquet is a named pipe", ""},
 		{[]string{"loop1.parquet"}, 3, "symbolic link loop", ""},
-		{[]string{"types.parquet"}, 0, "", "took          at               price          day\nutf8  duration[ms]"},
+		{[]string{"types.parquet"}, 0, "", "took          at               price          day         laps\n" +
+			"utf8  duration[ms]  time64[us]       decimal(9, 2)  date32      list<element: int64, nullable>\n" +
+			"\"a\"   1500ms        01:02:03.000000  1              2014-05-06  [60,61]\n"},
 		{[]string{"types.parquet", "--rows", "0x10"}, 2, "--rows", ""},
 	}
 	for _, tc := range tests {
@@ -123,7 +125,7 @@ func TestShowDamaged(t *testing.T) {
 			t.Errorf("show %v: exit %d, stderr %q, stdout\n%s\nwant exit %d, one line with %q", tc.args, r.code, r.stderr, r.stdout, tc.code, tc.stderr)
 		}
 	}
-	if r := monomer(t, dir, "fake", nil, "show", "types.parquet", "--format", "json", "--rows", "1"); r.stdout != `{"name":"a","took":"1500ms","at":"01:02:03","price":"1","day":"2014-05-06"}`+"\n" {
+	if r := monomer(t, dir, "fake", nil, "show", "types.parquet", "--format", "json", "--rows", "1"); r.stdout != `{"name":"a","took":"1500ms","at":"01:02:03","price":"1","day":"2014-05-06","laps":[60,61]}`+"\n" {
 		t.Errorf("json: %q, want the keys in column order", r.stdout)
 	}
 }

@@ -45,6 +45,7 @@ types = pa.table(
         "at": pa.array([datetime.time(1, 2, 3)] * 3, pa.time64("us")),
         "price": pa.array([1, 2, None], pa.decimal128(9, 2)),
         "day": pa.array([datetime.date(2014, 5, 6)] * 3, pa.date32()),
+        "laps": pa.array([[60, 61], [], None], pa.list_(pa.duration("s"))),
     }
 )
 
