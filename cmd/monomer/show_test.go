@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,5 +158,20 @@ func TestShowTextStreams(t *testing.T) {
 		`"yy"  22` + "\n"
 	if buf.String() != want {
 		t.Errorf("after the first batch, before end:\n%q\nwant\n%q", buf.String(), want)
+	}
+}
+
+// TestShowCancelled: a done context (what SIGINT and SIGTERM make of the
+// command's, main.go) stops show with exit 130, not as a damaged table:
+// the guards around arrow-go's reads leave a cancellation unclassed.
+func TestShowCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	root := newRootCommand()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	err := execute(ctx, root, []string{"show", "../../testdata/damage/items-crc.parquet", "--rows", "-1"})
+	if code := exitCode(err); code != exitInterrupted || strings.Contains(out.String(), "I00") {
+		t.Errorf("cancelled: exit %d (%v), stdout %q; want exit %d before any row", code, err, out.String(), exitInterrupted)
 	}
 }
