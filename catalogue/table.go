@@ -206,20 +206,26 @@ func readParquet(ctx context.Context, path, base string, cols []column, st *Stat
 			}
 		}
 		return nil
-	}, func(kinds []schema.CellKind) error { return checkKinds(base, cols, kinds) })
+	}, func(kinds []schema.CellKind) error { return checkKinds(path, cols, kinds) })
 	if errors.Is(err, schema.ErrCells) {
 		return fmt.Errorf("%w: %w", ErrTable, err)
 	}
 	return err
 }
 
-// checkKinds checks that the required columns are there and that only a
-// nested column holds lists.
-func checkKinds(base string, cols []column, kinds []schema.CellKind) error {
+// checkKinds checks that the required columns are there (a missing one's
+// error lists those the file has, as CSV's lists the header) and that
+// only a nested column holds lists.
+func checkKinds(path string, cols []column, kinds []schema.CellKind) error {
+	base := filepath.Base(path)
 	for k, c := range cols {
 		switch kind := kinds[k]; {
 		case kind == schema.NoCells && c.required:
-			return fmt.Errorf("%w: %s: no column %s", ErrTable, base, c.name)
+			have, err := schema.Columns(path)
+			if err != nil {
+				return fmt.Errorf("%w: %s: no column %s", ErrTable, base, c.name)
+			}
+			return fmt.Errorf("%w: %s: no column %s among its columns (%s)", ErrTable, base, c.name, strings.Join(have, ", "))
 		case kind != schema.NoCells && kind != schema.TextCells && !c.nested:
 			return fmt.Errorf("%w: %s: column %s holds lists, want strings", ErrTable, base, c.name)
 		}

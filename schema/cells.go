@@ -143,7 +143,7 @@ func ReadCells(ctx context.Context, path string, names []string, each func(*Cell
 	for _, f := range present {
 		leaves = append(leaves, leafColumns(&fr.Manifest.Fields[f])...)
 	}
-	rr, err := fr.GetRecordReader(ctx, leaves, nil)
+	rr, err := guard(func() (pqarrow.RecordReader, error) { return fr.GetRecordReader(ctx, leaves, nil) })
 	if err != nil {
 		return 0, readError(ctx, name, 0, ErrCells, err)
 	}
@@ -152,7 +152,7 @@ func ReadCells(ctx context.Context, path string, names []string, each func(*Cell
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		rec, err := rr.Read()
+		rec, err := readRecord(rr)
 		if err == io.EOF || rec == nil && err == nil {
 			break
 		}

@@ -23,6 +23,11 @@
 // (arrow-go writes encoding statistics in map order once a dictionary falls
 // back to plain encoding, which breaks byte identity).
 //
+// Every read checks the file's bytes before arrow-go decodes them (the
+// stored Arrow schema, every page header and each page's CRC-32 where the
+// file has one) and returns what arrow-go cannot decode, or panics on, as
+// ErrDamaged naming the file: a damaged table is bad input, never a crash.
+//
 // It owns the table declarations and their bytes, and the cell-by-cell
 // comparison of two tables (Compare) that monomer diff uses. It must not
 // know what a stage does with a table, or which stage writes it.

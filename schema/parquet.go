@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"reflect"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -298,32 +300,114 @@ func (w *writer) close() error {
 // ErrNoColumn is returned when a table lacks a requested column.
 var ErrNoColumn = errors.New("schema: no such column")
 
-// openParquet is file.OpenParquetFile returning, as an error, the panic
+// openParquet is openFooter with every page header checked (checkPages).
+func openParquet(path string) (*file.Reader, error) {
+	return openPages(path, func(*file.Reader) []int { return nil })
+}
+
+// openFooter is file.OpenParquetFile returning, as an error, the panic
 // arrow-go raises on some corrupt footers (an unknown logical type), so a
 // damaged file fails with its name rather than a stack trace. It also
 // refuses a stored Arrow schema that would make pqarrow allocate without
-// bound (checkStoredSchema): that ends the process, not in a panic.
-func openParquet(path string) (rdr *file.Reader, err error) {
+// bound (checkStoredSchema): that ends the process, not in a panic. It
+// reads no page: for a table's row count.
+func openFooter(path string) (*file.Reader, error) { return openPages(path, nil) }
+
+// openPages is openFooter checking the pages of the row groups groups
+// gives (all when it gives nil; none when groups is nil). Its errors but
+// the system's (opening or reading the file) wrap ErrDamaged.
+func openPages(path string, groups func(*file.Reader) []int) (rdr *file.Reader, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			rdr, err = nil, fmt.Errorf("corrupt footer: %v", p)
+			rdr, err = nil, fmt.Errorf("%w: corrupt footer: %v", ErrDamaged, p)
 		}
 		if err != nil {
 			f.Close()
 		}
 	}()
-	rdr, err = file.NewParquetReader(f)
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
+	if err := checkMagic(f, fi.Size()); err != nil {
+		return nil, err
+	}
+	rdr, err = file.NewParquetReader(f)
+	if err != nil {
+		return nil, damage(err)
+	}
 	if err := checkStoredSchema(rdr.MetaData().KeyValueMetadata()); err != nil {
-		return nil, fmt.Errorf("corrupt footer: %w", err)
+		return nil, fmt.Errorf("%w: corrupt footer: %w", ErrDamaged, err)
+	}
+	if groups == nil {
+		return rdr, nil
+	}
+	if err := checkPages(f, fi.Size(), rdr.MetaData(), groups(rdr)); err != nil {
+		return nil, err
 	}
 	return rdr, nil
+}
+
+// checkMagic refuses a file that does not begin and end with Parquet's
+// magic, where arrow-go would speak of its footer ("file is smaller than
+// indicated metadata size" of a CSV file).
+func checkMagic(f io.ReaderAt, size int64) error {
+	const magic = "PAR1"
+	var head, tail [4]byte
+	if size >= 12 {
+		if _, err := f.ReadAt(head[:], 0); err != nil {
+			return err
+		}
+		if _, err := f.ReadAt(tail[:], size-4); err != nil {
+			return err
+		}
+	}
+	switch {
+	case size < 12:
+		return fmt.Errorf("%w: not a Parquet file: %d bytes", ErrDamaged, size)
+	case string(head[:]) != magic:
+		return fmt.Errorf("%w: not a Parquet file: it begins with %q, not %q", ErrDamaged, head[:], magic)
+	case string(tail[:]) != magic:
+		return fmt.Errorf("%w: not a whole Parquet file: it begins with %q but does not end with it (truncated?)", ErrDamaged, magic)
+	}
+	return nil
+}
+
+// damage wraps err, an error of arrow-go's reading a file's bytes, with
+// ErrDamaged, unless it is the system's (an I/O error), a cancellation or
+// already so wrapped.
+func damage(err error) error {
+	var pe *fs.PathError
+	if err == nil || errors.As(err, &pe) || errors.Is(err, context.Canceled) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrDamaged) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrDamaged, err)
+}
+
+// guard calls f, an arrow-go read, returning a panic it raises as an
+// error wrapping ErrDamaged: its decoders index and dereference what a
+// page's bytes say (a flipped byte of a page header made
+// (*DataPageHeader).GetNumValues dereference nil), and the record reader
+// panics when a damaged page gives a column fewer rows than the others.
+// Only reads are guarded, never a caller's callback, so a bug of monomer's
+// is not reported as a damaged file.
+func guard[T any](f func() (T, error)) (v T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			var zero T
+			v, err = zero, fmt.Errorf("%w: the reader failed: %v", ErrDamaged, p)
+		}
+	}()
+	v, err = f()
+	if err == io.EOF {
+		return v, err // a record reader's end
+	}
+	return v, damage(err)
 }
 
 // newFileReader is pqarrow.NewFileReader refusing a stored Arrow schema
@@ -335,19 +419,68 @@ func openParquet(path string) (rdr *file.Reader, err error) {
 func newFileReader(rdr *file.Reader, props pqarrow.ArrowReadProperties) (fr *pqarrow.FileReader, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			fr, err = nil, fmt.Errorf("corrupt footer: stored Arrow schema: %v", p)
+			fr, err = nil, fmt.Errorf("%w: corrupt footer: stored Arrow schema: %v", ErrDamaged, p)
 		}
 	}()
 	fr, err = pqarrow.NewFileReader(rdr, props, memory.DefaultAllocator)
 	if err != nil {
-		return nil, err
+		return nil, damage(err)
 	}
 	for i := range fr.Manifest.Fields {
 		if err := checkManifest(&fr.Manifest.Fields[i]); err != nil {
-			return nil, fmt.Errorf("corrupt footer: stored Arrow schema: %w", err)
+			return nil, fmt.Errorf("%w: corrupt footer: stored Arrow schema: %w", ErrDamaged, err)
 		}
 	}
+	var raw *pqarrow.SchemaManifest
+	for i := range fr.Manifest.Fields {
+		if readsAll(&fr.Manifest.Fields[i]) {
+			continue
+		}
+		if raw == nil {
+			// The fields of the Parquet columns alone, without the stored
+			// Arrow schema: one per top-level column, in order.
+			if raw, err = pqarrow.NewSchemaManifest(rdr.MetaData().Schema, nil, &props); err != nil {
+				return nil, damage(err)
+			}
+		}
+		fr.Manifest.Fields[i] = raw.Fields[i]
+	}
 	return fr, nil
+}
+
+// readsAll reports whether pqarrow reads every leaf of f (pqarrowReads).
+func readsAll(f *pqarrow.SchemaField) bool {
+	if f.IsLeaf() {
+		return pqarrowReads(f.Field.Type)
+	}
+	for i := range f.Children {
+		if !readsAll(&f.Children[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// pqarrowReads reports whether pqarrow's leaf reader reads a column of
+// Arrow type t (transferColumnData in parquet/pqarrow/column_readers.go).
+// It reads no duration (pyarrow writes one as an int64 column and stores
+// its type in the Arrow schema), so newFileReader reads a column holding
+// one as its Parquet types, and a table holding one is not refused.
+func pqarrowReads(t arrow.DataType) bool {
+	if e, ok := t.(arrow.ExtensionType); ok {
+		t = e.StorageType()
+	}
+	switch t.ID() {
+	case arrow.DICTIONARY, arrow.NULL, arrow.BOOL,
+		arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
+		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
+		arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64,
+		arrow.DATE32, arrow.DATE64, arrow.TIME32, arrow.TIME64, arrow.TIMESTAMP,
+		arrow.FIXED_SIZE_BINARY, arrow.BINARY, arrow.STRING, arrow.LARGE_BINARY, arrow.LARGE_STRING,
+		arrow.DECIMAL128, arrow.DECIMAL256:
+		return true
+	}
+	return false
 }
 
 // checkManifest checks that a field pqarrow built from the stored schema
@@ -373,6 +506,60 @@ func checkManifest(f *pqarrow.SchemaField) error {
 	return nil
 }
 
+// checkRecord checks the arrays of a record arrow-go decoded: a damaged
+// page can leave a list's offsets past its values, or a dictionary's
+// indices past its entries, which reading a cell would index out of range.
+func checkRecord(rec arrow.RecordBatch) error {
+	for c, a := range rec.Columns() {
+		if err := array.ValidateFull(a); err != nil {
+			return fmt.Errorf("%w: column %s: %v", ErrDamaged, rec.ColumnName(c), err)
+		}
+	}
+	return nil
+}
+
+// checkTable is checkRecord for every chunk of a table.
+func checkTable(tbl arrow.Table) error {
+	for c := range int(tbl.NumCols()) {
+		col := tbl.Column(c)
+		for _, a := range col.Data().Chunks() {
+			if err := array.ValidateFull(a); err != nil {
+				return fmt.Errorf("%w: column %s: %v", ErrDamaged, col.Name(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// readTable is a pqarrow read of a whole table, guarded and checked.
+func readTable(read func() (arrow.Table, error)) (arrow.Table, error) {
+	tbl, err := guard(read)
+	if err == io.EOF { // a column's pages ended before its values
+		err = fmt.Errorf("%w: %w", ErrDamaged, io.ErrUnexpectedEOF)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, err := guard(func() (int, error) { return 0, checkTable(tbl) }); err != nil {
+		tbl.Release()
+		return nil, err
+	}
+	return tbl, nil
+}
+
+// readRecord is a record reader's Read, guarded and checked. The record
+// is the reader's (released by its next Read).
+func readRecord(rr pqarrow.RecordReader) (arrow.RecordBatch, error) {
+	rec, err := guard(rr.Read)
+	if err != nil || rec == nil {
+		return rec, err
+	}
+	if _, err := guard(func() (int, error) { return 0, checkRecord(rec) }); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
 // ReadTable reads a whole Parquet file into memory; it stops with ctx's
 // error once ctx is done.
 func ReadTable(ctx context.Context, path string) (arrow.Table, error) {
@@ -385,7 +572,7 @@ func ReadTable(ctx context.Context, path string) (arrow.Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema: %s: %w", path, err)
 	}
-	tbl, err := fr.ReadTable(ctx)
+	tbl, err := readTable(func() (arrow.Table, error) { return fr.ReadTable(ctx) })
 	if err != nil {
 		return nil, fmt.Errorf("schema: %s: %w", path, err)
 	}

@@ -238,9 +238,25 @@ func Read(ctx context.Context, path string, read func(c *Cols) error) error {
 	return c.Err()
 }
 
+// Columns lists the names of the top-level columns of the table at path,
+// in order, from its footer.
+func Columns(path string) ([]string, error) {
+	rdr, err := openFooter(path)
+	if err != nil {
+		return nil, fmt.Errorf("schema: %s: %w", path, err)
+	}
+	defer rdr.Close()
+	root := rdr.MetaData().Schema.Root()
+	names := make([]string, root.NumFields())
+	for i := range names {
+		names[i] = root.Field(i).Name()
+	}
+	return names, nil
+}
+
 // NumRows reads a table's row count from its footer, without its data.
 func NumRows(path string) (int64, error) {
-	rdr, err := openParquet(path)
+	rdr, err := openFooter(path)
 	if err != nil {
 		return 0, fmt.Errorf("schema: %s: %w", path, err)
 	}
@@ -392,11 +408,11 @@ func read(ctx context.Context, path string, v reflect.Value, fields []any, sideB
 		// goroutine that would end the process, so it is this task's error.
 		defer func() {
 			if p := recover(); p != nil {
-				errs[i] = fmt.Errorf("schema: %s: corrupt data: %v", path, p)
+				errs[i] = fmt.Errorf("schema: %s: %w: the reader failed: %v", path, ErrDamaged, p)
 			}
 		}()
 		if t := tasks[i]; t.list >= 0 {
-			errs[i] = lists[t.list].decode(ctx, t.chunk)
+			errs[i] = damage(lists[t.list].decode(ctx, t.chunk))
 			return
 		}
 		errs[i] = readFlat(ctx, rdr, fr, path, v, idx, want, flatLeaves, flatPresent)
@@ -422,7 +438,7 @@ func readFlat(ctx context.Context, rdr *file.Reader, fr *pqarrow.FileReader, pat
 	for i := range rgs {
 		rgs[i] = i
 	}
-	tbl, err := fr.ReadRowGroups(ctx, leaves, rgs)
+	tbl, err := readTable(func() (arrow.Table, error) { return fr.ReadRowGroups(ctx, leaves, rgs) })
 	if err != nil {
 		return fmt.Errorf("schema: %s: %w", path, err)
 	}

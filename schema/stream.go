@@ -175,7 +175,7 @@ func Batches[T any](ctx context.Context, path string) iter.Seq2[T, error] {
 			leaves[i] = i
 		}
 		for rg := range rdr.NumRowGroups() {
-			tbl, err := fr.ReadRowGroups(ctx, leaves, []int{rg})
+			tbl, err := readTable(func() (arrow.Table, error) { return fr.ReadRowGroups(ctx, leaves, []int{rg}) })
 			if err != nil {
 				yield(zero, fmt.Errorf("schema: %s row group %d: %w", path, rg, err))
 				return

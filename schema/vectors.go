@@ -134,7 +134,7 @@ func ReadVectors(ctx context.Context, path string, each func(*VectorBatch) error
 	for _, f := range []int{idField, vecField} {
 		leaves = append(leaves, leafColumns(&fr.Manifest.Fields[f])...)
 	}
-	rr, err := fr.GetRecordReader(ctx, leaves, nil)
+	rr, err := guard(func() (pqarrow.RecordReader, error) { return fr.GetRecordReader(ctx, leaves, nil) })
 	if err != nil {
 		return info, readError(ctx, name, 0, ErrVectors, err)
 	}
@@ -149,7 +149,7 @@ func ReadVectors(ctx context.Context, path string, each func(*VectorBatch) error
 		if err := ctx.Err(); err != nil {
 			return info, err
 		}
-		rec, err := rr.Read()
+		rec, err := readRecord(rr)
 		if err == io.EOF || rec == nil && err == nil {
 			break
 		}
@@ -169,14 +169,17 @@ func ReadVectors(ctx context.Context, path string, each func(*VectorBatch) error
 
 // readError is the error of a failed read near row: the file's own bytes
 // (a corrupt page, a bad encoding) wrap the reader's sentinel (ErrVectors,
-// ErrCells), since the same file fails the same way again; the system's
-// (an I/O error) and a cancellation do not.
+// ErrCells) and ErrDamaged, since the same file fails the same way again;
+// the system's (an I/O error) and a cancellation do not.
 func readError(ctx context.Context, name string, row int64, sentinel, err error) error {
 	var pe *fs.PathError
 	if ctx.Err() != nil || errors.As(err, &pe) || errors.Is(err, context.Canceled) {
 		return fmt.Errorf("schema: %s near row %d: %w", name, row, err)
 	}
-	return fmt.Errorf("schema: %s near row %d: %w: damaged data: %w", name, row, sentinel, err)
+	if errors.Is(err, ErrDamaged) {
+		return fmt.Errorf("schema: %s near row %d: %w: %w", name, row, sentinel, err)
+	}
+	return fmt.Errorf("schema: %s near row %d: %w: %w: %w", name, row, sentinel, ErrDamaged, err)
 }
 
 // vectorElem returns the element type of a vector column type, if t is one.

@@ -118,3 +118,49 @@ experiments:
 		}
 	}
 }
+
+// TestDamagedCatalogueParquet: a catalogue items table or embeddings
+// table with a damaged page header (pyarrow's files with page CRCs,
+// byte 11 flipped) fails its stage with exit 3 naming the file; the old
+// code's reader panicked in (*DataPageHeader).GetNumValues, which the
+// runner turned into "stage panicked" and exit 1, a retry forever.
+func TestDamagedCatalogueParquet(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile("../../jobs/catalogue-demo.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "job.yaml"), strings.Replace(string(src), "../data/catalogue", "data", 1))
+	root := newRootCommand()
+	root.SetOut(&bytes.Buffer{})
+	if err := execute(context.Background(), root, []string{"gen", "--scale", "tiny", "--seed", "1", "--format", "catalogue", "--dim", "64", "--name", "Shop", "--out", filepath.Join(dir, "data")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ seed, file, stage string }{
+		{"items-crc.parquet", "items_Shop.parquet", "ingest"},
+		{"emb-crc.parquet", "embeddings_Shop.parquet", "features"},
+	} {
+		b, err := os.ReadFile(filepath.Join("../../testdata/damage", tc.seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[11] ^= 0xff
+		path := filepath.Join(dir, "data", tc.file)
+		keep, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.stage != "ingest" {
+			if r := monomer(t, dir, "real", nil, "run", "job.yaml", "--experiment", "men-bought_together-embeddings", "--only", "ingest"); r.code != 0 {
+				t.Fatalf("ingest: exit %d\n%s", r.code, r.stderr)
+			}
+		}
+		write(t, path, string(b))
+		r := monomer(t, dir, "real", nil, "run", "job.yaml", "--experiment", "men-bought_together-embeddings", "--only", tc.stage)
+		last := r.stderr[strings.LastIndex(strings.TrimSuffix(r.stderr, "\n"), "\n")+1:]
+		if r.code != 3 || !strings.HasPrefix(last, "monomer: ") || !strings.Contains(last, tc.file) || !strings.Contains(last, "damaged data") || strings.Contains(r.stderr, "panicked") {
+			t.Errorf("%s damaged: exit %d\n%s\nwant exit 3 naming the file", tc.file, r.code, r.stderr)
+		}
+		write(t, path, string(keep))
+	}
+}

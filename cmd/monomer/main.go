@@ -20,6 +20,7 @@ import (
 	"monomer/job"
 	"monomer/pipeline"
 	"monomer/pipeline/cache"
+	"monomer/schema"
 	"monomer/stages"
 )
 
@@ -232,7 +233,7 @@ func exitCode(err error) int {
 		errors.Is(err, amazon.ErrCorrupt),
 		errors.Is(err, imagefeat.ErrCorrupt), errors.Is(err, imagefeat.ErrTruncated),
 		errors.Is(err, imagefeat.ErrASIN), errors.Is(err, imagefeat.ErrNonFinite),
-		errors.Is(err, imagefeat.ErrDim),
+		errors.Is(err, imagefeat.ErrDim), errors.Is(err, schema.ErrDamaged),
 		// A file the server refuses or whose bytes are not the known
 		// ones: asking again gets the same answer.
 		errors.Is(err, download.ErrNotFound), errors.Is(err, download.ErrMismatch),
