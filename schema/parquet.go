@@ -509,13 +509,89 @@ func checkManifest(f *pqarrow.SchemaField) error {
 // checkRecord checks the arrays of a record arrow-go decoded: a damaged
 // page can leave a list's offsets past its values, or a dictionary's
 // indices past its entries, which reading a cell would index out of range.
+// Strings are checked as the bytes they are (validStructure): invalid
+// UTF-8 in a string cell is the readers' to replace or refuse, as the
+// Amazon readers do with a Latin-1 byte, not damage to the file.
 func checkRecord(rec arrow.RecordBatch) error {
 	for c, a := range rec.Columns() {
-		if err := array.ValidateFull(a); err != nil {
+		if err := validStructure(a); err != nil {
 			return fmt.Errorf("%w: column %s: %v", ErrDamaged, rec.ColumnName(c), err)
 		}
 	}
 	return nil
+}
+
+// validStructure is array.ValidateFull of a with every string type taken
+// as its binary twin (the same buffers), so offsets, lengths and indices
+// are checked in full but the bytes' encoding is not.
+func validStructure(a arrow.Array) error {
+	d, ok := a.Data().(*array.Data)
+	if !ok {
+		return array.ValidateFull(a)
+	}
+	b := asBinary(d)
+	defer b.Release()
+	arr := array.MakeFromData(b)
+	defer arr.Release()
+	return array.ValidateFull(arr)
+}
+
+// asBinary is d with its string types, at any depth, made binary. A map
+// or union keeps its types (binaryType leaves them), so their strings are
+// still checked as text.
+func asBinary(d *array.Data) *array.Data {
+	switch d.DataType().(type) {
+	case *arrow.StringType, *arrow.LargeStringType, *arrow.StringViewType,
+		*arrow.ListType, *arrow.LargeListType, *arrow.FixedSizeListType, *arrow.StructType, *arrow.DictionaryType:
+	default:
+		d.Retain()
+		return d
+	}
+	children := make([]arrow.ArrayData, len(d.Children()))
+	for i, c := range d.Children() {
+		children[i] = asBinary(c.(*array.Data))
+	}
+	defer func() {
+		for _, c := range children {
+			c.Release()
+		}
+	}()
+	out := array.NewData(binaryType(d.DataType()), d.Len(), d.Buffers(), children, d.NullN(), d.Offset())
+	if dict, ok := d.Dictionary().(*array.Data); ok && dict != nil {
+		dd := asBinary(dict)
+		out.SetDictionary(dd)
+		dd.Release()
+	}
+	return out
+}
+
+// binaryType is t with String, LargeString and StringView made Binary,
+// LargeBinary and BinaryView, in lists, structs, maps and dictionaries too.
+func binaryType(t arrow.DataType) arrow.DataType {
+	switch t := t.(type) {
+	case *arrow.StringType:
+		return arrow.BinaryTypes.Binary
+	case *arrow.LargeStringType:
+		return arrow.BinaryTypes.LargeBinary
+	case *arrow.StringViewType:
+		return arrow.BinaryTypes.BinaryView
+	case *arrow.ListType:
+		return arrow.ListOfField(arrow.Field{Name: t.ElemField().Name, Type: binaryType(t.Elem()), Nullable: t.ElemField().Nullable})
+	case *arrow.LargeListType:
+		return arrow.LargeListOfField(arrow.Field{Name: t.ElemField().Name, Type: binaryType(t.Elem()), Nullable: t.ElemField().Nullable})
+	case *arrow.FixedSizeListType:
+		return arrow.FixedSizeListOfField(t.Len(), arrow.Field{Name: t.ElemField().Name, Type: binaryType(t.Elem()), Nullable: t.ElemField().Nullable})
+	case *arrow.StructType:
+		fs := make([]arrow.Field, t.NumFields())
+		for i, f := range t.Fields() {
+			f.Type = binaryType(f.Type)
+			fs[i] = f
+		}
+		return arrow.StructOf(fs...)
+	case *arrow.DictionaryType:
+		return &arrow.DictionaryType{IndexType: t.IndexType, ValueType: binaryType(t.ValueType), Ordered: t.Ordered}
+	}
+	return t // a map's or union's strings stay checked as text
 }
 
 // checkTable is checkRecord for every chunk of a table.
@@ -523,7 +599,7 @@ func checkTable(tbl arrow.Table) error {
 	for c := range int(tbl.NumCols()) {
 		col := tbl.Column(c)
 		for _, a := range col.Data().Chunks() {
-			if err := array.ValidateFull(a); err != nil {
+			if err := validStructure(a); err != nil {
 				return fmt.Errorf("%w: column %s: %v", ErrDamaged, col.Name(), err)
 			}
 		}
