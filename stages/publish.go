@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 
+	"monomer/internal/sidefile"
 	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
@@ -67,6 +68,9 @@ type publishParams struct {
 
 	Exclude, Queries    string `json:"-"`
 	PrevTable, PrevGate string `json:"-"`
+	// Served is the experiment's published link when it names this very
+	// run: its lists are being read, so Run refuses to rewrite them.
+	Served string `json:"-"`
 }
 
 type gateParams struct {
@@ -111,6 +115,9 @@ func (Publish) Params(e *job.Resolved) publishParams {
 		p.Queries, p.HasQueries = b.Queries, true
 	}
 	if e.RunRoot != "" {
+		if t, err := os.Readlink(linkPath(e.RunRoot, e.Name)); err == nil && t == linkTarget(e.RunID, e.Name) {
+			p.Served = linkPath(e.RunRoot, e.Name)
+		}
 		p.Previous = previousRun(e.RunRoot, e.RunID, e.Name)
 		if p.Previous != "" {
 			dir := filepath.Join(e.RunRoot, p.Previous, e.Name, Publish{}.Name())
@@ -203,6 +210,11 @@ func readGate(path string) (*gateReport, error) {
 func publishBlock(k int) int { return max(1, min(4096, (1<<16)/k)) }
 
 func (Publish) Run(ctx context.Context, env *pipeline.Env, p publishParams) (*pipeline.Result, error) {
+	if p.Served != "" {
+		// The runner would swap the new lists in under the link while a
+		// shop reads it, before any gate looked at them.
+		return nil, fmt.Errorf("%w: %s serves this run's lists, which a rerun would rewrite in place before the gate: run under a new --run-id", pipeline.ErrUsage, p.Served)
+	}
 	e, err := openRecExperiment(ctx, env.InDir, p.Features, []string{p.Model})
 	if err != nil {
 		return nil, err
@@ -301,7 +313,7 @@ func (Publish) Run(ctx context.Context, env *pipeline.Env, p publishParams) (*pi
 		}
 		out["churn"] = n
 		churn := 1 - cs.MeanJaccard
-		if cs.Common == 0 {
+		if cs.Common+cs.Removed == 0 {
 			churn = 1
 		}
 		g.Churn = &churn
@@ -486,8 +498,11 @@ func decide(g *gateReport, t gateParams) {
 // churnStats summarises churn.parquet.
 type churnStats struct {
 	Common, Added, Removed int
-	// ChangedShare is the share of common queries whose list changed;
-	// MeanJaccard their mean Jaccard@k.
+	// ChangedShare is the share of the previous run's queries whose list
+	// changed, MeanJaccard their mean Jaccard@k: a query whose list is gone
+	// (no longer a query, or emptied by the rules) counts as changed with
+	// Jaccard 0, so lists that vanish move the churn as much as lists
+	// that change. Queries new tonight are counted in Added only.
 	ChangedShare, MeanJaccard float64
 }
 
@@ -555,8 +570,8 @@ func writeChurn(ctx context.Context, prev, cur, out string, k int) (churnStats, 
 		return cs, 0, err
 	}
 	n, err := w.Close()
-	if cs.Common > 0 {
-		cs.ChangedShare, cs.MeanJaccard = float64(changed)/float64(cs.Common), jsum/float64(cs.Common)
+	if n := cs.Common + cs.Removed; n > 0 {
+		cs.ChangedShare, cs.MeanJaccard = float64(changed+cs.Removed)/float64(n), jsum/float64(n)
 	}
 	return cs, n, err
 }
@@ -649,8 +664,19 @@ func promote(e *job.Resolved) func(dir string) error {
 // a directory a user put there) is refused, never replaced.
 func pointLink(root, runID, exp, prev string) error {
 	dir := filepath.Join(root, job.ReservedName)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("stages: publish: %w", err)
+	// The directory itself is monomer's: never a link followed elsewhere.
+	switch fi, err := os.Lstat(dir); {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%w: %v", pipeline.ErrUsage, err)
+		}
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+			return fmt.Errorf("%w: %s is not a directory monomer made", pipeline.ErrUsage, dir)
+		}
+	case err != nil:
+		return fmt.Errorf("%w: %v", pipeline.ErrUsage, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%w: %s is a %s, not the directory of published links monomer makes: not used", pipeline.ErrUsage, dir, fileKind(fi))
 	}
 	l, err := lockPublished(dir)
 	if err != nil {
@@ -683,9 +709,20 @@ func pointLink(root, runID, exp, prev string) error {
 		if t == target {
 			return nil
 		}
+		id, ok := linkRun(t, exp)
+		if !ok {
+			return fmt.Errorf("%w: %s names %s, not a run of this root (../RUN/%s): not monomer's link, not replaced", pipeline.ErrUsage, link, t, exp)
+		}
+		if _, err := os.Stat(filepath.Join(root, id, exp)); errors.Is(err, fs.ErrNotExist) {
+			break // its run was deleted: nothing is served, so this one is
+		}
 		if prev == "" || t != linkTarget(prev, exp) {
-			return fmt.Errorf("%w: %s names %s, not %s that this run was compared with: a newer run was published since; not moved back",
-				ErrNotPromoted, link, t, cmp.Or(prev, "no run"))
+			was := "nothing (it was the first)"
+			if prev != "" {
+				was = linkTarget(prev, exp)
+			}
+			return fmt.Errorf("%w: %s names %s, but this run was compared with %s: another run was published since; not moved",
+				ErrNotPromoted, link, t, was)
 		}
 	}
 	tmp := filepath.Join(dir, fmt.Sprintf(".%s.tmp-%d", exp, os.Getpid()))
@@ -707,14 +744,14 @@ func lockPublished(dir string) (*os.File, error) {
 	// Not through a link, and only an empty regular file: the lock is
 	// monomer's own and it writes nothing into it.
 	name := filepath.Join(dir, pipeline.LockName)
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+	f, err := sidefile.Open(name, os.O_RDWR|os.O_CREATE, 0o644)
+	if errors.Is(err, sidefile.ErrForeign) {
+		return nil, fmt.Errorf("%w: %v", pipeline.ErrUsage, err)
+	}
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, fmt.Errorf("%w: %s is a symbolic link, not monomer's lock: not followed", pipeline.ErrUsage, name)
-		}
 		return nil, fmt.Errorf("stages: publish: %w", err)
 	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
+	if fi, err := f.Stat(); err != nil || fi.Size() != 0 {
 		f.Close()
 		return nil, fmt.Errorf("%w: %s is not monomer's lock (an empty file): not used", pipeline.ErrUsage, name)
 	}
@@ -729,6 +766,20 @@ func lockPublished(dir string) (*os.File, error) {
 		return nil, fmt.Errorf("stages: publish: lock %s: %w", f.Name(), err)
 	}
 	return f, nil
+}
+
+// linkRun is the run id a published link's target names, when it is
+// ../<id>/<exp> with id a run id monomer takes.
+func linkRun(target, exp string) (string, bool) {
+	rest, ok := strings.CutPrefix(target, ".."+string(filepath.Separator))
+	if !ok {
+		return "", false
+	}
+	id, e, ok := strings.Cut(rest, string(filepath.Separator))
+	if !ok || e != exp || id == "" || id == "." || id == ".." || id == job.ReservedName || strings.ContainsAny(id, "/\\") {
+		return "", false
+	}
+	return id, true
 }
 
 // fileKind names what a non-link is, for messages.

@@ -440,7 +440,7 @@ func TestChurnHand(t *testing.T) {
 	prev := write("prev.parquet", map[string][]string{
 		"A": {"x", "y", "z"}, // → x, y, w: overlap 2, Jaccard 2/4
 		"B": {"p", "q"},      // same: 2, 1
-		"C": {"u"},           // removed
+		"C": {"u"},           // removed: changed, Jaccard 0
 	})
 	cur := write("cur.parquet", map[string][]string{
 		"A": {"x", "y", "w"},
@@ -452,7 +452,9 @@ func TestChurnHand(t *testing.T) {
 	if err != nil || n != 4 {
 		t.Fatalf("writeChurn: %d rows, %v", n, err)
 	}
-	want := churnStats{Common: 2, Added: 1, Removed: 1, ChangedShare: 0.5, MeanJaccard: 0.75}
+	// Over the previous run's three queries: A changed, B did not, C is
+	// gone; (0.5 + 1 + 0) / 3.
+	want := churnStats{Common: 2, Added: 1, Removed: 1, ChangedShare: 2.0 / 3, MeanJaccard: 0.5}
 	if cs != want {
 		t.Errorf("stats %+v, want %+v", cs, want)
 	}
@@ -472,10 +474,10 @@ func TestChurnHand(t *testing.T) {
 	if c := must(tb.Bools("in_current"))(t); !slices.Equal(c, []bool{true, true, false, true}) {
 		t.Errorf("in_current %v", c)
 	}
-	// At k 2 the lists of A agree in full.
+	// At k 2 the lists of A agree in full: (1 + 1 + 0) / 3.
 	cs, _, err = writeChurn(t.Context(), prev, cur, out, 2)
-	if err != nil || cs.MeanJaccard != 1 {
-		t.Errorf("k 2: mean Jaccard %v, %v; want 1", cs.MeanJaccard, err)
+	if err != nil || cs.MeanJaccard != 2.0/3 {
+		t.Errorf("k 2: mean Jaccard %v, %v; want 2/3", cs.MeanJaccard, err)
 	}
 }
 
@@ -548,6 +550,17 @@ func TestPublishGate(t *testing.T) {
 	_, sum, err = runPublish(t, good, root, "n3", pipeline.Options{})
 	if err != nil || !slices.Contains(sum.Stages.Skipped, "men-image/publish") {
 		t.Fatalf("rerun of n3: %v, %+v", err, sum.Stages)
+	}
+
+	// n3 forced to run again while the link serves it: refused before its
+	// lists are rewritten under the shop's readers; the table stays.
+	served := filepath.Join(root, "n3", "men-image", "publish", publishedFile)
+	before = must(os.ReadFile(served))(t)
+	if _, _, err := runPublish(t, good, root, "n3", pipeline.Options{Force: true, Only: "publish"}); !errors.Is(err, pipeline.ErrUsage) || !strings.Contains(err.Error(), "serves this run's lists") {
+		t.Fatalf("forced rerun of the served run: %v", err)
+	}
+	if after := must(os.ReadFile(served))(t); !bytes.Equal(before, after) {
+		t.Fatal("the served table changed")
 	}
 
 	// n1 again, now that the link names n3: it keys by the predecessor it
@@ -682,13 +695,18 @@ func TestPromotionKilled(t *testing.T) {
 // their names is replaced, followed or removed.
 func TestPointLinkOnlyForward(t *testing.T) {
 	root := t.TempDir()
+	for _, id := range []string{"d1", "d2", "d3", "d4", "d5", "x"} {
+		if err := os.MkdirAll(filepath.Join(root, id, "a"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, step := range []struct{ run, prev string }{{"d1", ""}, {"d2", "d1"}, {"d3", "d2"}} {
 		if err := pointLink(root, step.run, "a", step.prev); err != nil {
 			t.Fatalf("%s after %q: %v", step.run, step.prev, err)
 		}
 	}
 	// d2 rerun: compared with d1, the link names d3.
-	if err := pointLink(root, "d2", "a", "d1"); !errors.Is(err, ErrNotPromoted) || !strings.Contains(err.Error(), "not moved back") {
+	if err := pointLink(root, "d2", "a", "d1"); !errors.Is(err, ErrNotPromoted) || !strings.Contains(err.Error(), "another run was published since") {
 		t.Errorf("old night rerun: %v", err)
 	}
 	if err := pointLink(root, "d3", "a", "d2"); err != nil { // already there
@@ -750,5 +768,58 @@ func TestPointLinkOnlyForward(t *testing.T) {
 	}
 	if err := pointLink(root, "d5", "a", "d4"); !errors.Is(err, pipeline.ErrUsage) {
 		t.Errorf("lock holding bytes: %v", err)
+	}
+}
+
+// TestPointLinkForeign: a published link monomer did not make (pointing
+// out of the root) or a link at published itself is refused with a usage
+// error and left; a link whose run was deleted (a retention job) is
+// replaced, since nothing is served through it.
+func TestPointLinkForeign(t *testing.T) {
+	root := t.TempDir()
+	for _, id := range []string{"n1", "n2"} {
+		if err := os.MkdirAll(filepath.Join(root, id, "a"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pub := filepath.Join(root, "published")
+	if err := os.Mkdir(pub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{"/tmp/elsewhere", "../../other/a", "../n1/b"} {
+		link := filepath.Join(pub, "a")
+		os.Remove(link)
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		if err := pointLink(root, "n2", "a", ""); !errors.Is(err, pipeline.ErrUsage) {
+			t.Errorf("link to %s: %v, want a usage error", target, err)
+		}
+		if got, _ := os.Readlink(link); got != target {
+			t.Errorf("link to %s became %s", target, got)
+		}
+	}
+	// Its run deleted: promoted over.
+	os.Remove(filepath.Join(pub, "a"))
+	if err := os.Symlink(linkTarget("gone", "a"), filepath.Join(pub, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := pointLink(root, "n2", "a", ""); err != nil {
+		t.Errorf("over a link to a deleted run: %v", err)
+	}
+	// published itself a link to another folder: not followed.
+	other := filepath.Join(t.TempDir(), "foreign")
+	if err := os.Mkdir(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root2 := t.TempDir()
+	if err := os.Symlink(other, filepath.Join(root2, "published")); err != nil {
+		t.Fatal(err)
+	}
+	if err := pointLink(root2, "n1", "a", ""); !errors.Is(err, pipeline.ErrUsage) {
+		t.Errorf("published a link: %v", err)
+	}
+	if ents, _ := os.ReadDir(other); len(ents) != 0 {
+		t.Errorf("the link's folder now holds %d entries", len(ents))
 	}
 }
