@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"iter"
 	"math"
@@ -406,17 +408,26 @@ func idTable(ctx context.Context, path string, e *recExperiment) ([]int32, int, 
 	row := e.it.rows()
 	var out []int32
 	unknown, line := 0, 0
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		if line++; line == 1 {
+	// CSV as the catalogue's tables are read: a quoted id may hold commas,
+	// quotes or a line break; the first column is the id, trimmed.
+	r := csv.NewReader(bufio.NewReader(f))
+	r.FieldsPerRecord, r.ReuseRecord, r.TrimLeadingSpace = -1, true, true
+	for n := 0; ; n++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil { // a *csv.ParseError names its line
+			return nil, 0, fmt.Errorf("%w: %s: %v", pipeline.ErrBadInput, path, err)
+		}
+		line, _ = r.FieldPos(0)
+		if n == 0 {
 			continue // the header
 		}
-		if line%4096 == 0 && ctx.Err() != nil {
+		if n%4096 == 0 && ctx.Err() != nil {
 			return nil, 0, ctx.Err()
 		}
-		id, _, _ := strings.Cut(strings.TrimRight(sc.Text(), "\r"), ",")
-		id = strings.Trim(strings.TrimSpace(id), `"`)
+		id := strings.TrimSpace(rec[0])
 		if id == "" {
 			return nil, 0, fmt.Errorf("%w: %s line %d: empty item id", pipeline.ErrBadInput, path, line)
 		}
@@ -430,9 +441,6 @@ func idTable(ctx context.Context, path string, e *recExperiment) ([]int32, int, 
 			continue
 		}
 		out = append(out, i)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, 0, fmt.Errorf("%w: %s line %d: %v", pipeline.ErrBadInput, path, line+1, err)
 	}
 	if line == 0 {
 		return nil, 0, fmt.Errorf("%w: %s: empty file (want a header line, then one id a line)", pipeline.ErrBadInput, path)

@@ -823,3 +823,24 @@ func TestPointLinkForeign(t *testing.T) {
 		t.Errorf("the link's folder now holds %d entries", len(ents))
 	}
 }
+
+// TestIDTable: an exclude or queries table is CSV as the catalogue's
+// tables are: a quoted id may hold a comma, a quote or a line break; ids
+// are trimmed; unknown ids and items without features are counted.
+func TestIDTable(t *testing.T) {
+	e := &recExperiment{it: &items{asin: []string{"A", "SKU,1", "SKU\"2", "x\ny", "Z"}}, cand: []int32{0, 1, 2, 3}}
+	p := filepath.Join(t.TempDir(), "ex.csv")
+	if err := os.WriteFile(p, []byte("id,why\r\n\"SKU,1\",banned\r\n \"SKU\"\"2\"\n\"x\ny\"\nZ\nnope,x\n A \n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, unknown, err := idTable(t.Context(), p, e)
+	if err != nil || !slices.Equal(got, []int32{0, 1, 2, 3}) || unknown != 2 {
+		t.Errorf("ids %v, %d unknown, %v; want [0 1 2 3], 2 (Z has no features, nope is no item)", got, unknown, err)
+	}
+	if err := os.WriteFile(p, []byte("id\n\"open\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := idTable(t.Context(), p, e); !errors.Is(err, pipeline.ErrBadInput) || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("an unclosed quote: %v", err)
+	}
+}
