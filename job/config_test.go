@@ -189,6 +189,11 @@ func TestOverrides(t *testing.T) {
 		{name: "empty list override", env: []string{"MONOMER_EXPERIMENTS__elect__SETTINGS__LAMBDAS=[]"}, err: "demo.yaml: MONOMER_EXPERIMENTS__elect__SETTINGS__LAMBDAS: experiments[1].settings.lambdas: an empty list is not allowed; omit the key to inherit the default"},
 		{name: "value not a section", sets: []string{"seed.x=1"}, err: "demo.yaml: --set seed.x=1: seed is a value, not a section"},
 		{name: "zero depth override", sets: []string{"experiments.elect.depth=0"}, err: "demo.yaml: experiments[1].depth: 0 must be at least 1 (the subcategory is the node that many levels below the category; omit depth for 1)"},
+		// publish: is a section that may be absent (a pointer): --set and
+		// MONOMER_ variables make it, at job level or an experiment's.
+		{name: "publish section", sets: []string{"publish.model=wnn", "publish.k=3"}, check: func(j *Job) bool { return j.Resolve(0).Publish != nil && j.Resolve(0).Publish.K.Get() == 3 }},
+		{name: "publish env", env: []string{"MONOMER_PUBLISH__MODEL=wnn", "MONOMER_EXPERIMENTS__elect__PUBLISH__K=4"},
+			check: func(j *Job) bool { return j.Resolve(1).Publish != nil && j.Resolve(1).Publish.K.Get() == 4 && j.Resolve(0).Publish.K.Get() != 4 }},
 		{name: "no field", sets: []string{"experiments.elect=1"}, err: "demo.yaml: --set experiments.elect=1: experiments.elect: name a field, e.g. experiments.elect.settings.k"},
 	}
 	for _, tt := range tests {

@@ -26,5 +26,10 @@ func plainType(t reflect.Type) reflect.Type {
 	if o, ok := reflect.Zero(t).Interface().(optional); ok {
 		return o.ValueType()
 	}
+	// A section that may be absent (publish:) is a pointer to its struct;
+	// --set and MONOMER_ variables reach into it as into any section.
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
 	return t
 }
