@@ -170,10 +170,11 @@ func Fetch(ctx context.Context, dir string, f File, opt Options) (Result, error)
 	}
 	err = fe.loop(ctx, &res)
 	res.Resumed = fe.resumed
-	if fileSize(part) == 0 {
-		// Nothing arrived: leave no empty .part behind.
-		os.Remove(part)
-		os.Remove(fe.meta)
+	if fileSize(part) == 0 && !errors.Is(err, sidefile.ErrForeign) {
+		// Nothing arrived: leave no empty .part behind, if it is ours.
+		if removeOwnEmpty(part) {
+			os.Remove(fe.meta)
+		}
 		if err == nil {
 			// Complete at 0 bytes: the length announced (or confirmed)
 			// is 0. No data file is empty, and the same answer is what a

@@ -136,12 +136,28 @@ func (fe *fetcher) checkSide() error {
 			n, filepath.Base(fe.meta), fe.f.Name))
 	case n == 0 && metaErr == nil:
 		// The .part first: a kill in between leaves a .part.meta alone.
-		if err := os.Remove(fe.part); err != nil {
-			return err
+		if !removeOwnEmpty(fe.part) {
+			return foreign(fe.part, "an empty file with more than one name (a hard link), not a download's")
 		}
 		return os.Remove(fe.meta)
 	}
 	return nil
+}
+
+// removeOwnEmpty removes the empty .part at path when it is a download's
+// own: a regular file of one name (sidefile.Open refuses a link, a pipe,
+// a hard link), still empty. It reports whether it did.
+func removeOwnEmpty(path string) bool {
+	f, err := sidefile.Open(path, os.O_RDWR, 0)
+	if err != nil {
+		return false
+	}
+	st, err := f.Stat()
+	f.Close()
+	if err != nil || st.Size() != 0 {
+		return false
+	}
+	return os.Remove(path) == nil
 }
 
 // openPart opens the .part to write to (checkSide's), creating it, and

@@ -153,6 +153,29 @@ func TestFetchHardLinkedPart(t *testing.T) {
 	}
 }
 
+// An empty .part that is a second name of someone's empty file, with a
+// .part.meta or without, is refused and keeps its name: the empty .part
+// monomer removes is only ever its own.
+func TestFetchEmptyHardLinkedPart(t *testing.T) {
+	for _, withMeta := range []bool{false, true} {
+		h := newSideHarness(t)
+		empty := filepath.Join(t.TempDir(), "empty")
+		must(t, os.WriteFile(empty, nil, 0o644))
+		p := filepath.Join(h.dir, "meta_X.json.gz.part")
+		must(t, os.Link(empty, p))
+		if withMeta {
+			must(t, os.WriteFile(p+".meta", []byte(`{"url":"`+h.f.URL+`","etag":"\"v1\"","size":-1}`), 0o644))
+		}
+		_, err := Fetch(context.Background(), h.dir, h.f, opts(&sleeps{}))
+		if !errors.Is(err, ErrUsage) {
+			t.Errorf("meta %v: err %v, want ErrUsage", withMeta, err)
+		}
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("meta %v: the hard-linked .part was removed: %v", withMeta, err)
+		}
+	}
+}
+
 // A .part with bytes but no .part.meta is not known to be monomer's: it is
 // refused, not continued (appended to) nor restarted (truncated). An
 // empty one (left by a Fetch killed before the server answered) is used.
