@@ -199,9 +199,30 @@ func runDownload(cmd *cobra.Command, flags *downloadFlags) error {
 		}
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("download: %d of %d file(s) failed: %w", len(errs), len(files), errors.Join(errs...))
+		return fmt.Errorf("download: %d of %d file(s) failed: %w", len(errs), len(files), retryableFirst(errs))
 	}
 	return nil
+}
+
+// retryableFirst joins the failures of several files so that the exit
+// code is the one a scheduler should act on, as a run's is: retryable (5)
+// when any file may arrive on a retry, which resumes it, else the first
+// failure's. Only that one is wrapped; the others' messages follow it.
+func retryableFirst(errs []error) error {
+	i := slices.IndexFunc(errs, func(e error) bool { return errors.Is(e, download.ErrUnavailable) })
+	if i < 0 {
+		i = 0
+	}
+	var rest []string
+	for j, e := range errs {
+		if j != i {
+			rest = append(rest, e.Error())
+		}
+	}
+	if len(rest) == 0 {
+		return errs[i]
+	}
+	return fmt.Errorf("%w; and %s", errs[i], strings.Join(rest, "; "))
 }
 
 // outError marks a fetch's failure to write into --out (a read-only disk,

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"monomer/download"
 )
 
 // rawMirror answers every request with the bytes of answer(r), written on
@@ -140,5 +142,22 @@ func TestDownloadOutNotWritable(t *testing.T) {
 		"--mirror", "http://127.0.0.1:1/", "--out", "/sys")
 	if r.code != exitUsage || !strings.Contains(r.stderr, "--out /sys") {
 		t.Errorf("--out /sys: exit %d, want 2 naming --out:\n%s", r.code, r.stderr)
+	}
+}
+
+// TestDownloadRetryableWins: of several files' failures, one that a retry
+// may mend (a network failure, exit 5) decides the exit code over a bad
+// file's 3, as a run's failures do; every message is kept.
+func TestDownloadRetryableWins(t *testing.T) {
+	bad := fmt.Errorf("a: checksum mismatch: %w", download.ErrMismatch)
+	net := fmt.Errorf("b: connection reset: %w", download.ErrUnavailable)
+	for _, errs := range [][]error{{bad, net}, {net, bad}} {
+		err := retryableFirst(errs)
+		if got := exitCode(err); got != exitCode(net) || !strings.Contains(err.Error(), "checksum mismatch") || !strings.Contains(err.Error(), "connection reset") {
+			t.Errorf("%v: exit %d (%v), want %d with both messages", errs, got, err, exitCode(net))
+		}
+	}
+	if got := exitCode(retryableFirst([]error{bad})); got != exitCode(bad) {
+		t.Errorf("one bad file: exit %d", got)
 	}
 }
