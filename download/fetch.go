@@ -235,7 +235,7 @@ func checkPresent(dir string, f File, opt Options, res Result) (Result, error) {
 	if !st.Mode().IsRegular() {
 		// Not a download's result (a directory, a pipe): nothing to
 		// check, and nothing to fetch over it.
-		return res, fmt.Errorf("%w: %s is a %s, not a file: move it away, or use another --out", ErrUsage, res.Path, fileKind(st.Mode()))
+		return res, fmt.Errorf("%w: %s is %s, not a file: move it away, or use another --out", ErrUsage, res.Path, sidefile.Kind(st.Mode()))
 	}
 	res.Present, res.Bytes = true, st.Size()
 	opt.event(Event{Kind: "present", File: f, Total: st.Size()})
@@ -765,21 +765,6 @@ func (fe *fetcher) refused(req *http.Request, resp *http.Response) error {
 		return refusal(fmt.Sprintf("download: %s: %s with no Location to follow; a retry gets the same answer", u, resp.Status))
 	}
 	return fmt.Errorf("download: %s: %s: %w (check the release, the category and --mirror)", u, resp.Status, ErrNotFound)
-}
-
-// fileKind names a mode that is not a regular file's.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m&os.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&os.ModeSocket != 0:
-		return "socket"
-	case m&os.ModeDevice != 0:
-		return "device"
-	}
-	return "special file"
 }
 
 func cmpDur(d, def time.Duration) time.Duration {

@@ -684,7 +684,7 @@ func pointLink(root, runID, exp, prev string) error {
 	case err != nil:
 		return fmt.Errorf("%w: %v", pipeline.ErrUsage, err)
 	case !fi.IsDir():
-		return fmt.Errorf("%w: %s is a %s, not the directory of published links monomer makes: not used", pipeline.ErrUsage, dir, fileKind(fi))
+		return fmt.Errorf("%w: %s is %s, not the directory of published links monomer makes: not used", pipeline.ErrUsage, dir, sidefile.Kind(fi.Mode()))
 	}
 	l, err := lockPublished(dir)
 	if err != nil {
@@ -708,7 +708,7 @@ func pointLink(root, runID, exp, prev string) error {
 	case err != nil:
 		return fmt.Errorf("stages: publish: %w", err)
 	case fi.Mode()&os.ModeSymlink == 0:
-		return fmt.Errorf("%w: %s is a %s, not the link monomer makes: not replaced", pipeline.ErrUsage, link, fileKind(fi))
+		return fmt.Errorf("%w: %s is %s, not the link monomer makes: not replaced", pipeline.ErrUsage, link, sidefile.Kind(fi.Mode()))
 	default:
 		t, err := os.Readlink(link)
 		if err != nil {
@@ -788,19 +788,6 @@ func linkRun(target, exp string) (string, bool) {
 		return "", false
 	}
 	return id, true
-}
-
-// fileKind names what a non-link is, for messages.
-func fileKind(fi fs.FileInfo) string {
-	switch {
-	case fi.IsDir():
-		return "directory"
-	case fi.Mode()&os.ModeNamedPipe != 0:
-		return "named pipe"
-	case fi.Mode().IsRegular():
-		return "regular file"
-	}
-	return "special file"
 }
 
 // promoteHook, when set by tests, is called at each step of a promotion.
