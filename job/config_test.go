@@ -193,7 +193,9 @@ func TestOverrides(t *testing.T) {
 		// MONOMER_ variables make it, at job level or an experiment's.
 		{name: "publish section", sets: []string{"publish.model=wnn", "publish.k=3"}, check: func(j *Job) bool { return j.Resolve(0).Publish != nil && j.Resolve(0).Publish.K.Get() == 3 }},
 		{name: "publish env", env: []string{"MONOMER_PUBLISH__MODEL=wnn", "MONOMER_EXPERIMENTS__elect__PUBLISH__K=4"},
-			check: func(j *Job) bool { return j.Resolve(1).Publish != nil && j.Resolve(1).Publish.K.Get() == 4 && j.Resolve(0).Publish.K.Get() != 4 }},
+			check: func(j *Job) bool {
+				return j.Resolve(1).Publish != nil && j.Resolve(1).Publish.K.Get() == 4 && j.Resolve(0).Publish.K.Get() != 4
+			}},
 		{name: "no field", sets: []string{"experiments.elect=1"}, err: "demo.yaml: --set experiments.elect=1: experiments.elect: name a field, e.g. experiments.elect.settings.k"},
 	}
 	for _, tt := range tests {
