@@ -70,9 +70,6 @@ type publishParams struct {
 
 	Exclude, Queries    string `json:"-"`
 	PrevTable, PrevGate string `json:"-"`
-	// Served is the experiment's published link when it names this very
-	// run: its lists are being read, so Run refuses to rewrite them.
-	Served string `json:"-"`
 }
 
 type gateParams struct {
@@ -117,9 +114,6 @@ func (Publish) Params(e *job.Resolved) publishParams {
 		p.Queries, p.HasQueries = b.Queries, true
 	}
 	if e.RunRoot != "" {
-		if t, err := os.Readlink(linkPath(e.RunRoot, e.Name)); err == nil && t == linkTarget(e.RunID, e.Name) {
-			p.Served = linkPath(e.RunRoot, e.Name)
-		}
 		p.Previous = previousRun(e.RunRoot, e.RunID, e.Name)
 		if p.Previous != "" {
 			dir := filepath.Join(e.RunRoot, p.Previous, e.Name, Publish{}.Name())
@@ -212,10 +206,10 @@ func readGate(path string) (*gateReport, error) {
 func publishBlock(k int) int { return max(1, min(4096, (1<<16)/k)) }
 
 func (Publish) Run(ctx context.Context, env *pipeline.Env, p publishParams) (*pipeline.Result, error) {
-	if p.Served != "" {
+	if link := servedBy(env); link != "" {
 		// The runner would swap the new lists in under the link while a
 		// shop reads it, before any gate looked at them.
-		return nil, fmt.Errorf("%w: %s serves this run's lists, which a rerun would rewrite in place before the gate: run under a new --run-id", pipeline.ErrUsage, p.Served)
+		return nil, fmt.Errorf("%w: %s serves this run's lists, which a rerun would rewrite in place before the gate: run under a new --run-id", pipeline.ErrUsage, link)
 	}
 	e, err := openRecExperiment(ctx, env.InDir, p.Features, []string{p.Model})
 	if err != nil {
@@ -774,6 +768,23 @@ func lockPublished(dir string) (*os.File, error) {
 		return nil, fmt.Errorf("stages: publish: lock %s: %w", f.Name(), err)
 	}
 	return f, nil
+}
+
+// servedBy is the published link that serves this node's run (RUNS/
+// published/E naming ../RUN/E, RUN this run's directory), or "". It is
+// found from where the node's inputs are, not from its parameters, so
+// serving a run does not change its nodes' keys.
+func servedBy(env *pipeline.Env) string {
+	d, err := env.InDir("evaluate") // RUN/E/evaluate
+	if err != nil {
+		return ""
+	}
+	run := filepath.Dir(filepath.Dir(d))
+	link := linkPath(filepath.Dir(run), env.Experiment)
+	if t, err := os.Readlink(link); err == nil && t == linkTarget(filepath.Base(run), env.Experiment) {
+		return link
+	}
+	return ""
 }
 
 // linkRun is the run id a published link's target names, when it is
