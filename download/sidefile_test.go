@@ -9,34 +9,19 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"monomer/internal/sidefile"
+	"monomer/internal/sidefile/sidefiletest"
 )
 
-// intruder is something other than monomer's own file at a side file's
-// name; victim is a file outside DIR that a link may point at.
-type intruder struct {
-	name string
-	put  func(t *testing.T, path, victim string)
-}
+// notes is a user's file in another form: a BSD-format sums line.
+var notes = []byte("SHA256 (notes.txt) = " + strings.Repeat("ab", 32) + "\nmy notes\n")
 
-func putNotes(t *testing.T, p, _ string) {
-	must(t, os.WriteFile(p, []byte("SHA256 (notes.txt) = "+strings.Repeat("ab", 32)+"\nmy notes\n"), 0o644))
-}
+func putNotes(t *testing.T, p, _ string) { must(t, os.WriteFile(p, notes, 0o644)) }
 
-var intruders = []intruder{
-	{"symlink", func(t *testing.T, p, v string) { must(t, os.Symlink(v, p)) }},
-	{"dangling symlink", func(t *testing.T, p, v string) { must(t, os.Symlink(v+".none", p)) }},
-	{"directory", func(t *testing.T, p, _ string) {
-		must(t, os.Mkdir(p, 0o755))
-		must(t, os.WriteFile(filepath.Join(p, "inside"), []byte("x"), 0o644))
-	}},
-	{"fifo", func(t *testing.T, p, _ string) { must(t, syscall.Mkfifo(p, 0o644)) }},
-	{"foreign file", putNotes},
-	{"hard link", func(t *testing.T, p, v string) { must(t, os.Link(v, p)) }},
-}
+// intruders stand at a side file's name in place of monomer's own.
+var intruders = sidefiletest.Intruders(notes)
 
 func must(t *testing.T, err error) {
 	t.Helper()
@@ -45,31 +30,10 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// snapshot is what is at a path: its type, a link's target, a file's
-// sha256, a directory's entries.
+// snapshot is sidefiletest.Snapshot.
 func snapshot(t *testing.T, p string) string {
 	t.Helper()
-	st, err := os.Lstat(p)
-	if err != nil {
-		return "missing: " + err.Error()
-	}
-	switch m := st.Mode(); {
-	case m&fs.ModeSymlink != 0:
-		dst, _ := os.Readlink(p)
-		return "link to " + dst
-	case m.IsDir():
-		ents, _ := os.ReadDir(p)
-		s := "dir"
-		for _, e := range ents {
-			b, _ := os.ReadFile(filepath.Join(p, e.Name()))
-			s += " " + e.Name() + "=" + sum(b)
-		}
-		return s
-	case m.IsRegular():
-		b, _ := os.ReadFile(p)
-		return "file " + sum(b)
-	}
-	return st.Mode().String()
+	return sidefiletest.Snapshot(t, p)
 }
 
 // sideHarness is a server with one good file and a DIR with a victim
@@ -100,19 +64,19 @@ func newSideHarness(t *testing.T) *sideHarness {
 func TestFetchRefusesForeignSideFiles(t *testing.T) {
 	for _, ext := range []string{".part", ".part.meta", ".part.lock", "/" + SumsFile, "/" + SourcesFile, ""} {
 		for _, in := range intruders {
-			if ext == "" && in.name == "foreign file" {
+			if ext == "" && in.Name == "foreign file" {
 				continue // a file at NAME is a present file, checked: other tests
 			}
-			if ext == "" && (in.name == "symlink" || in.name == "hard link") {
+			if ext == "" && (in.Name == "symlink" || in.Name == "hard link") {
 				continue // a link to a regular file at NAME is a present file too
 			}
-			t.Run(cmp.Or(strings.TrimPrefix(ext, "/"), "NAME")+"/"+in.name, func(t *testing.T) {
+			t.Run(cmp.Or(strings.TrimPrefix(ext, "/"), "NAME")+"/"+in.Name, func(t *testing.T) {
 				h := newSideHarness(t)
 				p := filepath.Join(h.dir, "meta_X.json.gz"+ext)
 				if strings.HasPrefix(ext, "/") {
 					p = filepath.Join(h.dir, ext[1:])
 				}
-				in.put(t, p, h.victim)
+				in.Put(t, p, h.victim)
 				before := snapshot(t, p)
 				_, err := Fetch(context.Background(), h.dir, h.f, opts(&sleeps{}))
 				if !errors.Is(err, ErrUsage) || !errors.Is(err, sidefile.ErrForeign) || !strings.Contains(err.Error(), p) {
@@ -202,11 +166,11 @@ func TestFetchBarePart(t *testing.T) {
 // first free NAME.bad.N, which the error names.
 func TestFetchBadNameTaken(t *testing.T) {
 	for _, in := range intruders {
-		t.Run(in.name, func(t *testing.T) {
+		t.Run(in.Name, func(t *testing.T) {
 			h := newSideHarness(t)
 			h.f.SHA256 = strings.Repeat("1", 64)
 			bad := filepath.Join(h.dir, "meta_X.json.gz.bad")
-			in.put(t, bad, h.victim)
+			in.Put(t, bad, h.victim)
 			putNotes(t, bad+".1", "")
 			before, before1 := snapshot(t, bad), snapshot(t, bad+".1")
 			_, err := Fetch(context.Background(), h.dir, h.f, opts(&sleeps{}))
@@ -346,11 +310,11 @@ func TestFetchSumsFileFormat(t *testing.T) {
 // the download passes with a warning.
 func TestFetchLegacyNamesForeign(t *testing.T) {
 	for _, in := range intruders {
-		t.Run(in.name, func(t *testing.T) {
+		t.Run(in.Name, func(t *testing.T) {
 			h := newSideHarness(t)
 			sums, sources := filepath.Join(h.dir, "SHA256SUMS"), filepath.Join(h.dir, "SOURCES.tsv")
-			in.put(t, sums, h.victim)
-			in.put(t, sources, h.victim)
+			in.Put(t, sums, h.victim)
+			in.Put(t, sources, h.victim)
 			before := snapshot(t, sums) + snapshot(t, sources)
 			if _, err := Fetch(context.Background(), h.dir, h.f, opts(&sleeps{})); err != nil {
 				t.Fatal(err)

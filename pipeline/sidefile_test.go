@@ -1,67 +1,23 @@
 package pipeline
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"monomer/internal/sidefile"
+	"monomer/internal/sidefile/sidefiletest"
 )
 
-// intruder is something other than monomer's own file at the name of a
-// lock or a run log; victim is a file outside the run directory.
-type intruder struct {
-	name string
-	put  func(t *testing.T, path, victim string)
-}
+// intruders stand at a side file's name in place of monomer's own.
+var intruders = sidefiletest.Intruders([]byte("my notes\n"))
 
-var intruders = []intruder{
-	{"symlink", func(t *testing.T, p, v string) { must(t, os.Symlink(v, p)) }},
-	{"dangling symlink", func(t *testing.T, p, v string) { must(t, os.Symlink(v+".none", p)) }},
-	{"directory", func(t *testing.T, p, _ string) {
-		must(t, os.Mkdir(p, 0o755))
-		must(t, os.WriteFile(filepath.Join(p, "inside"), []byte("x"), 0o644))
-	}},
-	{"fifo", func(t *testing.T, p, _ string) { must(t, syscall.Mkfifo(p, 0o644)) }},
-	{"foreign file", func(t *testing.T, p, _ string) { must(t, os.WriteFile(p, []byte("my notes\n"), 0o644)) }},
-	// The victim holds a holder line: only its second name gives it away.
-	{"hard link", func(t *testing.T, p, v string) { must(t, os.Link(v, p)) }},
-}
-
-// snapshot is what is at p: its type, a link's target, a file's sha256, a
-// directory's entries.
+// snapshot is sidefiletest.Snapshot.
 func snapshot(t *testing.T, p string) string {
 	t.Helper()
-	st, err := os.Lstat(p)
-	if err != nil {
-		return "missing: " + err.Error()
-	}
-	hash := func(p string) string {
-		b, _ := os.ReadFile(p)
-		h := sha256.Sum256(b)
-		return hex.EncodeToString(h[:])
-	}
-	switch m := st.Mode(); {
-	case m&fs.ModeSymlink != 0:
-		dst, _ := os.Readlink(p)
-		return "link to " + dst
-	case m.IsDir():
-		ents, _ := os.ReadDir(p)
-		s := "dir"
-		for _, e := range ents {
-			s += " " + e.Name() + "=" + hash(filepath.Join(p, e.Name()))
-		}
-		return s
-	case m.IsRegular():
-		return "file " + hash(p)
-	}
-	return st.Mode().String()
+	return sidefiletest.Snapshot(t, p)
 }
 
 // A link (to a file outside the run directory), a directory, a pipe or a
@@ -74,13 +30,13 @@ func TestRunRefusesForeignSideFiles(t *testing.T) {
 		exps []string
 	}{{LockName, nil}, {"a/" + LockName, []string{"a"}}, {RunLogName, nil}} {
 		for _, in := range intruders {
-			t.Run(strings.ReplaceAll(tc.name, "/", "_")+"/"+in.name, func(t *testing.T) {
+			t.Run(strings.ReplaceAll(tc.name, "/", "_")+"/"+in.Name, func(t *testing.T) {
 				f := newFixture(t)
 				victim := filepath.Join(t.TempDir(), "victim")
 				must(t, os.WriteFile(victim, []byte("pid 1 started 2020-01-01T00:00:00Z on x\n"), 0o644))
 				p := filepath.Join(f.runDir, tc.name)
 				must(t, os.MkdirAll(filepath.Dir(p), 0o755))
-				in.put(t, p, victim)
+				in.Put(t, p, victim)
 				before, victimBefore := snapshot(t, p), snapshot(t, victim)
 				_, ran, err := f.run(t, Options{Experiments: tc.exps})
 				if !errors.Is(err, ErrUsage) || !errors.Is(err, sidefile.ErrForeign) || !strings.Contains(err.Error(), p) {
@@ -104,18 +60,18 @@ func TestRunRefusesForeignSideFiles(t *testing.T) {
 // read without following a link or waiting on a pipe.
 func TestProbesReadOnlySideFiles(t *testing.T) {
 	for _, in := range intruders {
-		if in.name == "hard link" {
+		if in.Name == "hard link" {
 			continue // reading one is harmless: only writes are refused
 		}
-		t.Run(in.name, func(t *testing.T) {
+		t.Run(in.Name, func(t *testing.T) {
 			dir := t.TempDir()
 			victim := filepath.Join(t.TempDir(), "victim")
 			host, _ := os.Hostname()
 			must(t, os.WriteFile(victim, []byte("pid 1 started 2020-01-01T00:00:00Z on "+host+"x\n"), 0o644))
 			must(t, os.MkdirAll(filepath.Join(dir, "a"), 0o755))
-			in.put(t, filepath.Join(dir, LockName), victim)
-			in.put(t, filepath.Join(dir, "a", LockName), victim)
-			in.put(t, filepath.Join(dir, RunLogName), victim)
+			in.Put(t, filepath.Join(dir, LockName), victim)
+			in.Put(t, filepath.Join(dir, "a", LockName), victim)
+			in.Put(t, filepath.Join(dir, RunLogName), victim)
 			if h := Holders(dir); len(h) != 0 {
 				t.Errorf("holders %q", h)
 			}
@@ -123,7 +79,7 @@ func TestProbesReadOnlySideFiles(t *testing.T) {
 				t.Errorf("holders: %q", got)
 			}
 			_, _, err := ReadRunLog(dir)
-			if in.name == "foreign file" {
+			if in.Name == "foreign file" {
 				return // a file: read, its lines skipped
 			}
 			if !errors.Is(err, sidefile.ErrForeign) {
