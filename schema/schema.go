@@ -416,6 +416,22 @@ type ChurnCols struct {
 	InCurrent  []bool    `col:"in_current"`
 }
 
+// ExportVectorsCols: export_vectors, vectors.parquet in the directory
+// `monomer export` writes (not under a run directory; docs/serving.md).
+// One row per item of the experiment with features, by id (byte order):
+// its query_vector q(x) and item_vector v(y), float32 of the model's
+// inner-product form, so that P(related) = σ(c − query_offset + q(x)·v(y))
+// with c in model.json, and query_offset, ‖E₀ᵀx‖² in float64. The two
+// vectors are fixed_size_list<float>[dimension] in the file (the
+// dimension is in model.json: K+1 for LMT, N(K+1) for Monomer).
+type ExportVectorsCols struct {
+	_           keyed
+	ID          []string    `col:"id"`
+	QueryVector [][]float32 `col:"query_vector,fixed"`
+	ItemVector  [][]float32 `col:"item_vector,fixed"`
+	QueryOffset []float64   `col:"query_offset"`
+}
+
 // The Arrow schema of each table, derived from its struct; Tables lists
 // them with their names.
 var (
@@ -441,6 +457,7 @@ var (
 	RecommendMetrics = declare[RecommendMetricsCols]("recommend_metrics")
 	Published        = declare[PublishedCols]("published")
 	Churn            = declare[ChurnCols]("churn")
+	ExportVectors    = declare[ExportVectorsCols]("export_vectors")
 )
 
 // NamedSchema is one declared table: its name and schema.
