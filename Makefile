@@ -5,7 +5,7 @@ BIN := bin/monomer
 # the Go loops into FMAs, which round differently (README, "same bits").
 export GOAMD64 := v1
 
-.PHONY: build build-openblas run test test-purego bench bench-sparse lint testdata test-openblas test-kernels bench-openblas test-airflow airflow-venv
+.PHONY: build build-openblas run test test-purego bench bench-sparse lint testdata test-openblas test-kernels bench-openblas test-airflow airflow-venv serving-venv test-serving
 
 # Fast by default: build with OpenBLAS (cgo, -tags openblas) when
 # -lopenblas links. When it does not and we are root with apt-get, Debian's
@@ -30,7 +30,7 @@ BLAS_DETECT = if $(BLAS_PROBE); then echo openblas; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && ($(BLAS_INSTALL)) && $(BLAS_PROBE); then echo openblas; \
 	else echo "make: no libopenblas: building pure Go (dense features train about 10x slower)" >&2; echo go; fi
 ifeq ($(origin BLAS),undefined)
-ifneq ($(filter build run test test-airflow test-kernels bench bench-cores testdata docs test-cpus,$(or $(MAKECMDGOALS),build)),)
+ifneq ($(filter build run test test-airflow test-serving test-kernels bench bench-cores testdata docs test-cpus,$(or $(MAKECMDGOALS),build)),)
 BLAS := $(shell $(BLAS_DETECT))
 endif
 endif
@@ -61,6 +61,18 @@ airflow-venv:
 
 test-airflow: build airflow-venv
 	MONOMER_AIRFLOW_REQUIRED=1 MONOMER_DAG_BIN=$(abspath $(BIN)) $(BLAS_ENV) $(GO) test $(BLAS_TAGS) -count=1 -timeout 30m -v -run '^TestAirflowDAG$$' ./cmd/monomer
+
+# The serving round trip (tests/serving: `monomer export` into FAISS's
+# exact IndexFlatIP, pyarrow reading every export table, driven by
+# TestExport) in a virtual environment pinned by tests/serving/requirements.txt
+# (.venv-serving, rebuilt only when that file changes). `make test` runs it
+# when the environment exists and prints a skip line otherwise; here a skip fails.
+SERVING_VENV := .venv-serving
+serving-venv:
+	jobs/airflow/venv.sh $(SERVING_VENV) tests/serving/requirements.txt
+
+test-serving: build serving-venv
+	MONOMER_SERVING_REQUIRED=1 $(BLAS_ENV) $(GO) test $(BLAS_TAGS) -count=1 -timeout 30m -v -run '^TestExport$$' ./cmd/monomer
 
 # The models package as the pure-Go build runs it.
 test-purego:
