@@ -86,3 +86,21 @@ func (f *Fit) anchor(p *Projection, i int) []float64 {
 	}
 	return p.Block(i, "E0")
 }
+
+// WNNRow fills q and v (Dim+1 values each) with the inner-product form of
+// candidate c (an index into the candidates) of a WNN retriever, q =
+// [2w²∘f, 1], v = [f, −‖w∘f‖²], and returns its query offset ‖w∘f‖²: the
+// vectors the retriever scores with. WNN's item side is the features
+// themselves, so these are written only on request (`monomer export
+// --wnn-features`).
+func (r *Retriever) WNNRow(c int, q, v []float64) (float64, error) {
+	if r.fit.Model != ModelWNN {
+		return 0, fmt.Errorf("models: WNNRow of %s: %w", r.fit.Model, ErrSpec)
+	}
+	if c < 0 || c >= len(r.cand) || len(q) != r.dim || len(v) != r.dim {
+		return 0, fmt.Errorf("models: WNNRow(%d) of %d candidates, %d and %d values for %d: %w", c, len(r.cand), len(q), len(v), r.dim, ErrSpec)
+	}
+	r.wnnQuery(int(r.cand[c]), q)
+	r.vectors(c, c+1, v)
+	return r.norms[c], nil
+}

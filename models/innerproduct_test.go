@@ -120,3 +120,47 @@ func TestInnerProductRefusesWNN(t *testing.T) {
 		t.Error("QueryVectors of WNN: no error")
 	}
 }
+
+// WNN's rows are its distance in the same form: ‖w∘(f_x − f_y)‖² =
+// c_x − q_x·v_y.
+func TestWNNRowIsDistance(t *testing.T) {
+	const items, dim = 40, 12
+	for _, kind := range []string{"dense", "sparse"} {
+		rng := rand.New(rand.NewPCG(5, uint64(len(kind))))
+		var feat Features = randDense(rng, items, dim)
+		if kind == "sparse" {
+			feat = randSparse(rng, items, dim, 4)
+		}
+		f := randFit(t, rng, ModelWNN, dim, 0, 0)
+		cand := make([]int32, items)
+		for i := range cand {
+			cand[i] = int32(i)
+		}
+		r, err := NewRetriever(f, feat, cand)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, v := make([][]float64, items), make([][]float64, items)
+		off := make([]float64, items)
+		for c := range items {
+			q[c], v[c] = make([]float64, dim+1), make([]float64, dim+1)
+			if off[c], err = r.WNNRow(c, q[c], v[c]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for x := range items {
+			for y := range items {
+				var ip float64
+				for j := range q[x] {
+					ip += q[x][j] * v[y][j]
+				}
+				if d := bruteDist(f, feat, x, y); math.Abs(off[x]-ip-d) > 1e-9*(1+d) {
+					t.Fatalf("%s (%d, %d): c_x − q·v = %.12g, distance %.12g", kind, x, y, off[x]-ip, d)
+				}
+			}
+		}
+		if _, err := r.WNNRow(items, q[0], v[0]); err == nil {
+			t.Errorf("%s: WNNRow out of range: no error", kind)
+		}
+	}
+}

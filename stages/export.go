@@ -28,6 +28,9 @@ type ExportOptions struct {
 	Out string
 	// Version is the binary's version line, recorded in model.json.
 	Version string
+	// WNNFeatures lets a WNN be exported: its item vectors are the
+	// features themselves, F+1 floats an item (--wnn-features).
+	WNNFeatures bool
 }
 
 // The files of an export directory (docs/serving.md).
@@ -108,21 +111,21 @@ func codeVersion(code string) string {
 // QueryVectors, the retriever's own vectors, in float32), as
 // vectors.parquet and .npy arrays in the same row order, with model.json
 // and what featurising a new item needs (the vocabulary table, the
-// features parameters). LMT and Monomer only: WNN's item side is the
-// features themselves, and LDA+WNN's also needs topic inference; both are
-// refused with one line (usage, exit 2). The run is only read; Out is
+// features parameters). LMT and Monomer; WNN only with o.WNNFeatures,
+// its item side being the features themselves; LDA+WNN, which needs topic
+// inference for new text, is refused with one line (usage, exit 2). The run is only read; Out is
 // written in a temporary directory beside it and renamed into place, so
 // it holds a whole export or nothing.
 func Export(ctx context.Context, o ExportOptions) (*ExportSummary, error) {
 	m, err := models.Lookup(o.Model)
 	if err != nil || !retrievable(o.Model) {
-		return nil, fmt.Errorf("%w: --model %s: export writes lmt or monomer", pipeline.ErrUsage, o.Model)
+		return nil, fmt.Errorf("%w: --model %s: export writes lmt or monomer (wnn with --wnn-features)", pipeline.ErrUsage, o.Model)
 	}
 	switch {
 	case m.Topics:
-		return nil, fmt.Errorf("%w: --model %s: its items are topic proportions, which a new item's text would need inferred; export writes lmt or monomer", pipeline.ErrUsage, o.Model)
-	case !m.Embeds:
-		return nil, fmt.Errorf("%w: --model %s: its item side is the features themselves (feature dimension + 1 floats an item, 4,097 for image features); serve the features table, export writes lmt or monomer", pipeline.ErrUsage, o.Model)
+		return nil, fmt.Errorf("%w: --model %s: its items are topic proportions, which a new item's text would need inferred; export writes lmt or monomer (wnn with --wnn-features)", pipeline.ErrUsage, o.Model)
+	case !m.Embeds && !o.WNNFeatures:
+		return nil, fmt.Errorf("%w: --model %s: its item side is the features themselves (feature dimension + 1 floats an item, 4,097 for image features); export writes them with --wnn-features", pipeline.ErrUsage, o.Model)
 	}
 	if o.Out == "" {
 		return nil, fmt.Errorf("%w: export needs --out", pipeline.ErrUsage)
@@ -164,20 +167,11 @@ func Export(ctx context.Context, o ExportOptions) (*ExportSummary, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := fit.Project(e.feat, e.cand)
+	q32, v32, off, d, err := exportVectors(ctx, e, fit, o.Model)
 	if err != nil {
 		return nil, err
 	}
-	v64, err := fit.ItemVectors(p)
-	if err != nil {
-		return nil, err
-	}
-	q64, off, err := fit.QueryVectors(p)
-	if err != nil {
-		return nil, err
-	}
-	d, n := fit.InnerDim(), len(e.cand)
-	q32, v32 := toFloat32(q64), toFloat32(v64)
+	n := len(e.cand)
 	ids := make([]string, n)
 	cols := schema.ExportVectorsCols{ID: ids, QueryVector: make([][]float32, n), ItemVector: make([][]float32, n), QueryOffset: off}
 	for i, it := range e.cand {
@@ -263,6 +257,44 @@ func Export(ctx context.Context, o ExportOptions) (*ExportSummary, error) {
 	names = append(names, ExportModelFile)
 	slices.Sort(names)
 	return &ExportSummary{Dir: o.Out, Model: meta, Exported: names, ItemsSkip: len(e.it.asin) - n}, nil
+}
+
+// exportVectors is q, v (row-major, float32) and the query offsets of
+// every candidate of e, of dimension d: the retriever's own vectors
+// (models.Fit.ItemVectors and QueryVectors; WNN's Retriever.WNNRow).
+func exportVectors(ctx context.Context, e *recExperiment, fit *models.Fit, model string) (q, v []float32, off []float64, d int, err error) {
+	if fit.Model == models.ModelWNN {
+		r, err := e.retriever(ctx, model)
+		if err != nil {
+			return nil, nil, nil, 0, err
+		}
+		d = fit.Dim + 1
+		n := len(e.cand)
+		q, v, off = make([]float32, n*d), make([]float32, n*d), make([]float64, n)
+		q64, v64 := make([]float64, d), make([]float64, d)
+		for c := range n {
+			if off[c], err = r.WNNRow(c, q64, v64); err != nil {
+				return nil, nil, nil, 0, err
+			}
+			for j := range d {
+				q[c*d+j], v[c*d+j] = float32(q64[j]), float32(v64[j])
+			}
+		}
+		return q, v, off, d, nil
+	}
+	p, err := fit.Project(e.feat, e.cand)
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	v64, err := fit.ItemVectors(p)
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	q64, off, err := fit.QueryVectors(p)
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	return toFloat32(q64), toFloat32(v64), off, fit.InnerDim(), nil
 }
 
 func toFloat32(x []float64) []float32 {

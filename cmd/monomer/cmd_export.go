@@ -12,11 +12,13 @@ import (
 
 type exportFlags struct {
 	experiment, model, out string
+	wnnFeatures            bool
 }
 
 // exportExample runs on the demo run (make run).
 const exportExample = `  monomer export runs/demo --experiment men-also_bought-image --out men-image-monomer
-  monomer export runs/demo --experiment men-also_bought-bow --model lmt --out men-bow-lmt`
+  monomer export runs/demo --experiment men-also_bought-bow --model lmt --out men-bow-lmt
+  monomer export runs/demo --experiment men-also_bought-image --model wnn --wnn-features --out men-image-wnn`
 
 func newExportCommand() *cobra.Command {
 	var flags exportFlags
@@ -33,10 +35,11 @@ as fixed_size_list<float>, query_offset), the same as ids.npy,
 query_vectors.npy, item_vectors.npy and query_offsets.npy, model.json
 (model, experiment, dimensions, metric, c, versions, the features'
 parameters) and, for bag-of-words experiments, the run's
-vocabulary.parquet. lmt and monomer only: WNN's item side is the features
-themselves, and LDA+WNN's topic proportions need inference for new text.
-DIR must not exist or be empty; the run is only read. See
-docs/serving.md.
+vocabulary.parquet. lmt and monomer; wnn only with --wnn-features, since
+its item side is the features themselves (feature dimension + 1 floats an
+item, twice: 33 KB an item for image features); lda is refused, its topic
+proportions needing inference for new text. DIR must not exist or be
+empty; the run is only read. See docs/serving.md.
 
 ` + exitCodesHelp,
 		Example: exportExample,
@@ -49,7 +52,7 @@ docs/serving.md.
 				}
 			}
 			sum, err := stages.Export(cmd.Context(), stages.ExportOptions{RunDir: args[0], Experiment: o.experiment,
-				Model: o.model, Out: o.out, Version: versionLine()})
+				Model: o.model, Out: o.out, Version: versionLine(), WNNFeatures: o.wnnFeatures})
 			if err != nil {
 				return err
 			}
@@ -61,7 +64,8 @@ docs/serving.md.
 	}
 	f := cmd.Flags()
 	f.StringVar(&flags.experiment, "experiment", "", "the experiment (required)")
-	f.StringVar(&flags.model, "model", models.ModelMonomer, "lmt or monomer")
+	f.StringVar(&flags.model, "model", models.ModelMonomer, "lmt or monomer (wnn with --wnn-features)")
+	f.BoolVar(&flags.wnnFeatures, "wnn-features", false, "export a wnn: its vectors are the features themselves, feature dimension + 1 floats an item")
 	f.StringVar(&flags.out, "out", "", "the directory to write (required; must not exist or be empty)")
 	return cmd
 }

@@ -25,7 +25,8 @@ func servingVenv() string {
 }
 
 // TestExport exports LMT and Monomer from a demo run (both experiments,
-// with publish blocks so that every item has a published list) and checks:
+// with publish blocks so that every item has a published list), and the
+// image experiment's WNN, and checks:
 // the refusals; model.json; that the run is only read; that the exported
 // vectors give the recommend table's distances; and, in the serving
 // environment (tests/serving), that FAISS's exact inner-product search of
@@ -51,7 +52,7 @@ func TestExport(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"wnn", []string{"--experiment", img, "--model", "wnn", "--out", "x"}, exitUsage, "its item side is the features themselves"},
+		{"wnn", []string{"--experiment", img, "--model", "wnn", "--out", "x"}, exitUsage, "its item side is the features themselves (feature dimension + 1 floats an item, 4,097 for image features); export writes them with --wnn-features"},
 		{"lda", []string{"--experiment", bow, "--model", "lda", "--out", "x"}, exitUsage, "topic proportions"},
 		{"ct", []string{"--experiment", img, "--model", "ct", "--out", "x"}, exitUsage, "export writes lmt or monomer"},
 		{"no out", []string{"--experiment", img}, exitUsage, "export needs --out"},
@@ -68,10 +69,14 @@ func TestExport(t *testing.T) {
 	}
 
 	type exp struct{ exp, model, kind string }
-	exports := []exp{{img, "monomer", "image"}, {img, "lmt", "image"}, {bow, "lmt", "bow"}, {bow, "monomer", "bow"}}
+	exports := []exp{{img, "monomer", "image"}, {img, "lmt", "image"}, {bow, "lmt", "bow"}, {bow, "monomer", "bow"}, {img, "wnn", "image"}}
 	out := func(e exp) string { return filepath.Join(dir, "export-"+e.exp+"-"+e.model) }
 	for _, e := range exports {
-		r := monomer(t, dir, "real", nil, "export", "run", "--experiment", e.exp, "--model", e.model, "--out", out(e))
+		a := []string{"export", "run", "--experiment", e.exp, "--model", e.model, "--out", out(e)}
+		if e.model == "wnn" {
+			a = append(a, "--wnn-features")
+		}
+		r := monomer(t, dir, "real", nil, a...)
 		if r.code != 0 || !strings.HasPrefix(r.stdout, "exported "+e.model+" of "+e.exp) {
 			t.Fatalf("export %s %s: exit %d\n%s%s", e.exp, e.model, r.code, r.stdout, r.stderr)
 		}
@@ -83,9 +88,12 @@ func TestExport(t *testing.T) {
 		if err := json.Unmarshal(b, &m); err != nil {
 			t.Fatal(err)
 		}
-		n := max(m.N, 1)
+		dim := max(m.N, 1) * (m.K + 1)
+		if e.model == "wnn" {
+			dim = m.FeatureDimension + 1
+		}
 		if m.Model != e.model || m.Experiment != e.exp || m.Features != e.kind || m.Metric != "inner_product" ||
-			m.Dimension != n*(m.K+1) || (e.model == "monomer") != (m.N == 4) || m.K != map[string]int{"lmt": 40, "monomer": 8}[e.model] ||
+			m.Dimension != dim || (e.model == "monomer") != (m.N == 4) || m.K != map[string]int{"lmt": 40, "monomer": 8}[e.model] ||
 			m.TrainCodeVersion != (stages.Train{}).Version() || m.FeaturesCodeVersion != (stages.Features{}).Version() ||
 			!strings.HasPrefix(m.TrainCode, "v"+m.TrainCodeVersion+" ") || m.MonomerVersion != versionLine() ||
 			(e.kind == "bow") != (m.Vocabulary != "") || math.IsNaN(m.C) || m.C == 0 {
