@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"monomer/internal/npy"
 	"monomer/models"
@@ -249,8 +250,9 @@ func Export(ctx context.Context, o ExportOptions) (*ExportSummary, error) {
 		return nil, fmt.Errorf("stages: export: %w", err)
 	}
 	// rename(2) replaces an empty directory, and only an empty one: a
-	// directory that filled since emptyOut is left as it is.
-	if err := os.Rename(tmp, o.Out); err != nil {
+	// directory that filled since emptyOut is left as it is. (os.Rename
+	// refuses any directory at the new name.)
+	if err := syscall.Rename(tmp, o.Out); err != nil {
 		return nil, fmt.Errorf("%w: --out %s: %v", pipeline.ErrUsage, o.Out, err)
 	}
 	done = true

@@ -14,9 +14,10 @@ import pyarrow.parquet as pq
 from conftest import REPO
 
 # Tables the demo job does not write: the bag-of-words shards' (only with
-# vocab_shards), the rejects kept beside a stage that failed, and the
-# publish node's (only with a publish: block).
-NOT_IN_DEMO = {"counts", "info", "ingest.failed.rejects", "publish/recommendations", "churn"}
+# vocab_shards), the rejects kept beside a stage that failed, the
+# publish node's (only with a publish: block) and monomer export's (not
+# in a run directory; tests/serving reads it).
+NOT_IN_DEMO = {"counts", "info", "ingest.failed.rejects", "publish/recommendations", "churn", "vectors"}
 
 
 def doc_tables(page: str) -> dict[str, list[tuple[str, str]]]:
