@@ -416,6 +416,17 @@ type ChurnCols struct {
 	InCurrent  []bool    `col:"in_current"`
 }
 
+// ScoreVectorsCols: score_vectors, a monomer score's vectors.parquet. One
+// row per new item scored, by id (byte order): its projection f·W by the
+// trained LMT's or Monomer's parameter blocks side by side in params
+// order ([E], or [E0 | E1 … EN | U]), in float64 as retrieval computes
+// it. Empty for WNN, whose vectors are the features themselves.
+type ScoreVectorsCols struct {
+	_      keyed
+	ID     []string    `col:"id"`
+	Vector [][]float64 `col:"vector"`
+}
+
 // The Arrow schema of each table, derived from its struct; Tables lists
 // them with their names.
 var (
@@ -441,6 +452,7 @@ var (
 	RecommendMetrics = declare[RecommendMetricsCols]("recommend_metrics")
 	Published        = declare[PublishedCols]("published")
 	Churn            = declare[ChurnCols]("churn")
+	ScoreVectors     = declare[ScoreVectorsCols]("score_vectors")
 )
 
 // NamedSchema is one declared table: its name and schema.
