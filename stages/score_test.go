@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"monomer/bow"
@@ -51,38 +50,34 @@ experiments:
     models: [wnn, lmt, monomer]
 `
 
-var (
-	scoreRunOnce sync.Once
-	scoreRunDir  string
-	scoreRunErr  error
-)
-
-// scoreTestRun runs scoreJob once for the tests of this file.
+// scoreTestRun runs scoreJob into a temporary directory.
 func scoreTestRun(t *testing.T) string {
 	t.Helper()
-	scoreRunOnce.Do(func() {
-		data, err := filepath.Abs(testData)
-		if err != nil {
-			scoreRunErr = err
-			return
-		}
-		dir, err := os.MkdirTemp("", "score-run-")
-		if err != nil {
-			scoreRunErr = err
-			return
-		}
-		j, err := job.Parse(filepath.Join(dir, "job.yaml"), []byte(strings.ReplaceAll(scoreJob, "DATA", data)))
-		if err != nil {
-			scoreRunErr = err
-			return
-		}
-		scoreRunDir = filepath.Join(dir, "run")
-		_, scoreRunErr = runStages(t.Context(), j, Experiment(), Job(), pipeline.Options{RunDir: scoreRunDir, RunID: "score-test"})
-	})
-	if scoreRunErr != nil {
-		t.Fatal(scoreRunErr)
+	data, err := filepath.Abs(testData)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return scoreRunDir
+	dir := t.TempDir()
+	j, err := job.Parse(filepath.Join(dir, "job.yaml"), []byte(strings.ReplaceAll(scoreJob, "DATA", data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(dir, "run")
+	if _, err := runStages(t.Context(), j, Experiment(), Job(), pipeline.Options{RunDir: run, RunID: "score-test"}); err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// TestScore shares one small run between its cases.
+func TestScore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a small run")
+	}
+	run := scoreTestRun(t)
+	t.Run("in_run_items", func(t *testing.T) { scoreInRunItems(t, run) })
+	t.Run("new_items", func(t *testing.T) { scoreNewItems(t, run) })
+	t.Run("version_check", func(t *testing.T) { scoreVersionCheck(t, run) })
 }
 
 // treeSum is a digest of every path, mode and byte under dir.
@@ -117,16 +112,12 @@ func treeSum(t *testing.T, dir string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// TestScoreInRunItems scores the run's own input files as new items:
+// scoreInRunItems scores the run's own input files as new items:
 // every item of the run with features gets its list again, byte for byte
 // the run's publish table (the featurisation, projection and rules are
 // the run's code), the Women's items and those without a usable text are
 // rejects with their reasons, and the run directory is not touched.
-func TestScoreInRunItems(t *testing.T) {
-	if testing.Short() {
-		t.Skip("trains a small run")
-	}
-	run := scoreTestRun(t)
+func scoreInRunItems(t *testing.T, run string) {
 	before := treeSum(t, run)
 	out := filepath.Join(t.TempDir(), "scored")
 	data, _ := filepath.Abs(testData)
@@ -218,15 +209,11 @@ func gzLines(t *testing.T, path string) []string {
 	return out
 }
 
-// TestScoreNewItems scores copies of run items under new ids: a copy's
+// scoreNewItems scores copies of run items under new ids: a copy's
 // bag of words is the features stage's row of its original, its list
 // holds the original, the bad and featureless rows are counted rejects,
 // and a run of another train code version is refused with exit 3.
-func TestScoreNewItems(t *testing.T) {
-	if testing.Short() {
-		t.Skip("trains a small run")
-	}
-	run := scoreTestRun(t)
+func scoreNewItems(t *testing.T, run string) {
 	data, _ := filepath.Abs(testData)
 	in := runInputs(run, "men-bow")
 	it, err := readItems(t.Context(), in)
@@ -346,14 +333,10 @@ func TestScoreNewItems(t *testing.T) {
 	}
 }
 
-// TestScoreVersionCheck refuses, with exit 3's ErrBadInput and one line
+// scoreVersionCheck refuses, with exit 3's ErrBadInput and one line
 // naming both versions, a run whose train or features code is another
 // version than this binary's.
-func TestScoreVersionCheck(t *testing.T) {
-	if testing.Short() {
-		t.Skip("trains a small run")
-	}
-	run := scoreTestRun(t)
+func scoreVersionCheck(t *testing.T, run string) {
 	for _, stage := range []string{"features", "train.lmt"} {
 		t.Run(stage, func(t *testing.T) {
 			fake := filepath.Join(t.TempDir(), "run")
