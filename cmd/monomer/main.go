@@ -106,6 +106,7 @@ Version: ` + versionLine() + `
 		newPlanCommand(),
 		newRecommendCommand(),
 		newRunCommand(&g),
+		newScoreCommand(),
 		newShowCommand(),
 		newStatusCommand(&g),
 		newVerifyCommand(&g),
