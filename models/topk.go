@@ -262,20 +262,9 @@ func NewRetrieverParts(f *Fit, feat Features, parts ...[]int32) (*Retriever, err
 			}
 		}
 		r.items = p
-		n, k := max(f.N, 1), f.K
-		r.dim = n * (k + 1)
-		r.vecs = make([]float64, len(cand)*r.dim)
-		for i := range cand {
-			v := r.vecs[i*r.dim : (i+1)*r.dim]
-			for s := range n {
-				e := r.space(p, i, s+1)
-				copy(v[s*k:], e)
-				var sq float64
-				for _, x := range e {
-					sq += x * x
-				}
-				v[n*k+s] = -sq
-			}
+		r.dim = f.InnerDim()
+		if r.vecs, err = f.ItemVectors(p); err != nil {
+			return nil, err
 		}
 	default:
 		return nil, fmt.Errorf("models: retriever: model %q: %w", f.Model, ErrSpec)
@@ -283,20 +272,9 @@ func NewRetrieverParts(f *Fit, feat Features, parts ...[]int32) (*Retriever, err
 	return r, nil
 }
 
-// space is e_k of row i of a projection: E_k's block for Monomer, E for LMT.
-func (r *Retriever) space(p *Projection, i, k int) []float64 {
-	if r.fit.Model == ModelLMT {
-		return p.Block(i, "E")
-	}
-	return p.Block(i, fmt.Sprintf("E%d", k))
-}
+func (r *Retriever) space(p *Projection, i, k int) []float64 { return r.fit.space(p, i, k) }
 
-func (r *Retriever) anchor(p *Projection, i int) []float64 {
-	if r.fit.Model == ModelLMT {
-		return p.Block(i, "E")
-	}
-	return p.Block(i, "E0")
-}
+func (r *Retriever) anchor(p *Projection, i int) []float64 { return r.fit.anchor(p, i) }
 
 // wnnNorm is ‖w∘f_i‖².
 func (r *Retriever) wnnNorm(i int) float64 {
@@ -389,9 +367,10 @@ func (r *Retriever) TopKLists(queries []int32, k, workers int, skips ...func(x, 
 		return nil, err
 	}
 	nq, d := len(queries), r.dim
-	qv, cx := make([]float64, nq*d), make([]float64, nq)
+	var qv, cx []float64
 	var qp *Projection
 	if r.fit.Model == ModelWNN {
+		qv, cx = make([]float64, nq*d), make([]float64, nq)
 		for i, q := range queries {
 			r.wnnQuery(int(q), qv[i*d:(i+1)*d])
 			cx[i] = r.wnnNorm(int(q))
@@ -401,22 +380,8 @@ func (r *Retriever) TopKLists(queries []int32, k, workers int, skips ...func(x, 
 		if qp, err = r.fit.Project(featOf(r.src), queries); err != nil {
 			return nil, err
 		}
-		n, kk := max(r.fit.N, 1), r.fit.K
-		for i := range queries {
-			a, v := r.anchor(qp, i), qv[i*d:(i+1)*d]
-			p := []float64{1}
-			if r.fit.Model == ModelMonomer {
-				p = qp.Gate(i)
-			}
-			for s := range n {
-				for j, x := range a {
-					v[s*kk+j] = 2 * p[s] * x
-				}
-				v[n*kk+s] = p[s]
-			}
-			for _, x := range a {
-				cx[i] += x * x
-			}
+		if qv, cx, err = r.fit.QueryVectors(qp); err != nil {
+			return nil, err
 		}
 	}
 

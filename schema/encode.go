@@ -34,6 +34,11 @@ const (
 // leafOf builds rows [lo, hi) of column c, a Go slice, as the leaf of an
 // Arrow column of type dt; false if c's type is not dt's (see colTypes).
 func leafOf(c any, dt arrow.DataType, lo, hi int) (leaf, bool) {
+	// A fixed-size list is stored as a list whose rows have one length
+	// (fixedOpt): the same leaf.
+	if f, ok := dt.(*arrow.FixedSizeListType); ok {
+		dt = arrow.ListOf(f.Elem())
+	}
 	if want, ok := colTypes[reflect.TypeOf(c)]; !ok || !arrow.TypeEqual(want, dt) {
 		return leaf{}, false
 	}

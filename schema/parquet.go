@@ -81,7 +81,8 @@ var colTypes = map[reflect.Type]arrow.DataType{
 // but blank ones, in field order, named by the field's col tag ("name", or
 // "name,dict" for a dictionary-encoded string column; a column added to a
 // table after its first release is tagged "name,optional", which ReadAll
-// lets older files lack) and typed by its slice type: []string, []bool, []int8, []int32, []int64, []float32,
+// lets older files lack; "name,fixed" marks a [][]float32 or [][]float64
+// column whose rows all have one length, see fixedOpt) and typed by its slice type: []string, []bool, []int8, []int32, []int64, []float32,
 // []float64, or a list [][]int32, [][]int64, [][]float32, [][]float64,
 // [][]string, or a list of lists of strings [][][]string.
 // Columns are not nullable.
@@ -104,11 +105,11 @@ func layout(t reflect.Type) ([]int, *arrow.Schema, error) {
 		}
 		tag, ok := sf.Tag.Lookup("col")
 		name, opt, _ := strings.Cut(tag, ",")
-		if !ok || name == "" || !sf.IsExported() || (opt != "" && opt != "dict" && opt != "optional") {
-			return nil, nil, fmt.Errorf("schema: %s.%s: want an exported field tagged col:\"name\", col:\"name,dict\" or col:\"name,optional\"", t, sf.Name)
+		if !ok || name == "" || !sf.IsExported() || (opt != "" && opt != "dict" && opt != "optional" && opt != fixedOpt) {
+			return nil, nil, fmt.Errorf("schema: %s.%s: want an exported field tagged col:\"name\", col:\"name,dict\", col:\"name,optional\" or col:\"name,fixed\"", t, sf.Name)
 		}
 		dt, ok := colTypes[sf.Type]
-		if !ok || (opt == "dict" && sf.Type != reflect.TypeFor[[]string]()) {
+		if !ok || (opt == "dict" && sf.Type != reflect.TypeFor[[]string]()) || (opt == fixedOpt && !fixedTypes[sf.Type]) {
 			return nil, nil, fmt.Errorf("schema: %s.%s: unsupported column type %s", t, sf.Name, sf.Type)
 		}
 		f := arrow.Field{Name: name, Type: dt} // optional leaves no mark: the file's bytes are the same
@@ -150,6 +151,9 @@ func write[T any](path string, cols T, group int) (int64, error) {
 	cs := make([]any, len(idx))
 	for k, i := range idx {
 		cs[k] = v.Field(i).Interface()
+	}
+	if s, err = fixedLengths(reflect.TypeFor[T](), idx, s, cs); err != nil {
+		return 0, fmt.Errorf("schema: %s: %w", path, err)
 	}
 	w, err := create(path, s)
 	if err != nil {

@@ -35,8 +35,12 @@ func filled[T any](n int) T {
 			case reflect.Float32, reflect.Float64:
 				e.SetFloat(float64(x) + 0.5)
 			case reflect.Slice:
-				l := reflect.MakeSlice(e.Type(), i%3, i%3)
-				for j := range i % 3 {
+				n := i % 3
+				if isFixed(v.Type().Field(f)) {
+					n = 2
+				}
+				l := reflect.MakeSlice(e.Type(), n, n)
+				for j := range n {
 					if l.Index(j).CanInt() {
 						l.Index(j).SetInt(int64(x + j))
 					} else {
@@ -93,7 +97,7 @@ func TestReadAllRoundTrip(t *testing.T) {
 		"recommend_metrics": roundTrip[RecommendMetricsCols],
 		"published":         roundTrip[PublishedCols],
 		"churn":             roundTrip[ChurnCols],
-		"score_vectors":     roundTrip[ScoreVectorsCols],
+		"export_vectors":    roundTrip[ExportVectorsCols],
 	}
 	for _, ns := range Tables() {
 		if tables[ns.Name] == nil {

@@ -416,15 +416,21 @@ type ChurnCols struct {
 	InCurrent  []bool    `col:"in_current"`
 }
 
-// ScoreVectorsCols: score_vectors, a monomer score's vectors.parquet. One
-// row per new item scored, by id (byte order): its projection f·W by the
-// trained LMT's or Monomer's parameter blocks side by side in params
-// order ([E], or [E0 | E1 … EN | U]), in float64 as retrieval computes
-// it. Empty for WNN, whose vectors are the features themselves.
-type ScoreVectorsCols struct {
-	_      keyed
-	ID     []string    `col:"id"`
-	Vector [][]float64 `col:"vector"`
+// ExportVectorsCols: export_vectors, vectors.parquet in the directory
+// `monomer export` writes (not under a run directory; docs/serving.md),
+// and in a `monomer score` directory for its new items (docs/scoring.md).
+// One row per item of the experiment with features, by id (byte order):
+// its query_vector q(x) and item_vector v(y), float32 of the model's
+// inner-product form, so that P(related) = σ(c − query_offset + q(x)·v(y))
+// with c in model.json, and query_offset, ‖E₀ᵀx‖² in float64. The two
+// vectors are fixed_size_list<float>[dimension] in the file (the
+// dimension is in model.json: K+1 for LMT, N(K+1) for Monomer).
+type ExportVectorsCols struct {
+	_           keyed
+	ID          []string    `col:"id"`
+	QueryVector [][]float32 `col:"query_vector,fixed"`
+	ItemVector  [][]float32 `col:"item_vector,fixed"`
+	QueryOffset []float64   `col:"query_offset"`
 }
 
 // The Arrow schema of each table, derived from its struct; Tables lists
@@ -452,7 +458,7 @@ var (
 	RecommendMetrics = declare[RecommendMetricsCols]("recommend_metrics")
 	Published        = declare[PublishedCols]("published")
 	Churn            = declare[ChurnCols]("churn")
-	ScoreVectors     = declare[ScoreVectorsCols]("score_vectors")
+	ExportVectors    = declare[ExportVectorsCols]("export_vectors")
 )
 
 // NamedSchema is one declared table: its name and schema.

@@ -368,33 +368,10 @@ func RecommendOne(ctx context.Context, runDir, experiment, model, asin string, k
 	if !retrievable(model) {
 		return nil, fmt.Errorf("%w: --model %s ranks subcategories, not items (use %s)", pipeline.ErrUsage, model, RetrievableNames())
 	}
-	if fi, err := os.Stat(runDir); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("%w: %s is not a run directory (run `monomer run` first)", pipeline.ErrUsage, runDir)
+	kind, in, err := finishedRun(runDir, experiment, model)
+	if err != nil {
+		return nil, err
 	}
-	expDir := filepath.Join(runDir, experiment)
-	if fi, err := os.Stat(expDir); err != nil || !fi.IsDir() || experiment == "" || strings.ContainsAny(experiment, `/\`) {
-		return nil, fmt.Errorf("%w: unknown experiment %q; the run directory %s has %s", pipeline.ErrUsage, experiment, runDir, runExperiments(runDir))
-	}
-	for _, st := range []string{"ingest", "features"} {
-		if _, err := os.Stat(filepath.Join(expDir, st, "manifest.json")); err != nil {
-			return nil, fmt.Errorf("%w: %s: stage %s has not finished (run `monomer run` first)", pipeline.ErrUsage, filepath.Join(expDir, st), st)
-		}
-	}
-	// The models trained are the train.<model> nodes that finished.
-	var have []string
-	done, _ := filepath.Glob(filepath.Join(expDir, pipeline.PartName(Train{}.Name(), "*"), "manifest.json"))
-	for _, p := range done {
-		have = append(have, strings.TrimPrefix(filepath.Base(filepath.Dir(p)), Train{}.Name()+"."))
-	}
-	slices.Sort(have)
-	if !slices.Contains(have, model) {
-		return nil, fmt.Errorf("%w: experiment %s has no trained %s (trained: %v)", pipeline.ErrUsage, experiment, model, have)
-	}
-	kind := "bow"
-	if _, err := os.Stat(filepath.Join(expDir, "features", imageMatrixFile)); err == nil {
-		kind = "image"
-	}
-	in := runInputs(runDir, experiment)
 	e, err := openRecExperiment(ctx, in, kind, []string{model})
 	if err != nil {
 		return nil, err
@@ -429,6 +406,40 @@ func RecommendOne(ctx context.Context, runDir, experiment, model, asin string, k
 			Subcategory: e.it.subName[e.it.sub[h.Item]], Probability: h.Prob, Distance: h.Dist, Space: h.Space})
 	}
 	return ans, nil
+}
+
+// finishedRun checks that experiment of runDir has finished its ingest,
+// features and train.<model> nodes, and returns the kind of its features
+// ("bow" or "image", the dense matrix of image features or embeddings) and
+// its inputs. What is missing wraps pipeline.ErrUsage.
+func finishedRun(runDir, experiment, model string) (string, inputs, error) {
+	if fi, err := os.Stat(runDir); err != nil || !fi.IsDir() {
+		return "", nil, fmt.Errorf("%w: %s is not a run directory (run `monomer run` first)", pipeline.ErrUsage, runDir)
+	}
+	expDir := filepath.Join(runDir, experiment)
+	if fi, err := os.Stat(expDir); err != nil || !fi.IsDir() || experiment == "" || strings.ContainsAny(experiment, `/\`) {
+		return "", nil, fmt.Errorf("%w: unknown experiment %q; the run directory %s has %s", pipeline.ErrUsage, experiment, runDir, runExperiments(runDir))
+	}
+	for _, st := range []string{"ingest", "features"} {
+		if _, err := os.Stat(filepath.Join(expDir, st, "manifest.json")); err != nil {
+			return "", nil, fmt.Errorf("%w: %s: stage %s has not finished (run `monomer run` first)", pipeline.ErrUsage, filepath.Join(expDir, st), st)
+		}
+	}
+	// The models trained are the train.<model> nodes that finished.
+	var have []string
+	done, _ := filepath.Glob(filepath.Join(expDir, pipeline.PartName(Train{}.Name(), "*"), "manifest.json"))
+	for _, p := range done {
+		have = append(have, strings.TrimPrefix(filepath.Base(filepath.Dir(p)), Train{}.Name()+"."))
+	}
+	slices.Sort(have)
+	if !slices.Contains(have, model) {
+		return "", nil, fmt.Errorf("%w: experiment %s has no trained %s (trained: %v)", pipeline.ErrUsage, experiment, model, have)
+	}
+	kind := "bow"
+	if _, err := os.Stat(filepath.Join(expDir, "features", imageMatrixFile)); err == nil {
+		kind = "image"
+	}
+	return kind, runInputs(runDir, experiment), nil
 }
 
 // runExperiments lists the experiments of a run directory, the

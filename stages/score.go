@@ -594,13 +594,14 @@ func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 	return sum, nil
 }
 
-// writeScoreVectors writes the new items' projections f·W (schema
-// ScoreVectorsCols), each block of queries projected by one Project call
-// as publishLists' TopKLists projects it. WNN has no projection: its
-// table is empty.
+// writeScoreVectors writes the new items' vectors in export's
+// inner-product form (schema export_vectors, `monomer export`'s table), so
+// that they can join an exported index: each block of queries projected by
+// one Project call as publishLists' TopKLists projects it. WNN has no
+// inner-product form here: its table is empty.
 func writeScoreVectors(path string, fit *models.Fit, feat models.Features, it *items, queries []int32, k int) error {
-	var c schema.ScoreVectorsCols
-	if fit.Model == models.ModelLMT || fit.Model == models.ModelMonomer {
+	var c schema.ExportVectorsCols
+	if d := fit.InnerDim(); d > 0 {
 		bs := publishBlock(k)
 		for lo := 0; lo < len(queries); lo += bs {
 			block := queries[lo:min(lo+bs, len(queries))]
@@ -608,10 +609,17 @@ func writeScoreVectors(path string, fit *models.Fit, feat models.Features, it *i
 			if err != nil {
 				return err
 			}
-			for r, q := range block {
-				c.ID = append(c.ID, it.asin[q])
-				c.Vector = append(c.Vector, slices.Clone(p.Row(r)))
+			v, err := fit.ItemVectors(p)
+			if err != nil {
+				return err
 			}
+			q, off, err := fit.QueryVectors(p)
+			if err != nil {
+				return err
+			}
+			b := exportCols(it, block, d, toFloat32(q), toFloat32(v), off)
+			c.ID, c.QueryVector = append(c.ID, b.ID...), append(c.QueryVector, b.QueryVector...)
+			c.ItemVector, c.QueryOffset = append(c.ItemVector, b.ItemVector...), append(c.QueryOffset, b.QueryOffset...)
 		}
 	}
 	_, err := schema.Write(path, c)

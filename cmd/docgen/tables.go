@@ -69,7 +69,12 @@ comment in package schema, its columns are the struct's fields.
 			if optionalColumn(src, name, f.Name) {
 				notes = append(notes, "*added later*")
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", f.Name, typeName(f.Type), strings.Join(notes, ", "))
+			typ := typeName(f.Type)
+			if fixedColumn(src, name, f.Name) {
+				// Written with its rows' length (schema's fixedOpt).
+				typ = "fixed_size_list<" + typeName(f.Type.(*arrow.ListType).Elem()) + ">[d]"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", f.Name, typ, strings.Join(notes, ", "))
 		}
 		b.WriteString("\n")
 	}
@@ -106,15 +111,21 @@ func declaredStructs(src *source) map[string]string {
 
 // optionalColumn reports whether column col of struct name is tagged
 // optional.
-func optionalColumn(src *source, name, col string) bool {
+func optionalColumn(src *source, name, col string) bool { return tagged(src, name, col, "optional") }
+
+// fixedColumn reports whether column col of struct name is tagged fixed.
+func fixedColumn(src *source, name, col string) bool { return tagged(src, name, col, "fixed") }
+
+// tagged reports whether column col of struct name has tag option opt.
+func tagged(src *source, name, col, opt string) bool {
 	ts := src.types[name]
 	for _, f := range ts.Type.(*ast.StructType).Fields.List {
 		if f.Tag == nil {
 			continue
 		}
 		tag, _ := strconv.Unquote(f.Tag.Value)
-		if c, opt, _ := strings.Cut(reflect.StructTag(tag).Get("col"), ","); c == col {
-			return opt == "optional"
+		if c, o, _ := strings.Cut(reflect.StructTag(tag).Get("col"), ","); c == col {
+			return o == opt
 		}
 	}
 	return false

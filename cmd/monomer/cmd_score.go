@@ -39,7 +39,8 @@ of the run is scored with its new text, its copy in the run left out of its
 list; the run's copy stays the candidate others see.
 
 DIR (new, or empty) gets recommendations.parquet (the publish table's
-schema), vectors.parquet (each new item's projection), rejects.parquet (the
+schema), vectors.parquet (each new item's vectors as monomer export writes
+them), rejects.parquet (the
 reader's rejects, the scope's, and items with no usable features) and
 manifest.json (the run, model, code versions, rules, inputs and outputs
 with their sha256). Nothing in RUNDIR changes. A run made by another train

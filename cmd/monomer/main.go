@@ -102,6 +102,7 @@ Version: ` + versionLine() + `
 		newCacheCommand(&g),
 		newDiffCommand(),
 		newDownloadCommand(),
+		newExportCommand(),
 		newGenCommand(),
 		newPlanCommand(),
 		newRecommendCommand(),

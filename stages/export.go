@@ -1,0 +1,339 @@
+package stages
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"monomer/internal/npy"
+	"monomer/models"
+	"monomer/pipeline"
+	"monomer/pipeline/cache"
+	"monomer/schema"
+)
+
+// ExportOptions are `monomer export`'s arguments.
+type ExportOptions struct {
+	RunDir, Experiment, Model string
+	// Out is the directory written: it must not exist or be empty.
+	Out string
+	// Version is the binary's version line, recorded in model.json.
+	Version string
+}
+
+// The files of an export directory (docs/serving.md).
+const (
+	ExportModelFile   = "model.json"
+	ExportVectorsFile = "vectors.parquet"
+	exportIDsNpy      = "ids.npy"
+	exportQueryNpy    = "query_vectors.npy"
+	exportItemNpy     = "item_vectors.npy"
+	exportOffsetNpy   = "query_offsets.npy"
+	exportVocabulary  = "vocabulary.parquet"
+)
+
+// ExportModel is model.json: what a consumer of the vectors, and `monomer
+// score --model-dir`, need to know.
+type ExportModel struct {
+	Format     int    `json:"format"`
+	Model      string `json:"model"`
+	Experiment string `json:"experiment"`
+	// Features is the experiment's feature kind, bow or image (image
+	// features or embeddings: the dense matrix).
+	Features string `json:"features"`
+	// Items is the number of rows of every table and array.
+	Items int `json:"items"`
+	// Dimension is the length of query_vector and item_vector.
+	Dimension int `json:"dimension"`
+	// FeatureDimension is F, the features' length; K and N the model's
+	// rank and spaces (N 0 for LMT).
+	FeatureDimension int `json:"feature_dimension"`
+	K                int `json:"k"`
+	N                int `json:"n"`
+	// Metric is "inner_product": larger q·v is nearer.
+	Metric string `json:"metric"`
+	// Probability is P(related) in the exported terms.
+	Probability string  `json:"probability"`
+	C           float64 `json:"c"`
+	// MonomerVersion is the exporting binary's version line.
+	MonomerVersion string `json:"monomer_version"`
+	// TrainCode and FeaturesCode are the code parts of the run's train and
+	// features cache keys ("v2.13.0 go1.26.8/amd64 …"), the versions their
+	// first word: score refuses an export of other versions than its own.
+	TrainCode           string `json:"train_code"`
+	TrainCodeVersion    string `json:"train_code_version"`
+	FeaturesCode        string `json:"features_code"`
+	FeaturesCodeVersion string `json:"features_code_version"`
+	// Run is the run directory exported (absolute), RunID its run id.
+	Run   string `json:"run"`
+	RunID string `json:"run_id,omitempty"`
+	// FeaturesParams and IngestParams are the run's features and ingest
+	// parameters as their manifests recorded them (tokeniser settings,
+	// image_scale; category and depth): how a new item is featurised and
+	// scoped. Vocabulary names the copy of the run's vocabulary table (bag
+	// of words only).
+	FeaturesParams json.RawMessage `json:"features_params"`
+	IngestParams   json.RawMessage `json:"ingest_params"`
+	Vocabulary     string          `json:"vocabulary,omitempty"`
+	// Files are the other files of the directory with their sha256.
+	Files map[string]string `json:"files"`
+}
+
+// ExportSummary is what Export wrote.
+type ExportSummary struct {
+	Dir       string
+	Model     *ExportModel
+	Exported  []string // file names, sorted
+	ItemsSkip int      // items of the experiment without features
+}
+
+// codeVersion is the stage version of a manifest's code ("v2.13.0 go1.26.8/amd64
+// …" → "2.13.0").
+func codeVersion(code string) string {
+	f, _, _ := strings.Cut(code, " ")
+	return strings.TrimPrefix(f, "v")
+}
+
+// Export writes o.Out: every item of the experiment with features in the
+// inner-product form of the trained model (models.Fit.ItemVectors and
+// QueryVectors, the retriever's own vectors, in float32), as
+// vectors.parquet and .npy arrays in the same row order, with model.json
+// and what featurising a new item needs (the vocabulary table, the
+// features parameters). LMT and Monomer only: WNN's item side is the
+// features themselves, and LDA+WNN's also needs topic inference; both are
+// refused with one line (usage, exit 2). The run is only read; Out is
+// written in a temporary directory beside it and renamed into place, so
+// it holds a whole export or nothing.
+func Export(ctx context.Context, o ExportOptions) (*ExportSummary, error) {
+	m, err := models.Lookup(o.Model)
+	if err != nil || !retrievable(o.Model) {
+		return nil, fmt.Errorf("%w: --model %s: export writes lmt or monomer", pipeline.ErrUsage, o.Model)
+	}
+	switch {
+	case m.Topics:
+		return nil, fmt.Errorf("%w: --model %s: its items are topic proportions, which a new item's text would need inferred; export writes lmt or monomer", pipeline.ErrUsage, o.Model)
+	case !m.Embeds:
+		return nil, fmt.Errorf("%w: --model %s: its item side is the features themselves (feature dimension + 1 floats an item, 4,097 for image features); serve the features table, export writes lmt or monomer", pipeline.ErrUsage, o.Model)
+	}
+	if o.Out == "" {
+		return nil, fmt.Errorf("%w: export needs --out", pipeline.ErrUsage)
+	}
+	kind, in, err := finishedRun(o.RunDir, o.Experiment, o.Model)
+	if err != nil {
+		return nil, err
+	}
+	if err := emptyOut(o.Out); err != nil {
+		return nil, err
+	}
+	expDir := filepath.Join(o.RunDir, o.Experiment)
+	trainM, err := cache.ReadManifest(filepath.Join(expDir, pipeline.PartName(Train{}.Name(), o.Model)))
+	if err != nil {
+		return nil, err
+	}
+	featM, err := cache.ReadManifest(filepath.Join(expDir, Features{}.Name()))
+	if err != nil {
+		return nil, err
+	}
+	ingM, err := cache.ReadManifest(filepath.Join(expDir, Ingest{}.Name()))
+	if err != nil {
+		return nil, err
+	}
+
+	e, err := openRecExperiment(ctx, in, kind, []string{o.Model})
+	if err != nil {
+		return nil, err
+	}
+	defer e.close()
+	if !slices.IsSorted(e.it.asin) {
+		return nil, errors.New("stages: export: the items table is not in id order")
+	}
+	s := e.fits[o.Model]
+	if s == nil {
+		return nil, fmt.Errorf("stages: export: no trained %s", o.Model)
+	}
+	fit, err := models.NewFit(m.Scorer, s.c, s.params)
+	if err != nil {
+		return nil, err
+	}
+	p, err := fit.Project(e.feat, e.cand)
+	if err != nil {
+		return nil, err
+	}
+	v64, err := fit.ItemVectors(p)
+	if err != nil {
+		return nil, err
+	}
+	q64, off, err := fit.QueryVectors(p)
+	if err != nil {
+		return nil, err
+	}
+	d, n := fit.InnerDim(), len(e.cand)
+	q32, v32 := toFloat32(q64), toFloat32(v64)
+	cols := exportCols(e.it, e.cand, d, q32, v32, off)
+	ids := cols.ID
+
+	abs, _ := filepath.Abs(o.RunDir)
+	meta := &ExportModel{Format: 1, Model: o.Model, Experiment: o.Experiment, Features: kind, Items: n,
+		Dimension: d, FeatureDimension: fit.Dim, K: fit.K, N: fit.N, Metric: "inner_product",
+		Probability: "sigmoid(c - query_offset + dot(query_vector, item_vector))", C: fit.C,
+		MonomerVersion: o.Version, TrainCode: trainM.Inputs.Code, TrainCodeVersion: codeVersion(trainM.Inputs.Code),
+		FeaturesCode: featM.Inputs.Code, FeaturesCodeVersion: codeVersion(featM.Inputs.Code),
+		Run: abs, RunID: trainM.RunID, FeaturesParams: featM.Inputs.Params, IngestParams: ingM.Inputs.Params,
+		Files: map[string]string{}}
+
+	parent := filepath.Dir(filepath.Clean(o.Out))
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(o.Out)+".export-")
+	if err != nil {
+		return nil, fmt.Errorf("%w: --out %s: %v", pipeline.ErrUsage, o.Out, err)
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp's 0700 is for the temporary name only
+		os.Remove(tmp)
+		return nil, fmt.Errorf("stages: export: %w", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			os.RemoveAll(tmp) // made by this call, holding only its files
+		}
+	}()
+	if _, err := schema.Write(filepath.Join(tmp, ExportVectorsFile), cols); err != nil {
+		return nil, err
+	}
+	for _, w := range []struct {
+		name  string
+		write func(string) error
+	}{
+		{exportIDsNpy, func(p string) error { return npy.WriteStrings(p, ids) }},
+		{exportQueryNpy, func(p string) error { return npy.WriteFloat32(p, q32, n, d) }},
+		{exportItemNpy, func(p string) error { return npy.WriteFloat32(p, v32, n, d) }},
+		{exportOffsetNpy, func(p string) error { return npy.WriteFloat64(p, off) }},
+	} {
+		if err := w.write(filepath.Join(tmp, w.name)); err != nil {
+			return nil, err
+		}
+	}
+	if kind == "bow" {
+		src, err := in.file(Features{}.Name(), "vocabulary.parquet")
+		if err != nil {
+			return nil, err
+		}
+		if err := copyFile(src, filepath.Join(tmp, exportVocabulary)); err != nil {
+			return nil, err
+		}
+		meta.Vocabulary = exportVocabulary
+	}
+	names := []string{ExportVectorsFile, exportIDsNpy, exportQueryNpy, exportItemNpy, exportOffsetNpy}
+	if meta.Vocabulary != "" {
+		names = append(names, exportVocabulary)
+	}
+	for _, name := range names {
+		sum, err := sha256File(filepath.Join(tmp, name))
+		if err != nil {
+			return nil, err
+		}
+		meta.Files[name] = sum
+	}
+	b, err := json.MarshalIndent(meta, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, ExportModelFile), append(b, '\n'), 0o644); err != nil {
+		return nil, fmt.Errorf("stages: export: %w", err)
+	}
+	// rename(2) replaces an empty directory, and only an empty one: a
+	// directory that filled since emptyOut is left as it is.
+	if err := os.Rename(tmp, o.Out); err != nil {
+		return nil, fmt.Errorf("%w: --out %s: %v", pipeline.ErrUsage, o.Out, err)
+	}
+	done = true
+	names = append(names, ExportModelFile)
+	slices.Sort(names)
+	return &ExportSummary{Dir: o.Out, Model: meta, Exported: names, ItemsSkip: len(e.it.asin) - n}, nil
+}
+
+func toFloat32(x []float64) []float32 {
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = float32(v)
+	}
+	return out
+}
+
+// emptyOut checks that dir does not exist or is an empty directory: export
+// writes only files it creates.
+func emptyOut(dir string) error {
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%w: --out %s: %v", pipeline.ErrUsage, dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%w: --out %s is not a directory: export writes a new directory (or fills an empty one)", pipeline.ErrUsage, dir)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("%w: --out %s: %v", pipeline.ErrUsage, dir, err)
+	}
+	if len(ents) > 0 {
+		return fmt.Errorf("%w: --out %s is not empty: export writes a new directory (or fills an empty one)", pipeline.ErrUsage, dir)
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("stages: export: %w", err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("stages: export: %w", err)
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("stages: export: %s: %w", dst, err)
+	}
+	return nil
+}
+
+func sha256File(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("stages: %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// exportCols are the export_vectors rows of items rows (indices into it)
+// from their vectors, d values a row: `monomer export`'s table, and `monomer
+// score`'s of new items.
+func exportCols(it *items, rows []int32, d int, q32, v32 []float32, off []float64) schema.ExportVectorsCols {
+	n := len(rows)
+	c := schema.ExportVectorsCols{ID: make([]string, n), QueryVector: make([][]float32, n), ItemVector: make([][]float32, n), QueryOffset: off}
+	for i, r := range rows {
+		c.ID[i] = it.asin[r]
+		c.QueryVector[i] = q32[i*d : (i+1)*d : (i+1)*d]
+		c.ItemVector[i] = v32[i*d : (i+1)*d : (i+1)*d]
+	}
+	return c
+}
