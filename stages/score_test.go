@@ -159,9 +159,22 @@ func scoreInRunItems(t *testing.T, run string) {
 	if reasons[ReasonOutOfScope] == 0 || reasons[ReasonNoFeatures] == 0 {
 		t.Fatalf("reject reasons %v: want items outside Men and items without features", reasons)
 	}
-	vec := open(t, filepath.Join(out, scoreVectorsFile))
-	if vec.NumRows() != int64(sum.Scored) {
-		t.Fatalf("%d vectors for %d items scored", vec.NumRows(), sum.Scored)
+	// The vectors are monomer export's of the same items, byte for byte:
+	// one projection and one inner-product form.
+	exp := filepath.Join(t.TempDir(), "export")
+	if _, err := Export(t.Context(), ExportOptions{RunDir: run, Experiment: "men-bow", Model: "monomer", Out: exp}); err != nil {
+		t.Fatal(err)
+	}
+	wantVec, err := os.ReadFile(filepath.Join(exp, ExportVectorsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotVec, err := os.ReadFile(filepath.Join(out, scoreVectorsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vec := open(t, filepath.Join(out, scoreVectorsFile)); vec.NumRows() != int64(sum.Scored) || !bytes.Equal(gotVec, wantVec) {
+		t.Fatalf("%d vectors for %d items scored; equal to export's: %v", vec.NumRows(), sum.Scored, bytes.Equal(gotVec, wantVec))
 	}
 	if _, err := os.Stat(filepath.Join(out, scoreManifestFile)); err != nil {
 		t.Fatal(err)
