@@ -17,6 +17,7 @@ import (
 	"monomer/amazon"
 	"monomer/bow"
 	"monomer/catalogue"
+	"monomer/imagefeat"
 	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
@@ -45,6 +46,10 @@ type ScoreOptions struct {
 	// documents (a catalogue text table or a reviews file) for features:
 	// bow.
 	Items, Text string
+	// ImageFeatures is the new items' .b image-feature file (features:
+	// image), Embeddings their embeddings file (features: embeddings, with
+	// its .ids file beside a .npy).
+	ImageFeatures, Embeddings string
 	// K is the list length when the experiment has no publish node (0:
 	// 10); with one, its k rules.
 	K int
@@ -342,6 +347,148 @@ func withRows(run *csr, m *bow.Matrix, rows []int32) *csr {
 	return out
 }
 
+// newBowFeatures is the bag of words of the new items' documents in
+// textPath over the run's vocabulary (bowRows, the features stage's
+// function), appended to the run's rows; an item without a row goes to
+// noFeatures.
+func newBowFeatures(ctx context.Context, r *scoreRun, textPath string, nw *newItems, rej *rejectSink, run *csr, noFeatures func(int, string)) (*csr, []int32, error) {
+	docs, err := newDocs(ctx, r, textPath, nw, rej)
+	if err != nil {
+		return nil, nil, err
+	}
+	vocab, err := readVocabulary(ctx, r.in)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(vocab) != run.dim {
+		return nil, nil, fmt.Errorf("%w: score: the run's bag of words has dimension %d, its vocabulary %d terms", pipeline.ErrBadInput, run.dim, len(vocab))
+	}
+	res, err := bowRows(ctx, bow.SliceDocs(docs), len(nw.id), vocab, bowOptions(r.features))
+	if err != nil {
+		return nil, nil, err
+	}
+	hasDoc := make([]bool, len(nw.id))
+	for _, d := range docs {
+		hasDoc[d.Item] = true
+	}
+	var keep []int32
+	for i := range nw.id {
+		if ids, _ := res.Matrix.SparseRow(i); len(ids) > 0 {
+			keep = append(keep, int32(i))
+			continue
+		}
+		why := "no document in " + filepath.Base(textPath)
+		if hasDoc[i] {
+			why = "no term of the run's vocabulary in its text"
+		}
+		noFeatures(i, why)
+	}
+	return withRows(run, res.Matrix, keep), keep, nil
+}
+
+// newMatrixFile is the new items' dense matrix while score runs, in the
+// output directory; removed before score returns.
+const newMatrixFile = ".new-features.arrow"
+
+// newDenseFeatures extracts the new items' image features (the run's
+// image_scale, imagefeat.Extract as the features stage calls it) or
+// embeddings (imagefeat.ExtractEmbeddings, with the run's reject_ratio and
+// its checks) into tmp, and stacks them under the run's matrix. An item
+// without a record or vector goes to noFeatures; vectors of another
+// dimension than the run's are refused (exit 3). done closes and removes
+// tmp.
+func newDenseFeatures(ctx context.Context, r *scoreRun, path string, nw *newItems, run models.Dense, tmp string, noFeatures func(int, string)) (models.Features, []int32, func(), error) {
+	var keep []int32
+	var rows map[string]int32
+	if r.features.Kind == "image" {
+		asins, err := imagefeat.ScanASINs(ctx, path)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		has := map[string]bool{}
+		for _, a := range asins {
+			has[a] = true
+		}
+		rows = map[string]int32{}
+		for i, id := range nw.id {
+			if !has[id] {
+				noFeatures(i, "no record in "+filepath.Base(path))
+				continue
+			}
+			rows[id] = int32(len(keep))
+			keep = append(keep, int32(i))
+		}
+		if len(keep) == 0 {
+			return nil, keep, nil, nil
+		}
+		if _, err := imagefeat.Extract(ctx, path, rows, len(keep), float32(r.features.ImageScale), tmp, imagefeat.WithDim(run.Dim())); err != nil {
+			if errors.Is(err, imagefeat.ErrDim) {
+				return nil, nil, nil, fmt.Errorf("%w: score: %s: the run's image features have dimension %d: %w", pipeline.ErrBadInput, path, run.Dim(), err)
+			}
+			return nil, nil, nil, err
+		}
+	} else {
+		all := map[string]int32{}
+		for i, id := range nw.id {
+			all[id] = int32(i)
+		}
+		st, err := imagefeat.ExtractEmbeddings(ctx, path, all, len(nw.id), r.features.RejectRatio, tmp)
+		if errors.Is(err, imagefeat.ErrEmbeddings) {
+			return nil, nil, nil, fmt.Errorf("%w: %w", pipeline.ErrBadInput, err)
+		}
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		missing := map[int32]bool{}
+		for _, m := range st.Missing {
+			missing[m] = true
+		}
+		for i := range nw.id {
+			if missing[int32(i)] {
+				noFeatures(i, "no vector in "+filepath.Base(path))
+				continue
+			}
+			keep = append(keep, int32(i))
+		}
+	}
+	m, err := imagefeat.OpenMatrix(tmp)
+	if err != nil {
+		os.Remove(tmp)
+		return nil, nil, nil, err
+	}
+	done := func() { m.Close(); os.Remove(tmp) }
+	if m.Dim() != run.Dim() {
+		done()
+		return nil, nil, nil, fmt.Errorf("%w: score: %s: the new items' vectors have dimension %d, the run's features %d", pipeline.ErrBadInput, path, m.Dim(), run.Dim())
+	}
+	// Image: the matrix holds the kept items only, row j keep[j]'s;
+	// embeddings: every new item, row i item i's.
+	at := make([]int32, len(keep))
+	for j, i := range keep {
+		at[j] = i
+		if r.features.Kind == "image" {
+			at[j] = int32(j)
+		}
+	}
+	return &stacked{run: run, more: m, at: at}, keep, done, nil
+}
+
+// stacked is the run's dense matrix with the new items' rows after it:
+// row Rows(run)+j is more's row at[j].
+type stacked struct {
+	run, more models.Dense
+	at        []int32
+}
+
+func (s *stacked) Rows() int { return s.run.Rows() + len(s.at) }
+func (s *stacked) Dim() int  { return s.run.Dim() }
+func (s *stacked) Row(i int) []float32 {
+	if n := s.run.Rows(); i >= n {
+		return s.more.Row(int(s.at[i-n]))
+	}
+	return s.run.Row(i)
+}
+
 // prepareOut creates dir, which must not exist or be empty: score writes
 // only files it creates.
 func prepareOut(dir string) error {
@@ -381,11 +528,11 @@ func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 	if registered(model).Topics {
 		return nil, fmt.Errorf("%w: score %s: new text needs topic inference with the run's topics, which score does not do yet (score with lmt, monomer or wnn)", pipeline.ErrUsage, model)
 	}
-	if r.features.Kind != "bow" {
-		return nil, fmt.Errorf("%w: score: experiment %s has %s features; score featurises bag-of-words experiments only so far", pipeline.ErrUsage, o.Experiment, r.features.Kind)
-	}
-	if o.Text == "" {
-		return nil, fmt.Errorf("%w: score: experiment %s reads bag-of-words features: give the new items' text with --text", pipeline.ErrUsage, o.Experiment)
+	source := map[string]struct{ flag, path string }{
+		"bow": {"text", o.Text}, "image": {"image-features", o.ImageFeatures}, "embeddings": {"embeddings", o.Embeddings},
+	}[r.features.Kind]
+	if source.path == "" {
+		return nil, fmt.Errorf("%w: score: experiment %s has %s features: give the new items' with --%s", pipeline.ErrUsage, o.Experiment, r.features.Kind, source.flag)
 	}
 	if r.pub.K == 0 { // no publish node: k alone
 		r.pub.K = max(o.K, 0)
@@ -393,7 +540,8 @@ func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 			r.pub.K = 10
 		}
 	}
-	for _, f := range []string{o.Items, o.Text} {
+	inputsRead := []string{o.Items, source.path}
+	for _, f := range inputsRead {
 		if _, err := os.Stat(f); err != nil {
 			return nil, fmt.Errorf("%w: %v", pipeline.ErrMissingInput, err)
 		}
@@ -407,35 +555,6 @@ func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 	if err != nil {
 		return nil, err
 	}
-	docs, err := newDocs(ctx, r, o.Text, nw, rej)
-	if err != nil {
-		return nil, err
-	}
-	vocab, err := readVocabulary(ctx, r.in)
-	if err != nil {
-		return nil, err
-	}
-	res, err := bowRows(ctx, bow.SliceDocs(docs), len(nw.id), vocab, bowOptions(r.features))
-	if err != nil {
-		return nil, err
-	}
-	hasDoc := make([]bool, len(nw.id))
-	for _, d := range docs {
-		hasDoc[d.Item] = true
-	}
-	var keep []int32 // the new items with features, by id
-	for i := range nw.id {
-		if ids, _ := res.Matrix.SparseRow(i); len(ids) > 0 {
-			keep = append(keep, int32(i))
-			continue
-		}
-		why := "no document in " + filepath.Base(o.Text)
-		if hasDoc[i] {
-			why = "no term of the run's vocabulary in its text"
-		}
-		rej.file(o.Items).add(amazon.Reject{File: filepath.Base(o.Items), ID: nw.id[i], Err: ReasonNoFeatures, Detail: why})
-	}
-
 	run, err := readItems(ctx, r.in)
 	if err != nil {
 		return nil, err
@@ -453,9 +572,22 @@ func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 		return nil, err
 	}
 	defer closeFeat()
-	feat := withRows(featRun.(*csr), res.Matrix, keep)
-	if feat.dim != len(vocab) {
-		return nil, fmt.Errorf("%w: score: the run's features have dimension %d, the new items' %d", pipeline.ErrBadInput, feat.dim, len(vocab))
+	noFeatures := func(i int, why string) {
+		rej.file(o.Items).add(amazon.Reject{File: filepath.Base(o.Items), ID: nw.id[i], Err: ReasonNoFeatures, Detail: why})
+	}
+	var feat models.Features
+	var keep []int32 // the new items with features, by id
+	if r.features.Kind == "bow" {
+		feat, keep, err = newBowFeatures(ctx, r, o.Text, nw, rej, featRun.(*csr), noFeatures)
+	} else {
+		var done func()
+		feat, keep, done, err = newDenseFeatures(ctx, r, source.path, nw, featRun.(models.Dense), filepath.Join(o.Out, newMatrixFile), noFeatures)
+		if done != nil {
+			defer done()
+		}
+	}
+	if err != nil {
+		return nil, err
 	}
 
 	// The run's items, then the new ones with features: item nRun+j is
@@ -557,7 +689,7 @@ func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 	if abs, err := filepath.Abs(o.RunDir); err == nil {
 		sum.Run = abs
 	}
-	for _, f := range []string{o.Items, o.Text} {
+	for _, f := range inputsRead {
 		h, err := fileSHA256(f)
 		if err != nil {
 			return nil, err

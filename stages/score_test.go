@@ -381,3 +381,51 @@ func scoreVersionCheck(t *testing.T, run string) {
 		})
 	}
 }
+
+// TestScoreImage scores an image experiment's own metadata and image
+// features as new items: its publish table again, byte for byte (the
+// run's image_scale, and the dense projection chosen by the same
+// function over the same blocks of queries), the run directory untouched,
+// and the temporary matrix gone.
+func TestScoreImage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a small run")
+	}
+	run, _, err := runPublish(t, publishJob(t, "", ""), "", "", pipeline.Options{RunDir: filepath.Join(t.TempDir(), "run")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := treeSum(t, run)
+	data, _ := filepath.Abs(testData)
+	out := filepath.Join(t.TempDir(), "scored")
+	sum, err := Score(t.Context(), ScoreOptions{RunDir: run, Experiment: "men-image",
+		Items: filepath.Join(data, "meta_Demo.json.gz"), ImageFeatures: filepath.Join(data, "image_features_Demo.b"), Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if treeSum(t, run) != before {
+		t.Fatal("score changed the run directory")
+	}
+	want, err := os.ReadFile(filepath.Join(run, "men-image", "publish", publishedFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(out, publishedFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) || sum.Scored == 0 || sum.InRun != sum.Scored {
+		t.Fatalf("score's lists (%d bytes) differ from the run's publish table (%d bytes), or summary %+v", len(got), len(want), sum)
+	}
+	ents, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{scoreManifestFile, publishedFile, scoreRejectsFile, scoreVectorsFile}) {
+		t.Fatalf("score wrote %v", names)
+	}
+}

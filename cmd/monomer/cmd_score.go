@@ -11,6 +11,7 @@ import (
 
 type scoreFlags struct {
 	experiment, model, items, text, out string
+	images, embeddings                  string
 	k                                   int
 }
 
@@ -20,7 +21,7 @@ const scoreExample = `  monomer score runs/demo --experiment men-also_bought-bow
 func newScoreCommand() *cobra.Command {
 	var flags scoreFlags
 	cmd := &cobra.Command{
-		Use:   "score RUNDIR --experiment E --items FILE --text FILE --out DIR [--model M] [--k 10]",
+		Use:   "score RUNDIR --experiment E --items FILE (--text FILE | --image-features FILE | --embeddings FILE) --out DIR [--model M] [--k 10]",
 		Short: "Score new items through a finished run's trained model, without retraining",
 		Long: `score places items a run never saw (products added today) with the run's
 trained parameters and lists, for each, the items of the run's catalogue and
@@ -31,8 +32,8 @@ and text tables (docs/catalogue.md), or an Amazon metadata and reviews file.
 
 Each new item is scoped as ingest scopes the run's items (outside the
 experiment's category, or without a subcategory at its depth, it is a
-reject with that reason), featurised by the features stage's own code over
-the run's stored vocabulary, and projected and ranked by the publish
+reject with that reason), featurised by the features stage's own code (the
+run's stored vocabulary, image_scale or embedding checks), and projected and ranked by the publish
 stage's code: an item of the run given again gets exactly the list and
 probabilities the run's publish table gave it. An item whose id is an item
 of the run is scored with its new text, its copy in the run left out of its
@@ -45,8 +46,9 @@ reader's rejects, the scope's, and items with no usable features) and
 manifest.json (the run, model, code versions, rules, inputs and outputs
 with their sha256). Nothing in RUNDIR changes. A run made by another train
 or features code version is refused with one line naming both (exit 3).
-Bag-of-words experiments only for now; LDA, which needs topic inference,
-is refused (docs/scoring.md).
+Image features are scaled by the run's image_scale, embeddings pass the
+features stage's checks; LDA, which needs topic inference, is refused
+(docs/scoring.md).
 
 ` + exitCodesHelp,
 		Example: scoreExample,
@@ -62,7 +64,7 @@ is refused (docs/scoring.md).
 				return fmt.Errorf("%w: --k %d must be positive", pipeline.ErrUsage, o.k)
 			}
 			sum, err := stages.Score(cmd.Context(), stages.ScoreOptions{RunDir: args[0], Experiment: o.experiment, Model: o.model,
-				Items: o.items, Text: o.text, K: o.k, Out: o.out})
+				Items: o.items, Text: o.text, ImageFeatures: o.images, Embeddings: o.embeddings, K: o.k, Out: o.out})
 			if err != nil {
 				return err
 			}
@@ -76,6 +78,8 @@ is refused (docs/scoring.md).
 	f.StringVar(&flags.model, "model", "", "the model: "+stages.RetrievableNames()+` but lda (default: the publish: block's, else monomer)`)
 	f.StringVar(&flags.items, "items", "", "the new items: a catalogue items table or an Amazon metadata file (required)")
 	f.StringVar(&flags.text, "text", "", "the new items' documents: a catalogue text table or an Amazon reviews file (bag of words)")
+	f.StringVar(&flags.images, "image-features", "", "the new items' image-feature file (.b), for features: image")
+	f.StringVar(&flags.embeddings, "embeddings", "", "the new items' embeddings (Parquet, or .npy beside its ids), for features: embeddings")
 	f.StringVar(&flags.out, "out", "", "the directory to write, new or empty (required)")
 	f.IntVar(&flags.k, "k", 0, "list length when the experiment has no publish: block (0: 10; with one, its k)")
 	return cmd
