@@ -158,6 +158,25 @@ func (f *Fit) Project(feat Features, items []int32) (*Projection, error) {
 	return p, nil
 }
 
+// ProjectPath names the arithmetic Project uses for items of feat:
+// "sparse" (rows of W added in Go, per row), "go" (dense rows mostly zeros,
+// the same) or "blas" (one gemm per block of rowBlock items, rounded as
+// the BLAS in use rounds). Only "blas" depends on the build: monomer score
+// says whether its BLAS is the run's.
+func (f *Fit) ProjectPath(feat Features, items []int32) (string, error) {
+	src, err := newRowSource(feat)
+	if err != nil {
+		return "", err
+	}
+	if src.sparse != nil {
+		return "sparse", nil
+	}
+	if _, ok := nonZeros(src.dense, items, f.Dim); ok {
+		return "go", nil
+	}
+	return "blas", nil
+}
+
 // maxDenseWorkers bounds the workers of Project's dense path.
 const maxDenseWorkers = 4
 

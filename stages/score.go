@@ -76,7 +76,15 @@ type ScoreSummary struct {
 	// Items counts the items read, Scored those with a list, InRun those
 	// whose id is an item of the run (scored with their new features, the
 	// run's copy left out of their list), Rejects the rows of rejects.parquet.
-	Items   int              `json:"items"`
+	// Projection is how the run's catalogue is projected (models.Fit.
+	// ProjectPath: sparse, go or blas); with blas, RunBLAS is the BLAS the
+	// run's train node recorded and BLAS this binary's: when they differ,
+	// the lists of the run's items may differ from the run's in the last
+	// bits (docs/scoring.md).
+	Projection string `json:"projection"`
+	RunBLAS    string `json:"run_blas,omitempty"`
+	BLAS       string `json:"blas,omitempty"`
+	Items      int    `json:"items"`
 	Scored  int              `json:"scored"`
 	InRun   int              `json:"in_run"`
 	Rejects int              `json:"rejects"`
@@ -631,6 +639,12 @@ func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 	if err != nil {
 		return nil, err
 	}
+	path := ""
+	if fit.Model != models.ModelWNN {
+		if path, err = fit.ProjectPath(feat, runCand); err != nil {
+			return nil, err
+		}
+	}
 	ret, err := models.NewRetrieverParts(fit, feat, runCand, newCand)
 	if err != nil {
 		return nil, fmt.Errorf("stages: score %s: %w", model, err)
@@ -685,7 +699,14 @@ func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 	sum := &ScoreSummary{Format: 1, Run: o.RunDir, Experiment: o.Experiment, Model: model, Features: r.features.Kind,
 		Monomer: cache.Version(), TrainCode: r.trainC, FeaturesCode: r.featC,
 		Rules: scoreRules{K: r.pub.K, Cross: r.pub.Cross, MinProb: r.pub.MinProb, Exclude: r.exclude},
-		Items: read, Scored: scored, InRun: inRun, Rejects: len(rej.rows)}
+		Items: read, Scored: scored, InRun: inRun, Rejects: len(rej.rows), Projection: path}
+	if path == "blas" {
+		// The code's bracket: "v2.13.0 go1.25/amd64 [openblas 0.3.21 Haswell]".
+		if _, env, ok := strings.Cut(r.trainC, "["); ok {
+			sum.RunBLAS = strings.TrimSuffix(env, "]")
+		}
+		sum.BLAS = blasEnv()
+	}
 	if abs, err := filepath.Abs(o.RunDir); err == nil {
 		sum.Run = abs
 	}

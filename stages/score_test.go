@@ -141,7 +141,7 @@ func scoreInRunItems(t *testing.T, run string) {
 		t.Fatalf("score's recommendations.parquet (%d bytes) differs from the run's publish table (%d bytes)", len(got), len(want))
 	}
 	feat := open(t, filepath.Join(run, "men-bow", "features", "feature_items.parquet"))
-	if sum.Scored != int(feat.NumRows()) || sum.InRun != sum.Scored || sum.Model != "monomer" || sum.Rules.K != 7 {
+	if sum.Scored != int(feat.NumRows()) || sum.InRun != sum.Scored || sum.Model != "monomer" || sum.Rules.K != 7 || sum.Projection != "sparse" {
 		t.Fatalf("summary %+v; the run has %d items with features", sum, feat.NumRows())
 	}
 	// Every line of the metadata is an item scored or a reject.
@@ -414,7 +414,8 @@ func TestScoreImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(got, want) || sum.Scored == 0 || sum.InRun != sum.Scored {
+	// The demo's image features are mostly zeros (ReLU): projected in Go.
+	if !bytes.Equal(got, want) || sum.Scored == 0 || sum.InRun != sum.Scored || sum.Projection != "go" {
 		t.Fatalf("score's lists (%d bytes) differ from the run's publish table (%d bytes), or summary %+v", len(got), len(want), sum)
 	}
 	ents, err := os.ReadDir(out)
@@ -427,5 +428,90 @@ func TestScoreImage(t *testing.T) {
 	}
 	if !slices.Equal(names, []string{scoreManifestFile, publishedFile, scoreRejectsFile, scoreVectorsFile}) {
 		t.Fatalf("score wrote %v", names)
+	}
+}
+
+// TestScoreEmbeddings scores a planted 2023 world's embeddings experiment
+// (dense vectors: the BLAS path, one gemm per block) with its own files
+// as new items: its publish table again, byte for byte. Embeddings of
+// another dimension are refused with one line naming both (exit 3).
+func TestScoreEmbeddings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a small run")
+	}
+	_, dir := write2023World(t, "tiny", 0.3, 24)
+	emb := filepath.Join(dir, "embeddings_Clothing_Shoes_and_Jewelry.parquet")
+	// Shifted off zero: dense rows, which Project multiplies by the BLAS.
+	c, err := schema.ReadAll[schema.EmbeddingsCols](t.Context(), emb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range c.Embedding {
+		for j := range e {
+			e[j] += 1
+		}
+	}
+	if _, err := schema.Write(emb, c); err != nil {
+		t.Fatal(err)
+	}
+	y := `
+name: score-emb
+seed: 5
+data_dir: ` + dir + `
+data:
+  format: "2023"
+  meta: meta_Clothing_Shoes_and_Jewelry.jsonl.gz
+  reviews: Clothing_Shoes_and_Jewelry.jsonl.gz
+  embeddings: embeddings_Clothing_Shoes_and_Jewelry.parquet
+settings: {k: 6, monomer_k: 2, n: 2, lambdas: [0.0001], max_iter: 10, valid_every: 5, recommend_k: 5, report_map_items: 100}
+publish: {model: lmt, k: 9}
+experiments:
+  - name: men
+    category: "Clothing, Shoes & Jewelry > Men"
+    graph: co_review
+    features: embeddings
+    models: [lmt, monomer]
+`
+	j, err := job.Parse(filepath.Join(dir, "job.yaml"), []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(t.TempDir(), "run")
+	if _, err := runStages(t.Context(), j, Experiment(), Job(), pipeline.Options{RunDir: run, RunID: "emb"}); err != nil {
+		t.Fatal(err)
+	}
+	before := treeSum(t, run)
+	meta := filepath.Join(dir, "meta_Clothing_Shoes_and_Jewelry.jsonl.gz")
+	out := filepath.Join(t.TempDir(), "scored")
+	sum, err := Score(t.Context(), ScoreOptions{RunDir: run, Experiment: "men", Items: meta, Embeddings: emb, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if treeSum(t, run) != before {
+		t.Fatal("score changed the run directory")
+	}
+	want, err := os.ReadFile(filepath.Join(run, "men", "publish", publishedFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(out, publishedFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) || sum.Scored == 0 || sum.InRun != sum.Scored || sum.Projection != "blas" || sum.BLAS != sum.RunBLAS || sum.BLAS == "" {
+		t.Fatalf("score's lists (%d bytes) differ from the run's publish table (%d bytes), or summary %+v", len(got), len(want), sum)
+	}
+
+	// The same ids with vectors of 16 values: refused, naming 16 and 24.
+	for i := range c.Embedding {
+		c.Embedding[i] = c.Embedding[i][:16]
+	}
+	short := filepath.Join(t.TempDir(), "embeddings_short.parquet")
+	if _, err := schema.Write(short, c); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Score(t.Context(), ScoreOptions{RunDir: run, Experiment: "men", Items: meta, Embeddings: short, Out: filepath.Join(t.TempDir(), "short")})
+	if !errors.Is(err, pipeline.ErrBadInput) || !strings.Contains(err.Error(), "dimension 16, the run's features 24") {
+		t.Fatalf("short embeddings: %v", err)
 	}
 }
