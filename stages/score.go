@@ -81,15 +81,15 @@ type ScoreSummary struct {
 	// run's train node recorded and BLAS this binary's: when they differ,
 	// the lists of the run's items may differ from the run's in the last
 	// bits (docs/scoring.md).
-	Projection string `json:"projection"`
-	RunBLAS    string `json:"run_blas,omitempty"`
-	BLAS       string `json:"blas,omitempty"`
-	Items      int    `json:"items"`
-	Scored  int              `json:"scored"`
-	InRun   int              `json:"in_run"`
-	Rejects int              `json:"rejects"`
-	Inputs  []cache.FileHash `json:"inputs"`
-	Outputs []cache.Output   `json:"outputs"`
+	Projection string           `json:"projection"`
+	RunBLAS    string           `json:"run_blas,omitempty"`
+	BLAS       string           `json:"blas,omitempty"`
+	Items      int              `json:"items"`
+	Scored     int              `json:"scored"`
+	InRun      int              `json:"in_run"`
+	Rejects    int              `json:"rejects"`
+	Inputs     []cache.FileHash `json:"inputs"`
+	Outputs    []cache.Output   `json:"outputs"`
 }
 
 type scoreRules struct {
