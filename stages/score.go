@@ -1,13 +1,11 @@
 package stages
 
 import (
+	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -73,9 +71,6 @@ type ScoreSummary struct {
 	// Rules are the publish rules applied (the run's publish: block, or k
 	// alone).
 	Rules scoreRules `json:"rules"`
-	// Items counts the items read, Scored those with a list, InRun those
-	// whose id is an item of the run (scored with their new features, the
-	// run's copy left out of their list), Rejects the rows of rejects.parquet.
 	// Projection is how the run's catalogue is projected (models.Fit.
 	// ProjectPath: sparse, go or blas); with blas, RunBLAS is the BLAS the
 	// run's train node recorded and BLAS this binary's: when they differ,
@@ -84,6 +79,9 @@ type ScoreSummary struct {
 	Projection string           `json:"projection"`
 	RunBLAS    string           `json:"run_blas,omitempty"`
 	BLAS       string           `json:"blas,omitempty"`
+	// Items counts the items read, Scored those with a list, InRun those
+	// whose id is an item of the run (scored with their new features, the
+	// run's copy left out of their list), Rejects the rows of rejects.parquet.
 	Items      int              `json:"items"`
 	Scored     int              `json:"scored"`
 	InRun      int              `json:"in_run"`
@@ -124,13 +122,6 @@ type scoreRun struct {
 	exclude  string // the publish: block's exclude table, "" for none
 	trainC   string
 	featC    string
-}
-
-// versionOfCode is the stage version of a manifest's code ("v2.13.0 go1.25/amd64
-// [openblas …]" → "2.13.0").
-func versionOfCode(code string) string {
-	f, _, _ := strings.Cut(code, " ")
-	return strings.TrimPrefix(f, "v")
 }
 
 func readStageManifest(expDir, stage string) (*cache.Manifest, error) {
@@ -183,14 +174,14 @@ func openScoreRun(runDir, exp, model string) (*scoreRun, error) {
 		if r.pub.HasExclude && len(pm.Inputs.Files) > 0 {
 			// publishParams.Files: the exclude table comes first.
 			f := pm.Inputs.Files[0]
-			if sum, err := fileSHA256(f.Path); err != nil || sum != f.SHA256 {
+			if sum, err := sha256File(f.Path); err != nil || sum != f.SHA256 {
 				return nil, fmt.Errorf("%w: %s: the publish: block's exclude table is gone or changed since the run (sha256 %s); score applies the rules the run published under", pipeline.ErrBadInput, f.Path, cache.Short(f.SHA256))
 			}
 			r.exclude = f.Path
 		}
 	}
 	if model == "" {
-		model = cmpOr(r.pub.Model, models.ModelMonomer)
+		model = cmp.Or(r.pub.Model, models.ModelMonomer)
 	}
 	r.pub.Model = model
 	tm, err := readStageManifest(expDir, pipeline.PartName(Train{}.Name(), model))
@@ -202,34 +193,14 @@ func openScoreRun(runDir, exp, model string) (*scoreRun, error) {
 	}
 	r.trainC, r.featC = tm.Inputs.Code, fm.Inputs.Code
 	for _, c := range []struct{ stage, run, now string }{
-		{"train", versionOfCode(tm.Inputs.Code), Train{}.Version()},
-		{"features", versionOfCode(fm.Inputs.Code), Features{}.Version()},
+		{"train", codeVersion(tm.Inputs.Code), Train{}.Version()},
+		{"features", codeVersion(fm.Inputs.Code), Features{}.Version()},
 	} {
 		if c.run != c.now {
 			return nil, fmt.Errorf("%w: %s: the run's %s code is version %s, this monomer's %s: score with the monomer that made the run, or rerun it", pipeline.ErrBadInput, expDir, c.stage, c.run, c.now)
 		}
 	}
 	return r, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // newItems are the new items scoped, by id (byte order), with what each
@@ -427,7 +398,7 @@ func newDenseFeatures(ctx context.Context, r *scoreRun, path string, nw *newItem
 			keep = append(keep, int32(i))
 		}
 		if len(keep) == 0 {
-			return nil, keep, nil, nil
+			return run, nil, func() {}, nil // nothing to stack
 		}
 		if _, err := imagefeat.Extract(ctx, path, rows, len(keep), float32(r.features.ImageScale), tmp, imagefeat.WithDim(run.Dim())); err != nil {
 			if errors.Is(err, imagefeat.ErrDim) {
@@ -461,7 +432,7 @@ func newDenseFeatures(ctx context.Context, r *scoreRun, path string, nw *newItem
 	}
 	m, err := imagefeat.OpenMatrix(tmp)
 	if err != nil {
-		os.Remove(tmp)
+		os.Remove(tmp) // made by Extract above
 		return nil, nil, nil, err
 	}
 	done := func() { m.Close(); os.Remove(tmp) }
@@ -495,21 +466,6 @@ func (s *stacked) Row(i int) []float32 {
 		return s.more.Row(int(s.at[i-n]))
 	}
 	return s.run.Row(i)
-}
-
-// prepareOut creates dir, which must not exist or be empty: score writes
-// only files it creates.
-func prepareOut(dir string) error {
-	ents, err := os.ReadDir(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return os.MkdirAll(dir, 0o755)
-	case err != nil:
-		return fmt.Errorf("%w: --out %s: %v", pipeline.ErrUsage, dir, err)
-	case len(ents) > 0:
-		return fmt.Errorf("%w: --out %s is not empty: score writes a new directory (or an empty one)", pipeline.ErrUsage, dir)
-	}
-	return nil
 }
 
 // Score scores the new items of o through the run's model and writes
@@ -554,9 +510,26 @@ func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 			return nil, fmt.Errorf("%w: %v", pipeline.ErrMissingInput, err)
 		}
 	}
-	if err := prepareOut(o.Out); err != nil {
+	if err := emptyOut(o.Out); err != nil {
 		return nil, err
 	}
+	// Written in a temporary directory beside Out and renamed into place,
+	// as export does: Out holds a whole score or nothing.
+	final := o.Out
+	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(final)), "."+filepath.Base(final)+".score-")
+	if err != nil {
+		return nil, fmt.Errorf("%w: --out %s: %v", pipeline.ErrUsage, final, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			os.RemoveAll(tmp) // made by this call, holding only its files
+		}
+	}()
+	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp's 0700 is for the temporary name only
+		return nil, fmt.Errorf("stages: score: %w", err)
+	}
+	o.Out = tmp
 
 	rej := &rejectSink{catalogue: true}
 	nw, read, err := readNewItems(ctx, r, o.Items, rej)
@@ -585,13 +558,15 @@ func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 	}
 	var feat models.Features
 	var keep []int32 // the new items with features, by id
+	dropMatrix := func() {}
+	defer func() { dropMatrix() }()
 	if r.features.Kind == "bow" {
 		feat, keep, err = newBowFeatures(ctx, r, o.Text, nw, rej, featRun.(*csr), noFeatures)
 	} else {
-		var done func()
-		feat, keep, done, err = newDenseFeatures(ctx, r, source.path, nw, featRun.(models.Dense), filepath.Join(o.Out, newMatrixFile), noFeatures)
-		if done != nil {
-			defer done()
+		var drop func()
+		feat, keep, drop, err = newDenseFeatures(ctx, r, source.path, nw, featRun.(models.Dense), filepath.Join(o.Out, newMatrixFile), noFeatures)
+		if drop != nil {
+			dropMatrix = drop
 		}
 	}
 	if err != nil {
@@ -696,6 +671,9 @@ func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 		return nil, err
 	}
 
+	dropMatrix() // before the rename: the matrix is not an output
+	dropMatrix = func() {}
+
 	sum := &ScoreSummary{Format: 1, Run: o.RunDir, Experiment: o.Experiment, Model: model, Features: r.features.Kind,
 		Monomer: cache.Version(), TrainCode: r.trainC, FeaturesCode: r.featC,
 		Rules: scoreRules{K: r.pub.K, Cross: r.pub.Cross, MinProb: r.pub.MinProb, Exclude: r.exclude},
@@ -711,7 +689,7 @@ func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 		sum.Run = abs
 	}
 	for _, f := range inputsRead {
-		h, err := fileSHA256(f)
+		h, err := sha256File(f)
 		if err != nil {
 			return nil, err
 		}
@@ -723,7 +701,7 @@ func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 	}
 	for _, name := range []string{publishedFile, scoreRejectsFile, scoreVectorsFile} {
 		path := filepath.Join(o.Out, name)
-		h, err := fileSHA256(path)
+		h, err := sha256File(path)
 		if err != nil {
 			return nil, err
 		}
@@ -744,6 +722,11 @@ func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 	if err := os.WriteFile(filepath.Join(o.Out, scoreManifestFile), append(b, '\n'), 0o644); err != nil {
 		return nil, err
 	}
+	// rename(2) replaces an empty directory, and only an empty one.
+	if err := os.Rename(tmp, final); err != nil {
+		return nil, fmt.Errorf("%w: --out %s: %v", pipeline.ErrUsage, final, err)
+	}
+	done = true
 	return sum, nil
 }
 

@@ -510,8 +510,13 @@ experiments:
 	if _, err := schema.Write(short, c); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Score(t.Context(), ScoreOptions{RunDir: run, Experiment: "men", Items: meta, Embeddings: short, Out: filepath.Join(t.TempDir(), "short")})
+	parent := t.TempDir()
+	_, err = Score(t.Context(), ScoreOptions{RunDir: run, Experiment: "men", Items: meta, Embeddings: short, Out: filepath.Join(parent, "short")})
 	if !errors.Is(err, pipeline.ErrBadInput) || !strings.Contains(err.Error(), "dimension 16, the run's features 24") {
 		t.Fatalf("short embeddings: %v", err)
+	}
+	// A refused score leaves nothing: no output directory, no temporary.
+	if left, _ := os.ReadDir(parent); len(left) != 0 {
+		t.Fatalf("a refused score left %v", left)
 	}
 }
