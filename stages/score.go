@@ -286,7 +286,10 @@ func newDocs(ctx context.Context, r *scoreRun, path string, n *newItems, rej *re
 		return docs, tableError(err)
 	}
 	var st amazon.Stats
-	for rv, err := range reviewsOf(amazon.ReviewOptions{Format: r.ingest.Format}, path, f.add, &st) {
+	// Ingest's options: a co_review experiment's ingest rejects reviews
+	// without a user or a time, so its bag of words never saw them.
+	opts := amazon.ReviewOptions{Format: r.ingest.Format, UserTime: r.ingest.CoReview != nil}
+	for rv, err := range reviewsOf(opts, path, f.add, &st) {
 		if err != nil {
 			return nil, err
 		}
