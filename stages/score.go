@@ -137,9 +137,10 @@ func readStageManifest(expDir, stage string) (*cache.Manifest, error) {
 }
 
 // openScoreRun reads and checks what score needs of experiment exp of
-// runDir for model: a run whose train or features code is another
-// version than this binary's is refused (exit 3), since the features it
-// would compute, or the parameters' meaning, may differ.
+// runDir for model: a run whose train, features, ingest or publish code
+// is another version than this binary's is refused (exit 3), since the
+// items it would scope, the features it would compute, the parameters'
+// meaning or the lists may differ.
 func openScoreRun(runDir, exp, model string) (*scoreRun, error) {
 	if fi, err := os.Stat(runDir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%w: %s is not a run directory (run `monomer run` first)", pipeline.ErrUsage, runDir)
@@ -163,11 +164,13 @@ func openScoreRun(runDir, exp, model string) (*scoreRun, error) {
 	if err := json.Unmarshal(fm.Inputs.Params, &r.features); err != nil {
 		return nil, fmt.Errorf("stages: %s: features' params: %w", expDir, err)
 	}
+	pubCode := ""
 	if _, err := os.Stat(filepath.Join(expDir, Publish{}.Name(), cache.ManifestName)); err == nil {
 		pm, err := readStageManifest(expDir, Publish{}.Name())
 		if err != nil {
 			return nil, err
 		}
+		pubCode = pm.Inputs.Code
 		if err := json.Unmarshal(pm.Inputs.Params, &r.pub); err != nil {
 			return nil, fmt.Errorf("stages: %s: publish's params: %w", expDir, err)
 		}
@@ -192,10 +195,18 @@ func openScoreRun(runDir, exp, model string) (*scoreRun, error) {
 		return nil, err
 	}
 	r.trainC, r.featC = tm.Inputs.Code, fm.Inputs.Code
-	for _, c := range []struct{ stage, run, now string }{
+	// Scope, featurisation, parameters and lists are each the code of a
+	// stage (ingest, features, train, publish): another version of any
+	// may give other items, rows or bits than the run's.
+	checks := []struct{ stage, run, now string }{
 		{"train", codeVersion(tm.Inputs.Code), Train{}.Version()},
 		{"features", codeVersion(fm.Inputs.Code), Features{}.Version()},
-	} {
+		{"ingest", codeVersion(ing.Inputs.Code), Ingest{}.Version()},
+	}
+	if pubCode != "" {
+		checks = append(checks, struct{ stage, run, now string }{"publish", codeVersion(pubCode), Publish{}.Version()})
+	}
+	for _, c := range checks {
 		if c.run != c.now {
 			return nil, fmt.Errorf("%w: %s: the run's %s code is version %s, this monomer's %s: score with the monomer that made the run, or rerun it", pipeline.ErrBadInput, expDir, c.stage, c.run, c.now)
 		}

@@ -350,7 +350,7 @@ func scoreNewItems(t *testing.T, run string) {
 // naming both versions, a run whose train or features code is another
 // version than this binary's.
 func scoreVersionCheck(t *testing.T, run string) {
-	for _, stage := range []string{"features", "train.lmt"} {
+	for _, stage := range []string{"features", "train.lmt", "ingest"} {
 		t.Run(stage, func(t *testing.T) {
 			fake := filepath.Join(t.TempDir(), "run")
 			for _, st := range []string{"ingest", "features", "train.lmt"} {
@@ -371,10 +371,7 @@ func scoreVersionCheck(t *testing.T, run string) {
 				}
 			}
 			_, err := openScoreRun(fake, "men-bow", "lmt")
-			now := Features{}.Version()
-			if stage != "features" {
-				now = Train{}.Version()
-			}
+			now := map[string]string{"features": Features{}.Version(), "train.lmt": Train{}.Version(), "ingest": Ingest{}.Version()}[stage]
 			if !errors.Is(err, pipeline.ErrBadInput) || !strings.Contains(err.Error(), "version 0.0.1, this monomer's "+now) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("got %v", err)
 			}

@@ -44,8 +44,9 @@ schema), vectors.parquet (each new item's vectors as monomer export writes
 them), rejects.parquet (the
 reader's rejects, the scope's, and items with no usable features) and
 manifest.json (the run, model, code versions, rules, inputs and outputs
-with their sha256). Nothing in RUNDIR changes. A run made by another train
-or features code version is refused with one line naming both (exit 3).
+with their sha256). Nothing in RUNDIR changes. A run made by another
+train, features, ingest or publish code version is refused with one line
+naming both (exit 3).
 Image features are scaled by the run's image_scale, embeddings pass the
 features stage's checks; LDA, which needs topic inference, is refused
 (docs/scoring.md).
