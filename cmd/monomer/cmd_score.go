@@ -33,23 +33,22 @@ and text tables (docs/catalogue.md), or an Amazon metadata and reviews file.
 Each new item is scoped as ingest scopes the run's items (outside the
 experiment's category, or without a subcategory at its depth, it is a
 reject with that reason), featurised by the features stage's own code (the
-run's stored vocabulary, image_scale or embedding checks), and projected and ranked by the publish
-stage's code: an item of the run given again gets exactly the list and
-probabilities the run's publish table gave it. An item whose id is an item
-of the run is scored with its new text, its copy in the run left out of its
-list; the run's copy stays the candidate others see.
+run's stored vocabulary, image_scale, or the embeddings' checks), and
+projected and ranked by the publish stage's code: an item of the run given
+again gets exactly the list and probabilities the run's publish table gave
+it. An item whose id is an item of the run is scored with its new
+features, its copy in the run left out of its list; the run's copy stays
+the candidate others see. LDA, which needs topic inference, is refused.
 
 DIR (new, or empty) gets recommendations.parquet (the publish table's
 schema), vectors.parquet (each new item's vectors as monomer export writes
-them), rejects.parquet (the
-reader's rejects, the scope's, and items with no usable features) and
-manifest.json (the run, model, code versions, rules, inputs and outputs
-with their sha256). Nothing in RUNDIR changes. A run made by another
-train, features, ingest or publish code version is refused with one line
-naming both (exit 3).
-Image features are scaled by the run's image_scale, embeddings pass the
-features stage's checks; LDA, which needs topic inference, is refused
-(docs/scoring.md).
+them), rejects.parquet (the readers' rejects, the scope's, and items with
+no usable features) and manifest.json (the run, model, code versions,
+rules, projection path, inputs and outputs with their sha256), whole or
+not at all. Nothing in RUNDIR changes. A run made by another train,
+features, ingest or publish code version is refused with one line naming
+both, as are embeddings of another dimension (exit 3). See
+docs/scoring.md.
 
 ` + exitCodesHelp,
 		Example: scoreExample,
