@@ -158,6 +158,25 @@ func (f *Fit) Project(feat Features, items []int32) (*Projection, error) {
 	return p, nil
 }
 
+// ProjectPath names the arithmetic Project uses for items of feat:
+// "sparse" (rows of W added in Go, per row), "go" (dense rows mostly zeros,
+// the same) or "blas" (one gemm per block of rowBlock items, rounded as
+// the BLAS in use rounds). Only "blas" depends on the build: monomer score
+// says whether its BLAS is the run's.
+func (f *Fit) ProjectPath(feat Features, items []int32) (string, error) {
+	src, err := newRowSource(feat)
+	if err != nil {
+		return "", err
+	}
+	if src.sparse != nil {
+		return "sparse", nil
+	}
+	if _, ok := nonZeros(src.dense, items, f.Dim); ok {
+		return "go", nil
+	}
+	return "blas", nil
+}
+
 // maxDenseWorkers bounds the workers of Project's dense path.
 const maxDenseWorkers = 4
 
@@ -205,6 +224,16 @@ type Retriever struct {
 // vectors of (N+1)K values for Monomer, K+1 for LMT, none for WNN (which
 // reads feat's rows as it goes).
 func NewRetriever(f *Fit, feat Features, cand []int32) (*Retriever, error) {
+	return NewRetrieverParts(f, feat, cand)
+}
+
+// NewRetrieverParts is NewRetriever over the candidates of parts in order,
+// each part projected by its own Fit.Project call: a part's vectors are
+// then the bits its Project alone gives (the dense path is chosen per
+// call), so a run's catalogue keeps its bits with new items beside it
+// (monomer score, stages/score.go).
+func NewRetrieverParts(f *Fit, feat Features, parts ...[]int32) (*Retriever, error) {
+	cand := slices.Concat(parts...)
 	src, err := newRowSource(feat)
 	if err != nil {
 		return nil, err
@@ -233,9 +262,23 @@ func NewRetriever(f *Fit, feat Features, cand []int32) (*Retriever, error) {
 			r.norms[i] = r.wnnNorm(int(it))
 		}
 	case ModelLMT, ModelMonomer:
-		p, err := f.Project(feat, cand)
-		if err != nil {
-			return nil, err
+		var p *Projection
+		for _, part := range parts {
+			pp, err := f.Project(feat, part)
+			if err != nil {
+				return nil, err
+			}
+			if p == nil {
+				p = pp
+				continue
+			}
+			p.Items = append(p.Items, pp.Items...)
+			p.Data = append(p.Data, pp.Data...)
+		}
+		if p == nil {
+			if p, err = f.Project(feat, nil); err != nil {
+				return nil, err
+			}
 		}
 		r.items = p
 		r.dim = f.InnerDim()

@@ -417,7 +417,8 @@ type ChurnCols struct {
 }
 
 // ExportVectorsCols: export_vectors, vectors.parquet in the directory
-// monomer export writes (not under a run directory; docs/serving.md).
+// `monomer export` writes (not under a run directory; docs/serving.md),
+// and in a `monomer score` directory for its new items (docs/scoring.md).
 // One row per item of the experiment with features, by id (byte order):
 // its query_vector q(x) and item_vector v(y), float32 of the model's
 // inner-product form, so that P(related) = σ(c − query_offset + q(x)·v(y))

@@ -173,13 +173,8 @@ func Export(ctx context.Context, o ExportOptions) (*ExportSummary, error) {
 		return nil, err
 	}
 	n := len(e.cand)
-	ids := make([]string, n)
-	cols := schema.ExportVectorsCols{ID: ids, QueryVector: make([][]float32, n), ItemVector: make([][]float32, n), QueryOffset: off}
-	for i, it := range e.cand {
-		ids[i] = e.it.asin[it]
-		cols.QueryVector[i] = q32[i*d : (i+1)*d : (i+1)*d]
-		cols.ItemVector[i] = v32[i*d : (i+1)*d : (i+1)*d]
-	}
+	cols := exportCols(e.it, e.cand, d, q32, v32, off)
+	ids := cols.ID
 
 	abs, _ := filepath.Abs(o.RunDir)
 	meta := &ExportModel{Format: 1, Model: o.Model, Experiment: o.Experiment, Features: kind, Items: n,
@@ -361,4 +356,18 @@ func sha256File(path string) (string, error) {
 		return "", fmt.Errorf("stages: %s: %w", path, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// exportCols are the export_vectors rows of items rows (indices into it)
+// from their vectors, d values a row: `monomer export`'s table, and `monomer
+// score`'s of new items.
+func exportCols(it *items, rows []int32, d int, q32, v32 []float32, off []float64) schema.ExportVectorsCols {
+	n := len(rows)
+	c := schema.ExportVectorsCols{ID: make([]string, n), QueryVector: make([][]float32, n), ItemVector: make([][]float32, n), QueryOffset: off}
+	for i, r := range rows {
+		c.ID[i] = it.asin[r]
+		c.QueryVector[i] = q32[i*d : (i+1)*d : (i+1)*d]
+		c.ItemVector[i] = v32[i*d : (i+1)*d : (i+1)*d]
+	}
+	return c
 }

@@ -133,18 +133,35 @@ func reviewDocs(ctx context.Context, path string, rows map[string]int32, summary
 					yield(bow.Doc{}, fmt.Errorf("stages: %s row %d: a review of %s, which is not an item of the experiment", path, at+int64(k), a))
 					return
 				}
-				text := b.Text[k]
-				if summary && b.Summary[k] != "" {
-					text = b.Summary[k] + ". " + text
-				}
 				count(1)
-				if !yield(bow.Doc{Item: row, Text: text}, nil) {
+				if !yield(bow.Doc{Item: row, Text: docText(b.Summary[k], b.Text[k], summary)}, nil) {
 					return
 				}
 			}
 			at += int64(len(b.ASIN))
 		}
 	}
+}
+
+// docText is a review as the bag of words reads it: the summary in front
+// of the text if summary is set (use_summary). monomer score reads a new
+// item's text through it too.
+func docText(summary, text string, useSummary bool) string {
+	if useSummary && summary != "" {
+		return summary + ". " + text
+	}
+	return text
+}
+
+// bowRows is the bag of words of docs over items 0..n-1: counted over
+// vocab, or over the vocabulary ranked from docs when vocab is nil. The
+// features stage and monomer score (a run's stored vocabulary) both call
+// it, so a new item's row is the row the stage gives the same text.
+func bowRows(ctx context.Context, docs iter.Seq2[bow.Doc, error], n int, vocab []bow.Term, opts bow.Options) (*bow.Result, error) {
+	if vocab != nil {
+		return bow.Vectorize(ctx, docs, n, vocab, opts)
+	}
+	return bow.Build(ctx, docs, n, opts)
 }
 
 func bowFeatures(ctx context.Context, env *pipeline.Env, p featuresParams, it *items) (*pipeline.Result, error) {
@@ -170,12 +187,7 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, p featuresParams, it *i
 	}
 	tr := env.Track("tokenise and tag reviews", 0)
 	docs := reviewDocs(ctx, path, rows, p.UseSummary, tr.Add)
-	var res *bow.Result
-	if vocab != nil {
-		res, err = bow.Vectorize(ctx, docs, len(it.asin), vocab, opts)
-	} else {
-		res, err = bow.Build(ctx, docs, len(it.asin), opts)
-	}
+	res, err := bowRows(ctx, docs, len(it.asin), vocab, opts)
 	tr.Done()
 	if err != nil {
 		return nil, err

@@ -235,16 +235,17 @@ func (Publish) Run(ctx context.Context, env *pipeline.Env, p publishParams) (*pi
 		}
 		stats["queries_unknown"] = unknown
 	}
-	var excluded []bool
+	var excluded func(x, y int32) bool
 	if p.HasExclude {
 		ex, unknown, err := idTable(ctx, p.Exclude, e)
 		if err != nil {
 			return nil, err
 		}
-		excluded = make([]bool, len(e.it.asin))
+		out := make([]bool, len(e.it.asin))
 		for _, x := range ex {
-			excluded[x] = true
+			out[x] = true
 		}
+		excluded = func(_, y int32) bool { return out[y] }
 		stats["excluded"], stats["exclude_unknown"] = len(ex), unknown
 	}
 	w, err := schema.NewWriter[schema.PublishedCols](filepath.Join(env.OutDir, publishedFile), schema.RowGroupRows)
@@ -341,17 +342,19 @@ func (Publish) Run(ctx context.Context, env *pipeline.Env, p publishParams) (*pi
 // publishLists computes the lists of queries in blocks (publishBlock) with
 // the recommend stage's retrieval (Retriever.TopKLists, the one code path
 // of both), applies the rules of p and hands each block to write as rows of
-// whole lists, n queries; each list also goes to each.
-func publishLists(r *models.Retriever, it *items, queries []int32, p publishParams, excluded []bool,
+// whole lists, n queries; each list also goes to each. excluded, if not
+// nil, leaves y out of x's list (publish.exclude; monomer score adds a new
+// item's twin in the run).
+func publishLists(r *models.Retriever, it *items, queries []int32, p publishParams, excluded func(x, y int32) bool,
 	each func(q int32, list []models.Hit) error, write func(c schema.PublishedCols, n int) error) error {
 	var skip func(x, y int32) bool
 	switch {
 	case p.Cross && excluded != nil:
-		skip = func(x, y int32) bool { return excluded[y] || it.sameSub(x, y) }
+		skip = func(x, y int32) bool { return excluded(x, y) || it.sameSub(x, y) }
 	case p.Cross:
 		skip = it.sameSub
 	case excluded != nil:
-		skip = func(_, y int32) bool { return excluded[y] }
+		skip = excluded
 	}
 	bs := publishBlock(p.K)
 	for lo := 0; lo < len(queries); lo += bs {

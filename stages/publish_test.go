@@ -259,7 +259,11 @@ func TestPublish(t *testing.T) {
 		t.Helper()
 		p.K, p.Model = k, "monomer"
 		out := map[int32][]models.Hit{}
-		err := publishLists(r, e.it, queries, p, excluded, func(q int32, l []models.Hit) error {
+		var skip func(x, y int32) bool
+		if excluded != nil {
+			skip = func(_, y int32) bool { return excluded[y] }
+		}
+		err := publishLists(r, e.it, queries, p, skip, func(q int32, l []models.Hit) error {
 			out[q] = l
 			return nil
 		}, func(schema.PublishedCols, int) error { return nil })

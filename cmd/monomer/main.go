@@ -107,6 +107,7 @@ Version: ` + versionLine() + `
 		newPlanCommand(),
 		newRecommendCommand(),
 		newRunCommand(&g),
+		newScoreCommand(),
 		newShowCommand(),
 		newStatusCommand(&g),
 		newVerifyCommand(&g),

@@ -273,6 +273,12 @@ func TestExitCodes(t *testing.T) {
 			stderr: `unknown experiment "nope"; the run directory runs/cmdtest has experiments a, b` + "\n"},
 		{name: "recommend with ct", args: []string{"recommend", "runs/cmdtest", "--experiment", "a", "--asin", "X", "--model", "ct"}, code: 2,
 			stderr: "ranks subcategories, not items"},
+		{name: "score without --items", args: []string{"score", "runs/cmdtest", "--experiment", "a", "--out", "scored"}, code: 2,
+			stderr: "monomer: usage: score needs --items (see --help)\n"},
+		{name: "score from no run", args: []string{"score", "nowhere", "--experiment", "a", "--items", "meta.txt", "--out", "scored"}, code: 2,
+			stderr: "monomer: usage: nowhere is not a run directory (run `monomer run` first)\n"},
+		{name: "score of a run without features", args: []string{"score", "runs/cmdtest", "--experiment", "a", "--items", "meta.txt", "--out", "scored"}, code: 2,
+			stderr: "stage features has not finished (run `monomer run` first)\n"},
 		{name: "dry run that would fail", args: []string{"run", "job.yaml", "--dry-run", "--only", "train", "--run-id", "fresh"}, code: 1,
 			stderr: "monomer: dry run: 2 stage(s) would fail; the first: pipeline: a/train needs the outputs of a/ingest, which has not run (run it, or use --from ingest)\n"},
 	}

@@ -1,0 +1,568 @@
+package stages
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"monomer/bow"
+	"monomer/job"
+	"monomer/pipeline"
+	"monomer/pipeline/cache"
+	"monomer/schema"
+)
+
+// scoreJob is one bag-of-words experiment of the committed tiny data with
+// a publish: block.
+const scoreJob = `
+name: score-test
+seed: 3
+data_dir: DATA
+data:
+  meta: meta_Demo.json.gz
+  reviews: reviews_Demo.json.gz
+settings:
+  k: 6
+  monomer_k: 2
+  n: 2
+  lambdas: [0.0001]
+  max_iter: 10
+  valid_every: 5
+  recommend_k: 5
+  report_map_items: 100
+publish:
+  model: monomer
+  k: 7
+experiments:
+  - name: men-bow
+    category: "Clothing, Shoes & Jewelry > Men"
+    graph: also_bought
+    features: bow
+    models: [wnn, lmt, monomer]
+`
+
+// scoreTestRun runs scoreJob into a temporary directory.
+func scoreTestRun(t *testing.T) string {
+	t.Helper()
+	data, err := filepath.Abs(testData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	j, err := job.Parse(filepath.Join(dir, "job.yaml"), []byte(strings.ReplaceAll(scoreJob, "DATA", data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(dir, "run")
+	if _, err := runStages(t.Context(), j, Experiment(), Job(), pipeline.Options{RunDir: run, RunID: "score-test"}); err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// TestScore shares one small run between its cases.
+func TestScore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a small run")
+	}
+	run := scoreTestRun(t)
+	t.Run("in_run_items", func(t *testing.T) { scoreInRunItems(t, run) })
+	t.Run("new_items", func(t *testing.T) { scoreNewItems(t, run) })
+	t.Run("version_check", func(t *testing.T) { scoreVersionCheck(t, run) })
+}
+
+// treeSum is a digest of every path, mode and byte under dir.
+func treeSum(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		h.Write([]byte(p + "\x00" + fi.Mode().String() + "\x00"))
+		if fi.Mode().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			h.Write(b)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			l, _ := os.Readlink(p)
+			h.Write([]byte(l))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// scoreInRunItems scores the run's own input files as new items:
+// every item of the run with features gets its list again, byte for byte
+// the run's publish table (the featurisation, projection and rules are
+// the run's code), the Women's items and those without a usable text are
+// rejects with their reasons, and the run directory is not touched.
+func scoreInRunItems(t *testing.T, run string) {
+	before := treeSum(t, run)
+	out := filepath.Join(t.TempDir(), "scored")
+	data, _ := filepath.Abs(testData)
+	sum, err := Score(t.Context(), ScoreOptions{RunDir: run, Experiment: "men-bow",
+		Items: filepath.Join(data, "meta_Demo.json.gz"), Text: filepath.Join(data, "reviews_Demo.json.gz"), Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := treeSum(t, run); after != before {
+		t.Fatal("score changed the run directory")
+	}
+	want, err := os.ReadFile(filepath.Join(run, "men-bow", "publish", publishedFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(out, publishedFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("score's recommendations.parquet (%d bytes) differs from the run's publish table (%d bytes)", len(got), len(want))
+	}
+	feat := open(t, filepath.Join(run, "men-bow", "features", "feature_items.parquet"))
+	if sum.Scored != int(feat.NumRows()) || sum.InRun != sum.Scored || sum.Model != "monomer" || sum.Rules.K != 7 || sum.Projection != "sparse" {
+		t.Fatalf("summary %+v; the run has %d items with features", sum, feat.NumRows())
+	}
+	// Every line of the metadata is an item scored or a reject.
+	rej, err := schema.ReadAll[schema.CatalogueRejectsCols](t.Context(), filepath.Join(out, scoreRejectsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Items != 3848 || sum.Scored+len(rej.ID) != sum.Items || sum.Rejects != len(rej.ID) {
+		t.Fatalf("%d items read, %d scored, %d rejects (summary %d)", sum.Items, sum.Scored, len(rej.ID), sum.Rejects)
+	}
+	reasons := map[string]int{}
+	for _, e := range rej.Error {
+		reasons[e]++
+	}
+	if reasons[ReasonOutOfScope] == 0 || reasons[ReasonNoFeatures] == 0 {
+		t.Fatalf("reject reasons %v: want items outside Men and items without features", reasons)
+	}
+	// The vectors are monomer export's of the same items, byte for byte:
+	// one projection and one inner-product form.
+	exp := filepath.Join(t.TempDir(), "export")
+	if _, err := Export(t.Context(), ExportOptions{RunDir: run, Experiment: "men-bow", Model: "monomer", Out: exp}); err != nil {
+		t.Fatal(err)
+	}
+	wantVec, err := os.ReadFile(filepath.Join(exp, ExportVectorsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotVec, err := os.ReadFile(filepath.Join(out, scoreVectorsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vec := open(t, filepath.Join(out, scoreVectorsFile)); vec.NumRows() != int64(sum.Scored) || !bytes.Equal(gotVec, wantVec) {
+		t.Fatalf("%d vectors for %d items scored; equal to export's: %v", vec.NumRows(), sum.Scored, bytes.Equal(gotVec, wantVec))
+	}
+	if _, err := os.Stat(filepath.Join(out, scoreManifestFile)); err != nil {
+		t.Fatal(err)
+	}
+	// A second score into the same directory is refused, not overwritten.
+	_, err = Score(t.Context(), ScoreOptions{RunDir: run, Experiment: "men-bow",
+		Items: filepath.Join(data, "meta_Demo.json.gz"), Text: filepath.Join(data, "reviews_Demo.json.gz"), Out: out})
+	if !errors.Is(err, pipeline.ErrUsage) {
+		t.Fatalf("score into a full directory: %v", err)
+	}
+}
+
+// writeGz writes lines as a gzipped file.
+func writeGz(t *testing.T, path string, lines []string) {
+	t.Helper()
+	var b bytes.Buffer
+	z := gzip.NewWriter(&b)
+	for _, l := range lines {
+		z.Write([]byte(l + "\n"))
+	}
+	z.Close()
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gzLines reads a gzipped file's lines.
+func gzLines(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	s := bufio.NewScanner(z)
+	s.Buffer(nil, 1<<24)
+	for s.Scan() {
+		out = append(out, s.Text())
+	}
+	return out
+}
+
+// scoreNewItems scores copies of run items under new ids: a copy's
+// bag of words is the features stage's row of its original, its list
+// holds the original, the bad and featureless rows are counted rejects,
+// and a run of another train code version is refused with exit 3.
+func scoreNewItems(t *testing.T, run string) {
+	data, _ := filepath.Abs(testData)
+	in := runInputs(run, "men-bow")
+	it, err := readItems(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bowRun, err := readBow(t.Context(), filepath.Join(run, "men-bow", "features"), len(it.asin), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three originals with a bag of words.
+	var orig []string
+	for i, a := range it.asin {
+		if !bowRun.empty(i) && len(orig) < 3 {
+			orig = append(orig, a)
+		}
+	}
+	newID := func(a string) string { return "NEW" + a[3:] }
+	var meta, reviews []string
+	for _, l := range gzLines(t, filepath.Join(data, "meta_Demo.json.gz")) {
+		for _, a := range orig {
+			if strings.Contains(l, "'asin': '"+a+"'") {
+				meta = append(meta, strings.Replace(l, a, newID(a), 1))
+			}
+		}
+	}
+	for _, l := range gzLines(t, filepath.Join(data, "reviews_Demo.json.gz")) {
+		for _, a := range orig {
+			if strings.Contains(l, `"asin": "`+a+`"`) {
+				reviews = append(reviews, strings.Replace(l, a, newID(a), 1))
+			}
+		}
+	}
+	meta = append(meta,
+		`{'asin': 'NEWNOTEXT1', 'categories': [['Clothing, Shoes & Jewelry', 'Men', 'Shirts']], 'title': 'no review'}`,
+		`{'asin': 'NEWWOMEN01', 'categories': [['Clothing, Shoes & Jewelry', 'Women', 'Shirts']], 'title': 'elsewhere'}`,
+		`{'asin': 'NEWTOPLVL1', 'categories': [['Clothing, Shoes & Jewelry', 'Men']], 'title': 'no subcategory'}`,
+		`{'asin': 'NEWBROKEN1', 'categories': [[`)
+	reviews = append(reviews, `{"asin": "NEWNOVOCAB", "reviewText": "zzzq", "summary": "", "overall": 5.0, "unixReviewTime": 1}`)
+	meta = append(meta, `{'asin': 'NEWNOVOCAB', 'categories': [['Clothing, Shoes & Jewelry', 'Men', 'Shirts']], 'title': 'qq'}`)
+	dir := t.TempDir()
+	items, text := filepath.Join(dir, "meta_New.json.gz"), filepath.Join(dir, "reviews_New.json.gz")
+	writeGz(t, items, meta)
+	writeGz(t, text, reviews)
+	out := filepath.Join(dir, "out")
+	sum, err := Score(t.Context(), ScoreOptions{RunDir: run, Experiment: "men-bow", Model: "lmt", Items: items, Text: text, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Scored != len(orig) || sum.InRun != 0 || sum.Items != len(meta)-1 {
+		t.Fatalf("summary %+v", sum)
+	}
+	rej, err := schema.ReadAll[schema.CatalogueRejectsCols](t.Context(), filepath.Join(out, scoreRejectsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for i, id := range rej.ID {
+		got[id] = rej.Error[i]
+	}
+	wantRej := map[string]string{"NEWNOTEXT1": ReasonNoFeatures, "NEWNOVOCAB": ReasonNoFeatures,
+		"NEWWOMEN01": ReasonOutOfScope, "NEWTOPLVL1": ReasonNoSub}
+	for id, why := range wantRej {
+		if got[id] != why {
+			t.Errorf("reject of %s: %q, want %q (rejects %v)", id, got[id], why, got)
+		}
+	}
+	if len(rej.ID) != len(wantRej)+1 { // and the broken line, a reader's reject with its line
+		t.Fatalf("%d rejects: %v", len(rej.ID), rej.Error)
+	}
+
+	// Each copy's bag of words is its original's row of the features
+	// stage; rebuild the new rows as Score does.
+	r, err := openScoreRun(run, "men-bow", "lmt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nw, _, err := readNewItems(t.Context(), r, items, &rejectSink{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := newDocs(t.Context(), r, text, nw, &rejectSink{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vocab, err := readVocabulary(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := bowRows(t.Context(), bow.SliceDocs(docs), len(nw.id), vocab, bowOptions(r.features))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := it.rows()
+	for _, a := range orig {
+		gi, gv := res.Matrix.SparseRow(int(nw.row[newID(a)]))
+		wi, wv := bowRun.SparseRow(int(row[a]))
+		if !slices.Equal(gi, wi) || !slices.Equal(gv, wv) || len(gi) == 0 {
+			t.Fatalf("%s: bag of words %v %v, the features stage's row of %s %v %v", newID(a), gi, gv, a, wi, wv)
+		}
+	}
+	// A copy's list holds its original.
+	pub, err := schema.ReadAll[schema.PublishedCols](t.Context(), filepath.Join(out, publishedFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range orig {
+		found := false
+		for i, q := range pub.Query {
+			if q == newID(a) && pub.Item[i] == a {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s's list does not hold its original %s", newID(a), a)
+		}
+	}
+}
+
+// scoreVersionCheck refuses, with exit 3's ErrBadInput and one line
+// naming both versions, a run whose train or features code is another
+// version than this binary's.
+func scoreVersionCheck(t *testing.T, run string) {
+	for _, stage := range []string{"features", "train.lmt", "ingest"} {
+		t.Run(stage, func(t *testing.T) {
+			fake := filepath.Join(t.TempDir(), "run")
+			for _, st := range []string{"ingest", "features", "train.lmt"} {
+				m, err := cache.ReadManifest(filepath.Join(run, "men-bow", st))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st == stage {
+					_, rest, _ := strings.Cut(m.Inputs.Code, " ")
+					m.Inputs.Code = "v0.0.1 " + rest
+				}
+				dir := filepath.Join(fake, "men-bow", st)
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := cache.WriteManifest(dir, m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := openScoreRun(fake, "men-bow", "lmt")
+			now := map[string]string{"features": Features{}.Version(), "train.lmt": Train{}.Version(), "ingest": Ingest{}.Version()}[stage]
+			if !errors.Is(err, pipeline.ErrBadInput) || !strings.Contains(err.Error(), "version 0.0.1, this monomer's "+now) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("got %v", err)
+			}
+		})
+	}
+}
+
+// TestScoreImage scores an image experiment's own metadata and image
+// features as new items: its publish table again, byte for byte (the
+// run's image_scale, and the dense projection chosen by the same
+// function over the same blocks of queries), the run directory untouched,
+// and the temporary matrix gone.
+func TestScoreImage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a small run")
+	}
+	run, _, err := runPublish(t, publishJob(t, "", ""), "", "", pipeline.Options{RunDir: filepath.Join(t.TempDir(), "run")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := treeSum(t, run)
+	data, _ := filepath.Abs(testData)
+	out := filepath.Join(t.TempDir(), "scored")
+	sum, err := Score(t.Context(), ScoreOptions{RunDir: run, Experiment: "men-image",
+		Items: filepath.Join(data, "meta_Demo.json.gz"), ImageFeatures: filepath.Join(data, "image_features_Demo.b"), Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if treeSum(t, run) != before {
+		t.Fatal("score changed the run directory")
+	}
+	want, err := os.ReadFile(filepath.Join(run, "men-image", "publish", publishedFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(out, publishedFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The demo's image features are mostly zeros (ReLU): projected in Go.
+	if !bytes.Equal(got, want) || sum.Scored == 0 || sum.InRun != sum.Scored || sum.Projection != "go" {
+		t.Fatalf("score's lists (%d bytes) differ from the run's publish table (%d bytes), or summary %+v", len(got), len(want), sum)
+	}
+	ents, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{scoreManifestFile, publishedFile, scoreRejectsFile, scoreVectorsFile}) {
+		t.Fatalf("score wrote %v", names)
+	}
+}
+
+// TestScoreEmbeddings scores a planted 2023 world's embeddings experiment
+// (dense vectors: the BLAS path, one gemm per block) with its own files
+// as new items: its publish table again, byte for byte. Embeddings of
+// another dimension are refused with one line naming both (exit 3).
+func TestScoreEmbeddings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a small run")
+	}
+	_, dir := write2023World(t, "tiny", 0.3, 24)
+	emb := filepath.Join(dir, "embeddings_Clothing_Shoes_and_Jewelry.parquet")
+	// Shifted off zero: dense rows, which Project multiplies by the BLAS.
+	c, err := schema.ReadAll[schema.EmbeddingsCols](t.Context(), emb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range c.Embedding {
+		for j := range e {
+			e[j] += 1
+		}
+	}
+	if _, err := schema.Write(emb, c); err != nil {
+		t.Fatal(err)
+	}
+	y := `
+name: score-emb
+seed: 5
+data_dir: ` + dir + `
+data:
+  format: "2023"
+  meta: meta_Clothing_Shoes_and_Jewelry.jsonl.gz
+  reviews: Clothing_Shoes_and_Jewelry.jsonl.gz
+  embeddings: embeddings_Clothing_Shoes_and_Jewelry.parquet
+settings: {k: 6, monomer_k: 2, n: 2, lambdas: [0.0001], max_iter: 10, valid_every: 5, recommend_k: 5, report_map_items: 100}
+publish: {model: lmt, k: 9}
+experiments:
+  - name: men
+    category: "Clothing, Shoes & Jewelry > Men"
+    graph: co_review
+    features: embeddings
+    models: [lmt, monomer]
+`
+	j, err := job.Parse(filepath.Join(dir, "job.yaml"), []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(t.TempDir(), "run")
+	if _, err := runStages(t.Context(), j, Experiment(), Job(), pipeline.Options{RunDir: run, RunID: "emb"}); err != nil {
+		t.Fatal(err)
+	}
+	before := treeSum(t, run)
+	meta := filepath.Join(dir, "meta_Clothing_Shoes_and_Jewelry.jsonl.gz")
+	out := filepath.Join(t.TempDir(), "scored")
+	sum, err := Score(t.Context(), ScoreOptions{RunDir: run, Experiment: "men", Items: meta, Embeddings: emb, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if treeSum(t, run) != before {
+		t.Fatal("score changed the run directory")
+	}
+	want, err := os.ReadFile(filepath.Join(run, "men", "publish", publishedFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(out, publishedFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) || sum.Scored == 0 || sum.InRun != sum.Scored || sum.Projection != "blas" || sum.BLAS != sum.RunBLAS || sum.BLAS == "" {
+		t.Fatalf("score's lists (%d bytes) differ from the run's publish table (%d bytes), or summary %+v", len(got), len(want), sum)
+	}
+
+	// The same ids with vectors of 16 values: refused, naming 16 and 24.
+	for i := range c.Embedding {
+		c.Embedding[i] = c.Embedding[i][:16]
+	}
+	short := filepath.Join(t.TempDir(), "embeddings_short.parquet")
+	if _, err := schema.Write(short, c); err != nil {
+		t.Fatal(err)
+	}
+	parent := t.TempDir()
+	_, err = Score(t.Context(), ScoreOptions{RunDir: run, Experiment: "men", Items: meta, Embeddings: short, Out: filepath.Join(parent, "short")})
+	if !errors.Is(err, pipeline.ErrBadInput) || !strings.Contains(err.Error(), "dimension 16, the run's features 24") {
+		t.Fatalf("short embeddings: %v", err)
+	}
+	// A refused score leaves nothing: no output directory, no temporary.
+	if left, _ := os.ReadDir(parent); len(left) != 0 {
+		t.Fatalf("a refused score left %v", left)
+	}
+}
+
+// TestScoreCatalogue scores a catalogue run (the demo as a shop's CSV
+// tables) with its own items and text tables: its publish table again,
+// byte for byte, through the catalogue's readers and under
+// cross_subcategory.
+func TestScoreCatalogue(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a small run")
+	}
+	dir := t.TempDir()
+	items, relations, text := demoAsCatalogue(t, dir, true)
+	y := `
+name: shop
+seed: 2
+data: {format: catalogue, items: ` + items + `, relations: ` + relations + `, text: ` + text + `}
+settings: {k: 6, monomer_k: 2, n: 2, lambdas: [0.0001], max_iter: 10, valid_every: 5, recommend_k: 5, report_map_items: 100}
+publish: {model: monomer, k: 5, cross_subcategory: true}
+experiments:
+  - {name: men, category: "Clothing, Shoes & Jewelry > Men", graph: also_bought, features: bow, models: [lmt, monomer]}
+`
+	j, err := job.Parse(filepath.Join(dir, "job.yaml"), []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(dir, "run")
+	if _, err := runStages(t.Context(), j, Experiment(), Job(), pipeline.Options{RunDir: run, RunID: "shop"}); err != nil {
+		t.Fatal(err)
+	}
+	before := treeSum(t, run)
+	out := filepath.Join(dir, "scored")
+	sum, err := Score(t.Context(), ScoreOptions{RunDir: run, Experiment: "men", Items: items, Text: text, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if treeSum(t, run) != before {
+		t.Fatal("score changed the run directory")
+	}
+	want, err := os.ReadFile(filepath.Join(run, "men", "publish", publishedFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(out, publishedFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) || sum.Scored == 0 || sum.InRun != sum.Scored || !sum.Rules.Cross || sum.Rules.K != 5 {
+		t.Fatalf("score's lists (%d bytes) differ from the run's publish table (%d bytes), or summary %+v", len(got), len(want), sum)
+	}
+}
