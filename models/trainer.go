@@ -111,17 +111,25 @@ func Train(ctx context.Context, feat Features, train, valid []graph.Pair, spec S
 	fit := &Fit{Model: spec.Model, Dim: src.dim, K: spec.K, N: spec.N, Float64: spec.Float64, FeatureScale: scale,
 		SparseDensity: src.density(trainSet.items)}
 	results := make([]*fitResult, len(spec.Lambdas))
+	order, how := GridOrder(spec.Lambdas, spec.WarmStart), StartRandom
+	if spec.Start != nil {
+		if theta0, err = t.startTheta(spec.Start); err != nil {
+			return nil, err
+		}
+		order, how = warmOrder(spec.Lambdas, spec.WarmStart, StartIndex(spec.Lambdas, spec.Start.Lambda)), StartWarm
+	}
 	start := theta0
-	for _, gi := range GridOrder(spec.Lambdas, spec.WarmStart) {
+	for _, gi := range order {
 		r, err := t.fit(ctx, gi, spec.Lambdas[gi], start)
 		if err != nil {
 			return nil, err
 		}
 		r.point.Gate = t.gateUse(r.theta)
+		r.point.Start = how
 		results[gi] = r
 		fit.Trace = append(fit.Trace, r.trace...)
 		if spec.WarmStart {
-			start = r.theta
+			start, how = r.theta, StartPath
 		}
 	}
 	for _, r := range results {
