@@ -124,3 +124,24 @@ func (t *trainer) startTheta(s *Start) ([]float64, error) {
 	}
 	return theta, nil
 }
+
+// CheckStart reports whether st fits the model spec trains on features of
+// dimension dim: every block of the model's layout, of its shape, and no
+// other.
+func (s Spec) CheckStart(dim int, st *Start) error {
+	s, err := s.resolve()
+	if err != nil {
+		return err
+	}
+	m, err := newModel(s.Model, dim, s.K, s.N)
+	if err != nil {
+		return err
+	}
+	if _, err := m.pack(st.Params); err != nil {
+		return fmt.Errorf("models: %s (K=%d, N=%d, %d features): %w", s.Model, s.K, s.N, dim, err)
+	}
+	if n := len(m.params(make([]float64, m.size()))); len(st.Params) != n {
+		return fmt.Errorf("models: %s: %d parameter blocks, want %d: %w", s.Model, len(st.Params), n, ErrSpec)
+	}
+	return nil
+}

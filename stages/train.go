@@ -69,6 +69,8 @@ func trainDir(in inputs, model string) (string, error) {
 type trainParams struct {
 	models.TrainSettings `yaml:",inline"`
 	Features             string `yaml:"features"`
+	// Warm is the predecessor of warm_from (train_warm.go), zero without.
+	Warm warmParams `yaml:"warm_from"`
 }
 
 // MarshalJSON is the node's key (setting.Key): a method of trainParams, not
@@ -83,6 +85,7 @@ func (Train) PartParams(e *job.Resolved, model string) trainParams {
 	if !m.Counted {
 		p.Features = e.Features
 	}
+	p.Warm = warmFor(e, model)
 	return p
 }
 
@@ -287,6 +290,22 @@ func trainModel(ctx context.Context, env *pipeline.Env, p trainParams, model str
 		}
 		return nil
 	}
+	var vocab []string // the bag of words' terms, which warm_from maps the parameters through
+	if p.Features == "bow" && p.Warm.Dir != "" && !registered(model).Topics {
+		v, err := readVocabulary(ctx, env.InDir)
+		if err != nil {
+			return nil, err
+		}
+		vocab = v.Term
+	}
+	start, warnings, err := warmStart(ctx, p.Warm, spec, model, f.Dim(), vocab)
+	if err != nil {
+		return nil, err
+	}
+	spec.Start = start
+	if start != nil {
+		stats["warm_from"] = map[string]any{"lambda": start.Lambda, "train_version": p.Warm.TrainVersion}
+	}
 	bar := newFitProgress(env, model, spec.MaxIter)
 	fit, err := models.Train(ctx, f, train, valid, spec, env.RNG("train/"+model), bar.update)
 	bar.done()
@@ -310,7 +329,7 @@ func trainModel(ctx context.Context, env *pipeline.Env, p trainParams, model str
 		}
 	}
 	stats[model] = st
-	warnings := degenerateWarnings(model, fit)
+	warnings = append(warnings, degenerateWarnings(model, fit)...)
 	rows["fits"], err = schema.Write(filepath.Join(env.OutDir, "fits.parquet"), schema.FitsCols{
 		Model: fits.model, Lambda: fits.lambda, ValidError: fits.verr, ValidLogLikelihood: fits.vll,
 		TrainObjective: fits.tobj, Iterations: fits.iters, BestIteration: fits.best, Status: fits.status,
@@ -384,4 +403,13 @@ func writeTopics(dir string, t *models.TopicMatrix, counts *csr) (int64, error) 
 		props = append(props, t.Row(i))
 	}
 	return schema.Write(filepath.Join(dir, "topics.parquet"), schema.TopicsCols{ItemIdx: idx, Proportions: props})
+}
+
+// readVocabulary reads the features node's vocabulary.
+func readVocabulary(ctx context.Context, in inputs) (schema.VocabularyCols, error) {
+	path, err := in.file(Features{}.Name(), "vocabulary.parquet")
+	if err != nil {
+		return schema.VocabularyCols{}, err
+	}
+	return schema.ReadAll[schema.VocabularyCols](ctx, path)
 }
