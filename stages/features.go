@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -42,6 +43,12 @@ type featuresParams struct {
 	// (embeddings only), keyed by their content (Files).
 	ImageFeatures string   `json:"-"`
 	Embeddings    []string `json:"-"`
+	// Vocabulary is the vocabulary.parquet of vocabulary_from's run,
+	// keyed by content; VocabularyMissing says why that run has none (the
+	// vocabulary is then counted, with a WARN).
+	Vocabulary        string `json:"-"`
+	VocabularyFixed   bool   `json:"vocabulary_from,omitempty"`
+	VocabularyMissing string `json:"vocabulary_missing,omitempty"`
 }
 
 // Files is the image-feature file, for image features, or the embeddings
@@ -50,6 +57,9 @@ func (p featuresParams) Files() []string {
 	var files []string
 	if p.ImageFeatures != "" {
 		files = append(files, p.ImageFeatures)
+	}
+	if p.Vocabulary != "" {
+		files = append(files, p.Vocabulary)
 	}
 	return append(files, p.Embeddings...)
 }
@@ -61,9 +71,35 @@ func (Features) Params(e *job.Resolved) featuresParams {
 	if e.Features == "embeddings" {
 		return featuresParams{Kind: "embeddings", RejectRatio: e.Settings.RejectRatio.Get(), Embeddings: imagefeat.EmbeddingFiles(e.Data.Embeddings)}
 	}
-	return featuresParams{Kind: "bow", VocabShards: e.Settings.VocabShards.Get(), VocabSize: e.Settings.VocabSize, UseSummary: e.Settings.UseSummary.Get(),
+	p := featuresParams{Kind: "bow", VocabShards: e.Settings.VocabShards.Get(), VocabSize: e.Settings.VocabSize, UseSummary: e.Settings.UseSummary.Get(),
 		VocabSampleTokens: e.Settings.VocabSampleTokens} // the reviews: ingest's table, an upstream output
+	if e.VocabularyFrom != "" {
+		p.VocabularyFixed = true
+		p.Vocabulary, p.VocabularyMissing = fixedVocabulary(e)
+	}
+	return p
 }
+
+// fixedVocabulary is the vocabulary table vocabulary_from names for
+// experiment e, or why there is none.
+func fixedVocabulary(e *job.Resolved) (path, missing string) {
+	run, why := predecessorRun(e, e.VocabularyFrom)
+	if why != "" {
+		return "", strings.Replace(why, "warm_from", "vocabulary_from", 1)
+	}
+	path = filepath.Join(run, e.Name, Features{}.Name(), "vocabulary.parquet")
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Sprintf("%s has no vocabulary", filepath.Dir(path))
+	}
+	return path, ""
+}
+
+// VocabOutsideWarn is how much larger than a recounted vocabulary's the
+// share of today's candidate term occurrences outside a fixed vocabulary
+// may be before features warns: 0.05 of the text, several times what a
+// night's catalogue change moves it (docs/scheduling.md, "A vocabulary
+// that stays put").
+const VocabOutsideWarn = 0.05
 
 // imageMatrixFile is the image-feature matrix inside the features directory.
 const imageMatrixFile = "image.arrow"
@@ -171,14 +207,38 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, p featuresParams, it *i
 	tr := env.Track("tokenise and tag reviews", 0)
 	docs := reviewDocs(ctx, path, rows, p.UseSummary, tr.Add)
 	var res *bow.Result
-	if vocab != nil {
+	var cov *bow.Coverage
+	var warns []pipeline.Warning
+	switch {
+	case p.Vocabulary != "":
+		fixed, err := readFixedVocabulary(ctx, p.Vocabulary)
+		if err != nil {
+			return nil, err
+		}
+		var c bow.Coverage
+		res, c, err = bow.VectorizeFixed(ctx, docs, len(it.asin), fixed, opts)
+		cov = &c
+	case vocab != nil:
 		res, err = bow.Vectorize(ctx, docs, len(it.asin), vocab, opts)
-	} else {
+	default:
+		if p.VocabularyMissing != "" {
+			warns = append(warns, pipeline.Warning{Msg: "vocabulary_from: the vocabulary is counted on this run's reviews: " + p.VocabularyMissing})
+		}
 		res, err = bow.Build(ctx, docs, len(it.asin), opts)
 	}
 	tr.Done()
 	if err != nil {
 		return nil, err
+	}
+	stats := map[string]any{"bow": res.Stats}
+	if cov != nil {
+		out, own := cov.OutsideShare(), cov.OwnOutsideShare()
+		stats["vocabulary_from"] = map[string]any{"candidates": cov.Candidates, "outside": cov.Outside, "outside_share": out,
+			"own_outside": cov.OwnOutside, "own_outside_share": own}
+		if out-own > VocabOutsideWarn {
+			warns = append(warns, pipeline.Warning{Msg: fmt.Sprintf("vocabulary_from: %.1f %% of this run's noun, adjective and adjective-noun occurrences are outside the fixed vocabulary, against %.1f %% outside the one these reviews would give: the text has moved away from it (more than %g of it); recount it by leaving vocabulary_from out",
+				100*out, 100*own, VocabOutsideWarn), Attrs: map[string]any{"outside_share": out, "own_outside_share": own}})
+		}
 	}
 
 	// Vocabulary, in term-id order.
@@ -222,9 +282,27 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, p featuresParams, it *i
 	}
 	return &pipeline.Result{
 		Rows:     map[string]int64{"vocabulary": nv, "bow": nb, "feature_items": nf},
-		Stats:    map[string]any{"bow": res.Stats},
-		Warnings: noTermWarnings(res.Stats, len(it.asin), empty),
+		Stats:    stats,
+		Warnings: append(warns, noTermWarnings(res.Stats, len(it.asin), empty)...),
 	}, nil
+}
+
+// readFixedVocabulary reads an earlier run's vocabulary table as terms in
+// term-id order.
+func readFixedVocabulary(ctx context.Context, path string) ([]bow.Term, error) {
+	v, err := schema.ReadAll[schema.VocabularyCols](ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bow.Term, len(v.Term))
+	for i := range out {
+		k, ok := bow.ParseKind(v.Kind[i])
+		if !ok || v.TermID[i] != int32(i) {
+			return nil, fmt.Errorf("stages: vocabulary_from: %s row %d: term %q of kind %q at id %d", path, i, v.Term[i], v.Kind[i], v.TermID[i])
+		}
+		out[i] = bow.Term{Term: v.Term[i], Kind: k, Count: v.Count[i]}
+	}
+	return out, nil
 }
 
 // noTermWarnings is the WARN line of the items whose text holds no term

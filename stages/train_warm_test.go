@@ -143,3 +143,46 @@ func TestWarmFromRun(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestVocabularyFrom: a bag-of-words experiment with vocabulary_from
+// vectorises over the earlier run's vocabulary (the same terms in the same
+// order, written again with today's document frequencies), says in its stats how
+// much of the text falls outside it (on the same reviews: what its own
+// leaves out), keys the vocabulary's content, and without a predecessor
+// counts its own with a WARN.
+func TestVocabularyFrom(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two runs of the test job's features, about 15 CPU-s")
+	}
+	day1, day2 := t.TempDir(), t.TempDir()
+	stages := named("ingest", "bow-shard", "features")
+	j := loadTestJob(t)
+	j.Experiments = j.Experiments[1:] // women-bow
+	if _, err := runStages(t.Context(), j, stages, nil, pipeline.Options{RunDir: day1}); err != nil {
+		t.Fatal(err)
+	}
+	j.VocabularyFrom = day1
+	if _, err := runStages(t.Context(), j, stages, nil, pipeline.Options{RunDir: day2}); err != nil {
+		t.Fatal(err)
+	}
+	read := func(dir string) schema.VocabularyCols {
+		return must(schema.ReadAll[schema.VocabularyCols](t.Context(), filepath.Join(dir, "women-bow", "features", "vocabulary.parquet")))(t)
+	}
+	v1, v2 := read(day1), read(day2)
+	if len(v1.Term) == 0 || !slices.Equal(v1.Term, v2.Term) || !slices.Equal(v1.Kind, v2.Kind) {
+		t.Errorf("vocabularies differ: %d and %d terms", len(v1.Term), len(v2.Term))
+	}
+	m := must(cache.ReadManifest(filepath.Join(day2, "women-bow", "features")))(t)
+	cov, ok := m.Stats["vocabulary_from"].(map[string]any)
+	if !ok || cov["outside"] != cov["own_outside"] || cov["candidates"].(float64) <= cov["outside"].(float64) {
+		t.Errorf("vocabulary_from stats %v", m.Stats["vocabulary_from"])
+	}
+	if len(m.Inputs.Files) != 1 || !strings.HasSuffix(m.Inputs.Files[0].Path, "vocabulary.parquet") {
+		t.Errorf("features keys files %v, want the fixed vocabulary", m.Inputs.Files)
+	}
+	j.VocabularyFrom = t.TempDir() // no run there
+	p := Features{}.Params(ptr(j.Resolve(0)))
+	if p.Vocabulary != "" || !strings.Contains(p.VocabularyMissing, "has no vocabulary") {
+		t.Errorf("no predecessor: %+v", p)
+	}
+}
