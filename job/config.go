@@ -55,7 +55,7 @@ type Job struct {
 	WarmFrom string `yaml:"warm_from" json:",omitempty"`
 	// VocabularyFrom fixes every bag-of-words experiment's vocabulary to a
 	// previous run's (its features/vocabulary.parquet; docs/scheduling.md,
-	// "A vocabulary that stays put"), named as WarmFrom is; empty: the
+	// "Warm starts"), named as warm_from names runs; empty: the
 	// vocabulary is counted on this run's reviews.
 	VocabularyFrom string `yaml:"vocabulary_from" json:",omitempty"`
 	// Publish is every experiment's publish: block unless it sets its own
@@ -144,8 +144,10 @@ type Experiment struct {
 	Data Data `yaml:"data"`
 	// Settings override the job's settings for this experiment.
 	Settings Settings `yaml:"settings"`
-	// WarmFrom and VocabularyFrom override the job's for this experiment.
-	WarmFrom       string `yaml:"warm_from" json:",omitempty"`
+	// WarmFrom overrides the job's warm_from for this experiment.
+	WarmFrom string `yaml:"warm_from" json:",omitempty"`
+	// VocabularyFrom overrides the job's vocabulary_from for this
+	// experiment, whose features must be bow.
 	VocabularyFrom string `yaml:"vocabulary_from" json:",omitempty"`
 	// Publish overrides the fields of the job's publish: block.
 	Publish *Publish `yaml:"publish" json:",omitempty"`

@@ -97,8 +97,7 @@ func fixedVocabulary(e *job.Resolved) (path, missing string) {
 // VocabOutsideWarn is how much larger than a recounted vocabulary's the
 // share of today's candidate term occurrences outside a fixed vocabulary
 // may be before features warns: 0.05 of the text, several times what a
-// night's catalogue change moves it (docs/scheduling.md, "A vocabulary
-// that stays put").
+// night's catalogue change moves it (docs/scheduling.md, "Warm starts").
 const VocabOutsideWarn = 0.05
 
 // imageMatrixFile is the image-feature matrix inside the features directory.
