@@ -96,8 +96,8 @@ func fixedVocabulary(e *job.Resolved) (path, missing string) {
 
 // VocabOutsideWarn is how much larger than a recounted vocabulary's the
 // share of today's candidate term occurrences outside a fixed vocabulary
-// may be before features warns: 0.05 of the text, several times what a
-// night's catalogue change moves it (docs/scheduling.md, "Warm starts").
+// may be before features warns: 0.05 of the text, against 0.0001 for the
+// generator's day 2 (docs/scheduling.md, "Warm starts", says why).
 const VocabOutsideWarn = 0.05
 
 // imageMatrixFile is the image-feature matrix inside the features directory.
