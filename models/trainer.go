@@ -32,7 +32,9 @@ import (
 // hyperparameters validation tunes). Every grid point starts from the same seeded
 // initialisation (parameters drawn from rng and scaled so the median distance
 // over the train pairs is 1, and c at that median), or with spec.WarmStart
-// from the parameters kept at the grid point trained before it (GridOrder).
+// from the parameters kept at the grid point trained before it (GridOrder);
+// spec.Start replaces the initialisation by a previous fit, whose λ is then
+// trained first (warm.go).
 // During a fit the validation error is checked every spec.ValidEvery
 // iterations and at the end, and the best parameters seen are kept (as the
 // original code does); with spec.Patience the fit stops after that many
