@@ -129,3 +129,34 @@ func TestRowMap(t *testing.T) {
 		t.Error("a row beyond the block mapped")
 	}
 }
+
+// TestWarmFromOnPath: with warm_start the previous fit's λ comes first from
+// it, and every later λ of the path from the λ before (StartPath); none of
+// them is flagged kept_start, while the cold path's first fit, from the
+// random start, still can be.
+func TestWarmFromOnPath(t *testing.T) {
+	cfg := plantedConfig{items: 800, shared: 1, styled: 4, dim: 16, outDegree: 2, noise: 0.05}
+	w := newPlanted(cfg, rand.New(rand.NewPCG(3, 1)))
+	spec := Spec{Model: ModelLMT, K: 4, Lambdas: []float64{0, 1e-4, 1e-2}, MaxIter: 80, ValidEvery: 10, Patience: 3, WarmStart: true}
+	cold, err := Train(t.Context(), w.feat, w.train, w.valid, spec, rand.New(rand.NewPCG(1, 1)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Start = &Start{C: cold.C, Params: cold.Params, Lambda: 1e-4}
+	warm, err := Train(t.Context(), w.feat, w.train, w.valid, spec, rand.New(rand.NewPCG(1, 1)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{StartPath, StartWarm, StartPath}
+	for i, g := range warm.Grid {
+		if g.Start != want[i] || slices.Contains(g.Flags(), FlagKeptStart) {
+			t.Errorf("λ=%g: start %q flags %v, want %q and no %s", g.Lambda, g.Start, g.Flags(), want[i], FlagKeptStart)
+		}
+	}
+	if warm.Trace[0].Lambda != 1e-4 {
+		t.Errorf("the path starts at λ %g, want the predecessor's 1e-4", warm.Trace[0].Lambda)
+	}
+	if cold.Grid[0].Start != StartRandom || cold.Grid[1].Start != StartPath {
+		t.Errorf("cold path starts %q, %q", cold.Grid[0].Start, cold.Grid[1].Start)
+	}
+}
