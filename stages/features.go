@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -79,26 +78,6 @@ func (Features) Params(e *job.Resolved) featuresParams {
 	}
 	return p
 }
-
-// fixedVocabulary is the vocabulary table vocabulary_from names for
-// experiment e, or why there is none.
-func fixedVocabulary(e *job.Resolved) (path, missing string) {
-	run, why := predecessorRun(e, e.VocabularyFrom)
-	if why != "" {
-		return "", strings.Replace(why, "warm_from", "vocabulary_from", 1)
-	}
-	path = filepath.Join(run, e.Name, Features{}.Name(), "vocabulary.parquet")
-	if _, err := os.Stat(path); err != nil {
-		return "", fmt.Sprintf("%s has no vocabulary", filepath.Dir(path))
-	}
-	return path, ""
-}
-
-// VocabOutsideWarn is how much larger than a recounted vocabulary's the
-// share of today's candidate term occurrences outside a fixed vocabulary
-// may be before features warns: 0.05 of the text, against 0.0001 for the
-// generator's day 2 (docs/scheduling.md, "Warm starts", says why).
-const VocabOutsideWarn = 0.05
 
 // imageMatrixFile is the image-feature matrix inside the features directory.
 const imageMatrixFile = "image.arrow"
@@ -206,17 +185,11 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, p featuresParams, it *i
 	tr := env.Track("tokenise and tag reviews", 0)
 	docs := reviewDocs(ctx, path, rows, p.UseSummary, tr.Add)
 	var res *bow.Result
-	var cov *bow.Coverage
 	var warns []pipeline.Warning
+	var fixed map[string]any // vocabulary_from's stats
 	switch {
 	case p.Vocabulary != "":
-		fixed, err := readFixedVocabulary(ctx, p.Vocabulary)
-		if err != nil {
-			return nil, err
-		}
-		var c bow.Coverage
-		res, c, err = bow.VectorizeFixed(ctx, docs, len(it.asin), fixed, opts)
-		cov = &c
+		res, fixed, warns, err = vectorizeFixed(ctx, p.Vocabulary, docs, len(it.asin), opts)
 	case vocab != nil:
 		res, err = bow.Vectorize(ctx, docs, len(it.asin), vocab, opts)
 	default:
@@ -230,14 +203,8 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, p featuresParams, it *i
 		return nil, err
 	}
 	stats := map[string]any{"bow": res.Stats}
-	if cov != nil {
-		out, own := cov.OutsideShare(), cov.OwnOutsideShare()
-		stats["vocabulary_from"] = map[string]any{"candidates": cov.Candidates, "outside": cov.Outside, "outside_share": out,
-			"own_outside": cov.OwnOutside, "own_outside_share": own}
-		if out-own > VocabOutsideWarn {
-			warns = append(warns, pipeline.Warning{Msg: fmt.Sprintf("vocabulary_from: %.1f %% of this run's noun, adjective and adjective-noun occurrences are outside the fixed vocabulary, against %.1f %% outside the one these reviews would give: the text has moved away from it (more than %g of it); recount it by leaving vocabulary_from out",
-				100*out, 100*own, VocabOutsideWarn), Attrs: map[string]any{"outside_share": out, "own_outside_share": own}})
-		}
+	if fixed != nil {
+		stats["vocabulary_from"] = fixed
 	}
 
 	// Vocabulary, in term-id order.
@@ -284,24 +251,6 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, p featuresParams, it *i
 		Stats:    stats,
 		Warnings: append(warns, noTermWarnings(res.Stats, len(it.asin), empty)...),
 	}, nil
-}
-
-// readFixedVocabulary reads an earlier run's vocabulary table as terms in
-// term-id order.
-func readFixedVocabulary(ctx context.Context, path string) ([]bow.Term, error) {
-	v, err := schema.ReadAll[schema.VocabularyCols](ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]bow.Term, len(v.Term))
-	for i := range out {
-		k, ok := bow.ParseKind(v.Kind[i])
-		if !ok || v.TermID[i] != int32(i) {
-			return nil, fmt.Errorf("stages: vocabulary_from: %s row %d: term %q of kind %q at id %d", path, i, v.Term[i], v.Kind[i], v.TermID[i])
-		}
-		out[i] = bow.Term{Term: v.Term[i], Kind: k, Count: v.Count[i]}
-	}
-	return out, nil
 }
 
 // noTermWarnings is the WARN line of the items whose text holds no term
