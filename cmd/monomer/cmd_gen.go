@@ -125,6 +125,9 @@ func runGen(cmd *cobra.Command, flags *genFlags) error {
 	if flags.format != "" && flags.format != "2023" && flags.format != "catalogue" {
 		return fmt.Errorf("%w: --format %q: want 2023, catalogue or nothing", pipeline.ErrUsage, flags.format)
 	}
+	if flags.day != 1 && flags.day != 2 {
+		return fmt.Errorf("%w: --day %d: 1 (the world of --seed) or 2 (the next night's)", pipeline.ErrUsage, flags.day)
+	}
 	if flags.csv && flags.format != "catalogue" {
 		return fmt.Errorf("%w: --csv applies to --format catalogue only", pipeline.ErrUsage)
 	}
