@@ -57,6 +57,10 @@ func (p trainParams) Files() []string { return p.Warm.Files() }
 // published does not start from itself. why says why there is none.
 func predecessorRun(e *job.Resolved, from string) (dir, why string) {
 	if from != job.ReservedName {
+		if e.RunRoot != "" && filepath.Clean(from) == filepath.Join(e.RunRoot, e.RunID) {
+			// Its own outputs would change its key on every run.
+			return "", fmt.Sprintf("%s is this run's own directory", from)
+		}
 		return from, ""
 	}
 	if e.RunRoot == "" {
