@@ -47,6 +47,17 @@ type Job struct {
 	Data Data `yaml:"data"`
 	// Settings apply to every experiment unless it sets its own.
 	Settings Settings `yaml:"settings"`
+	// WarmFrom starts every experiment's training from a previous run's fitted parameters for
+	// the same experiment and model (docs/scheduling.md, "Warm starts"): a
+	// run directory, or "published" for the run the experiment's published
+	// link names (with --run-id). Relative to the job file's folder (given
+	// with --set, to the working directory). Empty: a cold start.
+	WarmFrom string `yaml:"warm_from" json:",omitempty"`
+	// VocabularyFrom fixes every bag-of-words experiment's vocabulary to a
+	// previous run's (its features/vocabulary.parquet; docs/scheduling.md,
+	// "Warm starts"), named as warm_from names runs; empty: the
+	// vocabulary is counted on this run's reviews.
+	VocabularyFrom string `yaml:"vocabulary_from" json:",omitempty"`
 	// Publish is every experiment's publish: block unless it sets its own
 	// fields (docs/publishing.md); without one nothing is published.
 	Publish *Publish `yaml:"publish" json:",omitempty"`
@@ -133,6 +144,11 @@ type Experiment struct {
 	Data Data `yaml:"data"`
 	// Settings override the job's settings for this experiment.
 	Settings Settings `yaml:"settings"`
+	// WarmFrom overrides the job's warm_from for this experiment.
+	WarmFrom string `yaml:"warm_from" json:",omitempty"`
+	// VocabularyFrom overrides the job's vocabulary_from for this
+	// experiment, whose features must be bow.
+	VocabularyFrom string `yaml:"vocabulary_from" json:",omitempty"`
 	// Publish overrides the fields of the job's publish: block.
 	Publish *Publish `yaml:"publish" json:",omitempty"`
 }
@@ -180,6 +196,17 @@ func (j *Job) Resolve(i int) Resolved {
 		return ""
 	}
 	r.Publish = j.Publish.over(e.Publish).resolve(func(p string) string { return j.abs(base, p) })
+	run := func(exp, job string) string { // a run directory, relative to the job file, or "published"
+		if p := cmp.Or(exp, job); p != "" && p != ReservedName {
+			return j.abs(filepath.Dir(j.Path), p)
+		}
+		return cmp.Or(exp, job)
+	}
+	vocab := j.VocabularyFrom
+	if r.Features != "bow" {
+		vocab = "" // the job's is for its bag-of-words experiments; an image experiment's own is an error
+	}
+	r.WarmFrom, r.VocabularyFrom = run(e.WarmFrom, j.WarmFrom), run(e.VocabularyFrom, vocab)
 	r.Data = Data{
 		Meta:          pick(e.Data.Meta, j.Data.Meta),
 		Reviews:       pick(e.Data.Reviews, j.Data.Reviews),

@@ -61,7 +61,7 @@ func TestBadJobFiles(t *testing.T) {
 		{name: "tab", yaml: "name: j\nexperiments:\n\t- name: e\n", want: "j.yaml: yaml: line 3: found character that cannot start any token (a tab: YAML indents with spaces only)"},
 		// A tab elsewhere is not the cause (the hint was given for a tab anywhere).
 		{name: "tab elsewhere", yaml: "name: \"a\tb\"\nseed: @x\n", want: "j.yaml: yaml: line 2: found character that cannot start any token"},
-		{name: "unknown key", yaml: "name: j\nsed: 1\n", want: `j.yaml: line 2: unknown key "sed" in the job; did you mean seed? (keys: name, seed, data_dir, data, settings, publish, blas_kernel, experiments)`},
+		{name: "unknown key", yaml: "name: j\nsed: 1\n", want: `j.yaml: line 2: unknown key "sed" in the job; did you mean seed? (keys: name, seed, data_dir, data, settings, warm_from, vocabulary_from, publish, blas_kernel, experiments)`},
 		{name: "wrong type", yaml: "name: j\nseed: many\n", want: `j.yaml: line 2: seed: want an unsigned integer, got "many"`},
 		{name: "negative unsigned", yaml: "name: j\nseed: -1\n", want: `j.yaml: line 2: seed: want an unsigned integer, got "-1"`},
 		{name: "word for an integer", yaml: "name: j\nsettings:\n  k: forty\n", want: `j.yaml: line 3: settings.k: want an integer, got "forty"`},
@@ -180,7 +180,7 @@ func TestOverrides(t *testing.T) {
 		{name: "env experiment", env: []string{"MONOMER_EXPERIMENTS__elect__SETTINGS__MONOMER_K=7", "MONOMER_DATA_DIR=/d", "MONOMER_RUN_DIR=/ignored"},
 			check: func(j *Job) bool { return j.Resolve(1).Settings.MonomerK == 7 && j.DataDir == "/d" }},
 		{name: "unknown key", sets: []string{"settings.kk=1"}, err: `demo.yaml: --set settings.kk=1: unknown key "kk" in settings; did you mean k? (keys: ` + strings.Join(yamlKeys(reflect.TypeFor[Settings]()), ", ") + ")"},
-		{name: "unknown top key", sets: []string{"sed=1"}, err: `demo.yaml: --set sed=1: unknown key "sed" in the job; did you mean seed? (keys: name, seed, data_dir, data, settings, publish, blas_kernel, experiments)`},
+		{name: "unknown top key", sets: []string{"sed=1"}, err: `demo.yaml: --set sed=1: unknown key "sed" in the job; did you mean seed? (keys: name, seed, data_dir, data, settings, warm_from, vocabulary_from, publish, blas_kernel, experiments)`},
 		{name: "unknown experiment", sets: []string{"experiments.women.settings.k=1"}, err: `demo.yaml: --set experiments.women.settings.k=1: no experiment named "women"`},
 		{name: "type", sets: []string{"settings.k=many"}, err: `demo.yaml: --set settings.k=many: settings.k: want an integer, got "many"`},
 		{name: "env type", env: []string{"MONOMER_SEED=-1"}, err: `demo.yaml: MONOMER_SEED: seed: want an unsigned integer, got "-1"`},
@@ -196,6 +196,15 @@ func TestOverrides(t *testing.T) {
 			check: func(j *Job) bool {
 				return j.Resolve(1).Publish != nil && j.Resolve(1).Publish.K.Get() == 4 && j.Resolve(0).Publish.K.Get() != 4
 			}},
+		// warm_from: a run directory relative to the job file, "published"
+		// as it is; an experiment's own beats the job's.
+		{name: "warm_from", sets: []string{"warm_from=../runs/day1", "experiments.elect.warm_from=published"},
+			check: func(j *Job) bool {
+				return j.Resolve(0).WarmFrom == filepath.FromSlash("/runs/day1") && j.Resolve(1).WarmFrom == ReservedName
+			}},
+		{name: "vocabulary_from", sets: []string{"vocabulary_from=/runs/day1"}, check: func(j *Job) bool { return j.Resolve(1).VocabularyFrom == "/runs/day1" }},
+		{name: "vocabulary_from not bow", sets: []string{"experiments.men.v2.vocabulary_from=/runs/day1"},
+			err: "demo.yaml: experiments[0].vocabulary_from: the experiment's features are image; a fixed vocabulary is for features: bow"},
 		{name: "no field", sets: []string{"experiments.elect=1"}, err: "demo.yaml: --set experiments.elect=1: experiments.elect: name a field, e.g. experiments.elect.settings.k"},
 	}
 	for _, tt := range tests {

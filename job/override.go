@@ -210,7 +210,7 @@ func cutPrefixFold(s, prefix string) (string, bool) {
 // pathKeys are the override keys whose values are paths on this machine,
 // not names inside the data set (data.meta is relative to data_dir
 // wherever it is given).
-var pathKeys = []string{"data_dir"}
+var pathKeys = []string{"data_dir", "warm_from", "vocabulary_from"}
 
 // ResolvePaths makes the relative paths among overrides absolute against
 // dir, the working directory: a path given on the command line or in the
@@ -220,7 +220,7 @@ func ResolvePaths(overrides []Override, dir string) []Override {
 	out := slices.Clone(overrides)
 	for i, o := range out {
 		var p string
-		if !slices.Contains(pathKeys, o.Key) || yaml.Unmarshal([]byte(o.Value), &p) != nil || p == "" || filepath.IsAbs(p) {
+		if !slices.Contains(pathKeys, o.Key) || yaml.Unmarshal([]byte(o.Value), &p) != nil || p == "" || filepath.IsAbs(p) || p == ReservedName {
 			continue
 		}
 		b, err := yaml.Marshal(filepath.Join(dir, p))

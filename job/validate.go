@@ -195,6 +195,9 @@ func (r *Resolved) checkBounds(at string) error {
 	if r.Depth.Get() > maxDepth {
 		return fmt.Errorf("%s.depth: %d is above the maximum %d", at, r.Depth.Get(), maxDepth)
 	}
+	if r.VocabularyFrom != "" && r.Features != "bow" {
+		return fmt.Errorf("%s.vocabulary_from: the experiment's features are %s; a fixed vocabulary is for features: bow", at, r.Features)
+	}
 	at += ".settings"
 	dim, what := r.FeatureDim(), "the image features' dimension"
 	if r.Features == "bow" {

@@ -101,6 +101,12 @@ type Spec struct {
 	// parameters, a tie that selection gives to the λ listed first: with
 	// Lambdas in ascending order (the default), the λ they were fitted at.
 	WarmStart bool
+	// Start, if set, replaces the seeded initialisation by a previous fit
+	// (warm_from): the grid's λ closest to Start.Lambda is fitted first from
+	// it, then the others in GridOrder, each from the parameters kept at the
+	// one before with WarmStart, else from Start too. The seeded draw still
+	// happens, so the random streams after it are those of a cold fit.
+	Start *Start
 	// Float64 runs the kernels in float64. If false, float32 (production:
 	// features are float32; the objective and its sums stay float64).
 	Float64 bool
@@ -222,6 +228,9 @@ type GridPoint struct {
 	// Gate is how many spaces Monomer's gate uses at the kept parameters,
 	// over the train pairs' queries (see GateUse); NaN for WNN and LMT.
 	Gate GateUse
+	// Start is how the fit was started: StartRandom, StartPath or
+	// StartWarm.
+	Start string
 	// Evaluations counts the objective evaluations of the fit (each one
 	// forward pass over the train pairs); GradEvaluations those of them that
 	// also computed the gradient (a backward pass).
@@ -256,7 +265,10 @@ const (
 // FlagEarlyLineSearchEnd when the line search failed before EarlyStopIters
 // iterations, FlagKeptStart when iterations ran but none did better on
 // validation than the random start, whose parameters were kept (e.g. a λ
-// so large that training only shrinks Θ towards a constant predictor).
+// so large that training only shrinks Θ towards a constant predictor). A
+// fit started from another fit (Start not StartRandom) that keeps its start
+// has found nothing better than a good model, which is no failure to
+// learn: it is not flagged.
 func (g GridPoint) Flags() []string {
 	var f []string
 	if g.ValidSpread < ConstantSpread {
@@ -265,7 +277,7 @@ func (g GridPoint) Flags() []string {
 	if g.LineSearchFailed && g.Iterations < EarlyStopIters {
 		f = append(f, FlagEarlyLineSearchEnd)
 	}
-	if g.BestIteration == 0 && g.Iterations > 0 {
+	if g.BestIteration == 0 && g.Iterations > 0 && g.Start == StartRandom {
 		f = append(f, FlagKeptStart)
 	}
 	return f

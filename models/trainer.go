@@ -32,7 +32,9 @@ import (
 // hyperparameters validation tunes). Every grid point starts from the same seeded
 // initialisation (parameters drawn from rng and scaled so the median distance
 // over the train pairs is 1, and c at that median), or with spec.WarmStart
-// from the parameters kept at the grid point trained before it (GridOrder).
+// from the parameters kept at the grid point trained before it (GridOrder);
+// spec.Start replaces the initialisation by a previous fit, whose λ is then
+// trained first (warm.go).
 // During a fit the validation error is checked every spec.ValidEvery
 // iterations and at the end, and the best parameters seen are kept (as the
 // original code does); with spec.Patience the fit stops after that many
@@ -111,17 +113,25 @@ func Train(ctx context.Context, feat Features, train, valid []graph.Pair, spec S
 	fit := &Fit{Model: spec.Model, Dim: src.dim, K: spec.K, N: spec.N, Float64: spec.Float64, FeatureScale: scale,
 		SparseDensity: src.density(trainSet.items)}
 	results := make([]*fitResult, len(spec.Lambdas))
+	order, how := GridOrder(spec.Lambdas, spec.WarmStart), StartRandom
+	if spec.Start != nil {
+		if theta0, err = t.startTheta(spec.Start); err != nil {
+			return nil, err
+		}
+		order, how = warmOrder(spec.Lambdas, spec.WarmStart, StartIndex(spec.Lambdas, spec.Start.Lambda)), StartWarm
+	}
 	start := theta0
-	for _, gi := range GridOrder(spec.Lambdas, spec.WarmStart) {
+	for _, gi := range order {
 		r, err := t.fit(ctx, gi, spec.Lambdas[gi], start)
 		if err != nil {
 			return nil, err
 		}
 		r.point.Gate = t.gateUse(r.theta)
+		r.point.Start = how
 		results[gi] = r
 		fit.Trace = append(fit.Trace, r.trace...)
 		if spec.WarmStart {
-			start = r.theta
+			start, how = r.theta, StartPath
 		}
 	}
 	for _, r := range results {

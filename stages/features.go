@@ -42,6 +42,12 @@ type featuresParams struct {
 	// (embeddings only), keyed by their content (Files).
 	ImageFeatures string   `json:"-"`
 	Embeddings    []string `json:"-"`
+	// Vocabulary is the vocabulary.parquet of vocabulary_from's run,
+	// keyed by content; VocabularyMissing says why that run has none (the
+	// vocabulary is then counted, with a WARN).
+	Vocabulary        string `json:"-"`
+	VocabularyFixed   bool   `json:"vocabulary_from,omitempty"`
+	VocabularyMissing string `json:"vocabulary_missing,omitempty"`
 }
 
 // Files is the image-feature file, for image features, or the embeddings
@@ -50,6 +56,9 @@ func (p featuresParams) Files() []string {
 	var files []string
 	if p.ImageFeatures != "" {
 		files = append(files, p.ImageFeatures)
+	}
+	if p.Vocabulary != "" {
+		files = append(files, p.Vocabulary)
 	}
 	return append(files, p.Embeddings...)
 }
@@ -61,8 +70,13 @@ func (Features) Params(e *job.Resolved) featuresParams {
 	if e.Features == "embeddings" {
 		return featuresParams{Kind: "embeddings", RejectRatio: e.Settings.RejectRatio.Get(), Embeddings: imagefeat.EmbeddingFiles(e.Data.Embeddings)}
 	}
-	return featuresParams{Kind: "bow", VocabShards: e.Settings.VocabShards.Get(), VocabSize: e.Settings.VocabSize, UseSummary: e.Settings.UseSummary.Get(),
+	p := featuresParams{Kind: "bow", VocabShards: e.Settings.VocabShards.Get(), VocabSize: e.Settings.VocabSize, UseSummary: e.Settings.UseSummary.Get(),
 		VocabSampleTokens: e.Settings.VocabSampleTokens} // the reviews: ingest's table, an upstream output
+	if e.VocabularyFrom != "" {
+		p.VocabularyFixed = true
+		p.Vocabulary, p.VocabularyMissing = fixedVocabulary(e)
+	}
+	return p
 }
 
 // imageMatrixFile is the image-feature matrix inside the features directory.
@@ -187,10 +201,24 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, p featuresParams, it *i
 	}
 	tr := env.Track("tokenise and tag reviews", 0)
 	docs := reviewDocs(ctx, path, rows, p.UseSummary, tr.Add)
-	res, err := bowRows(ctx, docs, len(it.asin), vocab, opts)
+	var res *bow.Result
+	var warns []pipeline.Warning
+	var fixed map[string]any // vocabulary_from's stats
+	if p.Vocabulary != "" {
+		res, fixed, warns, err = vectorizeFixed(ctx, p.Vocabulary, docs, len(it.asin), opts)
+	} else {
+		if vocab == nil && p.VocabularyMissing != "" {
+			warns = append(warns, pipeline.Warning{Msg: "vocabulary_from: the vocabulary is counted on this run's reviews: " + p.VocabularyMissing})
+		}
+		res, err = bowRows(ctx, docs, len(it.asin), vocab, opts)
+	}
 	tr.Done()
 	if err != nil {
 		return nil, err
+	}
+	stats := map[string]any{"bow": res.Stats}
+	if fixed != nil {
+		stats["vocabulary_from"] = fixed
 	}
 
 	// Vocabulary, in term-id order.
@@ -234,8 +262,8 @@ func bowFeatures(ctx context.Context, env *pipeline.Env, p featuresParams, it *i
 	}
 	return &pipeline.Result{
 		Rows:     map[string]int64{"vocabulary": nv, "bow": nb, "feature_items": nf},
-		Stats:    map[string]any{"bow": res.Stats},
-		Warnings: noTermWarnings(res.Stats, len(it.asin), empty),
+		Stats:    stats,
+		Warnings: append(warns, noTermWarnings(res.Stats, len(it.asin), empty)...),
 	}, nil
 }
 

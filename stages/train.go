@@ -69,6 +69,8 @@ func trainDir(in inputs, model string) (string, error) {
 type trainParams struct {
 	models.TrainSettings `yaml:",inline"`
 	Features             string `yaml:"features"`
+	// Warm is the predecessor of warm_from (train_warm.go), zero without.
+	Warm warmParams `yaml:"warm_from"`
 }
 
 // MarshalJSON is the node's key (setting.Key): a method of trainParams, not
@@ -83,6 +85,7 @@ func (Train) PartParams(e *job.Resolved, model string) trainParams {
 	if !m.Counted {
 		p.Features = e.Features
 	}
+	p.Warm = warmFor(e, model)
 	return p
 }
 
@@ -287,6 +290,24 @@ func trainModel(ctx context.Context, env *pipeline.Env, p trainParams, model str
 		}
 		return nil
 	}
+	var vocab []string // the bag of words' terms, which warm_from maps the parameters through
+	if p.Features == "bow" && p.Warm.Dir != "" && !registered(model).Topics {
+		v, err := readVocabulary(ctx, env.InDir)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range v {
+			vocab = append(vocab, t.Term)
+		}
+	}
+	start, warnings, err := warmStart(ctx, p.Warm, spec, model, f.Dim(), vocab)
+	if err != nil {
+		return nil, err
+	}
+	spec.Start = start
+	if start != nil {
+		stats["warm_from"] = map[string]any{"lambda": start.Lambda, "train_version": p.Warm.TrainVersion}
+	}
 	bar := newFitProgress(env, model, spec.MaxIter)
 	fit, err := models.Train(ctx, f, train, valid, spec, env.RNG("train/"+model), bar.update)
 	bar.done()
@@ -310,7 +331,7 @@ func trainModel(ctx context.Context, env *pipeline.Env, p trainParams, model str
 		}
 	}
 	stats[model] = st
-	warnings := degenerateWarnings(model, fit)
+	warnings = append(warnings, degenerateWarnings(model, fit)...)
 	rows["fits"], err = schema.Write(filepath.Join(env.OutDir, "fits.parquet"), schema.FitsCols{
 		Model: fits.model, Lambda: fits.lambda, ValidError: fits.verr, ValidLogLikelihood: fits.vll,
 		TrainObjective: fits.tobj, Iterations: fits.iters, BestIteration: fits.best, Status: fits.status,

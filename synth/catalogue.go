@@ -90,12 +90,15 @@ func WriteCatalogue(ctx context.Context, dir, name string, w *World, asCSV bool,
 		func(ci int, s *stream) catalogueChunk {
 			var c catalogueChunk
 			for i := ci * itemChunk; i < min(len(w.Items), (ci+1)*itemChunk); i++ {
+				if w.Gone(i) { // removed on day 2
+					continue
+				}
 				m := w.meta(s, i)
 				c.items.ID, c.items.Title, c.items.Brand = append(c.items.ID, m.ASIN), append(c.items.Title, m.Title), append(c.items.Brand, m.Brand)
 				c.items.Categories = append(c.items.Categories, m.Categories)
 				for g, gi := range []int{gAB, gAV, gBT} {
 					for _, y := range w.related(s, i, gi) {
-						if int(y) < len(w.Items) {
+						if int(y) < len(w.Items) && !w.Gone(int(y)) {
 							c.rels.Src, c.rels.Dst = append(c.rels.Src, m.ASIN), append(c.rels.Dst, w.Items[y].ASIN)
 							c.rels.Relation = append(c.rels.Relation, names[g])
 							c.pairs[g]++

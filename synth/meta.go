@@ -166,7 +166,7 @@ func (w *World) asins(idx []int32) []string {
 		if int(y) < len(w.Items) {
 			out[k] = w.Items[y].ASIN
 		} else {
-			out[k] = w.codec.asin(int(y))
+			out[k] = w.codec.asin(int(y) - len(w.Items) + w.dayOne())
 		}
 	}
 	return out

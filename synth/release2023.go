@@ -142,6 +142,9 @@ func Write2023(ctx context.Context, dir, name string, w *World, opts WriteOption
 			var c textChunk
 			ss := newStream()
 			for i := ci * itemChunk; i < min(len(w.Items), (ci+1)*itemChunk); i++ {
+				if w.Gone(i) { // removed on day 2
+					continue
+				}
 				m := w.meta(s, i)
 				rs := w.Reviews(i)
 				c.meta = w.appendMeta2023(c.meta, i, &m, rs)

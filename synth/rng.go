@@ -22,6 +22,7 @@ const (
 	purposeOrphan
 	purposeSession     // the planted buyers of an also_bought edge (2023 layout)
 	purposeSession2023 // an item's 2023 review times
+	purposeDay         // day 2's changes (Day)
 )
 
 // mix is the splitmix64 finaliser: a bijection that spreads nearby inputs.

@@ -126,6 +126,21 @@ type World struct {
 	edgeStart [nGraphs][]int32 // per item: first index into edges, len(Items)+1
 	records   []int32          // .b order: item index, or -(k+1) for orphan k
 	orphans   int
+
+	// Day 2 (Day): base is day 1's item count (0 on day 1), the index
+	// space of the orphans' and missing list entries' ASINs; gone marks
+	// the removed items.
+	base int
+	gone []bool
+}
+
+// dayOne is the number of items of day 1, which the ASINs of orphan
+// records and of list entries in no file are counted from.
+func (w *World) dayOne() int {
+	if w.base > 0 {
+		return w.base
+	}
+	return len(w.Items)
 }
 
 // NewWorld generates the world of cfg with the given seed. It holds the
@@ -537,20 +552,25 @@ func (w *World) out(gi, i int) []Edge {
 // plant draws the planted relation gi for every Regular item, in parallel
 // chunks with per-item streams.
 func (w *World) plant(gi int) {
+	w.setEdges(gi, w.plantRange(gi, 0, len(w.Items)))
+}
+
+// plantRange draws the planted out-edges of graph gi of the Regular items
+// lo..hi-1, in source order.
+func (w *World) plantRange(gi, lo0, hi0 int) []Edge {
 	c := w.Config
 	purpose := purposeAlsoBought
 	graph := AlsoBought
 	if gi == gAV {
 		purpose, graph = purposeAlsoViewed, AlsoViewed
 	}
-	n := len(w.Items)
 	// The paper's counts are of edges between image items; an edge's end
 	// has an image with probability 1/(1+NoImageFrac).
 	boost := 1 + c.NoImageFrac
-	per := forChunks(n, 2048, func(lo, hi int, s *stream) []Edge {
+	return forChunks(hi0-lo0, 2048, func(lo, hi int, s *stream) []Edge {
 		var out []Edge
 		target := make([]float64, c.LatentDim)
-		for x := lo; x < hi; x++ {
+		for x := lo0 + lo; x < lo0+hi; x++ {
 			it := &w.Items[x]
 			if it.Kind != Regular {
 				continue
@@ -574,7 +594,6 @@ func (w *World) plant(gi int) {
 		}
 		return out
 	})
-	w.setEdges(gi, per)
 }
 
 func (w *World) setEdges(gi int, edges []Edge) {
@@ -683,13 +702,14 @@ func (w *World) related(s *stream, x, gi int) []int32 {
 	for k, e := range planted {
 		list[k] = e.Dst
 	}
-	n := len(w.Items)
+	n := w.dayOne() // day 2's new items are never extras, and the missing ASINs are day 1's
 	insert := func(y int32) {
 		at := r.IntN(len(list) + 1)
 		list = slices.Insert(list, at, y)
 	}
 	for range poisson(r, w.Config.MissingRelated) {
-		insert(int32(n + w.orphanSpace() + r.IntN(4*n)))
+		// Past every item (asins undoes the shift by day 2's new items).
+		insert(int32(len(w.Items) + w.orphanSpace() + r.IntN(4*n)))
 	}
 	it := &w.Items[x]
 	for range poisson(r, 0.3) {
@@ -726,7 +746,7 @@ func (w *World) related(s *stream, x, gi int) []int32 {
 // orphanSpace is the number of indices past len(Items) used by orphan
 // image records; missing related ASINs come after them.
 func (w *World) orphanSpace() int {
-	return max(w.orphans, len(w.Items)/100+1)
+	return max(w.orphans, w.dayOne()/100+1)
 }
 
 // forChunks runs fn over [0, n) in fixed chunks on GOMAXPROCS goroutines,
@@ -796,7 +816,7 @@ func (w *World) orphanFeature(k int, dst []float32) string {
 		z[j] = float32(sz * r.NormFloat64())
 	}
 	w.feature(z, r, dst)
-	return w.codec.asin(len(w.Items) + k)
+	return w.codec.asin(w.dayOne() + k)
 }
 
 // Records returns the number of image records the .b file holds.

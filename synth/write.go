@@ -100,6 +100,9 @@ func Write(ctx context.Context, dir, name string, w *World, opts WriteOptions) (
 		func(ci int, s *stream) textChunk {
 			var c textChunk
 			for i := ci * itemChunk; i < min(len(w.Items), (ci+1)*itemChunk); i++ {
+				if w.Gone(i) { // removed on day 2
+					continue
+				}
 				m := w.meta(s, i)
 				c.ab += int64(len(m.AlsoBought))
 				c.av += int64(len(m.AlsoViewed))

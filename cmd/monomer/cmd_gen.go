@@ -28,12 +28,13 @@ type genFlags struct {
 	format       string
 	dim          int
 	csv          bool
+	day          int
 }
 
 func newGenCommand() *cobra.Command {
 	var flags genFlags
 	cmd := &cobra.Command{
-		Use:   "gen --scale tiny|small|medium|women|men|...|baby|elect|...|table3 --seed N --out DIR [--name NAME] [--format 2023|catalogue [--csv] [--dim N]]",
+		Use:   "gen --scale tiny|small|medium|women|men|...|baby|elect|...|table3 --seed N --out DIR [--name NAME] [--format 2023|catalogue [--csv] [--dim N]] [--day 2]",
 		Short: "Generate synthetic data in the Amazon formats, with planted structure",
 		Long: `gen writes DIR/meta_NAME.json.gz (2014 Python-literal metadata),
 DIR/reviews_NAME.json.gz (JSON lines) and DIR/image_features_NAME.b (ASIN +
@@ -72,6 +73,13 @@ reviews) and DIR/embeddings_NAME.parquet (id, embedding: the image
 features); --csv writes the three tables as CSV instead. --dim applies;
 jobs/catalogue-demo.yaml runs such a world.
 
+--day 2 writes the world of the next night, in any layout: with the same
+--seed and --scale as day 1, 3 % of the Regular items are new (from the same
+planted structure), 2 % are gone, and 2 % more also_bought and also_viewed
+pairs join the items both days have; every other item keeps its ASIN,
+features and reviews (synth.World.Day). A warm run from day 1's trains on
+it (docs/scheduling.md, "Warm starts").
+
 ` + exitCodesHelp,
 		Example: `  monomer gen --scale tiny --seed 1 --out testdata/amazon --name Demo`,
 		Args:    cobra.NoArgs,
@@ -87,6 +95,7 @@ jobs/catalogue-demo.yaml runs such a world.
 	f.Float64Var(&flags.fraction, "fraction", 1, "generate this fraction of the scale's items, in (0, 1]")
 	f.StringVar(&flags.format, "format", "", `file layout: "" (the 2014 release's), 2023 or catalogue`)
 	f.BoolVar(&flags.csv, "csv", false, "with --format catalogue: write the items, relations and text tables as CSV, not Parquet")
+	f.IntVar(&flags.day, "day", 1, "1, or 2 for the next night's world of the same --seed and --scale: 3 % new items, 2 % removed, 2 % new pairs (docs/scheduling.md)")
 	f.IntVar(&flags.dim, "dim", 0, "image-feature dimension (0: 4096); other than 4096 only with --format 2023 or catalogue, at most 1048576")
 	return cmd
 }
@@ -115,6 +124,9 @@ func runGen(cmd *cobra.Command, flags *genFlags) error {
 	}
 	if flags.format != "" && flags.format != "2023" && flags.format != "catalogue" {
 		return fmt.Errorf("%w: --format %q: want 2023, catalogue or nothing", pipeline.ErrUsage, flags.format)
+	}
+	if flags.day != 1 && flags.day != 2 {
+		return fmt.Errorf("%w: --day %d: 1 (the world of --seed) or 2 (the next night's)", pipeline.ErrUsage, flags.day)
 	}
 	if flags.csv && flags.format != "catalogue" {
 		return fmt.Errorf("%w: --csv applies to --format catalogue only", pipeline.ErrUsage)
@@ -163,6 +175,9 @@ func runGen(cmd *cobra.Command, flags *genFlags) error {
 func genOne(cmd *cobra.Command, flags *genFlags, cfg synth.Config, gz bool) error {
 	start := time.Now()
 	w, err := synth.NewWorld(cfg, flags.seed)
+	if err == nil {
+		err = w.Day(flags.day)
+	}
 	if err != nil {
 		if errors.Is(err, synth.ErrConfig) {
 			return fmt.Errorf("%w: %v", pipeline.ErrUsage, err)

@@ -110,6 +110,7 @@ func TestGenBadOut(t *testing.T) {
 		{[]string{"--out", filepath.Join(file, "sub")}, "usage: --out " + filepath.Join(file, "sub") + " cannot be made a folder: "},
 		{[]string{"--out", filepath.Join(dir, "out"), "--name", "../x"}, `usage: --name "../x": letters, digits`},
 		{[]string{"--out", filepath.Join(dir, "out"), "--name", "a/b"}, `usage: --name "a/b": letters, digits`},
+		{[]string{"--out", filepath.Join(dir, "out"), "--day", "3"}, "usage: --day 3: 1 (the world of --seed) or 2"},
 	} {
 		root := newRootCommand()
 		root.SetOut(&bytes.Buffer{})

@@ -49,6 +49,9 @@ the workers, which run the tasks; see docs/scheduling.md):
                         (default: /opt/monomer/jobs/<basename of the job>)
   MONOMER_DAG_POD_DATA  data_dir inside the pod (default: /data/amazon)
   MONOMER_DAG_POOL_PREFIX  prefix of the per-experiment pools (default: monomer)
+  MONOMER_DAG_WARM_FROM  warm_from for every task, e.g. published: each
+                     night trains from the run the published links name
+                     (docs/scheduling.md, "Warm starts"; default: the job's)
 """
 
 import json
@@ -69,6 +72,7 @@ PVC = os.environ.get("MONOMER_DAG_PVC", "monomer-data")
 POD_JOB = os.environ.get("MONOMER_DAG_POD_JOB", "/opt/monomer/jobs/" + os.path.basename(JOB))
 POD_DATA = os.environ.get("MONOMER_DAG_POD_DATA", "/data/amazon")
 POOL_PREFIX = os.environ.get("MONOMER_DAG_POOL_PREFIX", "monomer")
+WARM_FROM = os.environ.get("MONOMER_DAG_WARM_FROM", "")
 
 
 def load_plan(binary: str = MONOMER, job: str = JOB) -> dict:
@@ -80,10 +84,12 @@ def load_plan(binary: str = MONOMER, job: str = JOB) -> dict:
     return json.loads(out.stdout)
 
 
-def run_command(plan: dict, task: dict, binary: str = MONOMER, runs: str = RUNS) -> str:
+def run_command(plan: dict, task: dict, binary: str = MONOMER, runs: str = RUNS, warm_from: str = WARM_FROM) -> str:
     """The shell command that runs exactly one task of the plan."""
     argv = [binary, task.get("command", "run"), plan["job_file"], "--run-dir", os.path.join(runs, plan["job"])]
     argv += task["args"]
+    if warm_from:
+        argv += ["--set", "warm_from=" + warm_from]
     # {{ ds }} is left for Airflow to render: one run directory per logical date.
     return " ".join(shlex.quote(a) for a in argv) + " --run-id {{ ds }}"
 
@@ -203,7 +209,7 @@ def k8s_dag(plan: dict) -> DAG:
         volume_mounts=[mount],
         container_resources=resources,
         # monomer reads job overrides from MONOMER_* (here: data_dir).
-        env_vars={"MONOMER_DATA_DIR": POD_DATA},
+        env_vars={"MONOMER_DATA_DIR": POD_DATA, **({"MONOMER_WARM_FROM": WARM_FROM} if WARM_FROM else {})},
         get_logs=True,
         on_finish_action="delete_pod",
     )
