@@ -587,9 +587,9 @@ func (r *Retriever) scanBlock32(s32 []float32, heaps [][]hitHeap, st *topKStats,
 			hs := qi - g0
 			thr := threshold(heaps, hs, k)
 			row := s32[(qi-c0)*ls : (qi-c0)*ls+nv]
-			for c, x := range row {
-				if float64(x)+eq*vn[c] < thr {
-					continue
+			for c := 0; ; c++ {
+				if c = dotkern.Screen(row, vn, c, eq, thr); c == nv {
+					break
 				}
 				it := r.cand[lo+c]
 				if it == q {

@@ -135,3 +135,33 @@ func Norm32(x []float64) float64 {
 	}
 	return n + 0x1p-50
 }
+
+// Screen returns the first j ≥ from with !(float64(s[j]) + eq·vn[j] < thr),
+// or len(s): the next pair whose bound (a Scores32 score plus eq·vn[j], eq
+// = Bound32·Norm32(q), vn[j] = Norm32(v_j)) reaches a threshold, NaN
+// counting as reaching it. The sum may be fused or not: Bound32's margin
+// covers its rounding either way. vn is as long as s.
+func Screen(s []float32, vn []float64, from int, eq, thr float64) int {
+	vn = vn[:len(s)]
+	j := from
+	if n := len(s) - j; n > 0 {
+		switch {
+		case useAVX512 && n >= 16:
+			j += screen16(&s[j], &vn[j], n&^15, eq, thr)
+			if j < from+n&^15 {
+				return j
+			}
+		case useFMA && n >= 8:
+			j += screen8(&s[j], &vn[j], n&^7, eq, thr)
+			if j < from+n&^7 {
+				return j
+			}
+		}
+	}
+	for ; j < len(s); j++ {
+		if !(float64(s[j])+eq*vn[j] < thr) {
+			return j
+		}
+	}
+	return j
+}

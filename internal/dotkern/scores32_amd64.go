@@ -20,3 +20,13 @@ func scores16x16(s *float32, ls int, q *float32, d int, p *float32)
 //
 //go:noescape
 func scores4x16(s *float32, ls int, q *float32, d int, p *float32)
+
+// screen16 is Screen's AVX-512 loop over n, a multiple of 16.
+//
+//go:noescape
+func screen16(s *float32, vn *float64, n int, eq, thr float64) int
+
+// screen8 is Screen's AVX2 loop over n, a multiple of 8.
+//
+//go:noescape
+func screen8(s *float32, vn *float64, n int, eq, thr float64) int

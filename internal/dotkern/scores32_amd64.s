@@ -156,3 +156,87 @@ store4:
 	VMOVUPS Y7, 32(DI)
 	VZEROUPPER
 	RET
+
+// func screen16(s *float32, vn *float64, n int, eq, thr float64) int
+// The first j < n (a multiple of 16) with !(float64(s[j]) + eq·vn[j] < thr),
+// NaN included (predicate 5, not-less-than unordered), or n.
+TEXT ·screen16(SB), NOSPLIT, $0-48
+	MOVQ s+0(FP), SI
+	MOVQ vn+8(FP), DI
+	MOVQ n+16(FP), CX
+	VBROADCASTSD eq+24(FP), Z30
+	VBROADCASTSD thr+32(FP), Z31
+	XORQ AX, AX
+	CMPQ AX, CX
+	JGE  none16
+
+scan16:
+	VCVTPS2PD   (SI)(AX*4), Z0
+	VCVTPS2PD   32(SI)(AX*4), Z1
+	VFMADD231PD (DI)(AX*8), Z30, Z0
+	VFMADD231PD 64(DI)(AX*8), Z30, Z1
+	VCMPPD      $5, Z31, Z0, K1
+	VCMPPD      $5, Z31, Z1, K2
+	KORTESTB    K1, K2
+	JNE         hit16
+	ADDQ        $16, AX
+	CMPQ        AX, CX
+	JLT         scan16
+
+none16:
+	MOVQ CX, ret+40(FP)
+	VZEROUPPER
+	RET
+
+hit16:
+	KMOVB K1, BX
+	KMOVB K2, DX
+	SHLQ  $8, DX
+	ORQ   DX, BX
+	BSFQ  BX, BX
+	ADDQ  AX, BX
+	MOVQ  BX, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func screen8(s *float32, vn *float64, n int, eq, thr float64) int
+// screen16 in AVX2, 8 pairs a step; n a multiple of 8.
+TEXT ·screen8(SB), NOSPLIT, $0-48
+	MOVQ s+0(FP), SI
+	MOVQ vn+8(FP), DI
+	MOVQ n+16(FP), CX
+	VBROADCASTSD eq+24(FP), Y14
+	VBROADCASTSD thr+32(FP), Y15
+	XORQ AX, AX
+	CMPQ AX, CX
+	JGE  none8
+
+scan8:
+	VCVTPS2PD   (SI)(AX*4), Y0
+	VCVTPS2PD   16(SI)(AX*4), Y1
+	VFMADD231PD (DI)(AX*8), Y14, Y0
+	VFMADD231PD 32(DI)(AX*8), Y14, Y1
+	VCMPPD      $5, Y15, Y0, Y0
+	VCMPPD      $5, Y15, Y1, Y1
+	VORPD       Y0, Y1, Y2
+	VPTEST      Y2, Y2
+	JNE         hit8
+	ADDQ        $8, AX
+	CMPQ        AX, CX
+	JLT         scan8
+
+none8:
+	MOVQ CX, ret+40(FP)
+	VZEROUPPER
+	RET
+
+hit8:
+	VMOVMSKPD Y0, BX
+	VMOVMSKPD Y1, DX
+	SHLQ      $4, DX
+	ORQ       DX, BX
+	BSFQ      BX, BX
+	ADDQ      AX, BX
+	MOVQ      BX, ret+40(FP)
+	VZEROUPPER
+	RET

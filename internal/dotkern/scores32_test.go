@@ -202,3 +202,45 @@ func BenchmarkScores32(b *testing.B) {
 		})
 	}
 }
+
+// TestScreen: on every kernel, Screen finds the same next pair as the
+// plain comparison from every start, NaN scores, NaN and infinite bounds
+// and thresholds counting as reached, at lengths around the vector widths.
+func TestScreen(t *testing.T) {
+	paths(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(4, 2))
+		for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100} {
+			for trial := range 30 {
+				s, vn := make([]float32, n), make([]float64, n)
+				for j := range s {
+					s[j] = float32(rng.NormFloat64())
+					vn[j] = rng.Float64()
+					switch rng.IntN(40) {
+					case 0:
+						s[j] = float32(math.NaN())
+					case 1:
+						vn[j] = math.Inf(1)
+					}
+				}
+				eq, thr := 0.01*rng.Float64(), 1.5+rng.Float64()
+				switch trial % 10 {
+				case 0:
+					thr = math.NaN()
+				case 1:
+					thr = math.Inf(-1)
+				case 2:
+					eq = math.Inf(1)
+				}
+				for from := 0; from <= n; from++ {
+					want := from
+					for want < n && float64(s[want])+eq*vn[want] < thr {
+						want++
+					}
+					if got := Screen(s, vn, from, eq, thr); got != want {
+						t.Fatalf("n=%d trial %d from %d: Screen = %d, want %d", n, trial, from, got, want)
+					}
+				}
+			}
+		}
+	})
+}
