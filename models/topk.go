@@ -189,6 +189,9 @@ type Hit struct {
 // machine and build (dgemm's order differed between BLAS kernels); each
 // query keeps a bounded heap of its best items. Ties in distance go to the
 // lower item index, so results are unique and independent of scheduling.
+// LMT's and Monomer's pairs are screened by float32 scores first and only
+// those that may enter a heap are scored in float64 (see topKLists): the
+// same lists, 5-10 times faster.
 type Retriever struct {
 	fit   *Fit
 	cand  []int32
