@@ -141,3 +141,35 @@ func TestTopKFastMatchesExact(t *testing.T) {
 		}
 	}
 }
+
+// TestTopKScreenWorkerScratch: the float32 screen's workers stay within
+// maxWorkerScratch each, as the float64 path's do (TestTopKWorkerScratch).
+func TestTopKScreenWorkerScratch(t *testing.T) {
+	const items, dim, nq, workers = 8192, 16, 512, 4
+	rng := rand.New(rand.NewPCG(2, 10))
+	feat := randDense(rng, items, dim)
+	cand := make([]int32, items)
+	for i := range cand {
+		cand[i] = int32(i)
+	}
+	r, err := NewRetriever(randFit(t, rng, ModelMonomer, dim, 20, 4), feat, cand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := (items + r.retrieveBlock() - 1) / r.retrieveBlock(); b < workers {
+		t.Fatalf("%d candidate blocks, the test needs %d", b, workers)
+	}
+	alloc := func(w int) uint64 {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		if _, _, err := r.topKLists(cand[:nq], 10, w, false, []func(x, y int32) bool{nil}); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&m1)
+		return m1.TotalAlloc - m0.TotalAlloc
+	}
+	one, many := alloc(1), alloc(workers)
+	if per := (int64(many) - int64(one)) / (workers - 1); per > maxWorkerScratch {
+		t.Fatalf("%d bytes a worker (1 worker %d, %d workers %d), bound %d", per, one, workers, many, maxWorkerScratch)
+	}
+}
