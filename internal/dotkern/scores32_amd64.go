@@ -4,7 +4,8 @@ import "golang.org/x/sys/cpu"
 
 // The float32 kernels: AVX-512 where the CPU (and GODEBUG's cpu.avx512f)
 // allows, else AVX2 with FMA, else Go. Which one runs changes scores only
-// within Bound32.
+// within Bound32. The AVX-512 code uses the foundation's instructions
+// only (16-bit mask moves, not AVX512DQ's 8-bit ones).
 var (
 	useAVX512 = cpu.X86.HasAVX512F
 	useFMA    = cpu.X86.HasAVX2 && cpu.X86.HasFMA

@@ -177,7 +177,7 @@ scan16:
 	VFMADD231PD 64(DI)(AX*8), Z30, Z1
 	VCMPPD      $5, Z31, Z0, K1
 	VCMPPD      $5, Z31, Z1, K2
-	KORTESTB    K1, K2
+	KORTESTW    K1, K2
 	JNE         hit16
 	ADDQ        $16, AX
 	CMPQ        AX, CX
@@ -189,8 +189,8 @@ none16:
 	RET
 
 hit16:
-	KMOVB K1, BX
-	KMOVB K2, DX
+	KMOVW K1, BX
+	KMOVW K2, DX
 	SHLQ  $8, DX
 	ORQ   DX, BX
 	BSFQ  BX, BX
