@@ -5,7 +5,7 @@ BIN := bin/monomer
 # the Go loops into FMAs, which round differently (README, "same bits").
 export GOAMD64 := v1
 
-.PHONY: build build-openblas run test test-purego bench bench-sparse lint testdata test-openblas test-kernels bench-openblas test-airflow airflow-venv serving-venv test-serving
+.PHONY: build build-openblas run test test-purego bench bench-topk bench-sparse lint testdata test-openblas test-kernels bench-openblas test-airflow airflow-venv serving-venv test-serving
 
 # Fast by default: build with OpenBLAS (cgo, -tags openblas) when
 # -lopenblas links. When it does not and we are root with apt-get, Debian's
@@ -83,6 +83,20 @@ test-purego:
 bench: build
 	k=$$(./$(BIN) blas | sed -n 's/^cpu_kernel: //p'); if [ -n "$$k" ]; then export OPENBLAS_CORETYPE=$$k; fi; \
 	$(BLAS_ENV) $(GO) test $(BLAS_TAGS) -run '^$$' -bench . -benchmem -timeout 60m ./...
+	$(MAKE) --no-print-directory bench-topk
+
+# Exact top-k (models.BenchmarkTopK at Women's size, 5,000 queries over
+# 659,566 items, top-20, LMT d = 101 and Monomer d = 84) next to faiss-cpu's
+# IndexFlatIP on the same float32 vectors, written as .npy to TOPK_DIR
+# (about 500 MB). FAISS runs from a virtualenv (FAISS_VENV, made on first
+# use with pip); where faiss-cpu cannot be installed one line says it is
+# skipped. BENCHMARKS.md ("Exact top-k against FAISS") quotes these lines.
+TOPK_DIR ?= $(or $(TMPDIR),/tmp)/monomer-topk
+bench-topk:
+	mkdir -p $(TOPK_DIR)
+	$(GO) test ./models -run '^TestTopKWriteNpy$$' -count 1 -timeout 30m -args -topk.npy $(TOPK_DIR)
+	$(GO) test ./models -run '^$$' -bench 'BenchmarkTopK//items=659566' -benchtime 1x -timeout 30m
+	models/testdata/faiss_topk.sh $(TOPK_DIR)
 
 # Explicit OpenBLAS targets (fail without libopenblas-dev).
 OPENBLAS := CGO_ENABLED=1 CGO_LDFLAGS=-lopenblas

@@ -1,12 +1,18 @@
 package models
 
 import (
+	"bytes"
+	"encoding/binary"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"monomer/graph"
@@ -346,33 +352,165 @@ func TestTopKWorkerScratch(t *testing.T) {
 	}
 }
 
-// BenchmarkTopK: 256 queries against every item, Monomer at the paper's
-// K = 20, N = 4 (the projection is prepared once, outside the timing).
-// Reports scored (query, item) pairs per second.
+// topKShape is a retrieval shape of the paper's models on Women's
+// catalogue (issue 52): LMT at K = 100 (d = 101), Monomer at K = 20, N = 4
+// (d = 84), 5,000 queries, top-20.
+type topKShape struct {
+	model string
+	k, n  int
+	items int
+}
+
+func (s topKShape) String() string {
+	return fmt.Sprintf("%s-K%d/items=%d", s.model, s.k, s.items)
+}
+
+const topKQueries, topKTop, topKFeat = 5000, 20, 64
+
+var topKShapes = []topKShape{
+	{ModelLMT, 100, 0, 100_000}, {ModelMonomer, 20, 4, 100_000},
+	{ModelLMT, 100, 0, 659_566}, {ModelMonomer, 20, 4, 659_566},
+}
+
+// topKRetriever is the retriever of a benchmark shape over random rows and
+// a random fit (seeded: the same vectors in the benchmark and in the files
+// TestTopKWriteNpy writes for faiss), and its queries.
+func topKRetriever(tb testing.TB, s topKShape) (*Retriever, []int32) {
+	rng := rand.New(rand.NewPCG(1, uint64(s.items)))
+	feat := randDense(rng, s.items, topKFeat)
+	f := randFit(tb, rng, s.model, topKFeat, s.k, s.n)
+	cand := make([]int32, s.items)
+	for i := range cand {
+		cand[i] = int32(i)
+	}
+	r, err := NewRetriever(f, feat, cand)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	// Queries spread over the catalogue.
+	qs := make([]int32, topKQueries)
+	for i := range qs {
+		qs[i] = int32(i * (s.items / topKQueries))
+	}
+	return r, qs
+}
+
+// BenchmarkTopK: top-20 of 5,000 queries over every item at the shapes of
+// topKShapes, on the float32 screen and (at 100,000 items) on the exact
+// float64 path that was TopKLists before it. Reports (query, item) pairs
+// per second of wall and per CPU-second (the machines are shared), and the
+// share of pairs the screen rescored in float64. `make bench-topk` puts
+// the same figures next to faiss-cpu's on the same vectors.
 func BenchmarkTopK(b *testing.B) {
-	for _, items := range []int{10_000, 100_000} {
-		b.Run(fmt.Sprintf("items=%d", items), func(b *testing.B) {
-			rng := rand.New(rand.NewPCG(1, 1))
-			const dim = 64
-			feat := randDense(rng, items, dim)
-			f := randFit(b, rng, ModelMonomer, dim, 20, 4)
-			cand := make([]int32, items)
-			for i := range cand {
-				cand[i] = int32(i)
+	for _, s := range topKShapes {
+		for _, exact := range []bool{false, true} {
+			if exact && s.items > 100_000 {
+				continue
 			}
-			r, err := NewRetriever(f, feat, cand)
-			if err != nil {
-				b.Fatal(err)
+			path := "screen"
+			if exact {
+				path = "exact"
 			}
-			qs := cand[:256]
-			b.ResetTimer()
-			for b.Loop() {
-				if _, err := r.TopK(qs, 10, 0); err != nil {
-					b.Fatal(err)
+			b.Run(s.String()+"/"+path, func(b *testing.B) {
+				r, qs := topKRetriever(b, s)
+				var st topKStats
+				cpu0 := cpuSeconds()
+				b.ResetTimer()
+				for b.Loop() {
+					var err error
+					if _, st, err = r.topKLists(qs, topKTop, 0, exact, []func(x, y int32) bool{nil}); err != nil {
+						b.Fatal(err)
+					}
 				}
+				cpu := cpuSeconds() - cpu0
+				pairs := float64(len(qs)*s.items) * float64(b.N)
+				b.ReportMetric(pairs/b.Elapsed().Seconds(), "pairs/s")
+				b.ReportMetric(pairs/cpu, "pairs/cpu-s")
+				b.ReportMetric(cpu/float64(b.N), "cpu-s/op")
+				b.ReportMetric(float64(st.rescored)/float64(st.pairs), "rescored")
+			})
+		}
+	}
+}
+
+var topKNpy = flag.String("topk.npy", "", "directory TestTopKWriteNpy writes BenchmarkTopK's vectors to, as .npy for faiss")
+
+// TestTopKWriteNpy writes, with -topk.npy DIR, the float32 query and item
+// vectors of BenchmarkTopK's shapes at 659,566 items (the inner products
+// the screen scores, d(x, y) = c_x − q_x·v_y) as <shape>-queries.npy and
+// <shape>-items.npy, and the exact lists' items as <shape>-lists.npy
+// (int32, 5,000 × 20), for models/testdata/faiss_topk.py.
+func TestTopKWriteNpy(t *testing.T) {
+	if *topKNpy == "" {
+		t.Skip("no -topk.npy directory")
+	}
+	for _, s := range topKShapes {
+		if s.items < 659_566 {
+			continue
+		}
+		r, qs := topKRetriever(t, s)
+		lists, err := r.TopK(qs, topKTop, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := r.dim
+		// The queries' q rows, as topKLists builds them.
+		qv := make([]float32, 0, len(qs)*d)
+		qp, err := r.fit.Project(featOf(r.src), qs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, kk := max(r.fit.N, 1), r.fit.K
+		for i := range qs {
+			a, p := r.anchor(qp, i), []float64{1}
+			if r.fit.Model == ModelMonomer {
+				p = qp.Gate(i)
 			}
-			b.ReportMetric(float64(len(qs)*items)*float64(b.N)/b.Elapsed().Seconds(), "pairs/s")
-		})
+			row := make([]float32, d)
+			for sp := range n {
+				for j, x := range a {
+					row[sp*kk+j] = float32(2 * p[sp] * x)
+				}
+				row[n*kk+sp] = float32(p[sp])
+			}
+			qv = append(qv, row...)
+		}
+		iv := make([]float32, len(r.vecs))
+		for i, x := range r.vecs {
+			iv[i] = float32(x)
+		}
+		ids := make([]int32, 0, len(qs)*topKTop)
+		for _, l := range lists {
+			for j := range topKTop {
+				id := int32(-1)
+				if j < len(l) {
+					id = l[j].Item
+				}
+				ids = append(ids, id)
+			}
+		}
+		name := filepath.Join(*topKNpy, fmt.Sprintf("%s-K%d", s.model, s.k))
+		writeNpy(t, name+"-queries.npy", "<f4", len(qs), d, qv)
+		writeNpy(t, name+"-items.npy", "<f4", s.items, d, iv)
+		writeNpy(t, name+"-lists.npy", "<i4", len(qs), topKTop, ids)
+	}
+}
+
+// writeNpy writes a rows × cols little-endian matrix in NumPy's .npy
+// format, version 1.0.
+func writeNpy[T float32 | int32](t *testing.T, path, descr string, rows, cols int, data []T) {
+	header := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': (%d, %d), }", descr, rows, cols)
+	// Magic, version, length, header padded so the data start at a
+	// multiple of 64, ending in a newline.
+	pad := 64 - (10+len(header)+1)%64
+	header += strings.Repeat(" ", pad%64) + "\n"
+	var buf bytes.Buffer
+	buf.WriteString("\x93NUMPY\x01\x00")
+	binary.Write(&buf, binary.LittleEndian, uint16(len(header)))
+	buf.WriteString(header)
+	binary.Write(&buf, binary.LittleEndian, data)
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -1,0 +1,242 @@
+#include "textflag.h"
+
+// func scores16x16(s *float32, ls int, q *float32, d int, p *float32)
+// Z0-Z15: rows 0-15 of the tile; Z16: the panel's k-th 16 values; each row
+// meets it in one FMA with q[i*d+k] broadcast from memory. Query rows at
+// R8 (0-4), R9 (5-9), R10 (10-14), R11 (15): base, +S, +2S, +3S, +4S.
+TEXT ·scores16x16(SB), NOSPLIT, $0-40
+	MOVQ s+0(FP), DI
+	MOVQ ls+8(FP), BX
+	SHLQ $2, BX
+	MOVQ q+16(FP), R8
+	MOVQ d+24(FP), CX
+	MOVQ p+32(FP), SI
+	MOVQ CX, DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), R12
+	LEAQ (DX)(DX*4), R13
+	LEAQ (R8)(R13*1), R9
+	LEAQ (R9)(R13*1), R10
+	LEAQ (R10)(R13*1), R11
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	TESTQ CX, CX
+	JEQ   store16
+
+loop16:
+	VMOVUPS (SI), Z16
+	VFMADD231PS.BCST (R8), Z16, Z0
+	VFMADD231PS.BCST (R8)(DX*1), Z16, Z1
+	VFMADD231PS.BCST (R8)(DX*2), Z16, Z2
+	VFMADD231PS.BCST (R8)(R12*1), Z16, Z3
+	VFMADD231PS.BCST (R8)(DX*4), Z16, Z4
+	VFMADD231PS.BCST (R9), Z16, Z5
+	VFMADD231PS.BCST (R9)(DX*1), Z16, Z6
+	VFMADD231PS.BCST (R9)(DX*2), Z16, Z7
+	VFMADD231PS.BCST (R9)(R12*1), Z16, Z8
+	VFMADD231PS.BCST (R9)(DX*4), Z16, Z9
+	VFMADD231PS.BCST (R10), Z16, Z10
+	VFMADD231PS.BCST (R10)(DX*1), Z16, Z11
+	VFMADD231PS.BCST (R10)(DX*2), Z16, Z12
+	VFMADD231PS.BCST (R10)(R12*1), Z16, Z13
+	VFMADD231PS.BCST (R10)(DX*4), Z16, Z14
+	VFMADD231PS.BCST (R11), Z16, Z15
+	ADDQ $64, SI
+	ADDQ $4, R8
+	ADDQ $4, R9
+	ADDQ $4, R10
+	ADDQ $4, R11
+	DECQ CX
+	JNE  loop16
+
+store16:
+	VMOVUPS Z0, (DI)
+	ADDQ    BX, DI
+	VMOVUPS Z1, (DI)
+	ADDQ    BX, DI
+	VMOVUPS Z2, (DI)
+	ADDQ    BX, DI
+	VMOVUPS Z3, (DI)
+	ADDQ    BX, DI
+	VMOVUPS Z4, (DI)
+	ADDQ    BX, DI
+	VMOVUPS Z5, (DI)
+	ADDQ    BX, DI
+	VMOVUPS Z6, (DI)
+	ADDQ    BX, DI
+	VMOVUPS Z7, (DI)
+	ADDQ    BX, DI
+	VMOVUPS Z8, (DI)
+	ADDQ    BX, DI
+	VMOVUPS Z9, (DI)
+	ADDQ    BX, DI
+	VMOVUPS Z10, (DI)
+	ADDQ    BX, DI
+	VMOVUPS Z11, (DI)
+	ADDQ    BX, DI
+	VMOVUPS Z12, (DI)
+	ADDQ    BX, DI
+	VMOVUPS Z13, (DI)
+	ADDQ    BX, DI
+	VMOVUPS Z14, (DI)
+	ADDQ    BX, DI
+	VMOVUPS Z15, (DI)
+	VZEROUPPER
+	RET
+
+// func scores4x16(s *float32, ls int, q *float32, d int, p *float32)
+// Y0-Y7: rows 0-3 of the tile, two 8-lane halves each; Y8, Y9: the panel's
+// k-th 16 values; Y10-Y13: q[i*d+k] broadcast.
+TEXT ·scores4x16(SB), NOSPLIT, $0-40
+	MOVQ s+0(FP), DI
+	MOVQ ls+8(FP), BX
+	SHLQ $2, BX
+	MOVQ q+16(FP), R8
+	MOVQ d+24(FP), CX
+	MOVQ p+32(FP), SI
+	MOVQ CX, DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), R12
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	TESTQ CX, CX
+	JEQ   store4
+
+loop4:
+	VMOVUPS (SI), Y8
+	VMOVUPS 32(SI), Y9
+	VBROADCASTSS (R8), Y10
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VBROADCASTSS (R8)(DX*1), Y11
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VBROADCASTSS (R8)(DX*2), Y12
+	VFMADD231PS  Y8, Y12, Y4
+	VFMADD231PS  Y9, Y12, Y5
+	VBROADCASTSS (R8)(R12*1), Y13
+	VFMADD231PS  Y8, Y13, Y6
+	VFMADD231PS  Y9, Y13, Y7
+	ADDQ $64, SI
+	ADDQ $4, R8
+	DECQ CX
+	JNE  loop4
+
+store4:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ    BX, DI
+	VMOVUPS Y2, (DI)
+	VMOVUPS Y3, 32(DI)
+	ADDQ    BX, DI
+	VMOVUPS Y4, (DI)
+	VMOVUPS Y5, 32(DI)
+	ADDQ    BX, DI
+	VMOVUPS Y6, (DI)
+	VMOVUPS Y7, 32(DI)
+	VZEROUPPER
+	RET
+
+// func screen16(s *float32, vn *float64, n int, eq, thr float64) int
+// The first j < n (a multiple of 16) with !(float64(s[j]) + eq·vn[j] < thr),
+// NaN included (predicate 5, not-less-than unordered), or n.
+TEXT ·screen16(SB), NOSPLIT, $0-48
+	MOVQ s+0(FP), SI
+	MOVQ vn+8(FP), DI
+	MOVQ n+16(FP), CX
+	VBROADCASTSD eq+24(FP), Z30
+	VBROADCASTSD thr+32(FP), Z31
+	XORQ AX, AX
+	CMPQ AX, CX
+	JGE  none16
+
+scan16:
+	VCVTPS2PD   (SI)(AX*4), Z0
+	VCVTPS2PD   32(SI)(AX*4), Z1
+	VFMADD231PD (DI)(AX*8), Z30, Z0
+	VFMADD231PD 64(DI)(AX*8), Z30, Z1
+	VCMPPD      $5, Z31, Z0, K1
+	VCMPPD      $5, Z31, Z1, K2
+	KORTESTW    K1, K2
+	JNE         hit16
+	ADDQ        $16, AX
+	CMPQ        AX, CX
+	JLT         scan16
+
+none16:
+	MOVQ CX, ret+40(FP)
+	VZEROUPPER
+	RET
+
+hit16:
+	KMOVW K1, BX
+	KMOVW K2, DX
+	SHLQ  $8, DX
+	ORQ   DX, BX
+	BSFQ  BX, BX
+	ADDQ  AX, BX
+	MOVQ  BX, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func screen8(s *float32, vn *float64, n int, eq, thr float64) int
+// screen16 in AVX2, 8 pairs a step; n a multiple of 8.
+TEXT ·screen8(SB), NOSPLIT, $0-48
+	MOVQ s+0(FP), SI
+	MOVQ vn+8(FP), DI
+	MOVQ n+16(FP), CX
+	VBROADCASTSD eq+24(FP), Y14
+	VBROADCASTSD thr+32(FP), Y15
+	XORQ AX, AX
+	CMPQ AX, CX
+	JGE  none8
+
+scan8:
+	VCVTPS2PD   (SI)(AX*4), Y0
+	VCVTPS2PD   16(SI)(AX*4), Y1
+	VFMADD231PD (DI)(AX*8), Y14, Y0
+	VFMADD231PD 32(DI)(AX*8), Y14, Y1
+	VCMPPD      $5, Y15, Y0, Y0
+	VCMPPD      $5, Y15, Y1, Y1
+	VORPD       Y0, Y1, Y2
+	VPTEST      Y2, Y2
+	JNE         hit8
+	ADDQ        $8, AX
+	CMPQ        AX, CX
+	JLT         scan8
+
+none8:
+	MOVQ CX, ret+40(FP)
+	VZEROUPPER
+	RET
+
+hit8:
+	VMOVMSKPD Y0, BX
+	VMOVMSKPD Y1, DX
+	SHLQ      $4, DX
+	ORQ       DX, BX
+	BSFQ      BX, BX
+	ADDQ      AX, BX
+	MOVQ      BX, ret+40(FP)
+	VZEROUPPER
+	RET
