@@ -5,7 +5,8 @@ runs the demo job under Airflow's scheduler with LocalExecutor (two tasks at
 a time) into a run directory `monomer diff`-identical to `monomer run`'s,
 and a second run skips every stage; exit codes are retried or not as the
 docs/running.md says, read from Airflow's task instance records; the Kubernetes DAG
-renders one pod per experiment.
+renders one pod per experiment, and its pods run the image `make image`
+builds as that image's inspect output says it runs (make test-image).
 """
 
 from __future__ import annotations
@@ -433,15 +434,16 @@ def image_inspect() -> tuple[str, dict]:
 
     image = os.environ.get("MONOMER_IMAGE", "monomer:latest")
     tools = [os.environ["MONOMER_IMAGE_TOOL"]] if os.environ.get("MONOMER_IMAGE_TOOL") else ["podman", "docker"]
-    why = "no podman or docker"
+    why = []
     for tool in tools:
         if shutil.which(tool) is None:
+            why.append("no %s" % tool)
             continue
         out = subprocess.run([tool, "image", "inspect", image], capture_output=True, text=True)
         if out.returncode == 0:
             return tool, json.loads(out.stdout)[0]
-        why = "%s image inspect %s: %s" % (tool, image, (out.stderr.strip().splitlines() or ["exit %d" % out.returncode])[-1])
-    msg = "SKIPPING the pods against the image: %s (make image builds it; make test-image runs this test for real)" % why
+        why.append("%s image inspect %s: %s" % (tool, image, (out.stderr.strip().splitlines() or ["exit %d" % out.returncode])[-1]))
+    msg = "SKIPPING the pods against the image: %s (make image builds it; make test-image runs this test for real)" % "; ".join(why)
     if os.environ.get("MONOMER_IMAGE_REQUIRED") == "1":
         pytest.fail(msg + " (MONOMER_IMAGE_REQUIRED=1: not skipping)")
     print(msg)
