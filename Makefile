@@ -282,11 +282,14 @@ CONTAINER_DETECT = for t in $(CONTAINER_TOOLS); do command -v $$t >/dev/null 2>&
 	if [ $$t = docker ] && ! docker info >/dev/null 2>&1; then continue; fi; echo $$t; break; done
 # test-image installs podman before its own `make image` detects it.
 ifneq ($(filter image,$(MAKECMDGOALS)),)
+ifeq ($(origin CONTAINER),undefined)
+CONTAINER := $(shell $(CONTAINER_DETECT))
+endif
+# Without a container tool the recipe's first line fails; nothing to probe.
+ifneq ($(CONTAINER),)
 ifeq ($(origin IMAGE_BLAS),undefined)
 IMAGE_BLAS := $(shell $(IMAGE_BLAS_DETECT))
 endif
-ifeq ($(origin CONTAINER),undefined)
-CONTAINER := $(shell $(CONTAINER_DETECT))
 endif
 endif
 IMAGE_BUILD_openblas = CGO_ENABLED=1 CGO_LDFLAGS='-lopenblas -lgfortran -lquadmath -lm' $(GO) build -buildvcs=auto \
