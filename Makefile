@@ -301,6 +301,7 @@ IMAGE_PUT = put() { cmp -s "$$1" "$$2" || cp "$$1" "$$2"; }
 .PHONY: image test-image
 image:
 	@[ -n "$(CONTAINER)" ] || { echo "make image: needs podman or docker with its daemon running (Debian: apt-get install podman runc)" >&2; exit 1; }
+	@case "$(IMAGE_BLAS)" in openblas|go) ;; *) echo "make image: IMAGE_BLAS=$(IMAGE_BLAS): want openblas or go" >&2; exit 2;; esac
 	@[ -s /etc/ssl/certs/ca-certificates.crt ] || { echo "make image: needs /etc/ssl/certs/ca-certificates.crt (Debian: apt-get install ca-certificates)" >&2; exit 1; }
 	@mkdir -p $(IMAGE_DIR)/rootfs/etc/ssl/certs $(IMAGE_DIR)/rootfs/tmp $(IMAGE_DIR)/rootfs/data $(IMAGE_DIR)/jobs
 	@chmod 1777 $(IMAGE_DIR)/rootfs/tmp

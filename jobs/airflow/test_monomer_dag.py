@@ -460,7 +460,7 @@ def image_file(tool: str, image: str, path: str) -> bytes:
     try:
         tar = subprocess.run([tool, "cp", "%s:%s" % (ctr, path), "-"], check=True, capture_output=True).stdout
     finally:
-        subprocess.run([tool, "rm", ctr], check=True, capture_output=True)
+        subprocess.run([tool, "rm", "-v", ctr], check=True, capture_output=True)  # -v: and its anonymous /data volume
     with tarfile.open(fileobj=io.BytesIO(tar)) as t:
         return t.extractfile(t.getmembers()[0]).read()
 
