@@ -296,8 +296,8 @@ IMAGE_BUILD_openblas = CGO_ENABLED=1 CGO_LDFLAGS='-lopenblas -lgfortran -lquadma
 	-tags openblas,netgo,osusergo -ldflags '-s -w -linkmode=external -extldflags=-static'
 IMAGE_BUILD_go = CGO_ENABLED=0 $(GO) build -buildvcs=auto -tags netgo,osusergo -ldflags '-s -w'
 # Staged files are rewritten only when their bytes change (cmp), so their
-# layers' cache keys stay put.
-IMAGE_PUT = put() { cmp -s "$$1" "$$2" || cp "$$1" "$$2"; }
+# layers' cache keys stay put; mode 0644, as the image's user is not root.
+IMAGE_PUT = put() { cmp -s "$$1" "$$2" || cp "$$1" "$$2"; chmod 0644 "$$2"; }
 .PHONY: image test-image
 image:
 	@[ -n "$(CONTAINER)" ] || { echo "make image: needs podman or docker with its daemon running (Debian: apt-get install podman runc)" >&2; exit 1; }
