@@ -313,10 +313,10 @@ image:
 	for f in jobs/*.yaml; do put "$$f" $(IMAGE_DIR)/jobs/$${f##*/}; done
 	$(IMAGE_BUILD_$(IMAGE_BLAS)) -o $(IMAGE_DIR)/monomer ./cmd/monomer
 	$(CONTAINER) build -f Containerfile -t $(IMAGE) \
-	  --build-arg VERSION="$$(git describe --tags --always --dirty 2>/dev/null || echo unknown)" \
-	  --build-arg REVISION="$$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
-	  --build-arg CREATED="$$(git log -1 --format=%cI 2>/dev/null || echo unknown)" \
-	  --build-arg BLAS="$$($(IMAGE_DIR)/monomer blas | awk '/^(impl|version):/ { printf "%s%s", s, $$2; s = " " }')" \
+	  --label org.opencontainers.image.version="$$(git describe --tags --always --dirty 2>/dev/null || echo unknown)" \
+	  --label org.opencontainers.image.revision="$$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
+	  --label org.opencontainers.image.created="$$(git log -1 --format=%cI 2>/dev/null || echo unknown)" \
+	  --label io.monomer.blas="$$($(IMAGE_DIR)/monomer blas | awk '/^(impl|version):/ && $$2 != "" { printf "%s%s", s, $$2; s = " " }')" \
 	  --build-arg UID=$(IMAGE_UID) .
 
 # The image run as CI runs it (.ci/test-image says what it checks).
