@@ -20,12 +20,14 @@ BLAS_PROBE = printf 'int main(void){return 0;}\n' | $(CC) -x c - -lopenblas -o /
 # cannot install, the last lines of its log say why.
 APT_LOCK_WAIT ?= 300
 APT = timeout $$(( $(APT_LOCK_WAIT) + 300 )) apt-get -o DPkg::Lock::Timeout=$(APT_LOCK_WAIT)
-BLAS_INSTALL = DEBIAN_FRONTEND=noninteractive; export DEBIAN_FRONTEND; \
-	echo "make: libopenblas-dev missing; installing it with apt-get (waiting up to $(APT_LOCK_WAIT) s for its lock)" >&2; \
+# $(call APT_INSTALL,PACKAGES) installs Debian packages, saying so.
+APT_INSTALL = DEBIAN_FRONTEND=noninteractive; export DEBIAN_FRONTEND; \
+	echo "make: $(1) missing; installing with apt-get (waiting up to $(APT_LOCK_WAIT) s for its lock)" >&2; \
 	log=$$(mktemp); \
-	if { $(APT) install -y -qq libopenblas-dev || \
-	  { $(APT) update -qq && $(APT) install -y -qq libopenblas-dev; }; } >$$log 2>&1; then rm -f $$log; \
-	else echo "make: apt-get could not install libopenblas-dev:" >&2; tail -n 3 $$log | sed 's/^/make:   /' >&2; rm -f $$log; false; fi
+	if { $(APT) install -y -qq $(1) || \
+	  { $(APT) update -qq && $(APT) install -y -qq $(1); }; } >$$log 2>&1; then rm -f $$log; \
+	else echo "make: apt-get could not install $(1):" >&2; tail -n 3 $$log | sed 's/^/make:   /' >&2; rm -f $$log; false; fi
+BLAS_INSTALL = $(call APT_INSTALL,libopenblas-dev)
 BLAS_DETECT = if $(BLAS_PROBE); then echo openblas; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && ($(BLAS_INSTALL)) && $(BLAS_PROBE); then echo openblas; \
 	else echo "make: no libopenblas: building pure Go (dense features train about 10x slower)" >&2; echo go; fi
@@ -281,3 +283,68 @@ mutants:
 	    --timeout-coefficient $$c -E / $(GREMLINS_FLAGS) -o out/mutants-$$n.json ./$$p 2>&1 \
 	    || echo "mutants: $$p failed" >out/mutants-$$n.failed; } | tee out/mutants-$$n.log; \
 	  if [ -e out/mutants-$$n.failed ]; then rm out/mutants-$$n.failed; exit 1; fi; done
+
+# The container image (Containerfile, docs/scheduling.md): FROM scratch,
+# since these machines cannot pull a base image, holding a static monomer
+# built here with the Go build cache, so a rebuild after a one-line change
+# recompiles one package and relinks (seconds) and the image build reuses
+# every layer but the binary's. OpenBLAS is linked in statically (Debian's
+# libopenblas.a and libgfortran-12-dev's libgfortran.a; installed with
+# apt-get when missing and we are root), else the image is pure Go; its
+# label io.monomer.blas says which. netgo,osusergo: Go's own resolver and
+# user lookup, so no glibc NSS module is needed at run time. podman, or
+# docker when its daemon answers (CONTAINER=... picks one).
+IMAGE ?= monomer:latest
+IMAGE_DIR := bin/image
+# The image's user (a numeric uid, which Kubernetes' runAsNonRoot needs);
+# monomer_dag.py's POD_UID must equal it (its test compares them).
+IMAGE_UID := 65532
+CONTAINER_TOOLS ?= podman docker
+IMAGE_STATIC_PROBE = printf 'int main(void){return 0;}\n' | $(CC) -x c - -static -lopenblas -lgfortran -lquadmath -lm -lpthread -o /dev/null >/dev/null 2>&1
+IMAGE_BLAS_DETECT = if $(IMAGE_STATIC_PROBE); then echo openblas; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && ($(call APT_INSTALL,libopenblas-dev libgfortran-12-dev)) && $(IMAGE_STATIC_PROBE); then echo openblas; \
+	else echo "make image: no static OpenBLAS (libopenblas.a of libopenblas-dev, libgfortran.a of libgfortran-12-dev): the image is pure Go (dense features train about 10x slower)" >&2; echo go; fi
+CONTAINER_DETECT = for t in $(CONTAINER_TOOLS); do command -v $$t >/dev/null 2>&1 || continue; \
+	if [ $$t = docker ] && ! docker info >/dev/null 2>&1; then continue; fi; echo $$t; break; done
+# test-image installs podman before its own `make image` detects it.
+ifneq ($(filter image,$(MAKECMDGOALS)),)
+ifeq ($(origin CONTAINER),undefined)
+CONTAINER := $(shell $(CONTAINER_DETECT))
+endif
+# Without a container tool the recipe's first line fails; nothing to probe.
+ifneq ($(CONTAINER),)
+ifeq ($(origin IMAGE_BLAS),undefined)
+IMAGE_BLAS := $(shell $(IMAGE_BLAS_DETECT))
+endif
+endif
+endif
+IMAGE_BUILD_openblas = CGO_ENABLED=1 CGO_LDFLAGS='-lopenblas -lgfortran -lquadmath -lm' $(GO) build -buildvcs=auto \
+	-tags openblas,netgo,osusergo -ldflags '-s -w -linkmode=external -extldflags=-static'
+IMAGE_BUILD_go = CGO_ENABLED=0 $(GO) build -buildvcs=auto -tags netgo,osusergo -ldflags '-s -w'
+# Staged files are rewritten only when their bytes change (cmp), so their
+# layers' cache keys stay put; mode 0644, as the image's user is not root.
+IMAGE_PUT = put() { cmp -s "$$1" "$$2" || cp "$$1" "$$2"; chmod 0644 "$$2"; }
+.PHONY: image test-image
+image:
+	@[ -n "$(CONTAINER)" ] || { echo "make image: needs podman or docker with its daemon running (Debian: apt-get install podman runc)" >&2; exit 1; }
+	@case "$(IMAGE_BLAS)" in openblas|go) ;; *) echo "make image: IMAGE_BLAS=$(IMAGE_BLAS): want openblas or go" >&2; exit 2;; esac
+	@[ -s /etc/ssl/certs/ca-certificates.crt ] || { echo "make image: needs /etc/ssl/certs/ca-certificates.crt (Debian: apt-get install ca-certificates)" >&2; exit 1; }
+	@mkdir -p $(IMAGE_DIR)/rootfs/etc/ssl/certs $(IMAGE_DIR)/rootfs/tmp $(IMAGE_DIR)/rootfs/data $(IMAGE_DIR)/jobs
+	@chmod 1777 $(IMAGE_DIR)/rootfs/tmp
+	@$(IMAGE_PUT); t=$$(mktemp); \
+	echo 'monomer:x:$(IMAGE_UID):$(IMAGE_UID):monomer:/data:/nonexistent' >$$t; put $$t $(IMAGE_DIR)/rootfs/etc/passwd; \
+	echo 'monomer:x:$(IMAGE_UID):' >$$t; put $$t $(IMAGE_DIR)/rootfs/etc/group; rm -f $$t; \
+	put /etc/ssl/certs/ca-certificates.crt $(IMAGE_DIR)/rootfs/etc/ssl/certs/ca-certificates.crt; \
+	for f in $(IMAGE_DIR)/jobs/*.yaml; do [ -e "jobs/$${f##*/}" ] || rm -f "$$f"; done; \
+	for f in jobs/*.yaml; do put "$$f" $(IMAGE_DIR)/jobs/$${f##*/}; done
+	$(IMAGE_BUILD_$(IMAGE_BLAS)) -o $(IMAGE_DIR)/monomer ./cmd/monomer
+	$(CONTAINER) build -f Containerfile -t $(IMAGE) \
+	  --label org.opencontainers.image.version="$$(git describe --tags --always --dirty 2>/dev/null || echo unknown)" \
+	  --label org.opencontainers.image.revision="$$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
+	  --label org.opencontainers.image.created="$$(git log -1 --format=%cI 2>/dev/null || echo unknown)" \
+	  --label io.monomer.blas="$$($(IMAGE_DIR)/monomer blas | awk '/^(impl|version):/ && $$2 != "" { printf "%s%s", s, $$2; s = " " }')" \
+	  --build-arg UID=$(IMAGE_UID) .
+
+# The image run as CI runs it (.ci/test-image says what it checks).
+test-image:
+	CONTAINER=$(CONTAINER) IMAGE=$(IMAGE) MAKE="$(MAKE)" AIRFLOW_VENV=$(AIRFLOW_VENV) .ci/test-image

@@ -13,7 +13,10 @@ drift from the binary. Two DAGs are defined:
   `monomer run JOB --run-dir RUNS --run-id {{ ds }} --experiment E --only NODE`.
 * monomer_<job>_k8s: one KubernetesPodOperator per experiment, fanned out
   with dynamic task mapping (.expand), each running the experiment's whole
-  chain, then the report.
+  chain, then the report. The pods run the image `make image` builds
+  (Containerfile) as it is built: its entrypoint, user, job files and
+  volume (POD_* below); test_monomer_dag.py checks them against the
+  image's inspect output.
 
 Retries are safe: a stage writes into a temporary directory renamed into
 place only when complete, a rerun of a finished stage is a no-op (its
@@ -48,6 +51,11 @@ the workers, which run the tasks; see docs/scheduling.md):
   MONOMER_DAG_POD_JOB   the job file inside the image
                         (default: /opt/monomer/jobs/<basename of the job>)
   MONOMER_DAG_POD_DATA  data_dir inside the pod (default: /data/amazon)
+  MONOMER_DAG_POD_RUNS  run directory root inside the pod (default:
+                        /data/monomer/runs, on the volume claim)
+  MONOMER_DAG_POD_CPU, MONOMER_DAG_POD_MEMORY, MONOMER_DAG_POD_MEMORY_LIMIT
+                        each pod's requests and memory limit (defaults:
+                        2, 8Gi, 16Gi; docs/scheduling.md has the figures)
   MONOMER_DAG_POOL_PREFIX  prefix of the per-experiment pools (default: monomer)
   MONOMER_DAG_WARM_FROM  warm_from for every task, e.g. published: each
                      night trains from the run the published links name
@@ -69,8 +77,18 @@ JOB = os.environ.get("MONOMER_DAG_JOB", "jobs/demo.yaml")
 RUNS = os.environ.get("MONOMER_DAG_RUNS", "/data/monomer/runs")
 IMAGE = os.environ.get("MONOMER_DAG_IMAGE", "monomer:latest")
 PVC = os.environ.get("MONOMER_DAG_PVC", "monomer-data")
-POD_JOB = os.environ.get("MONOMER_DAG_POD_JOB", "/opt/monomer/jobs/" + os.path.basename(JOB))
-POD_DATA = os.environ.get("MONOMER_DAG_POD_DATA", "/data/amazon")
+# What the image holds and how it runs (Containerfile): the volume claim
+# is mounted at its volume, the pods run as its user, and its entrypoint
+# (monomer) is left in place: the pods give arguments only.
+POD_VOLUME = "/data"
+POD_JOBS = "/opt/monomer/jobs"
+POD_UID = 65532
+POD_JOB = os.environ.get("MONOMER_DAG_POD_JOB", POD_JOBS + "/" + os.path.basename(JOB))
+POD_DATA = os.environ.get("MONOMER_DAG_POD_DATA", POD_VOLUME + "/amazon")
+POD_RUNS = os.environ.get("MONOMER_DAG_POD_RUNS", POD_VOLUME + "/monomer/runs")
+POD_CPU = os.environ.get("MONOMER_DAG_POD_CPU", "2")
+POD_MEMORY = os.environ.get("MONOMER_DAG_POD_MEMORY", "8Gi")
+POD_MEMORY_LIMIT = os.environ.get("MONOMER_DAG_POD_MEMORY_LIMIT", "16Gi")
 POOL_PREFIX = os.environ.get("MONOMER_DAG_POOL_PREFIX", "monomer")
 WARM_FROM = os.environ.get("MONOMER_DAG_WARM_FROM", "")
 
@@ -197,16 +215,22 @@ def k8s_dag(plan: dict) -> DAG:
         name="data",
         persistent_volume_claim=k8s.V1PersistentVolumeClaimVolumeSource(claim_name=PVC),
     )
-    mount = k8s.V1VolumeMount(name="data", mount_path="/data")
+    mount = k8s.V1VolumeMount(name="data", mount_path=POD_VOLUME)
+    # One experiment a pod: its memory is its largest stage's (train and
+    # evaluate at Women's size, the paper's largest image category: 5.8 GB
+    # of heap, beside up to 10.6 GB of the memory-mapped feature matrix in
+    # reclaimable page cache; docs/scheduling.md).
     resources = k8s.V1ResourceRequirements(
-        requests={"cpu": "2", "memory": "24Gi"}, limits={"memory": "24Gi"},
+        requests={"cpu": POD_CPU, "memory": POD_MEMORY}, limits={"memory": POD_MEMORY_LIMIT},
     )
-    run_dir = os.path.join(RUNS, plan["job"])
+    # The image's user; fs_group makes the volume claim writable by it.
+    security = k8s.V1PodSecurityContext(run_as_user=POD_UID, run_as_group=POD_UID, fs_group=POD_UID, run_as_non_root=True)
+    run_dir = POD_RUNS + "/" + plan["job"]
     common = dict(
         image=IMAGE,
-        cmds=["monomer"],
         volumes=[volume],
         volume_mounts=[mount],
+        security_context=security,
         container_resources=resources,
         # monomer reads job overrides from MONOMER_* (here: data_dir).
         env_vars={"MONOMER_DATA_DIR": POD_DATA, **({"MONOMER_WARM_FROM": WARM_FROM} if WARM_FROM else {})},

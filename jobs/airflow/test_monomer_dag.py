@@ -5,7 +5,8 @@ runs the demo job under Airflow's scheduler with LocalExecutor (two tasks at
 a time) into a run directory `monomer diff`-identical to `monomer run`'s,
 and a second run skips every stage; exit codes are retried or not as the
 docs/running.md says, read from Airflow's task instance records; the Kubernetes DAG
-renders one pod per experiment.
+renders one pod per experiment, and its pods run the image `make image`
+builds as that image's inspect output says it runs (make test-image).
 """
 
 from __future__ import annotations
@@ -358,10 +359,12 @@ def test_locked_directory_is_retried(dagbag) -> None:
 # --- the Kubernetes DAG --------------------------------------------------
 
 
-def test_k8s_dag_renders_pods(dagbag, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Runs monomer_demo_k8s with the pod operator's execute replaced by one
-    that keeps the pod it would create: Airflow expands the mapped task over
-    the experiments and renders {{ ds }} as for a real run."""
+def render_k8s_pods(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> dict:
+    """Runs monomer_demo_k8s, parsed with env added, with the pod operator's
+    execute replaced by one that keeps the pod it would create: Airflow
+    expands the mapped task over the experiments and renders {{ ds }} as
+    for a real run (logical date 2026-04-01). Returns the pods by (task id,
+    map index)."""
     from airflow.providers.cncf.kubernetes.hooks.kubernetes import KubernetesHook
     from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator
     from airflow.utils.state import DagRunState
@@ -374,27 +377,128 @@ def test_k8s_dag_renders_pods(dagbag, monkeypatch: pytest.MonkeyPatch) -> None:
         pods[(self.task_id, context["ti"].map_index)] = self.build_pod_request_obj(context)
 
     monkeypatch.setattr(KubernetesPodOperator, "execute", keep_pod)
-    env = {"MONOMER_DAG_IMAGE": "registry.example/monomer:1.2", "MONOMER_DAG_PVC": "claim-x", "MONOMER_DAG_POD_JOB": "/jobs/demo.yaml", "MONOMER_DAG_POD_DATA": "/data/in"}
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     bag = load(Path(os.environ["AIRFLOW__CORE__DAGS_FOLDER"]))
-    plan = plan_of(DEMO_JOB)
-    day = dt.datetime(2026, 4, 1, tzinfo=UTC)
+    assert bag.import_errors == {}
     dag = bag.dags["monomer_demo_k8s"]
     for t in dag.tasks:
         t.retries = 0  # a failure fails the run now instead of minutes later
-    dr = dag.test(logical_date=day)
+    dr = dag.test(logical_date=dt.datetime(2026, 4, 1, tzinfo=UTC))
     assert dr.state == DagRunState.SUCCESS
-    run_dir = os.path.join(str(RUNS), "demo")
-    common = ["run", "/jobs/demo.yaml", "--run-dir", run_dir, "--run-id", "2026-04-01"]
+    return pods
+
+
+def want_args(plan: dict, job: str, runs: str) -> dict:
+    """Each pod's arguments, by (task id, map index)."""
+    common = ["run", job, "--run-dir", runs + "/" + plan["job"], "--run-id", "2026-04-01"]
     want = {("experiment", i): common + ["--experiment", e] for i, e in enumerate(plan["experiments"])}
     want.update({(s, -1): common + ["--only", s] for s in plan["job_stages"]})
+    return want
+
+
+def test_k8s_dag_renders_pods(dagbag, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One pod per experiment (mapped) and one for the report, with the
+    variables' image, claim, job, data and runs."""
+    env = {
+        "MONOMER_DAG_IMAGE": "registry.example/monomer:1.2",
+        "MONOMER_DAG_PVC": "claim-x",
+        "MONOMER_DAG_POD_JOB": "/jobs/demo.yaml",
+        "MONOMER_DAG_POD_DATA": "/data/in",
+        "MONOMER_DAG_POD_RUNS": "/data/r",
+        "MONOMER_DAG_POD_MEMORY": "3Gi",
+    }
+    pods = render_k8s_pods(monkeypatch, env)
+    want = want_args(plan_of(DEMO_JOB), "/jobs/demo.yaml", "/data/r")
     assert set(pods) == set(want)
     for key, pod in pods.items():
         c = pod.spec.containers[0]
         assert c.image == "registry.example/monomer:1.2"
-        assert c.command == ["monomer"]
+        assert not c.command, "the pods run the image's entrypoint"
         assert c.args == want[key], key
         assert [(m.name, m.mount_path) for m in c.volume_mounts] == [("data", "/data")]
         assert [(v.name, v.persistent_volume_claim.claim_name) for v in pod.spec.volumes] == [("data", "claim-x")]
         assert {e.name: e.value for e in c.env}["MONOMER_DATA_DIR"] == "/data/in"
+        assert c.resources.requests == {"cpu": "2", "memory": "3Gi"}
+        assert c.resources.limits == {"memory": "16Gi"}
+
+
+# --- the Kubernetes DAG against the image make image builds -------------
+
+
+def image_inspect() -> tuple[str, dict]:
+    """The container tool and `TOOL image inspect` of MONOMER_IMAGE
+    (default monomer:latest); skips, saying why, when there is no tool or no
+    image, unless MONOMER_IMAGE_REQUIRED=1 (make test-image)."""
+    import shutil
+
+    image = os.environ.get("MONOMER_IMAGE", "monomer:latest")
+    tools = [os.environ["MONOMER_IMAGE_TOOL"]] if os.environ.get("MONOMER_IMAGE_TOOL") else ["podman", "docker"]
+    why = []
+    for tool in tools:
+        if shutil.which(tool) is None:
+            why.append("no %s" % tool)
+            continue
+        out = subprocess.run([tool, "image", "inspect", image], capture_output=True, text=True)
+        if out.returncode == 0:
+            return tool, json.loads(out.stdout)[0]
+        why.append("%s image inspect %s: %s" % (tool, image, (out.stderr.strip().splitlines() or ["exit %d" % out.returncode])[-1]))
+    msg = "SKIPPING the pods against the image: %s (make image builds it; make test-image runs this test for real)" % "; ".join(why)
+    if os.environ.get("MONOMER_IMAGE_REQUIRED") == "1":
+        pytest.fail(msg + " (MONOMER_IMAGE_REQUIRED=1: not skipping)")
+    print(msg)
+    pytest.skip(msg)
+
+
+def image_file(tool: str, image: str, path: str) -> bytes:
+    """The bytes of one file of the image, copied out of a container
+    created (never started) from it."""
+    import io
+    import tarfile
+
+    ctr = subprocess.run([tool, "create", image], check=True, capture_output=True, text=True).stdout.strip()
+    try:
+        tar = subprocess.run([tool, "cp", "%s:%s" % (ctr, path), "-"], check=True, capture_output=True).stdout
+    finally:
+        subprocess.run([tool, "rm", "-v", ctr], check=True, capture_output=True)  # -v: and its anonymous /data volume
+    with tarfile.open(fileobj=io.BytesIO(tar)) as t:
+        return t.extractfile(t.getmembers()[0]).read()
+
+
+def test_k8s_pods_match_image(dagbag, dag_module, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pods the DAG renders by default run the image as it is built:
+    its entrypoint, its user, a job file it holds, the volume claim at its
+    volume with data and runs on it, and its labels' paths."""
+    tool, got = image_inspect()
+    image = os.environ.get("MONOMER_IMAGE", "monomer:latest")
+    cfg = got["Config"]
+    labels = cfg.get("Labels") or {}
+    for label in ("org.opencontainers.image.version", "org.opencontainers.image.revision", "io.monomer.blas"):
+        assert labels.get(label, "unknown") != "unknown", label
+    volume = dag_module.POD_VOLUME
+    assert list(cfg.get("Volumes") or {}) == [volume] == [labels["io.monomer.data"]]
+    assert labels["io.monomer.jobs"] == dag_module.POD_JOBS
+    assert cfg["Entrypoint"] and os.path.basename(cfg["Entrypoint"][0]) == "monomer"
+    assert cfg["User"] == "%d:%d" % (dag_module.POD_UID, dag_module.POD_UID)
+    # The job file the pods name is the repository's, in the image.
+    pod_job = dag_module.POD_JOBS + "/" + DEMO_JOB.name
+    assert image_file(tool, image, pod_job) == DEMO_JOB.read_bytes()
+
+    for k in ("MONOMER_DAG_POD_JOB", "MONOMER_DAG_POD_DATA", "MONOMER_DAG_POD_RUNS", "MONOMER_DAG_PVC"):
+        monkeypatch.delenv(k, raising=False)
+    pods = render_k8s_pods(monkeypatch, {"MONOMER_DAG_IMAGE": image})
+    want = want_args(plan_of(DEMO_JOB), pod_job, dag_module.POD_RUNS)
+    assert set(pods) == set(want)
+    for key, pod in pods.items():
+        c = pod.spec.containers[0]
+        assert c.image == image
+        assert not c.command, "the pods run the image's entrypoint, %s" % cfg["Entrypoint"]
+        assert c.args == want[key], key
+        sc = pod.spec.security_context
+        assert (sc.run_as_user, sc.run_as_group, sc.fs_group, sc.run_as_non_root) == (dag_module.POD_UID,) * 3 + (True,)
+        mounts = [m.mount_path for m in c.volume_mounts]
+        assert mounts == [volume]
+        data = {e.name: e.value for e in c.env}["MONOMER_DATA_DIR"]
+        run_dir = c.args[c.args.index("--run-dir") + 1]
+        for p in (data, run_dir):
+            assert p.startswith(volume + "/"), "%s is not on the volume claim (%s)" % (p, volume)
