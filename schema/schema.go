@@ -368,7 +368,12 @@ type RecommendationsCols struct {
 // test_queries, the query items with held-out test positives: the share
 // with at least one test positive in its top k, and the mean share of its
 // test positives found (known train and validation positives are left out
-// of those lists).
+// of those lists); ndcg is the mean NDCG@k and mrr the mean reciprocal
+// rank of the first test positive in the top k (0 without one) over the
+// same lists. top_item_share is the largest share of the lists one item is
+// in, top_item that item, and dominated says the share is above
+// stages.DominantShare. The row of model "popularity" is the baseline that
+// recommends every query the most trained-on items (models.Popularity).
 type RecommendMetricsCols struct {
 	_                     keyed
 	Model                 []string  `col:"model,dict"`
@@ -384,6 +389,11 @@ type RecommendMetricsCols struct {
 	TestQueries           []int32   `col:"test_queries"`
 	HitRate               []float64 `col:"hit_rate"`
 	Recall                []float64 `col:"recall"`
+	NDCG                  []float64 `col:"ndcg,optional"`
+	MRR                   []float64 `col:"mrr,optional"`
+	TopItemShare          []float64 `col:"top_item_share,optional"`
+	TopItem               []string  `col:"top_item,optional"`
+	Dominated             []bool    `col:"dominated,optional"`
 }
 
 // PublishedCols: published, publish/recommendations.parquet. For every
