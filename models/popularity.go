@@ -8,6 +8,10 @@ import (
 	"monomer/graph"
 )
 
+// PopularityName is the baseline's name where tables list it beside the
+// models (not a registered model).
+const PopularityName = "popularity"
+
 // TrainDegree is, per item of n, the number of training positives it is an
 // end of (either side): the popularity a baseline ranks by.
 func TrainDegree(pairs []graph.Pair, n int) []int {

@@ -262,6 +262,9 @@ func Assemble(in *Input) (*Assembled, error) {
 		e.PaperItems, e.PaperSubcats, e.PaperEd = paper.Items, paper.Subcats, paper.Edges[in.Graph]
 	}
 	e.Models = modelResults(in, paperError)
+	if c, ok := in.Claims[models.PopularityName]; ok {
+		e.Baseline = &c
+	}
 	for _, m := range in.Models {
 		f := in.Fits[m]
 		if f == nil {
@@ -285,7 +288,8 @@ func Assemble(in *Input) (*Assembled, error) {
 
 func nanClaims() Claims {
 	nan := math.NaN()
-	return Claims{Same: nan, Distinct: nan, Coverage: nan, Gini: nan, HitRate: nan, Recall: nan, CoverageCross: nan, GiniCross: nan}
+	return Claims{Same: nan, Distinct: nan, Coverage: nan, Gini: nan, HitRate: nan, Recall: nan, CoverageCross: nan, GiniCross: nan,
+		NDCG: nan, MRR: nan, TopShare: nan}
 }
 
 // modelResults are the table rows of the models evaluated, in the paper's

@@ -77,6 +77,9 @@ type Experiment struct {
 	Queries []QueryLists
 	// K is the length of the lists the claims are measured on.
 	K int
+	// Baseline is the popularity baseline's claims (models.Popularity),
+	// nil when the recommend stage did not measure it.
+	Baseline *Claims
 	// Warnings are shown under the experiment's heading (e.g. a training
 	// set too small for Monomer to beat LMT).
 	Warnings []string
@@ -97,7 +100,13 @@ type ModelResult struct {
 type Claims struct {
 	Same, Distinct, Coverage, Gini, HitRate, Recall float64
 	CoverageCross, GiniCross                        float64
-	Queries, TestQueries                            int
+	// NDCG and MRR are at k over the same lists as HitRate; TopShare is
+	// the largest share of the lists one item is in, Dominated that it is
+	// above the recommend stage's threshold (NaN, false before recommend
+	// 1.4.0).
+	NDCG, MRR, TopShare  float64
+	Dominated            bool
+	Queries, TestQueries int
 }
 
 // FitPoint is one λ of one model's grid.

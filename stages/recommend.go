@@ -299,7 +299,7 @@ func coverage(lists [][]models.Hit, cand []int32) (share, gini float64) {
 
 // PopularityModel is the model column of the popularity baseline's row
 // in recommend_metrics (models.Popularity): not a registered model.
-const PopularityModel = "popularity"
+const PopularityModel = models.PopularityName
 
 func ratio(a, b float64) float64 {
 	if b == 0 {

@@ -392,9 +392,23 @@ func readRecMetrics(ctx context.Context, path string) (map[string]report.Claims,
 		}
 		giniX = covX
 	}
+	ndcg, mrr, share := orNaN(c.NDCG, len(c.Model)), orNaN(c.MRR, len(c.Model)), orNaN(c.TopItemShare, len(c.Model)) // before recommend 1.4.0
 	for i, m := range c.Model {
 		out[m] = report.Claims{Queries: int(c.Queries[i]), TestQueries: int(c.TestQueries[i]), Same: c.SameSubcategory[i], Distinct: c.DistinctSubcategories[i],
-			Coverage: c.Coverage[i], Gini: c.Gini[i], HitRate: c.HitRate[i], Recall: c.Recall[i], CoverageCross: covX[i], GiniCross: giniX[i]}
+			Coverage: c.Coverage[i], Gini: c.Gini[i], HitRate: c.HitRate[i], Recall: c.Recall[i], CoverageCross: covX[i], GiniCross: giniX[i],
+			NDCG: ndcg[i], MRR: mrr[i], TopShare: share[i], Dominated: c.Dominated != nil && c.Dominated[i]}
 	}
 	return out, nil
+}
+
+// orNaN is col, or n NaNs for a column the file does not have.
+func orNaN(col []float64, n int) []float64 {
+	if col != nil {
+		return col
+	}
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = math.NaN()
+	}
+	return out
 }
