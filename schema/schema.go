@@ -426,6 +426,30 @@ type ChurnCols struct {
 	InCurrent  []bool    `col:"in_current"`
 }
 
+// SlicesCols: slices, evaluate/slices.parquet. Each model's test pairs at
+// the chosen λ cut three ways (slice), each group's rows adding up to the
+// test set: cold (an end of the pair in no training pair) against warm;
+// query_degree, the quartiles of the query's training positives over the
+// test pairs (group "q2: degree 3-5"); category_pair, the query's
+// subcategory → the item's ("Boots → Socks"), whose heterogeneity is the
+// Euclidean distance between the two subcategories' mean feature vectors
+// (NaN on the other slices). error and auc are as in metrics, over the
+// group's pairs (NaN for a group without pairs, or auc without both
+// labels). Rows by model (the job's order), slice (cold, query_degree,
+// category_pair), then group (category pairs in name order).
+type SlicesCols struct {
+	_             keyed
+	Experiment    []string  `col:"experiment,dict"`
+	Model         []string  `col:"model,dict"`
+	Slice         []string  `col:"slice,dict"`
+	Group         []string  `col:"group"`
+	Pairs         []int64   `col:"pairs"`
+	Positives     []int64   `col:"positives"`
+	Error         []float64 `col:"error"`
+	AUC           []float64 `col:"auc"`
+	Heterogeneity []float64 `col:"heterogeneity"`
+}
+
 // The Arrow schema of each table, derived from its struct; Tables lists
 // them with their names.
 var (
@@ -451,6 +475,7 @@ var (
 	RecommendMetrics = declare[RecommendMetricsCols]("recommend_metrics")
 	Published        = declare[PublishedCols]("published")
 	Churn            = declare[ChurnCols]("churn")
+	Slices           = declare[SlicesCols]("slices")
 )
 
 // NamedSchema is one declared table: its name and schema.
