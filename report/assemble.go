@@ -53,6 +53,10 @@ type Input struct {
 	OpenFeatures func() (feat models.Features, cand []int32, close func(), err error)
 	// Rand draws the items projected and mapped.
 	Rand *rand.Rand
+	// Slices are evaluate's slices.parquet (nil for a run from before
+	// it); Reverse the split's reversed test positives.
+	Slices  []SliceRow
+	Reverse ReverseShare
 }
 
 // Catalog is the experiment's items, in item order.
@@ -108,6 +112,9 @@ type JobMetric struct {
 
 // Assembled is one experiment's part of the report.
 type Assembled struct {
+	// Reverse is the warning that many test positives have their reverse
+	// in training ("" for none).
+	Reverse string
 	Page    *Experiment
 	Metrics []JobMetric
 	// SmallData warns that Monomer and LMT trained on fewer pairs
@@ -262,6 +269,13 @@ func Assemble(in *Input) (*Assembled, error) {
 		e.PaperItems, e.PaperSubcats, e.PaperEd = paper.Items, paper.Subcats, paper.Edges[in.Graph]
 	}
 	e.Models = modelResults(in, paperError)
+	var warn string
+	e.ReverseNote, warn = reverseNote(in.Name, in.Reverse)
+	if warn != "" {
+		e.Warnings = append(e.Warnings, warn)
+		a.Reverse = warn
+	}
+	e.SliceTables, e.HeteroPoints = sliceTables(in.Slices)
 	if c, ok := in.Claims[models.PopularityName]; ok {
 		e.Baseline = &c
 	}

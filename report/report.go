@@ -80,6 +80,13 @@ type Experiment struct {
 	// Baseline is the popularity baseline's claims (models.Popularity),
 	// nil when the recommend stage did not measure it.
 	Baseline *Claims
+	// ReverseNote says how many test positives have their reverse in
+	// training ("" when unknown).
+	ReverseNote string
+	// SliceTables are the test error by slice (evaluate's slices.parquet);
+	// HeteroPoints Monomer's gain over LMT by category pair.
+	SliceTables  []SliceTable
+	HeteroPoints []HeteroPoint
 	// Warnings are shown under the experiment's heading (e.g. a training
 	// set too small for Monomer to beat LMT).
 	Warnings []string
@@ -287,6 +294,11 @@ func Write(ctx context.Context, dir string, page *Page, opt Options) (*Written, 
 					})
 			}
 		}
+		if len(e.HeteroPoints) > 0 {
+			name := prefix + "heterogeneity.png"
+			plot(name, "gain against heterogeneity", func() error { return heteroPlot(dir, name, e.HeteroPoints) },
+				func(png string) { ev.HeteroPNG = png })
+		}
 		progress(e.Name+": plots", 2)
 		for si, s := range e.Spaces {
 			n := len(s.Sub)
@@ -390,7 +402,7 @@ type pageView struct {
 
 type expView struct {
 	*Experiment
-	LambdaPNG, GatePNG string
+	LambdaPNG, GatePNG, HeteroPNG string
 	Traces, Maps       []imgView
 }
 

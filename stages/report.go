@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"monomer/graph"
 	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
@@ -35,7 +36,7 @@ func (Report) Publish() []string { return []string{"metrics.parquet"} }
 
 func (Report) Name() string { return "report" }
 func (Report) Deps() []string {
-	return []string{"ingest", "features", "train", "evaluate", "recommend"}
+	return []string{"ingest", "features", "split", "train", "evaluate", "recommend"}
 }
 
 // reportParams is what the report reads of the job: its name, seed (as
@@ -61,6 +62,9 @@ type reportExp struct {
 type reportSettings struct {
 	RecommendK     int `json:"recommend_k"`
 	ReportMapItems int `json:"report_map_items"`
+	// Grouped is split: grouped, which the page names beside the share of
+	// reversed test positives.
+	Grouped bool `json:"grouped,omitempty"`
 }
 
 func (Report) Params(j *job.Job) reportParams {
@@ -68,7 +72,8 @@ func (Report) Params(j *job.Job) reportParams {
 	for i := range j.Experiments {
 		r := j.Resolve(i)
 		p.Experiments = append(p.Experiments, reportExp{Name: r.Name, Category: r.Category, Graph: r.Graph, Features: r.Features,
-			Models: r.Models, Settings: reportSettings{RecommendK: r.Settings.RecommendK, ReportMapItems: r.Settings.ReportMapItems}})
+			Models: r.Models, Settings: reportSettings{RecommendK: r.Settings.RecommendK, ReportMapItems: r.Settings.ReportMapItems,
+				Grouped: r.Settings.Split.Get() == graph.SplitGrouped}})
 	}
 	return p
 }
@@ -117,6 +122,9 @@ func (Report) Run(ctx context.Context, env *pipeline.Env, p reportParams) (*pipe
 		if a.SmallData != "" {
 			warnings = append(warnings, pipeline.Warning{Msg: a.SmallData, Attrs: map[string]any{
 				"experiment": r.Name, "train_pairs": a.TrainPairs, "crossover_pairs": a.Crossover}})
+		}
+		if a.Reverse != "" {
+			warnings = append(warnings, pipeline.Warning{Msg: a.Reverse, Attrs: map[string]any{"experiment": r.Name}})
 		}
 		if a.Coverage != "" {
 			warnings = append(warnings, pipeline.Warning{Msg: a.Coverage, Attrs: map[string]any{"experiment": r.Name}})
@@ -215,6 +223,15 @@ func reportInput(ctx context.Context, env *pipeline.Env, r *reportExp) (*report.
 	if out.Metrics, err = readMetrics(ctx, metrics); err != nil {
 		return nil, err
 	}
+	if out.Slices, err = readSlices(ctx, in); err != nil {
+		return nil, err
+	}
+	pairs, err := readPairs(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	rev := graph.ReverseInTrain(pairs)
+	out.Reverse = report.ReverseShare{TestPositives: rev.TestPositives, ReverseInTrain: rev.ReverseInTrain, Grouped: r.Settings.Grouped}
 	<-fitsRead
 	if errFits != nil {
 		return nil, errFits
@@ -411,4 +428,26 @@ func orNaN(col []float64, n int) []float64 {
 		out[i] = math.NaN()
 	}
 	return out
+}
+
+// readSlices reads evaluate's slices.parquet; a run from before evaluate
+// 1.5.0 has none.
+func readSlices(ctx context.Context, in inputs) ([]report.SliceRow, error) {
+	path, err := in.file("evaluate", "slices.parquet")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path); os.IsNotExist(err) {
+		return nil, nil
+	}
+	c, err := schema.ReadAll[schema.SlicesCols](ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]report.SliceRow, len(c.Model))
+	for i := range out {
+		out[i] = report.SliceRow{Model: c.Model[i], Slice: c.Slice[i], Group: c.Group[i], Pairs: c.Pairs[i], Positives: c.Positives[i],
+			Error: c.Error[i], AUC: c.AUC[i], Heterogeneity: c.Heterogeneity[i]}
+	}
+	return out, nil
 }
