@@ -12,11 +12,11 @@ func TestReverseInTrain(t *testing.T) {
 	p := func(x, y int32, label bool, s Split) Pair { return Pair{X: x, Y: y, Label: label, Split: s} }
 	pairs := []Pair{
 		p(1, 2, true, Train), p(3, 4, true, Train), p(5, 6, true, Valid), p(7, 8, false, Train),
-		p(2, 1, true, Test), // reverse in training
-		p(4, 3, true, Test), // reverse in training
-		p(6, 5, true, Test), // reverse in validation only
-		p(8, 7, true, Test), // reverse a training negative
-		p(1, 2, true, Test), // the same direction, not the reverse
+		p(2, 1, true, Test),  // reverse in training
+		p(4, 3, true, Test),  // reverse in training
+		p(6, 5, true, Test),  // reverse in validation only
+		p(8, 7, true, Test),  // reverse a training negative
+		p(1, 2, true, Test),  // the same direction, not the reverse
 		p(2, 1, false, Test), // a negative: not counted
 	}
 	r := ReverseInTrain(pairs)

@@ -28,9 +28,7 @@ type PairSettings struct {
 	// SplitPairsGrouped), for a graph whose relations are given both ways,
 	// where the paper's split puts one direction in training and the
 	// other in test (the split stage's stats say how often: ReverseShare).
-	// An Opt left out of the job's JSON when unset, like
-	// CoReviewSettings, so the hash of a job without it is unchanged.
-	Split setting.Opt[string] `yaml:"split" json:",omitzero" default:"paper" oneof:"paper grouped"`
+	Split setting.Opt[string] `yaml:"split" json:",omitzero" default:"paper" oneof:"paper grouped"` // out of the job hash when unset, as CoReviewSettings
 }
 
 // CoReviewSettings are the job settings of the co_review graph (CoReview;

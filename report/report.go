@@ -403,7 +403,7 @@ type pageView struct {
 type expView struct {
 	*Experiment
 	LambdaPNG, GatePNG, HeteroPNG string
-	Traces, Maps       []imgView
+	Traces, Maps                  []imgView
 }
 
 type imgView struct{ Src, Alt, Note string }

@@ -14,8 +14,8 @@ import (
 
 // SliceRow is one row of evaluate/slices.parquet (schema.SlicesCols).
 type SliceRow struct {
-	Model, Slice, Group      string
-	Pairs, Positives         int64
+	Model, Slice, Group       string
+	Pairs, Positives          int64
 	Error, AUC, Heterogeneity float64
 }
 

@@ -21,8 +21,8 @@ const (
 // testSlices assigns each test pair to its group of every slice kind,
 // the same for every model: built once per experiment.
 type testSlices struct {
-	cold     []bool  // an end of the pair is in no training pair
-	quartile []int8  // 0..3: the query's training degree's quartile
+	cold     []bool // an end of the pair is in no training pair
+	quartile []int8 // 0..3: the query's training degree's quartile
 	qLabel   [4]string
 	cat      []int32 // index into cats
 	cats     []catPair
