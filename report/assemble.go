@@ -115,6 +115,8 @@ type Assembled struct {
 	// Reverse is the warning that many test positives have their reverse
 	// in training ("" for none).
 	Reverse string
+	// FitWarnings say which fits learned next to nothing (fitWarnings).
+	FitWarnings []string
 	Page    *Experiment
 	Metrics []JobMetric
 	// SmallData warns that Monomer and LMT trained on fewer pairs
@@ -276,6 +278,8 @@ func Assemble(in *Input) (*Assembled, error) {
 		a.Reverse = warn
 	}
 	e.SliceTables, e.HeteroPoints = sliceTables(in.Slices)
+	a.FitWarnings = fitWarnings(in)
+	e.Warnings = append(e.Warnings, a.FitWarnings...)
 	if c, ok := in.Claims[models.PopularityName]; ok {
 		e.Baseline = &c
 	}

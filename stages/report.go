@@ -123,6 +123,9 @@ func (Report) Run(ctx context.Context, env *pipeline.Env, p reportParams) (*pipe
 			warnings = append(warnings, pipeline.Warning{Msg: a.SmallData, Attrs: map[string]any{
 				"experiment": r.Name, "train_pairs": a.TrainPairs, "crossover_pairs": a.Crossover}})
 		}
+		for _, w := range a.FitWarnings {
+			warnings = append(warnings, pipeline.Warning{Msg: w, Attrs: map[string]any{"experiment": r.Name}})
+		}
 		if a.Reverse != "" {
 			warnings = append(warnings, pipeline.Warning{Msg: a.Reverse, Attrs: map[string]any{"experiment": r.Name}})
 		}
