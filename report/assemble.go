@@ -57,6 +57,11 @@ type Input struct {
 	// it); Reverse the split's reversed test positives.
 	Slices  []SliceRow
 	Reverse ReverseShare
+	// Negatives is the method the negatives stage used, rewire or
+	// uniform ("" when unknown): uniform after auto's fallback makes the
+	// errors incomparable with rewired experiments', so every table marks
+	// it (UniformMark).
+	Negatives string
 }
 
 // Catalog is the experiment's items, in item order.
@@ -105,6 +110,8 @@ type Recommendation struct {
 // the model's recommendation claims on its test row (NaN elsewhere).
 type JobMetric struct {
 	Experiment, Dataset, Graph, Features string
+	// Negatives is the method the negatives stage used (Input.Negatives).
+	Negatives string
 	Metric
 	PaperError float64
 	Claims     Claims
@@ -207,6 +214,10 @@ func marks(flags []string) string {
 	return " " + b.String()
 }
 
+// UniformMark marks, in every table of the report, an experiment whose
+// negatives are uniform (negatives: uniform, or auto's fallback).
+const UniformMark = "¶"
+
 // MarkerLegend is the legend of the markers on degenerate fits' cells
 // (Page.Markers).
 func MarkerLegend() string {
@@ -214,7 +225,8 @@ func MarkerLegend() string {
 	for _, f := range flagMarks {
 		fmt.Fprintf(&b, "%s %s. ", f.mark, f.legend)
 	}
-	b.WriteString("The train stage's WARN lines and fits.parquet (columns valid_spread, flags) name every λ affected.")
+	b.WriteString("The train stage's WARN lines and fits.parquet (columns valid_spread, flags) name every λ affected. ")
+	fmt.Fprintf(&b, "%s after an experiment: its negatives are uniform random pairs, not rewired, so its errors are not comparable with the others' (metrics.parquet, column negatives).", UniformMark)
 	return b.String()
 }
 
@@ -244,7 +256,7 @@ func Assemble(in *Input) (*Assembled, error) {
 		if m.Split == "train" && m.Model == models.ModelMonomer {
 			a.TrainPairs = m.Pairs
 		}
-		jm := JobMetric{Experiment: in.Name, Dataset: dataset, Graph: in.Graph, Features: in.Features, Metric: m,
+		jm := JobMetric{Experiment: in.Name, Dataset: dataset, Graph: in.Graph, Features: in.Features, Negatives: in.Negatives, Metric: m,
 			PaperError: math.NaN(), Claims: nanClaims()}
 		if m.Split == "test" {
 			jm.PaperError = paperError(m.Model)
@@ -278,6 +290,10 @@ func Assemble(in *Input) (*Assembled, error) {
 		a.Reverse = warn
 	}
 	e.SliceTables, e.HeteroPoints = sliceTables(in.Slices)
+	if in.Negatives == "uniform" {
+		e.Uniform = true
+		e.Warnings = append(e.Warnings, fmt.Sprintf("%s: the negatives are uniform random pairs, not the paper's degree-preserving rewiring (%s in the tables): its errors are not comparable with a rewired experiment's, as uniform negatives are easier to tell from related pairs", in.Name, UniformMark))
+	}
 	a.FitWarnings = fitWarnings(in)
 	e.Warnings = append(e.Warnings, a.FitWarnings...)
 	if c, ok := in.Claims[models.PopularityName]; ok {

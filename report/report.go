@@ -80,6 +80,8 @@ type Experiment struct {
 	// Baseline is the popularity baseline's claims (models.Popularity),
 	// nil when the recommend stage did not measure it.
 	Baseline *Claims
+	// Uniform says the negatives were uniform, not rewired (UniformMark).
+	Uniform bool
 	// ReverseNote says how many test positives have their reverse in
 	// training ("" when unknown).
 	ReverseNote string

@@ -57,3 +57,13 @@ func TestSliceTables(t *testing.T) {
 		t.Errorf("a tenth warned: %q", w)
 	}
 }
+
+// TestUniformMarked: an experiment with uniform negatives carries the mark
+// in the paper's tables; a rewired one does not.
+func TestUniformMarked(t *testing.T) {
+	mr := []ModelResult{{Model: models.ModelLMT, Title: "LMT", TestError: 0.2, PaperError: math.NaN()}}
+	tabs := PaperTables([]*Experiment{{Name: "u", Features: "image", Uniform: true, Models: mr}, {Name: "r", Features: "image", Models: mr}})
+	if len(tabs) != 1 || tabs[0].Rows[0].Name != "u "+UniformMark || tabs[0].Rows[1].Name != "r" {
+		t.Errorf("tables %+v, want u marked %s and r not", tabs, UniformMark)
+	}
+}

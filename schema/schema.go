@@ -303,7 +303,10 @@ type ParamsCols struct {
 // recommendation claims (RecommendMetricsCols' columns), on the test rows
 // of the models the recommend stage answered; NaN elsewhere; then the job's
 // name and hash (the same on every row: the sha256 of the job's settings,
-// file locations left out). dataset is the paper's name for the category,
+// file locations left out); then ndcg and mrr beside hit_rate, and
+// negatives, the method the experiment's negatives were drawn by (rewire,
+// or uniform: errors not comparable with rewired experiments'; "" when
+// unknown). dataset is the paper's name for the category,
 // else the category's last level: the Dataset column of
 // report/tables.md.
 type JobMetricsCols struct {
@@ -333,6 +336,9 @@ type JobMetricsCols struct {
 	Recall                []float64 `col:"recall"`
 	Job                   []string  `col:"job,dict"`
 	JobHash               []string  `col:"job_hash,dict"`
+	NDCG                  []float64 `col:"ndcg,optional"`
+	MRR                   []float64 `col:"mrr,optional"`
+	Negatives             []string  `col:"negatives,optional"`
 }
 
 // RecommendationsCols: recommendations, recommend/recommendations.parquet.

@@ -36,7 +36,7 @@ func (Report) Publish() []string { return []string{"metrics.parquet"} }
 
 func (Report) Name() string { return "report" }
 func (Report) Deps() []string {
-	return []string{"ingest", "features", "split", "train", "evaluate", "recommend"}
+	return []string{"ingest", "features", "negatives", "split", "train", "evaluate", "recommend"}
 }
 
 // reportParams is what the report reads of the job: its name, seed (as
@@ -234,6 +234,9 @@ func reportInput(ctx context.Context, env *pipeline.Env, r *reportExp) (*report.
 		return nil, err
 	}
 	rev := graph.ReverseInTrain(pairs)
+	if out.Negatives, err = negativesUsed(in); err != nil {
+		return nil, err
+	}
 	out.Reverse = report.ReverseShare{TestPositives: rev.TestPositives, ReverseInTrain: rev.ReverseInTrain, Grouped: r.Settings.Grouped}
 	<-fitsRead
 	if errFits != nil {
@@ -326,6 +329,8 @@ func jobMetricsTable(p *report.Provenance, rows []report.JobMetric) schema.JobMe
 		c.Coverage, c.Gini = append(c.Coverage, cl.Coverage), append(c.Gini, cl.Gini)
 		c.CoverageCross, c.GiniCross = append(c.CoverageCross, cl.CoverageCross), append(c.GiniCross, cl.GiniCross)
 		c.HitRate, c.Recall = append(c.HitRate, cl.HitRate), append(c.Recall, cl.Recall)
+		c.NDCG, c.MRR = append(c.NDCG, cl.NDCG), append(c.MRR, cl.MRR)
+		c.Negatives = append(c.Negatives, r.Negatives)
 	}
 	return c
 }
@@ -453,4 +458,20 @@ func readSlices(ctx context.Context, in inputs) ([]report.SliceRow, error) {
 			Error: c.Error[i], AUC: c.AUC[i], Heterogeneity: c.Heterogeneity[i]}
 	}
 	return out, nil
+}
+
+// negativesUsed is the method the negatives stage used (its stats'
+// method_used: rewire or uniform, auto's fallback included), "" for a
+// manifest without it.
+func negativesUsed(in inputs) (string, error) {
+	dir, err := in("negatives")
+	if err != nil {
+		return "", err
+	}
+	m, err := cache.ReadManifest(dir)
+	if err != nil {
+		return "", err
+	}
+	s, _ := m.Stats["method_used"].(string)
+	return s, nil
 }
