@@ -218,6 +218,12 @@ func marks(flags []string) string {
 // negatives are uniform (negatives: uniform, or auto's fallback).
 const UniformMark = "¶"
 
+// UniformLegend is the legend of UniformMark, added to the markers' on a
+// page with an experiment it marks.
+func UniformLegend() string {
+	return fmt.Sprintf("%s after an experiment: its negatives are uniform random pairs, not rewired, so its errors are not comparable with the others' (metrics.parquet, column negatives).", UniformMark)
+}
+
 // MarkerLegend is the legend of the markers on degenerate fits' cells
 // (Page.Markers).
 func MarkerLegend() string {
@@ -225,8 +231,7 @@ func MarkerLegend() string {
 	for _, f := range flagMarks {
 		fmt.Fprintf(&b, "%s %s. ", f.mark, f.legend)
 	}
-	b.WriteString("The train stage's WARN lines and fits.parquet (columns valid_spread, flags) name every λ affected. ")
-	fmt.Fprintf(&b, "%s after an experiment: its negatives are uniform random pairs, not rewired, so its errors are not comparable with the others' (metrics.parquet, column negatives).", UniformMark)
+	b.WriteString("The train stage's WARN lines and fits.parquet (columns valid_spread, flags) name every λ affected.")
 	return b.String()
 }
 

@@ -134,6 +134,9 @@ func (Report) Run(ctx context.Context, env *pipeline.Env, p reportParams) (*pipe
 		}
 	}
 	bar.Done()
+	if slices.ContainsFunc(page.Experiments, func(e *report.Experiment) bool { return e.Uniform }) {
+		page.Markers += " " + report.UniformLegend()
+	}
 	prov := &report.Provenance{Job: p.Job, JobHash: p.JobHash, Seed: p.Seed, BLAS: blasEnv()}
 	n, err := schema.Write(filepath.Join(env.OutDir, "metrics.parquet"), jobMetricsTable(prov, rows))
 	if err != nil {
