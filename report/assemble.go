@@ -124,8 +124,8 @@ type Assembled struct {
 	Reverse string
 	// FitWarnings say which fits learned next to nothing (fitWarnings).
 	FitWarnings []string
-	Page    *Experiment
-	Metrics []JobMetric
+	Page        *Experiment
+	Metrics     []JobMetric
 	// SmallData warns that Monomer and LMT trained on fewer pairs
 	// (TrainPairs, Monomer's) than the learning curve's Crossover for the
 	// features; "" otherwise.
