@@ -380,6 +380,9 @@ type RecommendationsCols struct {
 // in, top_item that item, and dominated says the share is above
 // stages.DominantShare. The row of model "popularity" is the baseline that
 // recommends every query the most trained-on items (models.Popularity).
+// negatives is the method the negatives were drawn by (rewire or
+// uniform: the held-out figures of uniform negatives' models are not
+// comparable with rewired ones').
 type RecommendMetricsCols struct {
 	_                     keyed
 	Model                 []string  `col:"model,dict"`
@@ -400,6 +403,7 @@ type RecommendMetricsCols struct {
 	TopItemShare          []float64 `col:"top_item_share,optional"`
 	TopItem               []string  `col:"top_item,optional"`
 	Dominated             []bool    `col:"dominated,optional"`
+	Negatives             []string  `col:"negatives,optional"`
 }
 
 // PublishedCols: published, publish/recommendations.parquet. For every
@@ -441,7 +445,9 @@ type ChurnCols struct {
 // Euclidean distance between the two subcategories' mean feature vectors
 // (NaN on the other slices). error and auc are as in metrics, over the
 // group's pairs (NaN for a group without pairs, or auc without both
-// labels). Rows by model (the job's order), slice (cold, query_degree,
+// labels). negatives is the method the negatives were drawn by, on every
+// row: uniform errors are not comparable with rewired ones. Rows by model
+// (the job's order), slice (cold, query_degree,
 // category_pair), then group (category pairs in name order).
 type SlicesCols struct {
 	_             keyed
@@ -454,6 +460,7 @@ type SlicesCols struct {
 	Error         []float64 `col:"error"`
 	AUC           []float64 `col:"auc"`
 	Heterogeneity []float64 `col:"heterogeneity"`
+	Negatives     []string  `col:"negatives,dict"`
 }
 
 // The Arrow schema of each table, derived from its struct; Tables lists

@@ -27,7 +27,7 @@ type Evaluate struct{}
 var _ ExpStage[evaluateParams] = Evaluate{}
 
 func (Evaluate) Name() string   { return "evaluate" }
-func (Evaluate) Deps() []string { return []string{"ingest", "features", "split", "train"} }
+func (Evaluate) Deps() []string { return []string{"ingest", "features", "negatives", "split", "train"} }
 
 // Features is the kind of features the models score on.
 type evaluateParams struct {
@@ -218,6 +218,10 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env, p evaluateParams) (*
 		return nil, err
 	}
 	var sl schema.SlicesCols
+	neg, err := negativesUsed(env.InDir)
+	if err != nil {
+		return nil, err
+	}
 	for _, model := range p.Models {
 		pred := newPredTable(predRows)
 		var score func([]graph.Pair) ([]float64, []float64, error)
@@ -313,6 +317,9 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env, p evaluateParams) (*
 		Iterations: met.iters, Selected: met.selected})
 	if err != nil {
 		return nil, err
+	}
+	for range sl.Model {
+		sl.Negatives = append(sl.Negatives, neg)
 	}
 	ns, err := schema.Write(filepath.Join(env.OutDir, "slices.parquet"), sl)
 	if err != nil {

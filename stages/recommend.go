@@ -30,7 +30,7 @@ type Recommend struct{}
 var _ ExpStage[recommendParams] = Recommend{}
 
 func (Recommend) Name() string   { return "recommend" }
-func (Recommend) Deps() []string { return []string{"ingest", "features", "split", "train"} }
+func (Recommend) Deps() []string { return []string{"ingest", "features", "negatives", "split", "train"} }
 
 // Features is the kind of features the models retrieve by.
 type recommendParams struct {
@@ -256,6 +256,14 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env, p recommendParams) 
 	popCross := pop.TopK(queries, k, e.it.sameSub)
 	popHeld := scoreHeldOut(pop.TopK(testQueries, k+heldOutExtra(testQueries, known), nil), testQueries, test, known, k)
 	met.add(PopularityModel, e.it, e.cand, queries, popLists, popCross, k, len(testQueries), popHeld)
+	neg, err := negativesUsed(env.InDir)
+	if err != nil {
+		return nil, err
+	}
+	negCol := make([]string, len(met.model))
+	for i := range negCol {
+		negCol[i] = neg
+	}
 	var warnings []pipeline.Warning
 	for i, m := range met.model {
 		if met.dominated[i] && m != PopularityModel {
@@ -274,7 +282,7 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env, p recommendParams) 
 		Model: met.model, Queries: met.queries, K: met.k, Candidates: met.cand, SameSubcategory: met.same,
 		DistinctSubcategories: met.distinct, Coverage: met.cov, Gini: met.gini, CoverageCross: met.covCross,
 		GiniCross: met.giniCross, TestQueries: met.testQ, HitRate: met.hit, Recall: met.recall,
-		NDCG: met.ndcg, MRR: met.mrr, TopItemShare: met.topShare, TopItem: met.topItem, Dominated: met.dominated})
+		NDCG: met.ndcg, MRR: met.mrr, TopItemShare: met.topShare, TopItem: met.topItem, Dominated: met.dominated, Negatives: negCol})
 	if err != nil {
 		return nil, err
 	}
