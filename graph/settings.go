@@ -22,6 +22,13 @@ type PairSettings struct {
 	// int32 in the tables, hence the cap; below MinTrainCap a split would
 	// lack a positive or a negative pair.
 	TrainCap int `yaml:"train_cap" default:"2_000_000" min:"14" why:"a smaller cap leaves the validation or test split without a positive and a negative pair" cap:"2_147_483_647"`
+	// Split is how pairs are dealt to train, validation and test: paper
+	// (the default: one pair at a time, SplitPairs) or
+	// grouped (the two directions of a pair always together,
+	// SplitPairsGrouped), for a graph whose relations are given both ways,
+	// where the paper's split puts one direction in training and the
+	// other in test (the split stage's stats say how often: ReverseShare).
+	Split setting.Opt[string] `yaml:"split" json:",omitzero" default:"paper" oneof:"paper grouped"` // out of the job hash when unset, as CoReviewSettings
 }
 
 // CoReviewSettings are the job settings of the co_review graph (CoReview;

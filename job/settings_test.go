@@ -206,7 +206,10 @@ func otherValues(f decl, def reflect.Value) (a, b reflect.Value) {
 				vs = append(vs, reflect.ValueOf(o))
 			}
 		}
-		if len(vs) < 2 {
+		switch {
+		case len(vs) == 1: // two values: the default given beats the job's other, as a bool's
+			vs = append(vs, def)
+		case len(vs) < 2:
 			vs = []reflect.Value{reflect.ValueOf("x"), reflect.ValueOf("y")}
 		}
 		return vs[0], vs[1]

@@ -53,6 +53,15 @@ type Input struct {
 	OpenFeatures func() (feat models.Features, cand []int32, close func(), err error)
 	// Rand draws the items projected and mapped.
 	Rand *rand.Rand
+	// Slices are evaluate's slices.parquet (nil for a run from before
+	// it); Reverse the split's reversed test positives.
+	Slices  []SliceRow
+	Reverse ReverseShare
+	// Negatives is the method the negatives stage used, rewire or
+	// uniform ("" when unknown): uniform after auto's fallback makes the
+	// errors incomparable with rewired experiments', so every table marks
+	// it (UniformMark).
+	Negatives string
 }
 
 // Catalog is the experiment's items, in item order.
@@ -101,6 +110,8 @@ type Recommendation struct {
 // the model's recommendation claims on its test row (NaN elsewhere).
 type JobMetric struct {
 	Experiment, Dataset, Graph, Features string
+	// Negatives is the method the negatives stage used (Input.Negatives).
+	Negatives string
 	Metric
 	PaperError float64
 	Claims     Claims
@@ -108,8 +119,13 @@ type JobMetric struct {
 
 // Assembled is one experiment's part of the report.
 type Assembled struct {
-	Page    *Experiment
-	Metrics []JobMetric
+	// Reverse is the warning that many test positives have their reverse
+	// in training ("" for none).
+	Reverse string
+	// FitWarnings say which fits learned next to nothing (fitWarnings).
+	FitWarnings []string
+	Page        *Experiment
+	Metrics     []JobMetric
 	// SmallData warns that Monomer and LMT trained on fewer pairs
 	// (TrainPairs, Monomer's) than the learning curve's Crossover for the
 	// features; "" otherwise.
@@ -198,6 +214,16 @@ func marks(flags []string) string {
 	return " " + b.String()
 }
 
+// UniformMark marks, in every table of the report, an experiment whose
+// negatives are uniform (negatives: uniform, or auto's fallback).
+const UniformMark = "¶"
+
+// UniformLegend is the legend of UniformMark, added to the markers' on a
+// page with an experiment it marks.
+func UniformLegend() string {
+	return fmt.Sprintf("%s after an experiment: its negatives are uniform random pairs, not rewired, so its errors are not comparable with the others' (metrics.parquet, column negatives).", UniformMark)
+}
+
 // MarkerLegend is the legend of the markers on degenerate fits' cells
 // (Page.Markers).
 func MarkerLegend() string {
@@ -235,7 +261,7 @@ func Assemble(in *Input) (*Assembled, error) {
 		if m.Split == "train" && m.Model == models.ModelMonomer {
 			a.TrainPairs = m.Pairs
 		}
-		jm := JobMetric{Experiment: in.Name, Dataset: dataset, Graph: in.Graph, Features: in.Features, Metric: m,
+		jm := JobMetric{Experiment: in.Name, Dataset: dataset, Graph: in.Graph, Features: in.Features, Negatives: in.Negatives, Metric: m,
 			PaperError: math.NaN(), Claims: nanClaims()}
 		if m.Split == "test" {
 			jm.PaperError = paperError(m.Model)
@@ -262,6 +288,22 @@ func Assemble(in *Input) (*Assembled, error) {
 		e.PaperItems, e.PaperSubcats, e.PaperEd = paper.Items, paper.Subcats, paper.Edges[in.Graph]
 	}
 	e.Models = modelResults(in, paperError)
+	var warn string
+	e.ReverseNote, warn = reverseNote(in.Name, in.Reverse)
+	if warn != "" {
+		e.Warnings = append(e.Warnings, warn)
+		a.Reverse = warn
+	}
+	e.SliceTables, e.HeteroPoints = sliceTables(in.Slices)
+	if in.Negatives == "uniform" {
+		e.Uniform = true
+		e.Warnings = append(e.Warnings, fmt.Sprintf("%s: the negatives are uniform random pairs, not the paper's degree-preserving rewiring (%s in the tables): its errors are not comparable with a rewired experiment's, as uniform negatives are easier to tell from related pairs", in.Name, UniformMark))
+	}
+	a.FitWarnings = fitWarnings(in)
+	e.Warnings = append(e.Warnings, a.FitWarnings...)
+	if c, ok := in.Claims[models.PopularityName]; ok {
+		e.Baseline = &c
+	}
 	for _, m := range in.Models {
 		f := in.Fits[m]
 		if f == nil {
@@ -285,7 +327,8 @@ func Assemble(in *Input) (*Assembled, error) {
 
 func nanClaims() Claims {
 	nan := math.NaN()
-	return Claims{Same: nan, Distinct: nan, Coverage: nan, Gini: nan, HitRate: nan, Recall: nan, CoverageCross: nan, GiniCross: nan}
+	return Claims{Same: nan, Distinct: nan, Coverage: nan, Gini: nan, HitRate: nan, Recall: nan, CoverageCross: nan, GiniCross: nan,
+		NDCG: nan, MRR: nan, TopShare: nan}
 }
 
 // modelResults are the table rows of the models evaluated, in the paper's

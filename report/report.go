@@ -77,6 +77,18 @@ type Experiment struct {
 	Queries []QueryLists
 	// K is the length of the lists the claims are measured on.
 	K int
+	// Baseline is the popularity baseline's claims (models.Popularity),
+	// nil when the recommend stage did not measure it.
+	Baseline *Claims
+	// Uniform says the negatives were uniform, not rewired (UniformMark).
+	Uniform bool
+	// ReverseNote says how many test positives have their reverse in
+	// training ("" when unknown).
+	ReverseNote string
+	// SliceTables are the test error by slice (evaluate's slices.parquet);
+	// HeteroPoints Monomer's gain over LMT by category pair.
+	SliceTables  []SliceTable
+	HeteroPoints []HeteroPoint
 	// Warnings are shown under the experiment's heading (e.g. a training
 	// set too small for Monomer to beat LMT).
 	Warnings []string
@@ -97,7 +109,13 @@ type ModelResult struct {
 type Claims struct {
 	Same, Distinct, Coverage, Gini, HitRate, Recall float64
 	CoverageCross, GiniCross                        float64
-	Queries, TestQueries                            int
+	// NDCG and MRR are at k over the same lists as HitRate; TopShare is
+	// the largest share of the lists one item is in, Dominated that it is
+	// above the recommend stage's threshold (NaN, false before recommend
+	// 1.4.0).
+	NDCG, MRR, TopShare  float64
+	Dominated            bool
+	Queries, TestQueries int
 }
 
 // FitPoint is one λ of one model's grid.
@@ -278,6 +296,11 @@ func Write(ctx context.Context, dir string, page *Page, opt Options) (*Written, 
 					})
 			}
 		}
+		if len(e.HeteroPoints) > 0 {
+			name := prefix + "heterogeneity.png"
+			plot(name, "gain against heterogeneity", func() error { return heteroPlot(dir, name, e.HeteroPoints) },
+				func(png string) { ev.HeteroPNG = png })
+		}
 		progress(e.Name+": plots", 2)
 		for si, s := range e.Spaces {
 			n := len(s.Sub)
@@ -381,8 +404,8 @@ type pageView struct {
 
 type expView struct {
 	*Experiment
-	LambdaPNG, GatePNG string
-	Traces, Maps       []imgView
+	LambdaPNG, GatePNG, HeteroPNG string
+	Traces, Maps                  []imgView
 }
 
 type imgView struct{ Src, Alt, Note string }

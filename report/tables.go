@@ -59,6 +59,9 @@ func PaperTables(exps []*Experiment) []Table {
 				continue
 			}
 			row := Row{Name: e.Name, Dataset: e.Dataset, Graph: e.Graph}
+			if e.Uniform {
+				row.Name += " " + UniformMark
+			}
 			for _, c := range cols {
 				cell := "—"
 				if r := e.model(c); r != nil {

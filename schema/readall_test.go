@@ -98,6 +98,7 @@ func TestReadAllRoundTrip(t *testing.T) {
 		"published":         roundTrip[PublishedCols],
 		"churn":             roundTrip[ChurnCols],
 		"export_vectors":    roundTrip[ExportVectorsCols],
+		"slices":            roundTrip[SlicesCols],
 	}
 	for _, ns := range Tables() {
 		if tables[ns.Name] == nil {

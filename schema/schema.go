@@ -303,7 +303,10 @@ type ParamsCols struct {
 // recommendation claims (RecommendMetricsCols' columns), on the test rows
 // of the models the recommend stage answered; NaN elsewhere; then the job's
 // name and hash (the same on every row: the sha256 of the job's settings,
-// file locations left out). dataset is the paper's name for the category,
+// file locations left out); then ndcg and mrr beside hit_rate, and
+// negatives, the method the experiment's negatives were drawn by (rewire,
+// or uniform: errors not comparable with rewired experiments'; "" when
+// unknown). dataset is the paper's name for the category,
 // else the category's last level: the Dataset column of
 // report/tables.md.
 type JobMetricsCols struct {
@@ -333,6 +336,9 @@ type JobMetricsCols struct {
 	Recall                []float64 `col:"recall"`
 	Job                   []string  `col:"job,dict"`
 	JobHash               []string  `col:"job_hash,dict"`
+	NDCG                  []float64 `col:"ndcg,optional"`
+	MRR                   []float64 `col:"mrr,optional"`
+	Negatives             []string  `col:"negatives,optional"`
 }
 
 // RecommendationsCols: recommendations, recommend/recommendations.parquet.
@@ -368,7 +374,15 @@ type RecommendationsCols struct {
 // test_queries, the query items with held-out test positives: the share
 // with at least one test positive in its top k, and the mean share of its
 // test positives found (known train and validation positives are left out
-// of those lists).
+// of those lists); ndcg is the mean NDCG@k and mrr the mean reciprocal
+// rank of the first test positive in the top k (0 without one) over the
+// same lists. top_item_share is the largest share of the lists one item is
+// in, top_item that item, and dominated says the share is above
+// stages.DominantShare. The row of model "popularity" is the baseline that
+// recommends every query the most trained-on items (models.Popularity).
+// negatives is the method the negatives were drawn by (rewire or
+// uniform: the held-out figures of uniform negatives' models are not
+// comparable with rewired ones').
 type RecommendMetricsCols struct {
 	_                     keyed
 	Model                 []string  `col:"model,dict"`
@@ -384,6 +398,12 @@ type RecommendMetricsCols struct {
 	TestQueries           []int32   `col:"test_queries"`
 	HitRate               []float64 `col:"hit_rate"`
 	Recall                []float64 `col:"recall"`
+	NDCG                  []float64 `col:"ndcg,optional"`
+	MRR                   []float64 `col:"mrr,optional"`
+	TopItemShare          []float64 `col:"top_item_share,optional"`
+	TopItem               []string  `col:"top_item,optional"`
+	Dominated             []bool    `col:"dominated,optional"`
+	Negatives             []string  `col:"negatives,optional"`
 }
 
 // PublishedCols: published, publish/recommendations.parquet. For every
@@ -433,6 +453,33 @@ type ExportVectorsCols struct {
 	QueryOffset []float64   `col:"query_offset"`
 }
 
+// SlicesCols: slices, evaluate/slices.parquet. Each model's test pairs at
+// the chosen λ cut three ways (slice), each group's rows adding up to the
+// test set: cold (an end of the pair in no training pair) against warm;
+// query_degree, the quartiles of the query's training positives over the
+// test pairs (group "q2: degree 3-5"); category_pair, the query's
+// subcategory → the item's ("Boots → Socks"), whose heterogeneity is the
+// Euclidean distance between the two subcategories' mean feature vectors
+// (NaN on the other slices). error and auc are as in metrics, over the
+// group's pairs (NaN for a group without pairs, or auc without both
+// labels). negatives is the method the negatives were drawn by, on every
+// row: uniform errors are not comparable with rewired ones. Rows by model
+// (the job's order), slice (cold, query_degree,
+// category_pair), then group (category pairs in name order).
+type SlicesCols struct {
+	_             keyed
+	Experiment    []string  `col:"experiment,dict"`
+	Model         []string  `col:"model,dict"`
+	Slice         []string  `col:"slice,dict"`
+	Group         []string  `col:"group"`
+	Pairs         []int64   `col:"pairs"`
+	Positives     []int64   `col:"positives"`
+	Error         []float64 `col:"error"`
+	AUC           []float64 `col:"auc"`
+	Heterogeneity []float64 `col:"heterogeneity"`
+	Negatives     []string  `col:"negatives,dict"`
+}
+
 // The Arrow schema of each table, derived from its struct; Tables lists
 // them with their names.
 var (
@@ -459,6 +506,7 @@ var (
 	Published        = declare[PublishedCols]("published")
 	Churn            = declare[ChurnCols]("churn")
 	ExportVectors    = declare[ExportVectorsCols]("export_vectors")
+	Slices           = declare[SlicesCols]("slices")
 )
 
 // NamedSchema is one declared table: its name and schema.

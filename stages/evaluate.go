@@ -19,13 +19,15 @@ import (
 // table is proven complete) on the train, validation and test pairs. It
 // writes predictions.parquet (validation and test pairs) and metrics.parquet
 // (every split at the chosen λ, and the validation error of every other grid
-// point). CT is scored from the count matrix node train.ct wrote.
+// point), and slices.parquet (each model's test pairs by cold items, the
+// query's training degree and category pair: newTestSlices). CT is scored
+// from the count matrix node train.ct wrote.
 type Evaluate struct{}
 
 var _ ExpStage[evaluateParams] = Evaluate{}
 
 func (Evaluate) Name() string   { return "evaluate" }
-func (Evaluate) Deps() []string { return []string{"ingest", "features", "split", "train"} }
+func (Evaluate) Deps() []string { return []string{"ingest", "features", "negatives", "split", "train"} }
 
 // Features is the kind of features the models score on.
 type evaluateParams struct {
@@ -211,6 +213,15 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env, p evaluateParams) (*
 	defer pw.Close() // on an early return; the checked Close is below
 	var met metricTable
 	exp := env.Experiment
+	ts, err := experimentSlices(pairs, bySplitPairs[graph.Test], it, feat)
+	if err != nil {
+		return nil, err
+	}
+	var sl schema.SlicesCols
+	neg, err := negativesUsed(env.InDir)
+	if err != nil {
+		return nil, err
+	}
 	for _, model := range p.Models {
 		pred := newPredTable(predRows)
 		var score func([]graph.Pair) ([]float64, []float64, error)
@@ -265,6 +276,9 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env, p evaluateParams) (*
 			}
 			met.add(exp, model, s.String(), models.ErrorRate(labels, prob), models.AUC(labels, score),
 				models.LogLikelihood(labels, prob), len(p), fit.lambda, fit.k, fit.n, fit.iters, true)
+			if s == graph.Test {
+				ts.add(&sl, exp, model, labels, prob, score)
+			}
 			if s == graph.Train {
 				continue
 			}
@@ -304,6 +318,13 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env, p evaluateParams) (*
 	if err != nil {
 		return nil, err
 	}
+	for range sl.Model {
+		sl.Negatives = append(sl.Negatives, neg)
+	}
+	ns, err := schema.Write(filepath.Join(env.OutDir, "slices.parquet"), sl)
+	if err != nil {
+		return nil, err
+	}
 	test := map[string]float64{}
 	for i := range met.model {
 		if met.selected[i] && met.split[i] == "test" {
@@ -311,7 +332,7 @@ func (Evaluate) Run(ctx context.Context, env *pipeline.Env, p evaluateParams) (*
 		}
 	}
 	return &pipeline.Result{
-		Rows:  map[string]int64{"predictions": np, "metrics": nm},
+		Rows:  map[string]int64{"predictions": np, "metrics": nm, "slices": ns},
 		Stats: map[string]any{"test_error": test},
 	}, nil
 }

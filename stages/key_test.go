@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"monomer/graph"
 	"monomer/job"
 	"monomer/pipeline"
 )
@@ -222,5 +223,25 @@ func TestMonomerKRetrainsMonomerAlone(t *testing.T) {
 	}
 	if _, ok := current["men-image/train.monomer"]; ok {
 		t.Error("monomer dropped: the DAG still has men-image/train.monomer")
+	}
+}
+
+// TestSplitKeyGrouped: the paper's split keys as before split: existed,
+// and split: grouped is in the key.
+func TestSplitKeyGrouped(t *testing.T) {
+	r := job.Resolved{Settings: job.Defaults()}
+	key := func() string {
+		b, err := json.Marshal(Split{}.Params(&r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if got := key(); got != `{"train_cap":2000000}` {
+		t.Errorf("paper split key %s, want {\"train_cap\":2000000}", got)
+	}
+	r.Settings.Split = job.Set(graph.SplitGrouped)
+	if got := key(); got != `{"train_cap":2000000,"split":"grouped"}` {
+		t.Errorf("grouped split key %s", got)
 	}
 }

@@ -297,6 +297,9 @@ func (Publish) Run(ctx context.Context, env *pipeline.Env, p publishParams) (*pi
 		g.Coverage = 0
 	}
 	stats["queries"], stats["short_lists"], stats["empty_lists"], stats["coverage"] = len(queries), short, empty, g.Coverage
+	if stats["held_out"], err = publishHeldOut(ctx, env, r, e, queries, p, excluded); err != nil {
+		return nil, err
+	}
 	out := map[string]int64{"recommendations": rows}
 	if testErr, ok, err := modelTestError(ctx, env.InDir, p.Model); err != nil {
 		return nil, err
@@ -347,15 +350,7 @@ func (Publish) Run(ctx context.Context, env *pipeline.Env, p publishParams) (*pi
 // item's twin in the run).
 func publishLists(r *models.Retriever, it *items, queries []int32, p publishParams, excluded func(x, y int32) bool,
 	each func(q int32, list []models.Hit) error, write func(c schema.PublishedCols, n int) error) error {
-	var skip func(x, y int32) bool
-	switch {
-	case p.Cross && excluded != nil:
-		skip = func(x, y int32) bool { return excluded(x, y) || it.sameSub(x, y) }
-	case p.Cross:
-		skip = it.sameSub
-	case excluded != nil:
-		skip = excluded
-	}
+	skip := publishSkip(it, p, excluded)
 	bs := publishBlock(p.K)
 	for lo := 0; lo < len(queries); lo += bs {
 		block := queries[lo:min(lo+bs, len(queries))]
@@ -390,6 +385,66 @@ func publishLists(r *models.Retriever, it *items, queries []int32, p publishPara
 		}
 	}
 	return nil
+}
+
+// publishSkip is the filter of the publish rules cross_subcategory and
+// exclude (nil for neither).
+func publishSkip(it *items, p publishParams, excluded func(x, y int32) bool) func(x, y int32) bool {
+	switch {
+	case p.Cross && excluded != nil:
+		return func(x, y int32) bool { return excluded(x, y) || it.sameSub(x, y) }
+	case p.Cross:
+		return it.sameSub
+	case excluded != nil:
+		return excluded
+	}
+	return nil
+}
+
+// publishHeldOutQueries bounds the query items publish scores its
+// held-out metrics on: a seeded sample of that many when more have test
+// positives, so the figures cost a fraction of the lists.
+const publishHeldOutQueries = 2000
+
+// publishHeldOut is heldOutScores of the publish model's lists under the
+// publish rules (the filters and min_probability) over the queries with
+// test positives, with train and validation positives left out: how well
+// the lists a shop loads find relations the model never saw.
+func publishHeldOut(ctx context.Context, env *pipeline.Env, r *models.Retriever, e *recExperiment, queries []int32, p publishParams, excluded func(x, y int32) bool) (map[string]any, error) {
+	pairs, err := readPairs(ctx, env.InDir)
+	if err != nil {
+		return nil, err
+	}
+	test, known := heldOutPairs(pairs, e.cand)
+	var withTest []int32
+	for _, q := range queries {
+		if len(test[q]) > 0 {
+			withTest = append(withTest, q)
+		}
+	}
+	withTest = models.SampleItems(env.RNG("held_out_queries"), withTest, publishHeldOutQueries)
+	var lists [][]models.Hit
+	if len(withTest) > 0 {
+		if lists, err = r.TopKExcept(withTest, p.K+heldOutExtra(withTest, known), 0, publishSkip(e.it, p, excluded)); err != nil {
+			return nil, fmt.Errorf("stages: publish %s: %w", p.Model, err)
+		}
+	}
+	for qi, l := range lists {
+		n := 0 // items above min_probability: a prefix, as in publishLists
+		for n < len(l) && l[n].Prob >= p.MinProb {
+			n++
+		}
+		lists[qi] = l[:n]
+	}
+	s := scoreHeldOut(lists, withTest, test, known, p.K)
+	num := func(v float64) any { // JSON has no NaN
+		if math.IsNaN(v) {
+			return nil
+		}
+		return v
+	}
+	return map[string]any{"test_queries": len(withTest), "k": p.K, "hit_rate": num(s.HitRate), "recall": num(s.Recall),
+		"ndcg": num(s.NDCG), "mrr": num(s.MRR)}, nil
 }
 
 // idTable reads a publish table of item ids (a CSV file: a header line,

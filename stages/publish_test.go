@@ -228,6 +228,28 @@ func TestPublish(t *testing.T) {
 	}
 	checkAgainstRef(t, "table", fit, proj, e.cand, k, got, nil, nil)
 
+	t.Run("held_out", func(t *testing.T) {
+		m := must(cache.ReadManifest(filepath.Join(dir, "men-image", "publish")))(t)
+		h, ok := m.Stats["held_out"].(map[string]any)
+		if !ok {
+			t.Fatalf("publish stats %v: no held_out", m.Stats)
+		}
+		test, _ := heldOutPairs(must(readPairs(t.Context(), in))(t), e.cand)
+		want := min(len(test), publishHeldOutQueries)
+		if h["test_queries"] != float64(want) || h["k"] != float64(k) {
+			t.Errorf("held_out %v: want %d test queries at k %d", h, want, k)
+		}
+		hit, _ := h["hit_rate"].(float64)
+		for _, name := range []string{"recall", "ndcg", "mrr"} {
+			if v, ok := h[name].(float64); !ok || v < 0 || v > hit {
+				t.Errorf("held_out %s %v outside [0, hit rate %v]", name, h[name], hit)
+			}
+		}
+		if hit <= 0 || hit > 1 {
+			t.Errorf("held_out hit rate %v: monomer finds no test positive", hit)
+		}
+	})
+
 	t.Run("recommend", func(t *testing.T) {
 		tb := open(t, filepath.Join(dir, "men-image", "recommend", "recommendations.parquet"))
 		model, query := must(tb.Strings("model"))(t), must(tb.Strings("query"))(t)

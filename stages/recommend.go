@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"monomer/graph"
 	"monomer/internal/nearest"
 	"monomer/job"
 	"monomer/models"
@@ -30,8 +29,10 @@ type Recommend struct{}
 
 var _ ExpStage[recommendParams] = Recommend{}
 
-func (Recommend) Name() string   { return "recommend" }
-func (Recommend) Deps() []string { return []string{"ingest", "features", "split", "train"} }
+func (Recommend) Name() string { return "recommend" }
+func (Recommend) Deps() []string {
+	return []string{"ingest", "features", "negatives", "split", "train"}
+}
 
 // Features is the kind of features the models retrieve by.
 type recommendParams struct {
@@ -138,7 +139,53 @@ type recMetricTable struct {
 	queries, k, cand, testQ   []int32
 	same, distinct, cov, gini []float64
 	covCross, giniCross       []float64
-	hit, recall               []float64
+	hit, recall, ndcg, mrr    []float64
+	topShare                  []float64
+	topItem                   []string
+	dominated                 []bool
+}
+
+// add appends one model's row: its lists and cross-subcategory lists of
+// the sampled queries, and its held-out scores over the test queries.
+func (met *recMetricTable) add(model string, it *items, cand, queries []int32, lists, cross [][]models.Hit, k, testQueries int, h heldOutScores) {
+	var same, distinct float64
+	var entries int
+	for qi, q := range queries {
+		subs := map[int32]bool{}
+		for _, h := range lists[qi] {
+			if it.sub[h.Item] == it.sub[q] {
+				same++
+			}
+			subs[it.sub[h.Item]] = true
+			entries++
+		}
+		distinct += float64(len(subs))
+	}
+	cov, gini := coverage(lists, cand)
+	covCross, giniCross := coverage(cross, cand)
+	share, top := topItemShare(lists)
+	met.model = append(met.model, model)
+	met.queries = append(met.queries, int32(len(queries)))
+	met.k = append(met.k, int32(k))
+	met.cand = append(met.cand, int32(len(cand)))
+	met.same = append(met.same, ratio(same, float64(entries)))
+	met.distinct = append(met.distinct, ratio(distinct, float64(len(queries))))
+	met.cov = append(met.cov, cov)
+	met.gini = append(met.gini, gini)
+	met.covCross = append(met.covCross, covCross)
+	met.giniCross = append(met.giniCross, giniCross)
+	met.testQ = append(met.testQ, int32(testQueries))
+	met.hit = append(met.hit, h.HitRate)
+	met.recall = append(met.recall, h.Recall)
+	met.ndcg = append(met.ndcg, h.NDCG)
+	met.mrr = append(met.mrr, h.MRR)
+	met.topShare = append(met.topShare, share)
+	name := ""
+	if top >= 0 {
+		name = it.asin[top]
+	}
+	met.topItem = append(met.topItem, name)
+	met.dominated = append(met.dominated, share > DominantShare)
 }
 
 func (Recommend) Run(ctx context.Context, env *pipeline.Env, p recommendParams) (*pipeline.Result, error) {
@@ -154,21 +201,7 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env, p recommendParams) 
 	k := p.K
 	queries := models.SampleItems(env.RNG("queries"), e.cand, p.Queries)
 	// Held-out test positives by query, and the positives a model saw.
-	test, known := map[int32][]int32{}, map[int32][]int32{}
-	isCand := make(map[int32]bool, len(e.cand))
-	for _, c := range e.cand {
-		isCand[c] = true
-	}
-	for _, p := range pairs {
-		if !p.Label || !isCand[p.X] || !isCand[p.Y] {
-			continue
-		}
-		if p.Split == graph.Test {
-			test[p.X] = append(test[p.X], p.Y)
-		} else {
-			known[p.X] = append(known[p.X], p.Y)
-		}
-	}
+	test, known := heldOutPairs(pairs, e.cand)
 	var withTest []int32
 	for x := range test {
 		withTest = append(withTest, x)
@@ -198,49 +231,48 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env, p recommendParams) 
 			return nil, fmt.Errorf("stages: recommend %s: %w", model, err)
 		}
 		lists, cross := both[0], both[1]
-		var same, distinct float64
-		var entries int
 		for qi, q := range queries {
-			subs := map[int32]bool{}
 			for rank, h := range lists[qi] {
-				s := e.it.sub[h.Item] == e.it.sub[q]
 				rec.model = append(rec.model, model)
 				rec.query = append(rec.query, e.it.asin[q])
 				rec.rank = append(rec.rank, int32(rank+1))
 				rec.item = append(rec.item, e.it.asin[h.Item])
 				rec.prob = append(rec.prob, h.Prob)
-				rec.same = append(rec.same, s)
+				rec.same = append(rec.same, e.it.sub[h.Item] == e.it.sub[q])
 				rec.space = append(rec.space, int32(h.Space))
 				rec.dist = append(rec.dist, h.Dist)
 				rec.qi = append(rec.qi, q)
 				rec.ii = append(rec.ii, h.Item)
-				subs[e.it.sub[h.Item]] = true
-				if s {
-					same++
-				}
-				entries++
 			}
-			distinct += float64(len(subs))
 		}
-		hit, recall, err := heldOut(r, testQueries, test, known, k)
+		h, err := heldOut(r, testQueries, test, known, k, nil)
 		if err != nil {
 			return nil, fmt.Errorf("stages: recommend %s: %w", model, err)
 		}
-		cov, gini := coverage(lists, e.cand)
-		covCross, giniCross := coverage(cross, e.cand)
-		met.model = append(met.model, model)
-		met.queries = append(met.queries, int32(len(queries)))
-		met.k = append(met.k, int32(k))
-		met.cand = append(met.cand, int32(len(e.cand)))
-		met.same = append(met.same, ratio(same, float64(entries)))
-		met.distinct = append(met.distinct, ratio(distinct, float64(len(queries))))
-		met.cov = append(met.cov, cov)
-		met.gini = append(met.gini, gini)
-		met.covCross = append(met.covCross, covCross)
-		met.giniCross = append(met.giniCross, giniCross)
-		met.testQ = append(met.testQ, int32(len(testQueries)))
-		met.hit = append(met.hit, hit)
-		met.recall = append(met.recall, recall)
+		met.add(model, e.it, e.cand, queries, lists, cross, k, len(testQueries), h)
+	}
+	// The popularity baseline (models.Popularity) on the same queries: the
+	// figure a model's lists must beat to be more than the bestsellers.
+	pop := models.NewPopularity(models.TrainDegree(pairs, len(e.it.asin)), e.cand)
+	popLists := pop.TopK(queries, k, nil)
+	popCross := pop.TopK(queries, k, e.it.sameSub)
+	popHeld := scoreHeldOut(pop.TopK(testQueries, k+heldOutExtra(testQueries, known), nil), testQueries, test, known, k)
+	met.add(PopularityModel, e.it, e.cand, queries, popLists, popCross, k, len(testQueries), popHeld)
+	neg, err := negativesUsed(env.InDir)
+	if err != nil {
+		return nil, err
+	}
+	negCol := make([]string, len(met.model))
+	for i := range negCol {
+		negCol[i] = neg
+	}
+	var warnings []pipeline.Warning
+	for i, m := range met.model {
+		if met.dominated[i] && m != PopularityModel {
+			warnings = append(warnings, pipeline.Warning{
+				Msg:   fmt.Sprintf("%s: one item fills more than %g of the lists", m, DominantShare),
+				Attrs: map[string]any{"model": m, "item": met.topItem[i], "share": met.topShare[i]}})
+		}
 	}
 	nr, err := schema.Write(filepath.Join(env.OutDir, "recommendations.parquet"), schema.RecommendationsCols{
 		Model: rec.model, Query: rec.query, Rank: rec.rank, Item: rec.item, Probability: rec.prob,
@@ -251,11 +283,12 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env, p recommendParams) 
 	nm, err := schema.Write(filepath.Join(env.OutDir, "recommend_metrics.parquet"), schema.RecommendMetricsCols{
 		Model: met.model, Queries: met.queries, K: met.k, Candidates: met.cand, SameSubcategory: met.same,
 		DistinctSubcategories: met.distinct, Coverage: met.cov, Gini: met.gini, CoverageCross: met.covCross,
-		GiniCross: met.giniCross, TestQueries: met.testQ, HitRate: met.hit, Recall: met.recall})
+		GiniCross: met.giniCross, TestQueries: met.testQ, HitRate: met.hit, Recall: met.recall,
+		NDCG: met.ndcg, MRR: met.mrr, TopItemShare: met.topShare, TopItem: met.topItem, Dominated: met.dominated, Negatives: negCol})
 	if err != nil {
 		return nil, err
 	}
-	return &pipeline.Result{Rows: map[string]int64{"recommendations": nr, "recommend_metrics": nm}, Stats: stats}, nil
+	return &pipeline.Result{Rows: map[string]int64{"recommendations": nr, "recommend_metrics": nm}, Stats: stats, Warnings: warnings}, nil
 }
 
 // coverage is the share of the candidates in any of lists and the Gini
@@ -274,54 +307,9 @@ func coverage(lists [][]models.Hit, cand []int32) (share, gini float64) {
 	return ratio(float64(len(counts)), float64(len(cand))), models.Gini(perItem)
 }
 
-// heldOut is the hit rate and mean recall@k of the test positives over
-// queries, each list leaving out the positives the model trained or
-// validated on.
-func heldOut(r *models.Retriever, queries []int32, test, known map[int32][]int32, k int) (hit, recall float64, err error) {
-	if len(queries) == 0 {
-		return math.NaN(), math.NaN(), nil
-	}
-	extra := 0
-	for _, q := range queries {
-		extra = max(extra, len(known[q]))
-	}
-	lists, err := r.TopK(queries, k+extra, 0)
-	if err != nil {
-		return 0, 0, err
-	}
-	hit, recall = scoreHeldOut(lists, queries, test, known, k)
-	return hit, recall, nil
-}
-
-// scoreHeldOut is heldOut's hit rate and mean recall@k of lists, query
-// qi's list ranked nearest first: the first k items not in known[q] are
-// its top k, a hit when one is in test[q].
-func scoreHeldOut(lists [][]models.Hit, queries []int32, test, known map[int32][]int32, k int) (hit, recall float64) {
-	var hits, rsum float64
-	for qi, q := range queries {
-		found, n := 0, 0
-		for _, h := range lists[qi] {
-			if slices.Contains(known[q], h.Item) {
-				continue
-			}
-			if n++; n > k {
-				break
-			}
-			if slices.Contains(test[q], h.Item) {
-				found++
-			}
-		}
-		if found > 0 {
-			hits++
-		}
-		// Duplicate test pairs count once.
-		pos := slices.Clone(test[q])
-		slices.Sort(pos)
-		rsum += float64(found) / float64(len(slices.Compact(pos)))
-	}
-	n := float64(len(queries))
-	return hits / n, rsum / n
-}
+// PopularityModel is the model column of the popularity baseline's row
+// in recommend_metrics (models.Popularity): not a registered model.
+const PopularityModel = models.PopularityName
 
 func ratio(a, b float64) float64 {
 	if b == 0 {

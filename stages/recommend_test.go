@@ -113,13 +113,18 @@ func checkRecommend(t *testing.T, j *job.Job, dir string) {
 			if !ok {
 				t.Fatalf("%s: no recommend metrics for %s", e.Name, m)
 			}
-			for _, x := range []float64{v.Same, v.Coverage, v.Gini, v.GiniCross, v.HitRate, v.Recall} {
+			for _, x := range []float64{v.Same, v.Coverage, v.Gini, v.GiniCross, v.HitRate, v.Recall, v.NDCG, v.MRR} {
 				if !(x >= 0 && x <= 1) {
 					t.Errorf("%s %s: metric %v outside [0, 1]: %+v", e.Name, m, x, v)
 				}
 			}
 			if !(v.CoverageCross > 0 && v.CoverageCross <= 1) {
 				t.Errorf("%s %s: coverage_cross %v outside (0, 1]", e.Name, m, v.CoverageCross)
+			}
+			// A query's NDCG and reciprocal rank are in [0, 1] and nonzero
+			// only on a hit: neither mean can pass the hit rate.
+			if v.NDCG > v.HitRate || v.MRR > v.HitRate {
+				t.Errorf("%s %s: NDCG %v or MRR %v above the hit rate %v", e.Name, m, v.NDCG, v.MRR, v.HitRate)
 			}
 			if v.Distinct < 1 || v.Distinct > float64(k) || math.IsNaN(v.Distinct) {
 				t.Errorf("%s %s: %v distinct subcategories per list", e.Name, m, v.Distinct)

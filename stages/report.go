@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"monomer/graph"
 	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
@@ -35,7 +36,7 @@ func (Report) Publish() []string { return []string{"metrics.parquet"} }
 
 func (Report) Name() string { return "report" }
 func (Report) Deps() []string {
-	return []string{"ingest", "features", "train", "evaluate", "recommend"}
+	return []string{"ingest", "features", "negatives", "split", "train", "evaluate", "recommend"}
 }
 
 // reportParams is what the report reads of the job: its name, seed (as
@@ -61,6 +62,9 @@ type reportExp struct {
 type reportSettings struct {
 	RecommendK     int `json:"recommend_k"`
 	ReportMapItems int `json:"report_map_items"`
+	// Grouped is split: grouped, which the page names beside the share of
+	// reversed test positives.
+	Grouped bool `json:"grouped,omitempty"`
 }
 
 func (Report) Params(j *job.Job) reportParams {
@@ -68,7 +72,8 @@ func (Report) Params(j *job.Job) reportParams {
 	for i := range j.Experiments {
 		r := j.Resolve(i)
 		p.Experiments = append(p.Experiments, reportExp{Name: r.Name, Category: r.Category, Graph: r.Graph, Features: r.Features,
-			Models: r.Models, Settings: reportSettings{RecommendK: r.Settings.RecommendK, ReportMapItems: r.Settings.ReportMapItems}})
+			Models: r.Models, Settings: reportSettings{RecommendK: r.Settings.RecommendK, ReportMapItems: r.Settings.ReportMapItems,
+				Grouped: r.Settings.Split.Get() == graph.SplitGrouped}})
 	}
 	return p
 }
@@ -118,11 +123,20 @@ func (Report) Run(ctx context.Context, env *pipeline.Env, p reportParams) (*pipe
 			warnings = append(warnings, pipeline.Warning{Msg: a.SmallData, Attrs: map[string]any{
 				"experiment": r.Name, "train_pairs": a.TrainPairs, "crossover_pairs": a.Crossover}})
 		}
+		for _, w := range a.FitWarnings {
+			warnings = append(warnings, pipeline.Warning{Msg: w, Attrs: map[string]any{"experiment": r.Name}})
+		}
+		if a.Reverse != "" {
+			warnings = append(warnings, pipeline.Warning{Msg: a.Reverse, Attrs: map[string]any{"experiment": r.Name}})
+		}
 		if a.Coverage != "" {
 			warnings = append(warnings, pipeline.Warning{Msg: a.Coverage, Attrs: map[string]any{"experiment": r.Name}})
 		}
 	}
 	bar.Done()
+	if slices.ContainsFunc(page.Experiments, func(e *report.Experiment) bool { return e.Uniform }) {
+		page.Markers += " " + report.UniformLegend()
+	}
 	prov := &report.Provenance{Job: p.Job, JobHash: p.JobHash, Seed: p.Seed, BLAS: blasEnv()}
 	n, err := schema.Write(filepath.Join(env.OutDir, "metrics.parquet"), jobMetricsTable(prov, rows))
 	if err != nil {
@@ -215,6 +229,18 @@ func reportInput(ctx context.Context, env *pipeline.Env, r *reportExp) (*report.
 	if out.Metrics, err = readMetrics(ctx, metrics); err != nil {
 		return nil, err
 	}
+	if out.Slices, err = readSlices(ctx, in); err != nil {
+		return nil, err
+	}
+	pairs, err := readPairs(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	rev := graph.ReverseInTrain(pairs)
+	if out.Negatives, err = negativesUsed(in); err != nil {
+		return nil, err
+	}
+	out.Reverse = report.ReverseShare{TestPositives: rev.TestPositives, ReverseInTrain: rev.ReverseInTrain, Grouped: r.Settings.Grouped}
 	<-fitsRead
 	if errFits != nil {
 		return nil, errFits
@@ -306,6 +332,8 @@ func jobMetricsTable(p *report.Provenance, rows []report.JobMetric) schema.JobMe
 		c.Coverage, c.Gini = append(c.Coverage, cl.Coverage), append(c.Gini, cl.Gini)
 		c.CoverageCross, c.GiniCross = append(c.CoverageCross, cl.CoverageCross), append(c.GiniCross, cl.GiniCross)
 		c.HitRate, c.Recall = append(c.HitRate, cl.HitRate), append(c.Recall, cl.Recall)
+		c.NDCG, c.MRR = append(c.NDCG, cl.NDCG), append(c.MRR, cl.MRR)
+		c.Negatives = append(c.Negatives, r.Negatives)
 	}
 	return c
 }
@@ -392,9 +420,61 @@ func readRecMetrics(ctx context.Context, path string) (map[string]report.Claims,
 		}
 		giniX = covX
 	}
+	ndcg, mrr, share := orNaN(c.NDCG, len(c.Model)), orNaN(c.MRR, len(c.Model)), orNaN(c.TopItemShare, len(c.Model)) // before recommend 1.4.0
 	for i, m := range c.Model {
 		out[m] = report.Claims{Queries: int(c.Queries[i]), TestQueries: int(c.TestQueries[i]), Same: c.SameSubcategory[i], Distinct: c.DistinctSubcategories[i],
-			Coverage: c.Coverage[i], Gini: c.Gini[i], HitRate: c.HitRate[i], Recall: c.Recall[i], CoverageCross: covX[i], GiniCross: giniX[i]}
+			Coverage: c.Coverage[i], Gini: c.Gini[i], HitRate: c.HitRate[i], Recall: c.Recall[i], CoverageCross: covX[i], GiniCross: giniX[i],
+			NDCG: ndcg[i], MRR: mrr[i], TopShare: share[i], Dominated: c.Dominated != nil && c.Dominated[i]}
 	}
 	return out, nil
+}
+
+// orNaN is col, or n NaNs for a column the file does not have.
+func orNaN(col []float64, n int) []float64 {
+	if col != nil {
+		return col
+	}
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = math.NaN()
+	}
+	return out
+}
+
+// readSlices reads evaluate's slices.parquet; a run from before evaluate
+// 1.5.0 has none.
+func readSlices(ctx context.Context, in inputs) ([]report.SliceRow, error) {
+	path, err := in.file("evaluate", "slices.parquet")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path); os.IsNotExist(err) {
+		return nil, nil
+	}
+	c, err := schema.ReadAll[schema.SlicesCols](ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]report.SliceRow, len(c.Model))
+	for i := range out {
+		out[i] = report.SliceRow{Model: c.Model[i], Slice: c.Slice[i], Group: c.Group[i], Pairs: c.Pairs[i], Positives: c.Positives[i],
+			Error: c.Error[i], AUC: c.AUC[i], Heterogeneity: c.Heterogeneity[i]}
+	}
+	return out, nil
+}
+
+// negativesUsed is the method the negatives stage used (its stats'
+// method_used: rewire or uniform, auto's fallback included), "" for a
+// manifest without it.
+func negativesUsed(in inputs) (string, error) {
+	dir, err := in("negatives")
+	if err != nil {
+		return "", err
+	}
+	m, err := cache.ReadManifest(dir)
+	if err != nil {
+		return "", err
+	}
+	s, _ := m.Stats["method_used"].(string)
+	return s, nil
 }

@@ -76,18 +76,18 @@ type ScoreSummary struct {
 	// run's train node recorded and BLAS this binary's: when they differ,
 	// the lists of the run's items may differ from the run's in the last
 	// bits (docs/scoring.md).
-	Projection string           `json:"projection"`
-	RunBLAS    string           `json:"run_blas,omitempty"`
-	BLAS       string           `json:"blas,omitempty"`
+	Projection string `json:"projection"`
+	RunBLAS    string `json:"run_blas,omitempty"`
+	BLAS       string `json:"blas,omitempty"`
 	// Items counts the items read, Scored those with a list, InRun those
 	// whose id is an item of the run (scored with their new features, the
 	// run's copy left out of their list), Rejects the rows of rejects.parquet.
-	Items      int              `json:"items"`
-	Scored     int              `json:"scored"`
-	InRun      int              `json:"in_run"`
-	Rejects    int              `json:"rejects"`
-	Inputs     []cache.FileHash `json:"inputs"`
-	Outputs    []cache.Output   `json:"outputs"`
+	Items   int              `json:"items"`
+	Scored  int              `json:"scored"`
+	InRun   int              `json:"in_run"`
+	Rejects int              `json:"rejects"`
+	Inputs  []cache.FileHash `json:"inputs"`
+	Outputs []cache.Output   `json:"outputs"`
 }
 
 type scoreRules struct {

@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -12,7 +13,10 @@ import (
 )
 
 // Split shuffles R ∪ R̄ with the seed and cuts it 80/10/10, capping the
-// training part at train_cap (graph.SplitPairs).
+// training part at train_cap (graph.SplitPairs), or with split: grouped
+// deals the two directions of a pair together (graph.SplitPairsGrouped).
+// Its stats give the share of test positives whose reverse is in training
+// (graph.ReverseShare), what a model can answer by memory.
 type Split struct{}
 
 var _ ExpStage[splitParams] = Split{}
@@ -22,10 +26,17 @@ func (Split) Deps() []string { return []string{"ingest", "negatives"} }
 
 type splitParams struct {
 	TrainCap int `json:"train_cap"`
+	// Protocol is graph.SplitGrouped or "" for the paper's (so the key of
+	// the paper's split reads as before).
+	Protocol string `json:"split,omitempty"`
 }
 
 func (Split) Params(e *job.Resolved) splitParams {
-	return splitParams{e.Settings.TrainCap}
+	p := splitParams{TrainCap: e.Settings.TrainCap}
+	if e.Settings.Split.Get() == graph.SplitGrouped {
+		p.Protocol = graph.SplitGrouped
+	}
+	return p
 }
 
 func (Split) Run(ctx context.Context, env *pipeline.Env, p splitParams) (*pipeline.Result, error) {
@@ -48,7 +59,20 @@ func (Split) Run(ctx context.Context, env *pipeline.Env, p splitParams) (*pipeli
 		return nil, fmt.Errorf("%w: experiment %s: %d positives and %d negatives under train_cap %d split %v/%v/%v pairs with %v positive: a split without a positive or a negative pair",
 			pipeline.ErrBadInput, env.Experiment, len(pos), len(neg), sz.TrainCap, sz.Pairs[0], sz.Pairs[1], sz.Pairs[2], sz.Related)
 	}
-	pairs, st := graph.SplitPairs(pos, neg, env.RNG("split"), p.TrainCap)
+	var pairs []graph.Pair
+	var st graph.SplitStats
+	if p.Protocol == graph.SplitGrouped {
+		pairs, st = graph.SplitPairsGrouped(pos, neg, env.RNG("split"), p.TrainCap)
+		// Dealt in groups, the sizes can differ from SplitSizes' by a pair
+		// at a boundary.
+		if !st.Usable() {
+			return nil, fmt.Errorf("%w: experiment %s: split: grouped dealt %v/%v/%v pairs with %v positive: a split without a positive or a negative pair",
+				pipeline.ErrBadInput, env.Experiment, st.Pairs[0], st.Pairs[1], st.Pairs[2], st.Related)
+		}
+	} else {
+		pairs, st = graph.SplitPairs(pos, neg, env.RNG("split"), p.TrainCap)
+	}
+	rev := graph.ReverseInTrain(pairs)
 	n := len(pairs)
 	x, y, split := make([]string, n), make([]string, n), make([]string, n)
 	label := make([]int8, n)
@@ -63,5 +87,10 @@ func (Split) Run(ctx context.Context, env *pipeline.Env, p splitParams) (*pipeli
 	if err != nil {
 		return nil, err
 	}
-	return &pipeline.Result{Rows: map[string]int64{"pairs": rows}, Stats: map[string]any{"split": st}}, nil
+	stats := map[string]any{"split": st, "protocol": cmp.Or(p.Protocol, graph.SplitPaper),
+		"test_positives": rev.TestPositives, "reverse_in_train": rev.ReverseInTrain}
+	if rev.TestPositives > 0 { // JSON has no NaN
+		stats["reverse_in_train_share"] = rev.Share
+	}
+	return &pipeline.Result{Rows: map[string]int64{"pairs": rows}, Stats: stats}, nil
 }

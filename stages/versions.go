@@ -22,12 +22,12 @@ func (Ingest) Version() string    { return "1.3.0" }
 func (BowShard) Version() string  { return "1.1.0" }
 func (Features) Version() string  { return "1.4.0" }
 func (Negatives) Version() string { return "1.2.0" }
-func (Split) Version() string     { return "1.1.0" }
+func (Split) Version() string     { return "1.2.0" }
 func (Train) Version() string     { return "2.14.0" }
-func (Evaluate) Version() string  { return "1.4.0" }
-func (Recommend) Version() string { return "1.3.0" }
-func (Report) Version() string    { return "1.5.1" }
-func (Publish) Version() string   { return "1.0.0" }
+func (Evaluate) Version() string  { return "1.5.0" }
+func (Recommend) Version() string { return "1.4.0" }
+func (Report) Version() string    { return "1.6.0" }
+func (Publish) Version() string   { return "1.1.0" }
 
 // The toolchain decides the outputs of the stages doing floating-point
 // arithmetic (bag-of-words weights, training, scores) or drawing from
