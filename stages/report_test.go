@@ -1,10 +1,16 @@
 package stages
 
 import (
+	"bytes"
 	"math"
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
+	"monomer/job"
+	"monomer/pipeline"
 	"monomer/schema"
 )
 
@@ -54,5 +60,49 @@ func TestReadTrace(t *testing.T) {
 	}
 	if got := readTrace(t.Context(), p); got != nil {
 		t.Errorf("trace without objective: %+v", got)
+	}
+}
+
+// TestReportSectionsIncremental changes the training budget of one of the
+// test job's two experiments: from the runner's own decisions, the other
+// experiment's report section is up to date, and what reruns is that
+// experiment's chain, its section and the job-level assembly, which
+// copies the other's pictures unchanged.
+func TestReportSectionsIncremental(t *testing.T) {
+	dir := t.TempDir()
+	j := loadTestJob(t)
+	runJob(t, j, dir)
+	before := must(os.ReadFile(filepath.Join(dir, "report", "e1-map-0.png")))(t)
+	y := strings.Replace(strings.ReplaceAll(testJob, "DATA", must(filepath.Abs(testData))(t)),
+		"models: [wnn, ct, lmt, monomer]", "models: [wnn, ct, lmt, monomer]\n    settings: {max_iter: 10}", 1)
+	changed, err := job.Parse(filepath.Join(t.TempDir(), "job.yaml"), []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := runStages(t.Context(), changed, Experiment(), Job(), pipeline.Options{RunDir: dir, RunID: runID(dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"men-image/report-section", "report"} {
+		if !slices.Contains(sum.Stages.Run, id) {
+			t.Errorf("%s did not run: %+v", id, sum.Stages)
+		}
+	}
+	for _, id := range sum.Stages.Run {
+		if id != "report" && !strings.HasPrefix(id, "men-image/") {
+			t.Errorf("%s ran, although only men-image changed", id)
+		}
+	}
+	if !slices.Contains(sum.Stages.Skipped, "women-bow/report-section") {
+		t.Errorf("women-bow's section was not up to date: %+v", sum.Stages)
+	}
+	if after := must(os.ReadFile(filepath.Join(dir, "report", "e1-map-0.png")))(t); !bytes.Equal(before, after) {
+		t.Error("women-bow's map changed in the assembled report")
+	}
+	page := string(must(os.ReadFile(filepath.Join(dir, "report", "index.html")))(t))
+	for _, want := range []string{`<h2 id="men-image">`, `<h2 id="women-bow">`, `src="e0-map-0.png"`, `src="e1-map-0.png"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the assembled page has no %s", want)
+		}
 	}
 }
