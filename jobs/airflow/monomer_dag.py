@@ -28,7 +28,16 @@ operators' skip_on_exit_code turned into AirflowFailException); any other
 failure (1, 4 directory locked, 5 input not there yet, 130
 interrupted) is retried. A job with a publish: block has a publish task per
 experiment (docs/publishing.md); its exit 6, a gate that refused the
-night's lists, fails that task alone.
+night's lists, fails that task alone: the report, which reads every
+publish task's gate.json, then runs all the same (trigger rule all_done,
+in both DAGs) and marks the refused experiment. Under all_done the report
+runs after any other failure too, and fails finding that experiment's
+outputs missing, as it would have been blocked.
+
+The report is one task per experiment (report-section: that experiment's
+maps and plots, the report's cost, in the Kubernetes DAG part of the
+experiment's pod) and the job-level report task, which only assembles the
+sections into one page.
 
 The file runs `monomer plan` once per parse (Airflow 3's DAG processor
 parses it every few minutes): both DAGs are built from that one plan. It needs Airflow 3
@@ -140,6 +149,15 @@ DEFAULT_ARGS = {
 }
 
 
+def trigger_rule_of(plan: dict, task: dict) -> str:
+    """The trigger rule of a plan task: all_done for a task reading a publish
+    task's outputs (the report), which a refused gate (exit 6) leaves in
+    place, so that the report runs after a refusal and marks it;
+    all_success for every other task."""
+    publish = {t["id"] for t in plan["tasks"] if t["stage"] == "publish"}
+    return "all_done" if publish & set(task["upstream"]) else "all_success"
+
+
 def bash_dag(plan: dict) -> DAG:
     """One BashOperator per (experiment, stage), wired as the plan says."""
     dag = DAG(
@@ -167,6 +185,7 @@ def bash_dag(plan: dict) -> DAG:
                 task_group=groups.get(exp),
                 bash_command=run_command(plan, t),
                 pool=pool_name(plan["job"], exp) if exp else "default_pool",
+                trigger_rule=trigger_rule_of(plan, t),
                 # Each stage is one process; its own logs are JSON lines.
                 append_env=True,
             )
@@ -228,11 +247,17 @@ def k8s_dag(plan: dict) -> DAG:
                 for e in plan["experiments"]
             ],
         )
+        # A pod runs an experiment whole, its publish node among them, so a
+        # job-level task reading publish's outputs runs whatever the
+        # experiments' pods ended in (a refused gate fails its pod with exit 6
+        # once the experiment's report section is drawn).
+        by_id = {t["id"]: t for t in plan["tasks"]}
         job_level = [
             PodOperator(
                 task_id=s,
                 name="monomer-" + s,
                 arguments=["run", POD_JOB, "--run-dir", run_dir, "--run-id", "{{ ds }}", "--only", s],
+                trigger_rule=trigger_rule_of(plan, by_id[s]),
                 **common,
             )
             for s in plan["job_stages"]
