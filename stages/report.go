@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -128,6 +129,19 @@ func (ReportSection) Run(ctx context.Context, env *pipeline.Env, p sectionParams
 		warnings = append(warnings, pipeline.Warning{Msg: a.Coverage})
 	}
 	return &pipeline.Result{Stats: map[string]any{"report_files": len(sec.Files), "report_skipped": sec.Skipped}, Warnings: warnings}, nil
+}
+
+// gob numbers a stream's types in the order the process first met them
+// (package-wide), so section.gob's bytes would depend on what the process
+// had decoded before: a features node's bag of words reads the tagger's
+// model with gob, and a whole run draws its sections after it, an Airflow
+// task without it. Meeting the section's types at init, before anything
+// runs, numbers them alike in every process of a build
+// (TestSectionBytesAnyProcess).
+func init() {
+	if err := gob.NewEncoder(io.Discard).Encode(&section{}); err != nil {
+		panic(err)
+	}
 }
 
 func writeSection(path string, s *section) error {

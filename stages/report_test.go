@@ -2,8 +2,10 @@ package stages
 
 import (
 	"bytes"
+	"encoding/gob"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"monomer/job"
 	"monomer/pipeline"
+	"monomer/report"
 	"monomer/schema"
 )
 
@@ -104,5 +107,57 @@ func TestReportSectionsIncremental(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("the assembled page has no %s", want)
 		}
+	}
+}
+
+// testSection is a section with the values gob must keep bit for bit:
+// NaN (of both signs' payloads), infinities, nested lists.
+func testSection() *section {
+	nan := math.NaN()
+	e := &report.Experiment{Name: "x", Features: "image", Items: 3,
+		Models:  []report.ModelResult{{Model: "lmt", TestError: 0.25, PaperError: nan, AUC: math.Float64frombits(0xfff8000000000000), Claims: &report.Claims{Same: math.Inf(-1)}}},
+		Gate:    &report.Gate{Spaces: 2, Mean: [][]float64{{0.5, 0.5}, {1, 0}}, Subcats: []string{"a", "b"}},
+		Queries: []report.QueryLists{{Query: report.Item{ASIN: "q"}, Lists: []report.RecList{{Model: "LMT", Items: []report.RecItem{{Prob: 1e-300, Space: 1}}}}}}}
+	return &section{Assembled: &report.Assembled{Page: e, Metrics: []report.JobMetric{{Experiment: "x", PaperError: nan}}, TrainPairs: 7},
+		Section: &report.Section{LambdaPNG: "lambda.png", Maps: []report.Image{{Src: "map-0.png", Note: "KL 0.1"}}, Files: []string{"lambda.png", "map-0.png"}}}
+}
+
+// TestSectionBytesAnyProcess: section.gob has the same bytes in a process
+// that met other gob types first (as a whole run does, after the bag of
+// words' tagger), and reads back bit for bit.
+func TestSectionBytesAnyProcess(t *testing.T) {
+	if out := os.Getenv("GO_MONOMER_SECTION_OUT"); out != "" {
+		var b bytes.Buffer
+		var m map[string]map[string]float64
+		if err := gob.NewEncoder(&b).Encode(map[string]map[string]float64{"a": {"b": 1}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := gob.NewDecoder(&b).Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeSection(out, testSection()); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	dir := t.TempDir()
+	mine, theirs := filepath.Join(dir, "mine.gob"), filepath.Join(dir, "theirs.gob")
+	if err := writeSection(mine, testSection()); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSectionBytesAnyProcess$")
+	cmd.Env = append(os.Environ(), "GO_MONOMER_SECTION_OUT="+theirs)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	if a, b := must(os.ReadFile(mine))(t), must(os.ReadFile(theirs))(t); !bytes.Equal(a, b) {
+		t.Fatalf("section.gob differs between processes:\n%x\n%x", a, b)
+	}
+	got := must(readSection(mine))(t)
+	m := got.Assembled.Page.Models[0]
+	if math.Float64bits(m.AUC) != 0xfff8000000000000 || math.Float64bits(m.PaperError) != math.Float64bits(math.NaN()) ||
+		!math.IsInf(m.Claims.Same, -1) || got.Assembled.Page.Gate.Mean[1][0] != 1 || got.Assembled.Page.Queries[0].Lists[0].Items[0].Prob != 1e-300 ||
+		got.Section.Maps[0].Note != "KL 0.1" || got.Assembled.TrainPairs != 7 {
+		t.Errorf("read back %+v", got.Assembled.Page)
 	}
 }

@@ -1,7 +1,8 @@
 """A second Parquet engine reads every table: pyarrow (the reference
-implementation) opens every Parquet file of a demo run and finds the
-columns, in order and with the types, that docs/tables.md gives (the page
-cmd/docgen prints from package schema).
+implementation) opens every Parquet file of a demo run, and of a second
+night of the demo with a publish: block (its publish and churn tables),
+and finds the columns, in order and with the types, that docs/tables.md
+gives (the page cmd/docgen prints from package schema).
 """
 
 from __future__ import annotations
