@@ -32,7 +32,10 @@ night's lists, fails that task alone: the report, which reads every
 publish task's gate.json, then runs all the same (trigger rule all_done,
 in both DAGs) and marks the refused experiment. Under all_done the report
 runs after any other failure too, and fails finding that experiment's
-outputs missing, as it would have been blocked.
+outputs missing, as it would have been blocked. Airflow decides a DAG
+run's state by its leaf tasks, and the report, a leaf that succeeds, would
+make such a run a success: a watcher task (trigger rule one_failed,
+downstream of every task) fails the run when any task failed.
 
 The report is one task per experiment (report-section: that experiment's
 maps and plots, the report's cost, in the Kubernetes DAG part of the
@@ -158,6 +161,26 @@ def trigger_rule_of(plan: dict, task: dict) -> str:
     return "all_done" if publish & set(task["upstream"]) else "all_success"
 
 
+def add_watcher(dag: DAG) -> None:
+    """With a task that runs whatever its upstream ended in (all_done), a
+    task downstream of every other that fails once any of them failed, so
+    that a refused experiment still fails the DAG run (Airflow takes a
+    run's state from its leaves); without one, nothing: the run fails with
+    the failed task's chain."""
+    if all(t.trigger_rule == "all_success" for t in dag.tasks):
+        return
+    with dag:
+        watcher = BashOperator(
+            task_id="watcher",
+            bash_command="echo 'a task of this run failed'; exit 1",
+            trigger_rule="one_failed",
+            retries=0,
+        )
+    for t in dag.tasks:
+        if t is not watcher:
+            t >> watcher
+
+
 def bash_dag(plan: dict) -> DAG:
     """One BashOperator per (experiment, stage), wired as the plan says."""
     dag = DAG(
@@ -192,6 +215,7 @@ def bash_dag(plan: dict) -> DAG:
         for t in plan["tasks"]:
             for up in t["upstream"]:
                 tasks[up] >> tasks[t["id"]]
+    add_watcher(dag)
     return dag
 
 
@@ -266,6 +290,7 @@ def k8s_dag(plan: dict) -> DAG:
         for t in job_level:
             prev >> t
             prev = t
+    add_watcher(dag)
     return dag
 
 

@@ -427,10 +427,20 @@ def test_report_trigger_rules(airflow_db: Path, tmp_path: Path) -> None:
         publish = {t["id"] for t in plan["tasks"] if t["stage"] == "publish"}
         assert bool(publish) == (want == "all_done")
         assert publish <= set(bash.get_task("report").upstream_task_ids)
-        for t in bash.tasks:
-            assert t.trigger_rule == (want if t.task_id == "report" else "all_success"), t.task_id
+        watched = want == "all_done"
         k8s = bag.dags["monomer_%s_k8s" % plan["job"]]
-        assert k8s.get_task("report").trigger_rule == want
+        for dag in (bash, k8s):
+            assert dag.get_task("report").trigger_rule == want
+            # A watcher downstream of every task fails the run when any
+            # failed, now that the report, a leaf, runs after a failure.
+            assert ("watcher" in dag.task_ids) == watched
+            if watched:
+                w = dag.get_task("watcher")
+                assert w.trigger_rule == "one_failed" and w.retries == 0
+                assert set(w.upstream_task_ids) == set(dag.task_ids) - {"watcher"}
+        for t in bash.tasks:
+            if t.task_id not in ("report", "watcher"):
+                assert t.trigger_rule == "all_success", t.task_id
 
 
 def test_bash_report_runs_after_refusal(airflow_db: Path, tmp_path: Path) -> None:
@@ -440,7 +450,7 @@ def test_bash_report_runs_after_refusal(airflow_db: Path, tmp_path: Path) -> Non
     plan = plan_of(job)
     bag = load(airflow_db, MONOMER_DAG_JOB=str(job))
     refused = "%s.publish" % plan["experiments"][0]
-    dag = bag.dags["monomer_" + plan["job"]].partial_subset(task_ids=[refused, "report"], include_upstream=False)
+    dag = bag.dags["monomer_" + plan["job"]].partial_subset(task_ids=[refused, "report", "watcher"], include_upstream=False)
     for t in dag.tasks:
         t.retries = 1
         t.retry_delay = dt.timedelta(0)
@@ -449,6 +459,9 @@ def test_bash_report_runs_after_refusal(airflow_db: Path, tmp_path: Path) -> Non
     dr = dag.test(logical_date=dt.datetime(2026, 5, 1, tzinfo=UTC))
     assert tries(dag.dag_id, dr.run_id, refused) == [(1, "failed")]
     assert tries(dag.dag_id, dr.run_id, "report") == [(1, "success")]
+    # The run fails all the same, by its watcher.
+    assert tries(dag.dag_id, dr.run_id, "watcher") == [(1, "failed")]
+    assert str(dr.state) == "failed"
 
 
 def test_k8s_report_runs_after_refusal(dagbag, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -483,3 +496,4 @@ def test_k8s_report_runs_after_refusal(dagbag, tmp_path: Path, monkeypatch: pyte
     assert states[("experiment", 0)] == "failed"
     assert states[("experiment", 1)] == "success"
     assert states[("report", -1)] == "success"
+    assert states[("watcher", -1)] == "failed"
