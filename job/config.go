@@ -165,13 +165,15 @@ type Resolved struct {
 	// RunRoot and RunID are the job's (Job.RunRoot).
 	RunRoot string `json:"-"`
 	RunID   string `json:"-"`
+	// Index is the experiment's place in the job, from 0.
+	Index int `json:"-"`
 }
 
 // Resolve returns experiment i with defaults, job settings and its own
 // settings merged, and data paths made absolute.
 func (j *Job) Resolve(i int) Resolved {
 	e := j.Experiments[i]
-	r := Resolved{Experiment: e, Seed: j.Seed, RunRoot: j.RunRoot, RunID: j.RunID}
+	r := Resolved{Experiment: e, Seed: j.Seed, RunRoot: j.RunRoot, RunID: j.RunID, Index: i}
 	if r.Seed == 0 {
 		r.Seed = 1
 	}

@@ -103,7 +103,9 @@ type Node struct {
 	// its final directory, whether it ran, was restored from the store or
 	// was up to date: it acts on what the stage decided (publish moves the
 	// experiment's link in the run root), so a cached node acts again. Its
-	// error fails the node.
+	// error fails the node, but not the nodes downstream: the outputs they
+	// read are in place and recorded, so they run (the report marks an
+	// experiment whose publish gate refused the run).
 	After func(dir string) error
 	// Deps are the nodes this one reads, set by NewGraph.
 	Deps []*Node

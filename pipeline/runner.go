@@ -130,7 +130,8 @@ func hook(point, id string) {
 // stages of every experiment (in job order), then the job-level stages. A stage whose key matches
 // its manifest and whose outputs still hash to the recorded values is
 // skipped. When a stage fails, its downstream stages are not run but other
-// experiments go on; the first error is returned (wrapped, so errors.Is finds
+// experiments go on (a node failed by its After alone has its outputs in
+// place: its downstream stages run); the first error is returned (wrapped, so errors.Is finds
 // ErrBadInput, ErrConfig or context.Canceled). Cancelling ctx stops after the
 // running stage returns; nothing partial is ever visible in the run
 // directory.
@@ -207,7 +208,9 @@ func Run(ctx context.Context, g *Graph, opts Options) (*Summary, error) {
 			continue
 		}
 		if err := r.step(ctx, n); err != nil {
-			failed[n] = n.ID
+			if ae := (*afterError)(nil); !errors.As(err, &ae) {
+				failed[n] = n.ID // its dependents are blocked
+			}
 			r.sum.Failed++
 			r.sum.Stages.Failed = append(r.sum.Stages.Failed, n.ID)
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -838,10 +841,18 @@ func (r *runner) finish(n *Node) error {
 		return nil
 	}
 	if err := n.After(n.Dir(r.opts.RunDir)); err != nil {
-		return fmt.Errorf("pipeline: %s: %w", n.ID, err)
+		return &afterError{fmt.Errorf("pipeline: %s: %w", n.ID, err)}
 	}
 	return nil
 }
+
+// afterError is the error of a node's After: the node failed, but its
+// outputs are in place and recorded, so the nodes downstream still run (a
+// refused publish leaves the report to mark the refusal; see Node.After).
+type afterError struct{ err error }
+
+func (e *afterError) Error() string { return e.err.Error() }
+func (e *afterError) Unwrap() error { return e.err }
 
 // publish links the files a node's Publish names from its directory to
 // the run directory's root, atomically, when they are not already there.

@@ -149,12 +149,20 @@ func (e *Env) RNG(purpose string) *rand.Rand {
 	if e.Part != "" {
 		stage = strings.TrimSuffix(stage, "."+e.Part)
 	}
-	seed := e.Seed
+	return StageRNG(e.Seed, e.Experiment, stage, purpose)
+}
+
+// StageRNG is the generator Env.RNG gives a node of stage of experiment
+// ("" for a job-level stage) seeded seed (0 means 1) for purpose: for a
+// stage split off another, which draws what the other drew so that its
+// outputs stay as they were (report-section draws the job-level report's
+// streams).
+func StageRNG(seed uint64, experiment, stage, purpose string) *rand.Rand {
 	if seed == 0 {
 		seed = 1
 	}
 	h := fnv.New64a()
-	h.Write([]byte(e.Experiment + "\x00" + stage + "\x00" + purpose))
+	h.Write([]byte(experiment + "\x00" + stage + "\x00" + purpose))
 	return rand.New(rand.NewPCG(seed, h.Sum64()))
 }
 

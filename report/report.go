@@ -92,7 +92,33 @@ type Experiment struct {
 	// Warnings are shown under the experiment's heading (e.g. a training
 	// set too small for Monomer to beat LMT).
 	Warnings []string
+	// Publish is the experiment's promotion gate, nil without a publish
+	// node.
+	Publish *PublishGate
 }
+
+// PublishGate is what a publish node's gate decided, as its gate.json
+// records it (docs/publishing.md): every figure against its threshold.
+type PublishGate struct {
+	Model, Decision, Reason string
+	// Previous is the published run compared with, "" for none.
+	Previous string
+	// Promotable is false for a run without a root of runs, where nothing
+	// is promoted whatever the gate says.
+	Promotable bool
+	Checks     []GateCheck
+}
+
+// GateCheck is one threshold of the gate.
+type GateCheck struct {
+	Name             string
+	Value, Threshold float64
+	Pass             bool
+}
+
+// Refused reports whether the gate refused the run's lists: the publish
+// node failed with exit 6 and the experiment's published link stayed.
+func (g *PublishGate) Refused() bool { return g != nil && g.Decision != "promote" }
 
 // ModelResult is one model's row of the tables. NaN means none.
 type ModelResult struct {
@@ -218,145 +244,228 @@ type Written struct {
 //go:embed index.html.tmpl
 var pageTemplate string
 
-// Write renders page into dir: index.html and the PNGs it shows. The page
-// references only files written here. Once ctx is done Write returns
+// Write renders page into dir: index.html and the PNGs it shows (each
+// experiment's WriteSection, its files named e<i>-…, then WritePage). The
+// page references only files written here. Once ctx is done Write returns
 // ctx.Err() within one t-SNE iteration.
 func Write(ctx context.Context, dir string, page *Page, opt Options) (*Written, error) {
-	w := &Written{}
-	// Progress in units: every map's t-SNE iterations and one a plot.
-	var total, done int64
+	// Progress in units over every experiment: each section's count.
+	var total, offset int64
 	for _, e := range page.Experiments {
-		total += int64(len(e.Spaces))*tsneIterations(opt.TSNE) + 3
+		total += sectionUnits(e, opt)
 	}
+	w := &Written{}
+	var sections []*Section
+	for ei, e := range page.Experiments {
+		o := opt
+		if opt.Progress != nil {
+			o.Progress = func(step string, done, _ int64) { opt.Progress(step, offset+done, total) }
+		}
+		s, err := WriteSection(ctx, dir, fmt.Sprintf("e%d-", ei), e, ei, o)
+		if err != nil {
+			return nil, err
+		}
+		offset += sectionUnits(e, opt)
+		sections = append(sections, s)
+		w.Files, w.Skipped = append(w.Files, s.Files...), append(w.Skipped, s.Skipped...)
+	}
+	if err := WritePage(dir, page, sections); err != nil {
+		return nil, err
+	}
+	w.Files = append(w.Files, "index.html")
+	return w, nil
+}
+
+// Section is what WriteSection drew of one experiment: the pictures its
+// part of the page shows, by file name, and what it left out.
+type Section struct {
+	LambdaPNG, GatePNG, HeteroPNG string
+	Traces, Maps                  []Image
+	// Files lists the PNGs written, Skipped the plots left out and why.
+	Files, Skipped []string
+}
+
+// Image is one picture of a section: its file, alternative text and the
+// note under it.
+type Image struct{ Src, Alt, Note string }
+
+// Renamed is s with every file name f read rename(f): the names of the
+// files where a page that assembles sections drawn elsewhere put them.
+func (s *Section) Renamed(rename func(string) string) *Section {
+	out := &Section{LambdaPNG: s.LambdaPNG, GatePNG: s.GatePNG, HeteroPNG: s.HeteroPNG, Skipped: s.Skipped}
+	for _, f := range []*string{&out.LambdaPNG, &out.GatePNG, &out.HeteroPNG} {
+		if *f != "" {
+			*f = rename(*f)
+		}
+	}
+	for _, f := range s.Files {
+		out.Files = append(out.Files, rename(f))
+	}
+	for _, list := range []struct {
+		from []Image
+		to   *[]Image
+	}{{s.Traces, &out.Traces}, {s.Maps, &out.Maps}} {
+		for _, im := range list.from {
+			im.Src = rename(im.Src)
+			*list.to = append(*list.to, im)
+		}
+	}
+	return out
+}
+
+// sectionUnits is WriteSection's progress total for e: every map's t-SNE
+// iterations and one unit a plot.
+func sectionUnits(e *Experiment, opt Options) int64 {
+	return int64(len(e.Spaces))*tsneIterations(opt.TSNE) + 3
+}
+
+// WriteSection draws experiment e's pictures into dir, each file named
+// prefix + its name (lambda.png, trace-<model>-<curve>.png, map-<i>.png,
+// gate.png): the work of the report, t-SNE above all, that depends on
+// this experiment alone. The maps draw stream from (opt.Seed, index<<16|
+// map), index being the experiment's place in the job. Once ctx is done
+// it returns ctx.Err() within one t-SNE iteration.
+func WriteSection(ctx context.Context, dir, prefix string, e *Experiment, index int, opt Options) (*Section, error) {
+	sec := &Section{}
+	var done int64
+	total := sectionUnits(e, opt)
 	progress := func(step string, n int64) {
 		done += n
 		if opt.Progress != nil {
 			opt.Progress(step, done, total)
 		}
 	}
-	view := &pageView{Page: page, Tables: PaperTables(page.Experiments), DataSetHead: DataSetHeader, DataSets: DataSetRows(page.Experiments)}
-	for ei, e := range page.Experiments {
-		ev := &expView{Experiment: e}
-		view.Exps = append(view.Exps, ev)
-		prefix := fmt.Sprintf("e%d-", ei)
-		add := func(name string, err error, what string) (string, error) {
-			if errors.Is(err, errNothing) {
-				w.Skipped = append(w.Skipped, e.Name+": "+what+": nothing to draw")
-				return "", nil
+	add := func(name string, err error, what string) (string, error) {
+		if errors.Is(err, errNothing) {
+			sec.Skipped = append(sec.Skipped, e.Name+": "+what+": nothing to draw")
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		sec.Files = append(sec.Files, name)
+		return name, nil
+	}
+	// Each plot renders on a goroutine of its own, beside the t-SNE maps
+	// that keep every core busy (the plots were a serial quarter
+	// CPU-second of Electronics' report); what it adds to the section, and
+	// its error, are taken in the order the plots were started, when the
+	// experiment's last map is done: the files of rendering them one after
+	// another.
+	var steps []func() error
+	plot := func(name, what string, render func() error, place func(png string)) {
+		done := make(chan error, 1)
+		go func() { done <- render() }()
+		steps = append(steps, func() error {
+			png, err := add(name, <-done, what)
+			if err == nil {
+				place(png)
 			}
-			if err != nil {
-				return "", err
-			}
-			w.Files = append(w.Files, name)
-			return name, nil
-		}
-		// Each plot renders on a goroutine of its own, beside the t-SNE
-		// maps that keep every core busy (the plots were a serial quarter
-		// CPU-second of Electronics' report); what it adds to w and the
-		// page, and its error, are taken in the order the plots were
-		// started, when the experiment's last map is done: the files and
-		// page of rendering them one after another.
-		var steps []func() error
-		plot := func(name, what string, render func() error, place func(png string)) {
-			done := make(chan error, 1)
-			go func() { done <- render() }()
-			steps = append(steps, func() error {
-				png, err := add(name, <-done, what)
-				if err == nil {
-					place(png)
-				}
-				return err
-			})
-		}
-		// finish waits for every plot started and returns the first error
-		// in order.
-		finish := func() error {
-			var first error
-			for _, step := range steps {
-				if err := step(); err != nil && first == nil {
-					first = err
-				}
-			}
-			return first
-		}
-		progress(e.Name+": plots", 0)
-		if len(e.Fits) > 0 {
-			name := prefix + "lambda.png"
-			plot(name, "error against λ", func() error { return lambdaPlot(dir, name, e.Fits) },
-				func(png string) { ev.LambdaPNG = png })
-		}
-		for _, m := range modelsOf(traceFits(e.Trace)) {
-			for _, valid := range []bool{false, true} {
-				name := fmt.Sprintf("%strace-%s-%s.png", prefix, m, map[bool]string{false: "objective", true: "valid"}[valid])
-				plot(name, "training curve of "+m, func() error { return tracePlot(dir, name, m, e.Trace, valid) },
-					func(png string) {
-						if png != "" {
-							ev.Traces = append(ev.Traces, imgView{Src: png, Alt: m + " training curve"})
-						}
-					})
+			return err
+		})
+	}
+	// finish waits for every plot started and returns the first error in
+	// order.
+	finish := func() error {
+		var first error
+		for _, step := range steps {
+			if err := step(); err != nil && first == nil {
+				first = err
 			}
 		}
-		if len(e.HeteroPoints) > 0 {
-			name := prefix + "heterogeneity.png"
-			plot(name, "gain against heterogeneity", func() error { return heteroPlot(dir, name, e.HeteroPoints) },
-				func(png string) { ev.HeteroPNG = png })
-		}
-		progress(e.Name+": plots", 2)
-		for si, s := range e.Spaces {
-			n := len(s.Sub)
-			step := fmt.Sprintf("%s: t-SNE map of %s", e.Name, s.Title)
-			if n < 4 || s.Dim < 1 || len(s.Vectors) != n*s.Dim {
-				steps = append(steps, func() error {
-					w.Skipped = append(w.Skipped, fmt.Sprintf("%s: map of %s: %d items", e.Name, s.Title, n))
-					return nil
-				})
-				progress(step, tsneIterations(opt.TSNE))
-				continue
-			}
-			to := opt.TSNE
-			var last int64
-			to.Progress = func(it int) { progress(step, int64(it)-last); last = int64(it) }
-			res, err := TSNE(ctx, s.Vectors, n, s.Dim, to, rand.New(rand.NewPCG(opt.Seed, uint64(ei)<<16|uint64(si))))
-			progress(step, tsneIterations(opt.TSNE)-last)
-			if err != nil {
-				if perr := finish(); perr != nil {
-					return nil, perr // a plot's error came first
-				}
-				return nil, fmt.Errorf("report: %s: map of %s: %w", e.Name, s.Title, err)
-			}
-			name := fmt.Sprintf("%smap-%d.png", prefix, si)
-			kl := math.NaN()
-			if len(res.KL) > 0 {
-				kl = res.KL[len(res.KL)-1]
-			}
-			plot(name, "map of "+s.Title, func() error { return mapPlot(dir, name, s.Title, res.Y, s.Sub, e.SubNames) },
+		return first
+	}
+	progress(e.Name+": plots", 0)
+	if len(e.Fits) > 0 {
+		name := prefix + "lambda.png"
+		plot(name, "error against λ", func() error { return lambdaPlot(dir, name, e.Fits) },
+			func(png string) { sec.LambdaPNG = png })
+	}
+	for _, m := range modelsOf(traceFits(e.Trace)) {
+		for _, valid := range []bool{false, true} {
+			name := fmt.Sprintf("%strace-%s-%s.png", prefix, m, map[bool]string{false: "objective", true: "valid"}[valid])
+			plot(name, "training curve of "+m, func() error { return tracePlot(dir, name, m, e.Trace, valid) },
 				func(png string) {
-					ev.Maps = append(ev.Maps, imgView{Src: png, Alt: "t-SNE map of " + s.Title, Note: fmt.Sprintf("%d items, KL %.3f", n, kl)})
+					if png != "" {
+						sec.Traces = append(sec.Traces, Image{Src: png, Alt: m + " training curve"})
+					}
 				})
 		}
-		progress(e.Name+": gate", 0)
-		if g := e.Gate; g != nil && len(g.Subcats) > 0 && g.Spaces > 0 {
-			name := prefix + "gate.png"
-			plot(name, "gate", func() error { return gatePlot(dir, name, g) }, func(png string) { ev.GatePNG = png })
+	}
+	if len(e.HeteroPoints) > 0 {
+		name := prefix + "heterogeneity.png"
+		plot(name, "gain against heterogeneity", func() error { return heteroPlot(dir, name, e.HeteroPoints) },
+			func(png string) { sec.HeteroPNG = png })
+	}
+	progress(e.Name+": plots", 2)
+	for si, s := range e.Spaces {
+		n := len(s.Sub)
+		step := fmt.Sprintf("%s: t-SNE map of %s", e.Name, s.Title)
+		if n < 4 || s.Dim < 1 || len(s.Vectors) != n*s.Dim {
+			steps = append(steps, func() error {
+				sec.Skipped = append(sec.Skipped, fmt.Sprintf("%s: map of %s: %d items", e.Name, s.Title, n))
+				return nil
+			})
+			progress(step, tsneIterations(opt.TSNE))
+			continue
 		}
-		if err := finish(); err != nil {
-			return nil, err
+		to := opt.TSNE
+		var last int64
+		to.Progress = func(it int) { progress(step, int64(it)-last); last = int64(it) }
+		res, err := TSNE(ctx, s.Vectors, n, s.Dim, to, rand.New(rand.NewPCG(opt.Seed, uint64(index)<<16|uint64(si))))
+		progress(step, tsneIterations(opt.TSNE)-last)
+		if err != nil {
+			if perr := finish(); perr != nil {
+				return nil, perr // a plot's error came first
+			}
+			return nil, fmt.Errorf("report: %s: map of %s: %w", e.Name, s.Title, err)
 		}
-		progress(e.Name+": gate", 1)
+		name := fmt.Sprintf("%smap-%d.png", prefix, si)
+		kl := math.NaN()
+		if len(res.KL) > 0 {
+			kl = res.KL[len(res.KL)-1]
+		}
+		plot(name, "map of "+s.Title, func() error { return mapPlot(dir, name, s.Title, res.Y, s.Sub, e.SubNames) },
+			func(png string) {
+				sec.Maps = append(sec.Maps, Image{Src: png, Alt: "t-SNE map of " + s.Title, Note: fmt.Sprintf("%d items, KL %.3f", n, kl)})
+			})
+	}
+	progress(e.Name+": gate", 0)
+	if g := e.Gate; g != nil && len(g.Subcats) > 0 && g.Spaces > 0 {
+		name := prefix + "gate.png"
+		plot(name, "gate", func() error { return gatePlot(dir, name, g) }, func(png string) { sec.GatePNG = png })
+	}
+	if err := finish(); err != nil {
+		return nil, err
+	}
+	progress(e.Name+": gate", 1)
+	return sec, nil
+}
+
+// WritePage writes dir/index.html: page with sections[i] the pictures of
+// page.Experiments[i], by the names of their files in dir. It draws
+// nothing: the cheap part of the report, which assembles what every
+// experiment's WriteSection drew.
+func WritePage(dir string, page *Page, sections []*Section) error {
+	if len(sections) != len(page.Experiments) {
+		return fmt.Errorf("report: %d sections for %d experiments", len(sections), len(page.Experiments))
+	}
+	view := &pageView{Page: page, Tables: PaperTables(page.Experiments), DataSetHead: DataSetHeader, DataSets: DataSetRows(page.Experiments)}
+	for i, e := range page.Experiments {
+		view.Exps = append(view.Exps, &expView{Experiment: e, Section: sections[i]})
 	}
 	t, err := template.New("index").Funcs(funcs).Parse(pageTemplate)
 	if err != nil {
-		return nil, fmt.Errorf("report: template: %w", err)
+		return fmt.Errorf("report: template: %w", err)
 	}
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, view); err != nil {
-		return nil, fmt.Errorf("report: template: %w", err)
+		return fmt.Errorf("report: template: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "index.html"), buf.Bytes(), 0o644); err != nil {
-		return nil, fmt.Errorf("report: %w", err)
+		return fmt.Errorf("report: %w", err)
 	}
-	w.Files = append(w.Files, "index.html")
-	return w, nil
+	return nil
 }
 
 // traceFits lists the models of a trace in first-seen order.
@@ -404,11 +513,8 @@ type pageView struct {
 
 type expView struct {
 	*Experiment
-	LambdaPNG, GatePNG, HeteroPNG string
-	Traces, Maps                  []imgView
+	*Section
 }
-
-type imgView struct{ Src, Alt, Note string }
 
 var funcs = template.FuncMap{
 	"pct":  pct,

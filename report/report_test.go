@@ -215,3 +215,43 @@ func TestPlotRoom(t *testing.T) {
 		}
 	}
 }
+
+// TestWritePageMarksRefused: WritePage assembles sections drawn elsewhere
+// (by their files' names) and marks an experiment whose publish gate
+// refused the run, with every check against its threshold; an experiment
+// without a gate shows none, and tables.md lists the refusal.
+func TestWritePageMarksRefused(t *testing.T) {
+	dir := t.TempDir()
+	refused := &Experiment{Name: "a", Features: "image", Publish: &PublishGate{Model: "monomer", Decision: "refuse", Promotable: true,
+		Reason: "churn 0.7 against the threshold 0.6", Previous: "n1", Checks: []GateCheck{{"coverage", 0.9, 0.1, true}, {"churn", 0.7, 0.6, false}}}}
+	plain := &Experiment{Name: "b", Features: "bow"}
+	page := &Page{Job: "j", Experiments: []*Experiment{refused, plain}}
+	sections := []*Section{{LambdaPNG: "lambda.png"}, {}}
+	renamed := []*Section{sections[0].Renamed(func(f string) string { return "e0-" + f }), sections[1]}
+	if err := WritePage(dir, page, renamed[:1]); err == nil {
+		t.Error("one section for two experiments: no error")
+	}
+	if err := WritePage(dir, page, renamed); err != nil {
+		t.Fatal(err)
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(html)
+	for _, want := range []string{`<a href="#a">a (not promoted)</a><a href="#b">b</a>`, `<img src="e0-lambda.png"`,
+		"<b>Not promoted</b>: the gate refused this run's monomer lists (churn 0.7 against the threshold 0.6)",
+		"<code>published/a</code> stays at run n1", "<tr><td>churn</td><td class=\"n\">0.7</td><td class=\"n\">0.6</td><td><b>no</b></td></tr>",
+		"<tr><td>coverage</td><td class=\"n\">0.9</td><td class=\"n\">0.1</td><td>yes</td></tr>"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("index.html has no %q", want)
+		}
+	}
+	if n := strings.Count(s, "<h3>Publish gate</h3>"); n != 1 {
+		t.Errorf("%d publish gate boxes, want 1 (b has no gate)", n)
+	}
+	if md := Markdown(page); !strings.Contains(md, "- a: not promoted: the publish gate refused its monomer lists (churn 0.7 against the threshold 0.6); see a/publish/gate.json.\n") ||
+		strings.Contains(md, "- b: not promoted") {
+		t.Errorf("tables.md:\n%s", md)
+	}
+}

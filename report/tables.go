@@ -146,6 +146,11 @@ func Markdown(page *Page) string {
 			small = append(small, "- "+w+".\n")
 		}
 	}
+	for _, e := range page.Experiments {
+		if g := e.Publish; g.Refused() && g.Promotable {
+			small = append(small, fmt.Sprintf("- %s: not promoted: the publish gate refused its %s lists (%s); see %s/publish/gate.json.\n", e.Name, g.Model, g.Reason, e.Name))
+		}
+	}
 	if len(small) > 0 {
 		b.WriteString("\nWarnings:\n\n" + strings.Join(small, ""))
 	}

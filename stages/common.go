@@ -28,6 +28,7 @@ func Experiment() []Stage {
 		Each[evaluateParams](Evaluate{}),
 		Each[recommendParams](Recommend{}),
 		Each[publishParams](Publish{}),
+		Each[sectionParams](ReportSection{}),
 	}
 }
 

@@ -178,8 +178,8 @@ func TestMonomerKRetrainsMonomerAlone(t *testing.T) {
 		return run, current
 	}
 	changed := load("settings.monomer_k", "3")
-	want := []string{"men-image/evaluate", "men-image/recommend", "men-image/train.monomer",
-		"report", "women-bow/evaluate", "women-bow/recommend", "women-bow/train.monomer"}
+	want := []string{"men-image/evaluate", "men-image/recommend", "men-image/report-section", "men-image/train.monomer",
+		"report", "women-bow/evaluate", "women-bow/recommend", "women-bow/report-section", "women-bow/train.monomer"}
 	run, current := planned(changed)
 	if !slices.Equal(run, want) {
 		t.Errorf("monomer_k=3: plan runs %v, want %v", run, want)

@@ -241,6 +241,7 @@ func TestRunGetsTheKeyedParams(t *testing.T) {
 		Each[evaluateParams](spyExp[evaluateParams]{Evaluate{}, s}),
 		Each[recommendParams](spyExp[recommendParams]{Recommend{}, s}),
 		Each[publishParams](spyExp[publishParams]{Publish{}, s}),
+		Each[sectionParams](spyExp[sectionParams]{ReportSection{}, s}),
 	}
 	jobSt := []Stage{JobLevel[reportParams](spyJob[reportParams]{Report{}, s})}
 	names := func(st []Stage) (out []string) {

@@ -546,6 +546,26 @@ func TestPublishGate(t *testing.T) {
 		if b := must(os.ReadFile(published))(t); !bytes.Equal(b, before) {
 			t.Fatal("the published table changed")
 		}
+		// The refusal fails publish alone: the report still runs (issue
+		// 52 item 6), and marks the experiment with the gate's figures.
+		if !slices.Contains(slices.Concat(sum.Stages.Run, sum.Stages.Skipped), "report") || slices.Contains(sum.Stages.Blocked, "report") {
+			t.Fatalf("rerun %v: the report did not run after the refusal: %+v", rerun, sum.Stages)
+		}
+		page := string(must(os.ReadFile(filepath.Join(root, "n2", "report", "index.html")))(t))
+		for _, want := range []string{"men-image (not promoted)", "<b>Not promoted</b>", "published/men-image</code> stays at run n1",
+			"<td>test_error_increase</td>", "<td><b>no</b></td>"} {
+			if !strings.Contains(page, want) {
+				t.Errorf("the refused run's report has no %q", want)
+			}
+		}
+		tables := string(must(os.ReadFile(filepath.Join(root, "n2", "report", "tables.md")))(t))
+		if !strings.Contains(tables, "- men-image: not promoted: the publish gate refused its monomer lists (test_error_increase ") {
+			t.Errorf("tables.md does not mark the refusal:\n%s", tables)
+		}
+	}
+	if page := string(must(os.ReadFile(filepath.Join(root, "n1", "report", "index.html")))(t)); strings.Contains(page, "not promoted") ||
+		!strings.Contains(page, "<p class=\"note\">Promoted: no published run to compare with; coverage holds.</p>") {
+		t.Error("the promoted run's report does not say it was promoted")
 	}
 	// Restored from the store, it refuses again.
 	if err := os.RemoveAll(filepath.Join(root, "n2", "men-image", "publish")); err != nil {

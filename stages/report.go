@@ -1,12 +1,17 @@
 package stages
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/gob"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,42 +26,42 @@ import (
 	"monomer/schema"
 )
 
-// Report is the job-level stage: one metrics table across experiments,
-// report/tables.md laid out like the paper's Tables 2 and 4, with the
-// published figures beside ours, and report/index.html, the visual report
-// with its PNGs beside it. It reads each experiment's tables into a
-// report.Input and writes what package report makes of them
-// (report.Assemble, Markdown, Write).
-type Report struct{}
+// The report is two stages. ReportSection, one node per experiment, reads
+// the experiment's tables into a report.Input and draws its part of the
+// report (report.Assemble, report.WriteSection): the t-SNE maps, the
+// projections and the plots, the report's cost. Report, the job-level
+// stage, only assembles the sections (and the publish gates' answers)
+// into one page, so a run in which one experiment changed redraws that
+// experiment's section alone.
 
-var _ JobStage[reportParams] = Report{}
+// ReportSection is an experiment's part of the report: its PNGs and
+// section.gob, what the job-level report assembles (the experiment's part
+// of the page and of the metrics table, and the pictures' names).
+type ReportSection struct{}
 
-// Publish puts the job-level metrics table at the run directory's root.
-func (Report) Publish() []string { return []string{"metrics.parquet"} }
+var _ ExpStage[sectionParams] = ReportSection{}
 
-func (Report) Name() string { return "report" }
-func (Report) Deps() []string {
+func (ReportSection) Name() string { return "report-section" }
+func (ReportSection) Deps() []string {
 	return []string{"ingest", "features", "negatives", "split", "train", "evaluate", "recommend"}
 }
 
-// reportParams is what the report reads of the job: its name, seed (as
-// the job file gives it, 0 when unset) and hash, which the report shows,
-// and what it reads of each experiment.
-type reportParams struct {
-	Job         string      `json:"job"`
-	Seed        uint64      `json:"seed"`
-	JobHash     string      `json:"job_hash"`
-	Experiments []reportExp `json:"experiments"`
-}
+// sectionFile is the file a section node writes for the job's report.
+const sectionFile = "section.gob"
 
-// reportExp is what the report reads of one resolved experiment.
-type reportExp struct {
+// sectionParams is what a section reads of its experiment. Index, the
+// experiment's place in the job, seeds its maps as the job-level report
+// seeded them before the split (report.WriteSection), so that the split
+// left every picture as it was; moving an experiment within the job
+// redraws its maps.
+type sectionParams struct {
 	Name     string         `json:"name"`
 	Category string         `json:"category"`
 	Graph    string         `json:"graph"`
 	Features string         `json:"features"`
 	Models   []string       `json:"models"`
 	Settings reportSettings `json:"settings"`
+	Index    int            `json:"index"`
 }
 
 type reportSettings struct {
@@ -67,13 +72,156 @@ type reportSettings struct {
 	Grouped bool `json:"grouped,omitempty"`
 }
 
+func (ReportSection) Params(e *job.Resolved) sectionParams {
+	return sectionParams{Name: e.Name, Category: e.Category, Graph: e.Graph, Features: e.Features, Models: e.Models,
+		Settings: reportSettings{RecommendK: e.Settings.RecommendK, ReportMapItems: e.Settings.ReportMapItems,
+			Grouped: e.Settings.Split.Get() == graph.SplitGrouped}, Index: e.Index}
+}
+
+// section is section.gob: the experiment's report.Assembled (its page
+// without the vectors the maps were drawn from) and the pictures drawn.
+// Gob, not JSON: the figures hold NaN (no paper figure, no claim), which
+// JSON cannot, and gob round-trips every float64 exactly, so the page
+// assembled from it is the page of drawing it whole.
+type section struct {
+	Assembled *report.Assembled
+	Section   *report.Section
+}
+
+func (ReportSection) Run(ctx context.Context, env *pipeline.Env, p sectionParams) (*pipeline.Result, error) {
+	bar := env.Track("report-section: projecting items", 1)
+	// The sample mapped is the job-level report's stream of before the
+	// split (its node: experiment "", stage report).
+	in, err := reportInput(ctx, env.InDir, &p, pipeline.StageRNG(env.Seed, "", Report{}.Name(), "map sample/"+p.Name))
+	if err != nil {
+		bar.Done()
+		return nil, err
+	}
+	a, err := report.Assemble(in)
+	bar.Done()
+	if err != nil {
+		return nil, fmt.Errorf("stages: report %s: %w", p.Name, err)
+	}
+	// The t-SNE maps take most of the stage's time: a bar on a terminal.
+	var mapBar pipeline.Tracker
+	var drawn int64
+	progress := func(step string, done, total int64) {
+		if mapBar == nil {
+			mapBar = env.Track("report-section", total)
+		}
+		pipeline.Describe(mapBar, "report "+step)
+		mapBar.Add(done - drawn)
+		drawn = done
+	}
+	sec, err := report.WriteSection(ctx, env.OutDir, "", a.Page, p.Index, report.Options{Seed: env.Seed, Progress: progress})
+	if mapBar != nil {
+		mapBar.Done()
+	}
+	if err != nil {
+		return nil, err
+	}
+	// What the page shows of the maps is in the pictures: the vectors,
+	// the largest part of the experiment, stay out of the file.
+	a.Page.Spaces, a.Page.Fits, a.Page.Trace, a.Page.SubNames = nil, nil, nil, nil
+	if err := writeSection(filepath.Join(env.OutDir, sectionFile), &section{Assembled: a, Section: sec}); err != nil {
+		return nil, err
+	}
+	var warnings []pipeline.Warning
+	if a.SmallData != "" {
+		warnings = append(warnings, pipeline.Warning{Msg: a.SmallData, Attrs: map[string]any{"train_pairs": a.TrainPairs, "crossover_pairs": a.Crossover}})
+	}
+	for _, w := range a.FitWarnings {
+		warnings = append(warnings, pipeline.Warning{Msg: w})
+	}
+	if a.Reverse != "" {
+		warnings = append(warnings, pipeline.Warning{Msg: a.Reverse})
+	}
+	if a.Coverage != "" {
+		warnings = append(warnings, pipeline.Warning{Msg: a.Coverage})
+	}
+	return &pipeline.Result{Stats: map[string]any{"report_files": len(sec.Files), "report_skipped": sec.Skipped}, Warnings: warnings}, nil
+}
+
+// gob numbers a stream's types in the order the process first met them
+// (package-wide), so section.gob's bytes would depend on what the process
+// had decoded before: a features node's bag of words reads the tagger's
+// model with gob, and a whole run draws its sections after it, an Airflow
+// task without it. Meeting the section's types at init, before anything
+// runs, numbers them alike in every process of a build
+// (TestSectionBytesAnyProcess).
+func init() {
+	if err := gob.NewEncoder(io.Discard).Encode(&section{}); err != nil {
+		panic(err)
+	}
+}
+
+func writeSection(path string, s *section) error {
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(s); err != nil {
+		return fmt.Errorf("stages: %s: %w", path, err)
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+func readSection(path string) (*section, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var s section
+	if err := gob.NewDecoder(bufio.NewReader(f)).Decode(&s); err != nil {
+		return nil, fmt.Errorf("stages: %s: %w", path, err)
+	}
+	if s.Assembled == nil || s.Assembled.Page == nil || s.Section == nil {
+		return nil, fmt.Errorf("stages: %s: not a report section", path)
+	}
+	return &s, nil
+}
+
+// Report is the job-level stage: one metrics table across experiments,
+// report/tables.md laid out like the paper's Tables 2 and 4, with the
+// published figures beside ours, and report/index.html, the visual report
+// with its PNGs beside it. It assembles the experiments' sections
+// (ReportSection) and, for an experiment with a publish node, the gate's
+// answer (gate.json), marking an experiment whose gate refused the run; it
+// draws nothing.
+type Report struct{}
+
+var _ JobStage[reportParams] = Report{}
+
+// Publish puts the job-level metrics table at the run directory's root.
+func (Report) Publish() []string { return []string{"metrics.parquet"} }
+
+func (Report) Name() string { return "report" }
+
+// Deps: publish runs after the sections' inputs, and a refused publish
+// fails its node by its After alone, which blocks nothing downstream
+// (pipeline.Node.After): the report still runs, and marks it.
+func (Report) Deps() []string { return []string{ReportSection{}.Name(), Publish{}.Name()} }
+
+// reportParams is what the report reads of the job: its name, seed (as
+// the job file gives it, 0 when unset) and hash, which the report shows,
+// and its experiments in job order, whose sections it assembles.
+type reportParams struct {
+	Job         string      `json:"job"`
+	Seed        uint64      `json:"seed"`
+	JobHash     string      `json:"job_hash"`
+	Experiments []reportExp `json:"experiments"`
+}
+
+// reportExp names one experiment of the report, and whether it has a
+// publish node, whose gate the page shows.
+type reportExp struct {
+	Name    string `json:"name"`
+	Publish bool   `json:"publish"`
+}
+
 func (Report) Params(j *job.Job) reportParams {
 	p := reportParams{Job: j.Name, Seed: j.Seed, JobHash: jobHash(j)}
 	for i := range j.Experiments {
 		r := j.Resolve(i)
-		p.Experiments = append(p.Experiments, reportExp{Name: r.Name, Category: r.Category, Graph: r.Graph, Features: r.Features,
-			Models: r.Models, Settings: reportSettings{RecommendK: r.Settings.RecommendK, ReportMapItems: r.Settings.ReportMapItems,
-				Grouped: r.Settings.Split.Get() == graph.SplitGrouped}})
+		p.Experiments = append(p.Experiments, reportExp{Name: r.Name, Publish: Publish{}.active(&r)})
 	}
 	return p
 }
@@ -100,40 +248,48 @@ func (Report) Run(ctx context.Context, env *pipeline.Env, p reportParams) (*pipe
 	page := &report.Page{Job: p.Job, Markers: report.MarkerLegend()}
 	var (
 		rows     []report.JobMetric
-		warnings []pipeline.Warning
+		sections []*report.Section
+		files    []string
+		skipped  []string
+		refused  []string
 	)
-	bar := env.Track("report: projecting items", int64(len(p.Experiments)))
-	for i := range p.Experiments {
-		r := &p.Experiments[i]
-		pipeline.Describe(bar, "report: projecting the items of "+r.Name)
-		in, err := reportInput(ctx, env, r)
+	for i, r := range p.Experiments {
+		dir, err := env.StageDir(r.Name, ReportSection{}.Name())
 		if err != nil {
-			bar.Done()
 			return nil, err
 		}
-		a, err := report.Assemble(in)
+		s, err := readSection(filepath.Join(dir, sectionFile))
 		if err != nil {
-			bar.Done()
-			return nil, fmt.Errorf("stages: report %s: %w", r.Name, err)
+			return nil, err
 		}
-		bar.Add(1)
-		rows = append(rows, a.Metrics...)
-		page.Experiments = append(page.Experiments, a.Page)
-		if a.SmallData != "" {
-			warnings = append(warnings, pipeline.Warning{Msg: a.SmallData, Attrs: map[string]any{
-				"experiment": r.Name, "train_pairs": a.TrainPairs, "crossover_pairs": a.Crossover}})
+		if r.Publish {
+			pub, err := env.StageDir(r.Name, Publish{}.Name())
+			if err != nil {
+				return nil, err
+			}
+			g, err := readGate(filepath.Join(pub, gateFile))
+			if err != nil {
+				return nil, err
+			}
+			s.Assembled.Page.Publish = g.forReport()
+			if s.Assembled.Page.Publish.Refused() && g.Promotable {
+				refused = append(refused, r.Name)
+			}
 		}
-		for _, w := range a.FitWarnings {
-			warnings = append(warnings, pipeline.Warning{Msg: w, Attrs: map[string]any{"experiment": r.Name}})
+		// The page names experiment i's pictures e<i>-<name>, as when it
+		// was drawn whole.
+		prefix := fmt.Sprintf("e%d-", i)
+		for _, f := range s.Section.Files {
+			if err := cache.CopyFile(filepath.Join(dir, f), filepath.Join(env.OutDir, prefix+f)); err != nil {
+				return nil, fmt.Errorf("stages: report: %w", err)
+			}
 		}
-		if a.Reverse != "" {
-			warnings = append(warnings, pipeline.Warning{Msg: a.Reverse, Attrs: map[string]any{"experiment": r.Name}})
-		}
-		if a.Coverage != "" {
-			warnings = append(warnings, pipeline.Warning{Msg: a.Coverage, Attrs: map[string]any{"experiment": r.Name}})
-		}
+		sec := s.Section.Renamed(func(f string) string { return prefix + f })
+		sections = append(sections, sec)
+		files, skipped = append(files, sec.Files...), append(skipped, sec.Skipped...)
+		rows = append(rows, s.Assembled.Metrics...)
+		page.Experiments = append(page.Experiments, s.Assembled.Page)
 	}
-	bar.Done()
 	if slices.ContainsFunc(page.Experiments, func(e *report.Experiment) bool { return e.Uniform }) {
 		page.Markers += " " + report.UniformLegend()
 	}
@@ -147,37 +303,33 @@ func (Report) Run(ctx context.Context, env *pipeline.Env, p reportParams) (*pipe
 	if err := os.WriteFile(filepath.Join(env.OutDir, "tables.md"), []byte(report.Markdown(page)), 0o644); err != nil {
 		return nil, err
 	}
-	// The t-SNE maps take most of the stage's time: a bar on a terminal.
-	var mapBar pipeline.Tracker
-	var drawn int64
-	progress := func(step string, done, total int64) {
-		if mapBar == nil {
-			mapBar = env.Track("report", total)
-		}
-		pipeline.Describe(mapBar, "report "+step)
-		mapBar.Add(done - drawn)
-		drawn = done
-	}
-	w, err := report.Write(ctx, env.OutDir, page, report.Options{Seed: p.Seed, Progress: progress})
-	if mapBar != nil {
-		mapBar.Done()
-	}
-	if err != nil {
+	if err := report.WritePage(env.OutDir, page, sections); err != nil {
 		return nil, err
 	}
-	return &pipeline.Result{Rows: map[string]int64{"metrics": n},
-		Stats: map[string]any{"experiments": len(page.Experiments), "report_files": len(w.Files), "report_skipped": w.Skipped,
-			"job_hash": prov.JobHash, "version": cache.Version()},
-		Warnings: warnings}, nil
+	files = append(files, "index.html")
+	stats := map[string]any{"experiments": len(page.Experiments), "report_files": len(files), "report_skipped": skipped,
+		"job_hash": prov.JobHash, "version": cache.Version()}
+	if len(refused) > 0 {
+		stats["not_promoted"] = refused
+	}
+	return &pipeline.Result{Rows: map[string]int64{"metrics": n}, Stats: stats}, nil
+}
+
+// forReport is the gate as the report shows it.
+func (g *gateReport) forReport() *report.PublishGate {
+	out := &report.PublishGate{Model: g.Model, Decision: g.Decision, Reason: g.Reason, Previous: g.Previous, Promotable: g.Promotable}
+	for _, c := range g.Checks {
+		out.Checks = append(out.Checks, report.GateCheck{Name: c.Name, Value: c.Value, Threshold: c.Threshold, Pass: c.Pass})
+	}
+	return out
 }
 
 // reportInput reads what the report shows of experiment r from the tables
-// of its stages.
-func reportInput(ctx context.Context, env *pipeline.Env, r *reportExp) (*report.Input, error) {
-	in := expInputs(env, r.Name)
+// of its stages (in), drawing the items it projects and maps from rng.
+func reportInput(ctx context.Context, in inputs, r *sectionParams, rng *rand.Rand) (*report.Input, error) {
 	out := &report.Input{Name: r.Name, Category: r.Category, Graph: r.Graph, Features: r.Features, Models: r.Models,
 		RecommendK: r.Settings.RecommendK, MapItems: r.Settings.ReportMapItems,
-		Flags: map[string][]string{}, Fits: map[string]*report.Fit{}, Rand: env.RNG("map sample/" + r.Name)}
+		Flags: map[string][]string{}, Fits: map[string]*report.Fit{}, Rand: rng}
 	// The fits, the largest of these tables, are read on a goroutine of
 	// their own beside the others; their error is returned where they were
 	// read in turn before.

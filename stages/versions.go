@@ -29,29 +29,33 @@ func (Recommend) Version() string { return "1.4.0" }
 func (Report) Version() string    { return "1.6.0" }
 func (Publish) Version() string   { return "1.1.0" }
 
+func (ReportSection) Version() string { return "1.0.0" }
+
 // The toolchain decides the outputs of the stages doing floating-point
 // arithmetic (bag-of-words weights, training, scores) or drawing from
 // math/rand/v2 (rewiring, the split's shuffle, initialisation). Ingest only
 // parses and sorts, so a Go upgrade leaves it up to date; report runs a
 // seeded t-SNE in floating point, and recommend sums its scores in float64.
 
-func (Features) GoDependent() bool  { return true }
-func (Negatives) GoDependent() bool { return true }
-func (Split) GoDependent() bool     { return true }
-func (Train) GoDependent() bool     { return true }
-func (Evaluate) GoDependent() bool  { return true }
-func (Recommend) GoDependent() bool { return true }
-func (Report) GoDependent() bool    { return true }
-func (Publish) GoDependent() bool   { return true }
+func (Features) GoDependent() bool      { return true }
+func (Negatives) GoDependent() bool     { return true }
+func (Split) GoDependent() bool         { return true }
+func (Train) GoDependent() bool         { return true }
+func (Evaluate) GoDependent() bool      { return true }
+func (Recommend) GoDependent() bool     { return true }
+func (Report) GoDependent() bool        { return true }
+func (ReportSection) GoDependent() bool { return true }
+func (Publish) GoDependent() bool       { return true }
 
 // Training and scoring run their matrix products on the BLAS gonum routes
 // them to (pure Go, or OpenBLAS in the openblas build), which rounds
 // differently per implementation and CPU kernel.
-func (Train) NumericEnv() string     { return blasEnv() }
-func (Evaluate) NumericEnv() string  { return blasEnv() }
-func (Recommend) NumericEnv() string { return blasEnv() }
-func (Report) NumericEnv() string    { return blasEnv() } // it projects items for the maps
-func (Publish) NumericEnv() string   { return blasEnv() }
+func (Train) NumericEnv() string         { return blasEnv() }
+func (Evaluate) NumericEnv() string      { return blasEnv() }
+func (Recommend) NumericEnv() string     { return blasEnv() }
+func (Report) NumericEnv() string        { return blasEnv() } // the page names the BLAS
+func (ReportSection) NumericEnv() string { return blasEnv() } // it projects items for the maps
+func (Publish) NumericEnv() string       { return blasEnv() }
 
 // blasEnv names the BLAS implementation, version and CPU kernel in use
 // (models.BLAS): two kernels round differently, so they must not share

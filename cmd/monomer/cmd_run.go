@@ -171,7 +171,8 @@ func newRunCommand(g *globalOptions) *cobra.Command {
 		Use:   "run JOB.yaml [--run-dir DIR] [--run-id ID] [--experiment NAME]... [--only STAGE | --from STAGE] [--force] [--dry-run] [--set key=value]...",
 		Short: "Run every stale stage of a job",
 		Long: `run runs the job's stages in DAG order (ingest, features, negatives,
-split, train, evaluate, recommend per experiment, then report; bag-of-words
+split, train, evaluate, recommend, publish, report-section per experiment,
+then report, which assembles the sections into one page; bag-of-words
 experiments with vocab_shards add bow-shard nodes) into the run directory,
 skipping every stage whose parameters, input content, upstream outputs and
 code are unchanged since its manifest was written.

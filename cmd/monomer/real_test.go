@@ -91,10 +91,10 @@ func TestDemoDeterminismAndSkips(t *testing.T) {
 		{name: "second run runs nothing"},
 		{name: "a negatives parameter reruns negatives and what it changes",
 			sets: []string{"--set", "experiments." + men + ".settings.swaps_per_edge=3"},
-			want: append(after(men, "evaluate", "negatives", "recommend", "split", "train.ct", "train.lmt", "train.monomer", "train.wnn"), "report")},
+			want: append(after(men, "evaluate", "negatives", "recommend", "report-section", "split", "train.ct", "train.lmt", "train.monomer", "train.wnn"), "report")},
 		{name: "a model's setting retrains that model alone",
 			sets: []string{"--set", "experiments." + men + ".settings.swaps_per_edge=3", "--set", "experiments." + men + ".settings.monomer_k=4"},
-			want: append(after(men, "evaluate", "recommend", "train.monomer"), "report")},
+			want: append(after(men, "evaluate", "recommend", "report-section", "train.monomer"), "report")},
 		{name: "touching the raw file reruns nothing", sets: []string{"--set", "experiments." + men + ".settings.swaps_per_edge=3", "--set", "experiments." + men + ".settings.monomer_k=4"},
 			before: func() {
 				later := time.Now().Add(time.Hour)

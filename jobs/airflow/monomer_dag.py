@@ -31,7 +31,19 @@ operators' skip_on_exit_code turned into AirflowFailException); any other
 failure (1, 4 directory locked, 5 input not there yet, 130
 interrupted) is retried. A job with a publish: block has a publish task per
 experiment (docs/publishing.md); its exit 6, a gate that refused the
-night's lists, fails that task alone.
+night's lists, fails that task alone: the report, which reads every
+publish task's gate.json, then runs all the same (trigger rule all_done,
+in both DAGs) and marks the refused experiment. Under all_done the report
+runs after any other failure too, and fails finding that experiment's
+outputs missing, as it would have been blocked. Airflow decides a DAG
+run's state by its leaf tasks, and the report, a leaf that succeeds, would
+make such a run a success: a watcher task (trigger rule one_failed,
+downstream of every task) fails the run when any task failed.
+
+The report is one task per experiment (report-section: that experiment's
+maps and plots, the report's cost, in the Kubernetes DAG part of the
+experiment's pod) and the job-level report task, which only assembles the
+sections into one page.
 
 The file runs `monomer plan` once per parse (Airflow 3's DAG processor
 parses it every few minutes): both DAGs are built from that one plan. It needs Airflow 3
@@ -164,6 +176,35 @@ DEFAULT_ARGS = {
 }
 
 
+def trigger_rule_of(plan: dict, task: dict) -> str:
+    """The trigger rule of a plan task: all_done for a task reading a publish
+    task's outputs (the report), which a refused gate (exit 6) leaves in
+    place, so that the report runs after a refusal and marks it;
+    all_success for every other task."""
+    publish = {t["id"] for t in plan["tasks"] if t["stage"] == "publish"}
+    return "all_done" if publish & set(task["upstream"]) else "all_success"
+
+
+def add_watcher(dag: DAG) -> None:
+    """With a task that runs whatever its upstream ended in (all_done), a
+    task downstream of every other that fails once any of them failed, so
+    that a refused experiment still fails the DAG run (Airflow takes a
+    run's state from its leaves); without one, nothing: the run fails with
+    the failed task's chain."""
+    if all(t.trigger_rule == "all_success" for t in dag.tasks):
+        return
+    with dag:
+        watcher = BashOperator(
+            task_id="watcher",
+            bash_command="echo 'a task of this run failed'; exit 1",
+            trigger_rule="one_failed",
+            retries=0,
+        )
+    for t in dag.tasks:
+        if t is not watcher:
+            t >> watcher
+
+
 def bash_dag(plan: dict) -> DAG:
     """One BashOperator per (experiment, stage), wired as the plan says."""
     dag = DAG(
@@ -191,12 +232,14 @@ def bash_dag(plan: dict) -> DAG:
                 task_group=groups.get(exp),
                 bash_command=run_command(plan, t),
                 pool=pool_name(plan["job"], exp) if exp else "default_pool",
+                trigger_rule=trigger_rule_of(plan, t),
                 # Each stage is one process; its own logs are JSON lines.
                 append_env=True,
             )
         for t in plan["tasks"]:
             for up in t["upstream"]:
                 tasks[up] >> tasks[t["id"]]
+    add_watcher(dag)
     return dag
 
 
@@ -258,11 +301,17 @@ def k8s_dag(plan: dict) -> DAG:
                 for e in plan["experiments"]
             ],
         )
+        # A pod runs an experiment whole, its publish node among them, so a
+        # job-level task reading publish's outputs runs whatever the
+        # experiments' pods ended in (a refused gate fails its pod with exit 6
+        # once the experiment's report section is drawn).
+        by_id = {t["id"]: t for t in plan["tasks"]}
         job_level = [
             PodOperator(
                 task_id=s,
                 name="monomer-" + s,
                 arguments=["run", POD_JOB, "--run-dir", run_dir, "--run-id", "{{ ds }}", "--only", s],
+                trigger_rule=trigger_rule_of(plan, by_id[s]),
                 **common,
             )
             for s in plan["job_stages"]
@@ -271,6 +320,7 @@ def k8s_dag(plan: dict) -> DAG:
         for t in job_level:
             prev >> t
             prev = t
+    add_watcher(dag)
     return dag
 
 

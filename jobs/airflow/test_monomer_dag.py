@@ -502,3 +502,105 @@ def test_k8s_pods_match_image(dagbag, dag_module, monkeypatch: pytest.MonkeyPatc
         run_dir = c.args[c.args.index("--run-dir") + 1]
         for p in (data, run_dir):
             assert p.startswith(volume + "/"), "%s is not on the volume claim (%s)" % (p, volume)
+
+
+# --- a refused publish gate (exit 6) and the report ----------------------
+
+
+def publish_job(tmp: Path) -> Path:
+    """The demo job with a publish: block, as job demo-publish."""
+    src = DEMO_JOB.read_text()
+    src = src.replace("name: demo\n", "name: demo-publish\n", 1)
+    src = src.replace("data_dir: ../testdata/amazon", "data_dir: %s" % (REPO / "testdata" / "amazon"), 1)
+    src = src.replace("\nexperiments:\n", "\npublish:\n  model: monomer\n  k: 10\nexperiments:\n", 1)
+    assert "publish:" in src and "demo-publish" in src, "jobs/demo.yaml changed shape"
+    job = tmp / "demo-publish.yaml"
+    job.write_text(src)
+    return job
+
+
+def test_report_trigger_rules(airflow_db: Path, tmp_path: Path) -> None:
+    """The report reads the publish tasks' gate.json: it runs whatever they
+    ended in (all_done) in both DAGs; without publish tasks every task,
+    the report too, waits for its upstream's success."""
+    for job, want in ((DEMO_JOB, "all_success"), (publish_job(tmp_path), "all_done")):
+        plan = plan_of(job)
+        bag = load(airflow_db, MONOMER_DAG_JOB=str(job))
+        assert bag.import_errors == {}
+        bash = bag.dags["monomer_" + plan["job"]]
+        publish = {t["id"] for t in plan["tasks"] if t["stage"] == "publish"}
+        assert bool(publish) == (want == "all_done")
+        assert publish <= set(bash.get_task("report").upstream_task_ids)
+        watched = want == "all_done"
+        k8s = bag.dags["monomer_%s_k8s" % plan["job"]]
+        for dag in (bash, k8s):
+            assert dag.get_task("report").trigger_rule == want
+            # A watcher downstream of every task fails the run when any
+            # failed, now that the report, a leaf, runs after a failure.
+            assert ("watcher" in dag.task_ids) == watched
+            if watched:
+                w = dag.get_task("watcher")
+                assert w.trigger_rule == "one_failed" and w.retries == 0
+                assert set(w.upstream_task_ids) == set(dag.task_ids) - {"watcher"}
+        for t in bash.tasks:
+            if t.task_id not in ("report", "watcher"):
+                assert t.trigger_rule == "all_success", t.task_id
+
+
+def test_bash_report_runs_after_refusal(airflow_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An experiment's publish task exits 6: it fails at once, and the
+    report still runs."""
+    job = publish_job(tmp_path)
+    plan = plan_of(job)
+    # In the environment, not only the parse's: dag.test parses the folder
+    # again to store the DAG it runs.
+    monkeypatch.setenv("MONOMER_DAG_JOB", str(job))
+    bag = load(airflow_db)
+    refused = "%s.publish" % plan["experiments"][0]
+    dag = bag.dags["monomer_" + plan["job"]].partial_subset(task_ids=[refused, "report", "watcher"], include_upstream=False)
+    for t in (dag.get_task(refused), dag.get_task("report")):
+        t.retries = 1  # a retry would show: none may happen
+        t.retry_delay = dt.timedelta(0)
+    dag.get_task(refused).bash_command = "exit 6"
+    dag.get_task("report").bash_command = "true"
+    dr = dag.test(logical_date=dt.datetime(2026, 5, 1, tzinfo=UTC))
+    assert tries(dag.dag_id, dr.run_id, refused) == [(1, "failed")]
+    assert tries(dag.dag_id, dr.run_id, "report") == [(1, "success")]
+    # The run fails all the same, by its watcher.
+    assert tries(dag.dag_id, dr.run_id, "watcher") == [(1, "failed")]
+    assert str(dr.state) == "failed"
+
+
+def test_k8s_report_runs_after_refusal(dagbag, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first experiment's pod exits 6 (its gate refused the run): the
+    mapped task fails for it alone and the report's pod still runs."""
+    from airflow.providers.cncf.kubernetes.hooks.kubernetes import KubernetesHook
+    from airflow.providers.cncf.kubernetes.operators.pod import KubernetesPodOperator
+    from airflow.sdk.exceptions import AirflowSkipException
+    from airflow.utils.state import DagRunState
+
+    monkeypatch.setattr(KubernetesHook, "is_in_cluster", property(lambda self: False))
+    ran = []
+
+    def pod(self, context):
+        ran.append((self.task_id, context["ti"].map_index))
+        if self.task_id == "experiment" and context["ti"].map_index == 0:
+            # What skip_on_exit_code makes of exit 6.
+            raise AirflowSkipException("Pod returned a failure: exit code 6")
+
+    monkeypatch.setattr(KubernetesPodOperator, "execute", pod)
+    job = publish_job(tmp_path)
+    monkeypatch.setenv("MONOMER_DAG_JOB", str(job))
+    bag = load(Path(os.environ["AIRFLOW__CORE__DAGS_FOLDER"]))
+    plan = plan_of(job)
+    dag = bag.dags["monomer_%s_k8s" % plan["job"]]
+    for t in dag.tasks:
+        t.retries = 0
+    dr = dag.test(logical_date=dt.datetime(2026, 5, 2, tzinfo=UTC))
+    assert dr.state == DagRunState.FAILED
+    assert sorted(ran) == sorted([("experiment", i) for i in range(len(plan["experiments"]))] + [("report", -1)])
+    states = {(ti.task_id, ti.map_index): str(ti.state) for ti in task_instances(dag.dag_id, dr.run_id)}
+    assert states[("experiment", 0)] == "failed"
+    assert states[("experiment", 1)] == "success"
+    assert states[("report", -1)] == "success"
+    assert states[("watcher", -1)] == "failed"

@@ -1,23 +1,26 @@
 """A second Parquet engine reads every table: pyarrow (the reference
-implementation) opens every Parquet file of a demo run and finds the
-columns, in order and with the types, that docs/tables.md gives (the page
-cmd/docgen prints from package schema).
+implementation) opens every Parquet file of a demo run, and of a second
+night of the demo with a publish: block (its publish and churn tables),
+and finds the columns, in order and with the types, that docs/tables.md
+gives (the page cmd/docgen prints from package schema).
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from conftest import REPO
+import pytest
+from conftest import DEMO_JOB, REPO, RUNS, monomer
 
-# Tables the demo job does not write: the bag-of-words shards' (only with
-# vocab_shards), the rejects kept beside a stage that failed, the
-# publish node's (only with a publish: block) and monomer export's (not
-# in a run directory; tests/serving reads it).
-NOT_IN_DEMO = {"counts", "info", "ingest.failed.rejects", "publish/recommendations", "churn", "vectors"}
+# Tables no run here writes: the bag-of-words shards' (only with
+# vocab_shards), the rejects kept beside a stage that failed and monomer
+# export's (not in a run directory; tests/serving reads it). The publish
+# node's tables come from published_run.
+NOT_IN_DEMO = {"counts", "info", "ingest.failed.rejects", "vectors"}
 
 
 def doc_tables(page: str) -> dict[str, list[tuple[str, str]]]:
@@ -76,17 +79,36 @@ def test_tables_page_parses() -> None:
     assert NOT_IN_DEMO <= set(tables)
 
 
-def test_pyarrow_reads_every_table(reference_run: Path) -> None:
+@pytest.fixture(scope="module")
+def published_run(reference_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo job with a publish: block, two nights of a root of runs,
+    each a copy of the reference run (so only the publish nodes and the
+    report run: seconds); the second night writes churn.parquet against
+    the first. Returns the second night's run directory."""
+    src = DEMO_JOB.read_text().replace("data_dir: ../testdata/amazon", "data_dir: %s" % (REPO / "testdata" / "amazon"), 1)
+    src = src.replace("\nexperiments:\n", "\npublish:\n  model: monomer\n  k: 10\nexperiments:\n", 1)
+    assert "publish:" in src, "jobs/demo.yaml changed shape"
+    job = tmp_path_factory.mktemp("publish") / "demo.yaml"
+    job.write_text(src)
+    root = RUNS / "published-root"
+    for night in ("n1", "n2"):
+        shutil.copytree(reference_run, root / night, ignore=shutil.ignore_patterns(".lock"))
+        monomer("run", str(job), "--run-dir", str(root), "--run-id", night)
+    return root / "n2"
+
+
+def test_pyarrow_reads_every_table(reference_run: Path, published_run: Path) -> None:
     tables = doc_tables((REPO / "docs" / "tables.md").read_text())
-    files = sorted(reference_run.rglob("*.parquet"))
     seen = set()
-    for f in files:
-        name = table_of(reference_run, f, tables)
-        assert name in tables, "%s: table %s is not in docs/tables.md" % (f, name)
-        table = pq.read_table(f)  # every row group and page, decoded
-        got = [(field.name, type_name(field.type)) for field in table.schema]
-        assert got == tables[name], f
-        seen.add(name)
-    # The demo writes every table the page lists but the shards' and a
+    for run in (reference_run, published_run):
+        for f in sorted(run.rglob("*.parquet")):
+            name = table_of(run, f, tables)
+            assert name in tables, "%s: table %s is not in docs/tables.md" % (f, name)
+            table = pq.read_table(f)  # every row group and page, decoded
+            got = [(field.name, type_name(field.type)) for field in table.schema]
+            assert got == tables[name], f
+            seen.add(name)
+    assert {"publish/recommendations", "churn"} <= seen
+    # The two write every table the page lists but the shards' and a
     # failed ingest's.
     assert seen == set(tables) - NOT_IN_DEMO
