@@ -679,7 +679,7 @@ func (n *Node) env(r *runner, out string) *Env {
 		inputs[d.ID] = true
 	}
 	return &Env{Experiment: n.Experiment, Seed: n.Seed, OutDir: out, Stage: n.Name,
-		Shard: n.Shard, Shards: n.Shards, Part: n.Part, Tracker: r.opts.Tracker,
+		Shard: n.Shard, Shards: n.Shards, Part: n.Part, Replica: n.Replica, Tracker: r.opts.Tracker,
 		runDir: r.opts.RunDir, inputs: inputs}
 }
 
