@@ -24,6 +24,9 @@ type Page struct {
 	Markers string
 	// Provenance says what the page is a report of; nil leaves it out.
 	Provenance *Provenance
+	// Seeds is the spread over the job's seeds and the paired tests; nil
+	// leaves them out.
+	Seeds *SeedSummary
 }
 
 // Provenance identifies the computation a report shows. Its fields are

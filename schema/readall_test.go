@@ -93,6 +93,7 @@ func TestReadAllRoundTrip(t *testing.T) {
 		"recommend_metrics": roundTrip[RecommendMetricsCols],
 		"published":         roundTrip[PublishedCols],
 		"churn":             roundTrip[ChurnCols],
+		"comparisons":       roundTrip[ComparisonsCols],
 	}
 	for _, ns := range Tables() {
 		if tables[ns.Name] == nil {
