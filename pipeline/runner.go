@@ -444,7 +444,7 @@ func (r *runner) inputs(n *Node) (cache.KeyInputs, error) {
 	if n.Shards > 0 {
 		in.Shard = fmt.Sprintf("%d/%d", n.Shard, n.Shards)
 	}
-	in.Part = n.Part
+	in.Part, in.Replica = n.Part, n.Replica
 	in.Seed = n.Seed
 	for _, f := range files {
 		sum, size, err := r.hashes.File(f)
