@@ -12,6 +12,7 @@ import (
 
 	"monomer/job"
 	"monomer/pipeline"
+	"monomer/pipeline/cache"
 	"monomer/schema"
 )
 
@@ -78,6 +79,15 @@ func TestSeeds(t *testing.T) {
 		// The positives are the graph's edges, whatever the seed.
 		if bytes.Equal(b, second[rel]) && file != "positives.parquet" {
 			t.Errorf("%s: seeds 7 and 2 wrote the same bytes", rel)
+		}
+	}
+	// The first seed's nodes are keyed as seed: 7's, so that adding seeds
+	// to a finished run reruns none of them.
+	for _, node := range []string{"negatives", "split", "train.lmt", "train.monomer", "evaluate", "recommend"} {
+		a := must(cache.ReadManifest(filepath.Join(both, "men-image", node)))(t)
+		b := must(cache.ReadManifest(filepath.Join(one7, "men-image", node)))(t)
+		if a.Key != b.Key {
+			t.Errorf("%s of seeds [7, 2] is keyed %s, of seed: 7 %s", node, a.Key, b.Key)
 		}
 	}
 	if len(got) != 2*len(first) {

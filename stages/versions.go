@@ -26,7 +26,7 @@ func (Split) Version() string     { return "1.1.0" }
 func (Train) Version() string     { return "2.13.0" }
 func (Evaluate) Version() string  { return "1.4.0" }
 func (Recommend) Version() string { return "1.3.0" }
-func (Report) Version() string    { return "1.5.1" }
+func (Report) Version() string    { return "1.6.0" }
 func (Publish) Version() string   { return "1.0.0" }
 
 // The toolchain decides the outputs of the stages doing floating-point
