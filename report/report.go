@@ -391,8 +391,13 @@ type expView struct {
 type imgView struct{ Src, Alt, Note string }
 
 var funcs = template.FuncMap{
-	"pct":  pct,
-	"prob": Prob,
+	// The seeds' section (seeds.go).
+	"meanSD":     meanSD,
+	"pvalue":     pValue,
+	"modelTitle": title,
+	"exactBelow": func() int { return McNemarExactBelow },
+	"pct":        pct,
+	"prob":       Prob,
 	"num": func(v float64) string {
 		if math.IsNaN(v) {
 			return "—"

@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -84,5 +85,27 @@ func TestSpreadOf(t *testing.T) {
 		if s.Seeds != tt.n || !same(s.Mean, tt.mean) || !same(s.SD, tt.sd) {
 			t.Errorf("SpreadOf(%v) = %+v, want %d %v %v", tt.xs, s, tt.n, tt.mean, tt.sd)
 		}
+	}
+}
+
+func TestSeedsMarkdown(t *testing.T) {
+	s := &SeedSummary{Seeds: []uint64{1, 2, 3},
+		Errors: []SeedError{{Experiment: "e", Model: "monomer", Spread: SpreadOf([]float64{0.165, 0.167, 0.169})},
+			{Experiment: "e", Model: "lmt", Spread: SpreadOf([]float64{0.229})}},
+		Comparisons: []Comparison{Compare("e", "monomer", "lmt", 3, Correct{Pairs: 900, WrongA: 150, WrongB: 206, OnlyA: 100, OnlyB: 44})}}
+	md := seedsMarkdown(s)
+	for _, want := range []string{
+		"Seeds: 1, 2, 3 (the first",
+		"| e | Monomer | 3 | 16.70 ± 0.20 % |\n",
+		"| e | LMT | 1 | " + pct(0.229) + " |\n",
+		// (|100-44|-1)²/144 = 21.0069...
+		"| e | Monomer | LMT | 900 | 100 | 44 | mcnemar_chi2_cc | 21.01 | < 0.001 |\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("no %q in\n%s", want, md)
+		}
+	}
+	if seedsMarkdown(nil) != "" {
+		t.Error("a page without seeds has a seeds section")
 	}
 }
