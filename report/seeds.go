@@ -213,10 +213,15 @@ func seedsMarkdown(s *SeedSummary) string {
 	for i, x := range s.Seeds {
 		seeds[i] = fmt.Sprint(x)
 	}
-	fmt.Fprintf(&b, "\n## Over seeds and paired tests\n\nSeeds: %s (the first is the one the tables above show). Test error as mean ± sample sd over the seeds; each seed drew its own negatives, split and training.\n\n", strings.Join(seeds, ", "))
-	b.WriteString("| Experiment | Model | Seeds | Test error |\n|---|---|---:|---:|\n")
-	for _, e := range s.Errors {
-		fmt.Fprintf(&b, "| %s | %s | %d | %s |\n", e.Experiment, title(e.Model), e.Seeds, meanSD(e.Spread))
+	if len(s.Seeds) < 2 {
+		// One seed has no spread: the tables above hold its errors.
+		fmt.Fprintf(&b, "\n## Paired tests\n\nOne seed (%s); `seeds: [1, 2, 3]` in the job adds each model's spread over seeds (docs/jobs.md, \"Seeds\").\n", strings.Join(seeds, ""))
+	} else {
+		fmt.Fprintf(&b, "\n## Over seeds and paired tests\n\nSeeds: %s (the first is the one the tables above show). Test error as mean ± sample sd over the seeds; each seed drew its own negatives, split and training.\n\n", strings.Join(seeds, ", "))
+		b.WriteString("| Experiment | Model | Seeds | Test error |\n|---|---|---:|---:|\n")
+		for _, e := range s.Errors {
+			fmt.Fprintf(&b, "| %s | %s | %d | %s |\n", e.Experiment, title(e.Model), e.Seeds, meanSD(e.Spread))
+		}
 	}
 	fmt.Fprintf(&b, "\nMcNemar's test on the per-pair correct/incorrect of two models over the same test pairs, pooled over the seeds: exact binomial below %d discordant pairs, chi-square with continuity correction from there. `A only` and `B only` count the pairs only that model got right.\n\n", McNemarExactBelow)
 	b.WriteString("| Experiment | A | B | Test pairs | A only | B only | Test | Statistic | p |\n|---|---|---|---:|---:|---:|---|---:|---:|\n")

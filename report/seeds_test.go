@@ -105,6 +105,10 @@ func TestSeedsMarkdown(t *testing.T) {
 			t.Errorf("no %q in\n%s", want, md)
 		}
 	}
+	s.Seeds = s.Seeds[:1]
+	if md := seedsMarkdown(s); !strings.Contains(md, "## Paired tests\n\nOne seed (1);") || strings.Contains(md, "| e | Monomer | 3 |") {
+		t.Errorf("one seed:\n%s", md)
+	}
 	if seedsMarkdown(nil) != "" {
 		t.Error("a page without seeds has a seeds section")
 	}
