@@ -185,6 +185,8 @@ func TestSeeds(t *testing.T) {
 	}) {
 		t.Errorf("tables.md shows no spread or paired test:\n%s", tables)
 	}
+	checkTablesAgree(t, both)
+	checkTablesAgree(t, one7)
 	page := string(must(os.ReadFile(filepath.Join(both, "report", "index.html")))(t))
 	if !strings.Contains(page, "<h2>Over seeds and paired tests</h2>") || !strings.Contains(page, "<td>men-image</td><td>Monomer</td><td>LMT</td>") {
 		t.Error("index.html shows no spread or paired test")
