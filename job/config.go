@@ -37,6 +37,13 @@ type Job struct {
 	// derives its own stream from it (see Env.RNG), so adding an experiment
 	// never changes another's outputs. If Seed is 0, it is defaulted to 1.
 	Seed uint64 `yaml:"seed"`
+	// Seeds, in place of Seed, runs each experiment's negatives, split,
+	// training, evaluate and recommend once per seed (docs/jobs.md,
+	// "Seeds"): the first seed's nodes keep their names and are those of
+	// a job with seed: <first>, the others' names end in ".s<seed>"
+	// (SeedTag). Publish and the job-level stages use the first seed.
+	// Distinct, each at least 1; setting both Seed and Seeds is an error.
+	Seeds []uint64 `yaml:"seeds" json:",omitempty"`
 	// DataDir is the directory the data paths are relative to. Relative
 	// DataDir is itself relative to the job file (given with --set or
 	// MONOMER_DATA_DIR, to the working directory: see ResolvePaths). If
@@ -173,10 +180,7 @@ type Resolved struct {
 // settings merged, and data paths made absolute.
 func (j *Job) Resolve(i int) Resolved {
 	e := j.Experiments[i]
-	r := Resolved{Experiment: e, Seed: j.Seed, RunRoot: j.RunRoot, RunID: j.RunID, Index: i}
-	if r.Seed == 0 {
-		r.Seed = 1
-	}
+	r := Resolved{Experiment: e, Seed: j.SeedList()[0], RunRoot: j.RunRoot, RunID: j.RunID, Index: i}
 	if !r.Depth.IsSet() {
 		r.Depth = Set(1)
 	}
@@ -220,6 +224,48 @@ func (j *Job) Resolve(i int) Resolved {
 		Text:          pick(e.Data.Text, j.Data.Text),
 	}
 	return r
+}
+
+// SeedList is the job's seeds in the order given: Seeds, or Seed alone
+// (1 when unset).
+func (j *Job) SeedList() []uint64 {
+	if len(j.Seeds) > 0 {
+		return j.Seeds
+	}
+	return []uint64{cmp.Or(j.Seed, 1)}
+}
+
+// SeedTag is the suffix, without its dot, of the names of the nodes a
+// seed after the first runs ("s2": train.lmt.s2); "" for the first seed,
+// whose nodes keep the names of a one-seed job.
+func (j *Job) SeedTag(seed uint64) string {
+	if seed == j.SeedList()[0] {
+		return ""
+	}
+	return "s" + strconv.FormatUint(seed, 10)
+}
+
+// MaxSeeds caps seeds: each is a full set of negatives, split, training,
+// evaluation and recommendation per experiment.
+const MaxSeeds = 100
+
+// checkSeeds says what is wrong with seed and seeds, or nil.
+func (j *Job) checkSeeds() error {
+	switch {
+	case j.Seed != 0 && len(j.Seeds) > 0:
+		return errors.New("seeds: set either seed or seeds, not both (seeds: [1, 2, 3] runs every seed; the first is the one seed: would be)")
+	case len(j.Seeds) > MaxSeeds:
+		return fmt.Errorf("seeds: %d seeds, more than %d", len(j.Seeds), MaxSeeds)
+	}
+	for i, s := range j.Seeds {
+		if s == 0 {
+			return fmt.Errorf("seeds[%d]: 0 is not a seed (seed: 0 means seed 1; write 1)", i)
+		}
+		if k := slices.Index(j.Seeds, s); k < i {
+			return fmt.Errorf("seeds[%d]: %d is seeds[%d] too", i, s, k)
+		}
+	}
+	return nil
 }
 
 func (j *Job) abs(base, p string) string {
@@ -343,6 +389,9 @@ func checkName(field, name string) error {
 // file, e.g. "experiments[2].graph".
 func (j *Job) Validate() error {
 	if err := checkName("name", j.Name); err != nil {
+		return err
+	}
+	if err := j.checkSeeds(); err != nil {
 		return err
 	}
 	if err := j.Settings.validate("settings"); err != nil {

@@ -61,7 +61,7 @@ func TestBadJobFiles(t *testing.T) {
 		{name: "tab", yaml: "name: j\nexperiments:\n\t- name: e\n", want: "j.yaml: yaml: line 3: found character that cannot start any token (a tab: YAML indents with spaces only)"},
 		// A tab elsewhere is not the cause (the hint was given for a tab anywhere).
 		{name: "tab elsewhere", yaml: "name: \"a\tb\"\nseed: @x\n", want: "j.yaml: yaml: line 2: found character that cannot start any token"},
-		{name: "unknown key", yaml: "name: j\nsed: 1\n", want: `j.yaml: line 2: unknown key "sed" in the job; did you mean seed? (keys: name, seed, data_dir, data, settings, warm_from, vocabulary_from, publish, blas_kernel, experiments)`},
+		{name: "unknown key", yaml: "name: j\nsed: 1\n", want: `j.yaml: line 2: unknown key "sed" in the job; did you mean seed? (keys: name, seed, seeds, data_dir, data, settings, warm_from, vocabulary_from, publish, blas_kernel, experiments)`},
 		{name: "wrong type", yaml: "name: j\nseed: many\n", want: `j.yaml: line 2: seed: want an unsigned integer, got "many"`},
 		{name: "negative unsigned", yaml: "name: j\nseed: -1\n", want: `j.yaml: line 2: seed: want an unsigned integer, got "-1"`},
 		{name: "word for an integer", yaml: "name: j\nsettings:\n  k: forty\n", want: `j.yaml: line 3: settings.k: want an integer, got "forty"`},
@@ -180,7 +180,7 @@ func TestOverrides(t *testing.T) {
 		{name: "env experiment", env: []string{"MONOMER_EXPERIMENTS__elect__SETTINGS__MONOMER_K=7", "MONOMER_DATA_DIR=/d", "MONOMER_RUN_DIR=/ignored"},
 			check: func(j *Job) bool { return j.Resolve(1).Settings.MonomerK == 7 && j.DataDir == "/d" }},
 		{name: "unknown key", sets: []string{"settings.kk=1"}, err: `demo.yaml: --set settings.kk=1: unknown key "kk" in settings; did you mean k? (keys: ` + strings.Join(yamlKeys(reflect.TypeFor[Settings]()), ", ") + ")"},
-		{name: "unknown top key", sets: []string{"sed=1"}, err: `demo.yaml: --set sed=1: unknown key "sed" in the job; did you mean seed? (keys: name, seed, data_dir, data, settings, warm_from, vocabulary_from, publish, blas_kernel, experiments)`},
+		{name: "unknown top key", sets: []string{"sed=1"}, err: `demo.yaml: --set sed=1: unknown key "sed" in the job; did you mean seed? (keys: name, seed, seeds, data_dir, data, settings, warm_from, vocabulary_from, publish, blas_kernel, experiments)`},
 		{name: "unknown experiment", sets: []string{"experiments.women.settings.k=1"}, err: `demo.yaml: --set experiments.women.settings.k=1: no experiment named "women"`},
 		{name: "type", sets: []string{"settings.k=many"}, err: `demo.yaml: --set settings.k=many: settings.k: want an integer, got "many"`},
 		{name: "env type", env: []string{"MONOMER_SEED=-1"}, err: `demo.yaml: MONOMER_SEED: seed: want an unsigned integer, got "-1"`},

@@ -79,6 +79,15 @@ type Node struct {
 	// train has one part per model), else "". The part's name is in its
 	// key, beside the part's own parameters.
 	Part string
+	// Replica, when not "", makes the node one more run of its stage under
+	// another seed (a job's seeds: "s2"): Name ends in "." + Replica, and
+	// of an upstream stage that has nodes of the same Replica the node
+	// reads those only (train.lmt.s2 reads split.s2), of any other stage
+	// all its nodes. A node with Replica "" reads the nodes of Replica ""
+	// of a stage that has them, so the first seed's nodes are wired as in
+	// a job of one seed. Env.InDir serves a replica's upstream under the
+	// upstream stage's own name.
+	Replica string
 	// Code is the stage's code version, in the key; see CodeVersion.
 	Code cache.Code
 	// Work is what the node computes, and Work.Key what it is keyed by.
@@ -186,6 +195,8 @@ func NewGraph(spec Spec) (*Graph, error) {
 			return nil, fmt.Errorf("pipeline: node %s of an unknown experiment %q", n.Name, n.Experiment)
 		case !validName(n.Name) || !strings.HasPrefix(n.Name, n.Stage):
 			return nil, fmt.Errorf("pipeline: stage %s: node name %q is invalid", n.Stage, n.Name)
+		case n.Replica != "" && (!validName(n.Replica) || !strings.HasSuffix(n.Name, "."+n.Replica)):
+			return nil, fmt.Errorf("pipeline: stage %s: node %q of replica %q does not end in its replica's name", n.Stage, n.Name, n.Replica)
 		}
 		n.ID = n.Name
 		key := n.Stage
@@ -204,7 +215,7 @@ func NewGraph(spec Spec) (*Graph, error) {
 		for _, d := range g.deps[n.Stage] {
 			switch {
 			case n.Experiment != "":
-				n.Deps = append(n.Deps, byStage[n.Experiment+"/"+d]...)
+				n.Deps = append(n.Deps, sameReplica(byStage[n.Experiment+"/"+d], n.Replica)...)
 			case jobLevel[d]:
 				n.Deps = append(n.Deps, byStage[d]...)
 			default:
@@ -221,6 +232,22 @@ func NewGraph(spec Spec) (*Graph, error) {
 		g.Nodes = append(g.Nodes, n)
 	}
 	return g, nil
+}
+
+// sameReplica are the nodes of ups (one upstream stage's) of replica r, or
+// all of ups when none is: a stage run once per seed reads its own seed's
+// upstream, and the one node of a stage that is not (ingest) otherwise.
+func sameReplica(ups []*Node, r string) []*Node {
+	var out []*Node
+	for _, u := range ups {
+		if u.Replica == r {
+			out = append(out, u)
+		}
+	}
+	if out == nil {
+		return ups
+	}
+	return out
 }
 
 // StageDeps are the Deps of the stage named stage.

@@ -447,7 +447,7 @@ func (r *runner) inputs(n *Node) (cache.KeyInputs, error) {
 	if n.Shards > 0 {
 		in.Shard = fmt.Sprintf("%d/%d", n.Shard, n.Shards)
 	}
-	in.Part = n.Part
+	in.Part, in.Replica = n.Part, n.Replica
 	in.Seed = n.Seed
 	for _, f := range files {
 		sum, size, err := r.hashes.File(f)
@@ -682,7 +682,7 @@ func (n *Node) env(r *runner, out string) *Env {
 		inputs[d.ID] = true
 	}
 	return &Env{Experiment: n.Experiment, Seed: n.Seed, OutDir: out, Stage: n.Name,
-		Shard: n.Shard, Shards: n.Shards, Part: n.Part, Tracker: r.opts.Tracker,
+		Shard: n.Shard, Shards: n.Shards, Part: n.Part, Replica: n.Replica, Tracker: r.opts.Tracker,
 		runDir: r.opts.RunDir, inputs: inputs}
 }
 

@@ -87,6 +87,9 @@ type Env struct {
 	// Part is the part's name for a node of a parted stage (see
 	// Node.Part), else "".
 	Part string
+	// Replica is the node's Replica: "s2" for a node run under a job's
+	// second seed, else "".
+	Replica string
 	// Shard and Shards: the node is shard Shard of Shards (see
 	// Node.Shards); both 0 for a stage that is not sharded.
 	Shard, Shards int
@@ -107,7 +110,14 @@ var ErrUndeclaredInput = errors.New("pipeline: undeclared input")
 // (of the job, for a job-level stage): a stage Deps names, or a shard
 // (ShardName) or part (PartName) of one. Any other stage is an error
 // wrapping ErrUndeclaredInput.
+//
+// A replica's node (Node.Replica) names its upstream as a node of the
+// first replica would ("split", "train.lmt"): it is served that node's
+// replica ("split.s2") when it depends on one.
 func (e *Env) InDir(stage string) (string, error) {
+	if r := stage + "." + e.Replica; e.Replica != "" && e.inputs[e.Experiment+"/"+r] {
+		stage = r
+	}
 	return e.StageDir(e.Experiment, stage)
 }
 
@@ -143,9 +153,14 @@ func (e *Env) FailurePath(name string) string {
 // stable when others change. Job-level stages have an empty experiment
 // name. A part of a parted stage draws from its stage's streams (the stage's name, not
 // the node's): its purposes must tell the parts apart, and a part then
-// draws what it drew when all parts ran in one node.
+// draws what it drew when all parts ran in one node. A replica (Replica)
+// draws as its stage's node does under the replica's seed, so that
+// train.lmt.s2 of a job with seeds [1, 2] is train.lmt of seed 2.
 func (e *Env) RNG(purpose string) *rand.Rand {
 	stage := e.Stage
+	if e.Replica != "" {
+		stage = strings.TrimSuffix(stage, "."+e.Replica)
+	}
 	if e.Part != "" {
 		stage = strings.TrimSuffix(stage, "."+e.Part)
 	}

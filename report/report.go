@@ -24,6 +24,9 @@ type Page struct {
 	Markers string
 	// Provenance says what the page is a report of; nil leaves it out.
 	Provenance *Provenance
+	// Seeds is the spread over the job's seeds and the paired tests; nil
+	// leaves them out.
+	Seeds *SeedSummary
 }
 
 // Provenance identifies the computation a report shows. Its fields are
@@ -517,8 +520,13 @@ type expView struct {
 }
 
 var funcs = template.FuncMap{
-	"pct":  pct,
-	"prob": Prob,
+	// The seeds' section (seeds.go).
+	"meanSD":     meanSD,
+	"pvalue":     pValue,
+	"modelTitle": title,
+	"exactBelow": func() int { return McNemarExactBelow },
+	"pct":        pct,
+	"prob":       Prob,
 	"num": func(v float64) string {
 		if math.IsNaN(v) {
 			return "—"

@@ -171,6 +171,7 @@ func Markdown(page *Page) string {
 	if page.Markers != "" {
 		fmt.Fprintf(&b, "\nMarkers: %s\n", page.Markers)
 	}
+	b.WriteString(seedsMarkdown(page.Seeds))
 	b.WriteString("\n## Data sets (the paper's Tables 1 and 3)\n\n")
 	row(DataSetHeader...)
 	b.WriteString("|---|---|---|---:|---:|---:|\n")

@@ -99,6 +99,7 @@ func TestReadAllRoundTrip(t *testing.T) {
 		"churn":             roundTrip[ChurnCols],
 		"export_vectors":    roundTrip[ExportVectorsCols],
 		"slices":            roundTrip[SlicesCols],
+		"comparisons":       roundTrip[ComparisonsCols],
 	}
 	for _, ns := range Tables() {
 		if tables[ns.Name] == nil {

@@ -301,7 +301,10 @@ type ParamsCols struct {
 // then the paper's data set name, the graph, the feature kind and the
 // paper's published test error (NaN where the paper has none), then the
 // recommendation claims (RecommendMetricsCols' columns), on the test rows
-// of the models the recommend stage answered; NaN elsewhere; then the job's
+// of the models the recommend stage answered; NaN elsewhere; then the
+// number of the job's seeds and the error's mean and sample standard
+// deviation over them (NaN with one seed; error itself is the first
+// seed's, docs/jobs.md "Seeds"); then the job's
 // name and hash (the same on every row: the sha256 of the job's settings,
 // file locations left out); then ndcg and mrr beside hit_rate, and
 // negatives, the method the experiment's negatives were drawn by (rewire,
@@ -334,6 +337,9 @@ type JobMetricsCols struct {
 	GiniCross             []float64 `col:"gini_cross"`
 	HitRate               []float64 `col:"hit_rate"`
 	Recall                []float64 `col:"recall"`
+	Seeds                 []int32   `col:"seeds,optional"`
+	ErrorMean             []float64 `col:"error_mean,optional"`
+	ErrorSD               []float64 `col:"error_sd,optional"`
 	Job                   []string  `col:"job,dict"`
 	JobHash               []string  `col:"job_hash,dict"`
 	NDCG                  []float64 `col:"ndcg,optional"`
@@ -480,6 +486,34 @@ type SlicesCols struct {
 	Negatives     []string  `col:"negatives,dict"`
 }
 
+// ComparisonsCols: comparisons, comparisons.parquet at the run directory's
+// top and report/comparisons.parquet. One row per experiment and pair of
+// models (Monomer against LMT, each against WNN, those the experiment
+// trained), in experiment and then that order: McNemar's test of the two
+// models' per-pair correct/incorrect over the same test pairs, pooled over
+// the job's seeds. a_only and b_only count the pairs only model a, only
+// model b got right; test is mcnemar_exact (the exact binomial test, below
+// 25 discordant pairs; statistic min(a_only, b_only)) or mcnemar_chi2_cc
+// (chi-square with continuity correction); error_a and error_b are the
+// pooled test errors.
+type ComparisonsCols struct {
+	_          keyed
+	Experiment []string  `col:"experiment,dict"`
+	ModelA     []string  `col:"model_a,dict"`
+	ModelB     []string  `col:"model_b,dict"`
+	Seeds      []int32   `col:"seeds"`
+	Pairs      []int64   `col:"pairs"`
+	AOnly      []int64   `col:"a_only"`
+	BOnly      []int64   `col:"b_only"`
+	Test       []string  `col:"test,dict"`
+	Statistic  []float64 `col:"statistic"`
+	PValue     []float64 `col:"p_value"`
+	ErrorA     []float64 `col:"error_a"`
+	ErrorB     []float64 `col:"error_b"`
+	Job        []string  `col:"job,dict"`
+	JobHash    []string  `col:"job_hash,dict"`
+}
+
 // The Arrow schema of each table, derived from its struct; Tables lists
 // them with their names.
 var (
@@ -507,6 +541,7 @@ var (
 	Churn            = declare[ChurnCols]("churn")
 	ExportVectors    = declare[ExportVectorsCols]("export_vectors")
 	Slices           = declare[SlicesCols]("slices")
+	Comparisons      = declare[ComparisonsCols]("comparisons")
 )
 
 // NamedSchema is one declared table: its name and schema.

@@ -154,10 +154,7 @@ func (s parted[P]) nodes(_ *job.Job, e *job.Resolved) []*pipeline.Node {
 }
 
 func (s jobLevel[P]) nodes(j *job.Job, _ *job.Resolved) []*pipeline.Node {
-	seed := j.Seed
-	if seed == 0 {
-		seed = 1
-	}
+	seed := j.SeedList()[0]
 	return []*pipeline.Node{{Name: s.Name(), Stage: s.Name(), Seed: seed, Code: codeOf(s.JobStage),
 		Work: bind(s.Params(j), s.Run), Config: j, Publish: s.Publish()}}
 }
@@ -210,6 +207,33 @@ func codeOf(s any) cache.Code {
 	return c
 }
 
+// A perSeed stage runs once per seed of the job's seeds (job.Job.Seeds):
+// the nodes of seeds after the first are replicas (pipeline.Node.Replica)
+// named <node>.<job.SeedTag>, reading their own seed's upstream.
+type perSeed interface{ perSeed() }
+
+func (Negatives) perSeed() {}
+func (Split) perSeed()     {}
+func (Train) perSeed()     {}
+func (Evaluate) perSeed()  {}
+func (Recommend) perSeed() {}
+
+// seeded reports whether s is a perSeed stage.
+func seeded(s Stage) bool {
+	t, ok := s.(interface{ typed() any })
+	if !ok {
+		return false
+	}
+	_, ok = t.typed().(perSeed)
+	return ok
+}
+
+// typed is the stage a binding wraps.
+func (s each[P]) typed() any     { return s.ExpStage }
+func (s sharded[P]) typed() any  { return s.ShardedStage }
+func (s parted[P]) typed() any   { return s.PartedStage }
+func (s jobLevel[P]) typed() any { return s.JobStage }
+
 // Graph expands the job into the runner's DAG: expStages for every
 // experiment, in job order, then jobStages. An experiment named like a
 // job-level stage or a file one publishes is an error wrapping
@@ -241,6 +265,19 @@ func Graph(j *job.Job, expStages, jobStages []Stage) (*pipeline.Graph, error) {
 		spec.Experiments = append(spec.Experiments, r.Name)
 		for _, s := range expStages {
 			spec.Nodes = append(spec.Nodes, s.nodes(j, &r)...)
+			if !seeded(s) {
+				continue
+			}
+			for _, seed := range j.SeedList()[1:] {
+				rs := r
+				rs.Seed = seed
+				tag := j.SeedTag(seed)
+				for _, n := range s.nodes(j, &rs) {
+					n.Name += "." + tag
+					n.Replica = tag
+					spec.Nodes = append(spec.Nodes, n)
+				}
+			}
 		}
 	}
 	spec.Nodes = append(spec.Nodes, jobNodes...)

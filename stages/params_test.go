@@ -312,9 +312,10 @@ func TestRunGetsTheKeyedParams(t *testing.T) {
 // runner's Env, and nothing else of the job: the stage types have no
 // fields, Run's parameters are (context, *pipeline.Env, P) with P the type
 // Params returns, and Env holds no setting, only what the runner keys
-// itself (experiment, seed, shard, part) and where to read and write.
+// itself (experiment, seed, shard, part, replica) and where to read and
+// write.
 func TestRunSeesOnlyItsParams(t *testing.T) {
-	envFields := []string{"Experiment", "Seed", "OutDir", "Stage", "Part", "Shard", "Shards", "Tracker"}
+	envFields := []string{"Experiment", "Seed", "OutDir", "Stage", "Part", "Replica", "Shard", "Shards", "Tracker"}
 	et := reflect.TypeFor[pipeline.Env]()
 	for i := range et.NumField() {
 		f := et.Field(i)

@@ -190,22 +190,32 @@ type Report struct{}
 
 var _ JobStage[reportParams] = Report{}
 
-// Publish puts the job-level metrics table at the run directory's root.
-func (Report) Publish() []string { return []string{"metrics.parquet"} }
+// Publish puts the job-level metrics table at the run directory's root,
+// and the paired tests of its models.
+func (Report) Publish() []string { return []string{"metrics.parquet", "comparisons.parquet"} }
 
 func (Report) Name() string { return "report" }
 
 // Deps: publish runs after the sections' inputs, and a refused publish
 // fails its node by its After alone, which blocks nothing downstream
 // (pipeline.Node.After): the report still runs, and marks it.
-func (Report) Deps() []string { return []string{ReportSection{}.Name(), Publish{}.Name()} }
+// Every seed's evaluate nodes, for the spread over seeds and the paired
+// tests (seedsOf).
+func (Report) Deps() []string {
+	return []string{ReportSection{}.Name(), Publish{}.Name(), Evaluate{}.Name()}
+}
 
 // reportParams is what the report reads of the job: its name, seed (as
 // the job file gives it, 0 when unset) and hash, which the report shows,
 // and its experiments in job order, whose sections it assembles.
 type reportParams struct {
-	Job         string      `json:"job"`
-	Seed        uint64      `json:"seed"`
+	Job  string `json:"job"`
+	Seed uint64 `json:"seed"`
+	// Seeds are the job's seeds: (job.Job.Seeds), nil for a job of one
+	// seed; SeedTags the node-name tags of the second and later
+	// (job.Job.SeedTag), whose evaluate nodes the report reads too.
+	Seeds       []uint64    `json:"seeds,omitempty"`
+	SeedTags    []string    `json:"seed_tags,omitempty"`
 	JobHash     string      `json:"job_hash"`
 	Experiments []reportExp `json:"experiments"`
 }
@@ -215,15 +225,33 @@ type reportParams struct {
 type reportExp struct {
 	Name    string `json:"name"`
 	Publish bool   `json:"publish"`
+	// Models are those whose paired tests the report gives (seedsOf).
+	Models []string `json:"models"`
 }
 
 func (Report) Params(j *job.Job) reportParams {
 	p := reportParams{Job: j.Name, Seed: j.Seed, JobHash: jobHash(j)}
+	if len(j.Seeds) > 0 {
+		p.Seeds = j.Seeds
+		for _, s := range j.Seeds[1:] {
+			p.SeedTags = append(p.SeedTags, j.SeedTag(s))
+		}
+	}
 	for i := range j.Experiments {
 		r := j.Resolve(i)
-		p.Experiments = append(p.Experiments, reportExp{Name: r.Name, Publish: Publish{}.active(&r)})
+		p.Experiments = append(p.Experiments, reportExp{Name: r.Name, Publish: Publish{}.active(&r), Models: r.Models})
 	}
 	return p
+}
+
+// firstSeed is the seed of the job's first nodes: what the report shows
+// and draws its maps with (Seed as the job file gives it, for a job of
+// one seed).
+func (p *reportParams) firstSeed() uint64 {
+	if len(p.Seeds) > 0 {
+		return p.Seeds[0]
+	}
+	return p.Seed
 }
 
 // jobHash is the hex sha256 of the job's JSON with the file locations
@@ -293,12 +321,20 @@ func (Report) Run(ctx context.Context, env *pipeline.Env, p reportParams) (*pipe
 	if slices.ContainsFunc(page.Experiments, func(e *report.Experiment) bool { return e.Uniform }) {
 		page.Markers += " " + report.UniformLegend()
 	}
-	prov := &report.Provenance{Job: p.Job, JobHash: p.JobHash, Seed: p.Seed, BLAS: blasEnv()}
-	n, err := schema.Write(filepath.Join(env.OutDir, "metrics.parquet"), jobMetricsTable(prov, rows))
+	spreads, seeds, err := seedsOf(ctx, env, &p)
 	if err != nil {
 		return nil, err
 	}
-	page.Provenance = prov
+	prov := &report.Provenance{Job: p.Job, JobHash: p.JobHash, Seed: p.firstSeed(), BLAS: blasEnv()}
+	n, err := schema.Write(filepath.Join(env.OutDir, "metrics.parquet"), jobMetricsTable(prov, rows, spreads))
+	if err != nil {
+		return nil, err
+	}
+	nc, err := writeComparisons(env.OutDir, prov, seeds.Comparisons)
+	if err != nil {
+		return nil, err
+	}
+	page.Provenance, page.Seeds = prov, seeds
 	// tables.md and index.html draw their tables from the same page.
 	if err := os.WriteFile(filepath.Join(env.OutDir, "tables.md"), []byte(report.Markdown(page)), 0o644); err != nil {
 		return nil, err
@@ -312,7 +348,7 @@ func (Report) Run(ctx context.Context, env *pipeline.Env, p reportParams) (*pipe
 	if len(refused) > 0 {
 		stats["not_promoted"] = refused
 	}
-	return &pipeline.Result{Rows: map[string]int64{"metrics": n}, Stats: stats}, nil
+	return &pipeline.Result{Rows: map[string]int64{"metrics": n, "comparisons": nc}, Stats: stats}, nil
 }
 
 // forReport is the gate as the report shows it.
@@ -469,9 +505,14 @@ func readMetrics(ctx context.Context, path string) ([]report.Metric, error) {
 // its hash, so rows of many runs' tables can be told apart; the build and
 // the BLAS are left out, so that two builds (or, with diff's tolerance,
 // two kernels) can be compared on the numbers.
-func jobMetricsTable(p *report.Provenance, rows []report.JobMetric) schema.JobMetricsCols {
+//
+// seeds, error_mean and error_sd are the spread of the row's error over the
+// job's seeds (seedsOf).
+func jobMetricsTable(p *report.Provenance, rows []report.JobMetric, spreads map[seedKey]report.Spread) schema.JobMetricsCols {
 	var c schema.JobMetricsCols
 	for _, r := range rows {
+		s := spreads[seedKey{r.Experiment, r.Model, r.Split}]
+		c.Seeds, c.ErrorMean, c.ErrorSD = append(c.Seeds, int32(s.Seeds)), append(c.ErrorMean, s.Mean), append(c.ErrorSD, s.SD)
 		c.Job, c.JobHash = append(c.Job, p.Job), append(c.JobHash, p.JobHash)
 		c.Experiment, c.Model, c.Split = append(c.Experiment, r.Experiment), append(c.Model, r.Model), append(c.Split, r.Split)
 		c.Error, c.AUC, c.LogLikelihood = append(c.Error, r.Error), append(c.AUC, r.AUC), append(c.LogLikelihood, r.LogLikelihood)

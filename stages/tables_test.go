@@ -129,6 +129,11 @@ func checkTablesAgree(t *testing.T, dir string) {
 			t.Errorf("%s tables differ:\nindex.html %q\ntables.md  %q", c.class, h, m)
 		}
 	}
+	// The seeds' spread (with two seeds or more) and the paired tests.
+	h, m := append(htmlRows("seeds"), htmlRows("comparisons")...), mdRows("Over seeds", "Paired tests")
+	if len(h) == 0 || !slices.EqualFunc(h, m, slices.Equal) {
+		t.Errorf("seeds and comparisons tables differ:\nindex.html %q\ntables.md  %q", h, m)
+	}
 }
 
 // checkProvenance: the report says what it is a report of (job, hash,

@@ -86,14 +86,25 @@ def sharded_job(tmp: Path) -> Path:
     return job
 
 
+def seeds_job(tmp: Path) -> Path:
+    """The demo job run at seeds 1 and 2: every seeded node twice."""
+    src = DEMO_JOB.read_text()
+    src = src.replace("data_dir: ../testdata/amazon", "data_dir: %s" % (REPO / "testdata" / "amazon"), 1)
+    src = src.replace("\nseed: 1\n", "\nseeds: [1, 2]\n", 1)
+    assert "seeds: [1, 2]" in src, "jobs/demo.yaml changed shape: no seed: 1 line"
+    job = tmp / "seeds.yaml"
+    job.write_text(src)
+    return job
+
+
 def test_dagbag_loads_both_dags(dagbag) -> None:
     assert dagbag.import_errors == {}
     assert {"monomer_demo", "monomer_demo_k8s"} <= set(dagbag.dag_ids)
 
 
-@pytest.mark.parametrize("sharded", [False, True], ids=["demo", "demo-sharded"])
-def test_bash_dag_equals_plan(airflow_db: Path, dag_module, tmp_path: Path, sharded: bool) -> None:
-    job = sharded_job(tmp_path) if sharded else DEMO_JOB
+@pytest.mark.parametrize("variant", ["demo", "sharded", "seeds"], ids=["demo", "demo-sharded", "demo-seeds"])
+def test_bash_dag_equals_plan(airflow_db: Path, dag_module, tmp_path: Path, variant: str) -> None:
+    job = {"demo": lambda _: DEMO_JOB, "sharded": sharded_job, "seeds": seeds_job}[variant](tmp_path)
     # A wrapper counts the parse's calls of the binary.
     calls = tmp_path / "calls"
     wrapper = tmp_path / "monomer"
@@ -104,8 +115,16 @@ def test_bash_dag_equals_plan(airflow_db: Path, dag_module, tmp_path: Path, shar
     assert calls.read_text().splitlines() == ["plan --json %s" % job], "the DAG file runs plan once per parse"
 
     plan = plan_of(job)
-    if sharded:
+    if variant == "sharded":
         assert any(t["id"].endswith("bow-shard-1-of-2") for t in plan["tasks"])
+    if variant == "seeds":
+        # The second seed's nodes are tasks of their own, after their
+        # seed's upstream; publish and the first seed's keep their names.
+        ids = {t["id"]: t for t in plan["tasks"]}
+        exp = plan["experiments"][0]
+        assert {exp + ".split", exp + ".split.s2", exp + ".train.lmt.s2", exp + ".evaluate.s2"} <= set(ids)
+        assert exp + ".split.s2" in ids[exp + ".train.lmt.s2"]["upstream"]
+        assert exp + ".split" not in ids[exp + ".train.lmt.s2"]["upstream"]
     dag = bag.dags["monomer_" + plan["job"]]
     assert {t.task_id: set(t.upstream_task_ids) for t in dag.tasks} == {t["id"]: set(t["upstream"]) for t in plan["tasks"]}
     run_dir = os.path.join(str(RUNS), plan["job"])

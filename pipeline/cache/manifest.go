@@ -73,6 +73,10 @@ type KeyInputs struct {
 	Shard string `json:"shard,omitempty"`
 	// Part is the part's name for a node of a Parted stage.
 	Part string `json:"part,omitempty"`
+	// Replica names a node run once more under another of the job's
+	// seeds ("s2"); "" for the first seed, whose keys are those of a job
+	// of one seed.
+	Replica string `json:"replica,omitempty"`
 	// Code identifies the stage's code; see CodeVersion.
 	Code   string          `json:"code"`
 	Seed   uint64          `json:"seed"`
