@@ -90,9 +90,10 @@ bench: build
 # Exact top-k (models.BenchmarkTopK at Women's size, 5,000 queries over
 # 659,566 items, top-20, LMT d = 101 and Monomer d = 84) next to faiss-cpu's
 # IndexFlatIP on the same float32 vectors, written as .npy to TOPK_DIR
-# (about 500 MB). FAISS runs from a virtualenv (FAISS_VENV, made on first
-# use with pip); where faiss-cpu cannot be installed one line says it is
-# skipped. BENCHMARKS.md ("Exact top-k against FAISS") quotes these lines.
+# (about 500 MB). FAISS runs from the serving tests' pinned virtualenv
+# (.venv-serving, made on first use; FAISS_VENV names another, used as it
+# is); where faiss-cpu cannot be installed one line says it is skipped.
+# BENCHMARKS.md ("Exact top-k against FAISS") quotes these lines.
 TOPK_DIR ?= $(or $(TMPDIR),/tmp)/monomer-topk
 bench-topk:
 	mkdir -p $(TOPK_DIR)
