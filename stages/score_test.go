@@ -43,6 +43,7 @@ settings:
 publish:
   model: monomer
   k: 7
+  exclude: EXCLUDE
 experiments:
   - name: men-bow
     category: "Clothing, Shoes & Jewelry > Men"
@@ -59,7 +60,22 @@ func scoreTestRun(t *testing.T) string {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	j, err := job.Parse(filepath.Join(dir, "job.yaml"), []byte(strings.ReplaceAll(scoreJob, "DATA", data)))
+	// The publish: block excludes a few Men items (the last of the
+	// metadata, none an original of newItemFiles), so that score applies,
+	// and an export carries, an exclude table.
+	ex := "id\n"
+	lines := gzLines(t, filepath.Join(data, "meta_Demo.json.gz"))
+	for i, n := len(lines)-1, 0; i >= 0 && n < 10; i-- {
+		if _, a, ok := strings.Cut(lines[i], "'asin': '"); ok && strings.Contains(lines[i], "'Men'") {
+			ex += a[:strings.IndexByte(a, '\'')] + "\n"
+			n++
+		}
+	}
+	exclude := filepath.Join(dir, "exclude.csv")
+	if err := os.WriteFile(exclude, []byte(ex), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j, err := job.Parse(filepath.Join(dir, "job.yaml"), []byte(strings.NewReplacer("DATA", data, "EXCLUDE", exclude).Replace(scoreJob)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -609,6 +625,9 @@ func scoreModelDir(t *testing.T, run string) {
 		if _, err := Export(t.Context(), ExportOptions{RunDir: run, Experiment: "men-bow", Model: model, Out: ex}); err != nil {
 			t.Fatal(err)
 		}
+		if got := filepath.Join(ex, ExportScoreDir, "publish", "exclude.csv"); !fileExists(got) {
+			t.Fatalf("%s: the export holds no copy of the exclude table", model)
+		}
 		runBefore, exBefore := treeSum(t, run), treeSum(t, ex)
 		for _, in := range inputs {
 			fromRun, fromEx := filepath.Join(dir, model+"-"+in.name+"-run"), filepath.Join(dir, model+"-"+in.name+"-export")
@@ -621,8 +640,35 @@ func scoreModelDir(t *testing.T, run string) {
 				t.Fatalf("%s %s: %v", model, in.name, err)
 			}
 			if got.Scored != want.Scored || got.Scored == 0 || got.Rejects != want.Rejects || got.Model != model ||
-				got.Experiment != "men-bow" || got.ModelDir != ex || got.Run != want.Run || got.Rules != want.Rules {
+				got.Experiment != "men-bow" || got.ModelDir != ex || got.Run != want.Run ||
+				got.Rules.K != 7 || want.Rules.Exclude == "" || got.Rules.Exclude != filepath.Join(ex, ExportScoreDir, "publish", "exclude.csv") {
 				t.Errorf("%s %s: summary from the export %+v, from the run %+v", model, in.name, got, want)
+			}
+			// The exclude table applied: its items of the run are queries
+			// but never in a list.
+			exIDs, err := os.ReadFile(filepath.Join(ex, ExportScoreDir, "publish", "exclude.csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			banned := map[string]bool{}
+			for _, id := range strings.Split(strings.TrimSpace(string(exIDs)), "\n")[1:] {
+				banned[id] = true
+			}
+			pub, err := schema.ReadAll[schema.PublishedCols](t.Context(), filepath.Join(fromEx, publishedFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			queried := 0
+			for i, y := range pub.Item {
+				if banned[y] {
+					t.Fatalf("%s %s: excluded %s in %s's list", model, in.name, y, pub.Query[i])
+				}
+				if banned[pub.Query[i]] && pub.Rank[i] == 1 {
+					queried++
+				}
+			}
+			if in.name == "in_run" && queried == 0 {
+				t.Fatalf("%s: no excluded id is an item of the run", model)
 			}
 			for _, f := range []string{publishedFile, scoreVectorsFile, scoreRejectsFile} {
 				a, err := os.ReadFile(filepath.Join(fromRun, f))
