@@ -128,7 +128,8 @@ func codeVersion(code string) string {
 // QueryVectors, the retriever's own vectors, in float32), as
 // vectors.parquet and .npy arrays in the same row order, with model.json
 // and what featurising a new item needs (the vocabulary table, the
-// features parameters). LMT and Monomer; WNN only with o.WNNFeatures,
+// features parameters), and under ExportScoreDir the run's tables
+// `monomer score --model-dir` reads (exportScoreFiles). LMT and Monomer; WNN only with o.WNNFeatures,
 // its item side being the features themselves; LDA+WNN, which needs topic
 // inference for new text, is refused with one line (usage, exit 2). The run is only read; Out is
 // written in a temporary directory beside it and renamed into place, so
