@@ -572,8 +572,8 @@ func (s *stacked) Row(i int) []float32 {
 
 // Score scores the new items of o through the run's model and writes
 // o.Out's recommendations.parquet (the publish table's schema),
-// vectors.parquet, rejects.parquet and manifest.json. It reads the run
-// only.
+// vectors.parquet, rejects.parquet and manifest.json. It reads the run,
+// or the export o.ModelDir in its place (openScoreModelDir), only.
 func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 	if o.Items == "" {
 		return nil, fmt.Errorf("%w: score needs --items (see --help)", pipeline.ErrUsage)
