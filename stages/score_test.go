@@ -619,10 +619,10 @@ func scoreModelDir(t *testing.T, run string) {
 		{"new", newItems, newText},
 	}
 	exports := map[string]string{}
-	for _, model := range []string{"monomer", "lmt"} {
+	for _, model := range []string{"monomer", "lmt", "wnn"} {
 		ex := filepath.Join(dir, "export-"+model)
 		exports[model] = ex
-		if _, err := Export(t.Context(), ExportOptions{RunDir: run, Experiment: "men-bow", Model: model, Out: ex}); err != nil {
+		if _, err := Export(t.Context(), ExportOptions{RunDir: run, Experiment: "men-bow", Model: model, Out: ex, WNNFeatures: model == "wnn"}); err != nil {
 			t.Fatal(err)
 		}
 		if got := filepath.Join(ex, ExportScoreDir, "publish", "exclude.csv"); !fileExists(got) {
