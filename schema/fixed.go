@@ -32,7 +32,8 @@ func isFixed(sf reflect.StructField) bool {
 // fixedLengths returns s with each fixed column (struct field idx[k] of t,
 // values cols[k]) typed fixed_size_list<T>[d], d the length of its rows; a
 // row of another length is an error naming the column and row. A table
-// with no rows has d = 0.
+// with no rows keeps list<T>: Arrow has no fixed_size_list of length 0
+// (arrow.FixedSizeListOfField panics), and no row tells d.
 func fixedLengths(t reflect.Type, idx []int, s *arrow.Schema, cols []any) (*arrow.Schema, error) {
 	fields := s.Fields()
 	changed := false
@@ -41,10 +42,10 @@ func fixedLengths(t reflect.Type, idx []int, s *arrow.Schema, cols []any) (*arro
 			continue
 		}
 		rows := reflect.ValueOf(cols[k])
-		d := 0
-		if rows.Len() > 0 {
-			d = rows.Index(0).Len()
+		if rows.Len() == 0 {
+			continue
 		}
+		d := rows.Index(0).Len()
 		for r := range rows.Len() {
 			if n := rows.Index(r).Len(); n != d {
 				return nil, fmt.Errorf("column %s row %d: %d values, row 0 has %d (a fixed-size list)", fields[k].Name, r, n, d)

@@ -10,7 +10,8 @@ import (
 
 // A fixed column is written as fixed_size_list<T>[d], d its rows' length,
 // and reads back through ReadAll and ReadVectors; rows of two lengths are
-// refused, naming the column and the row.
+// refused, naming the column and the row; a table of no rows is written
+// (its vectors list<T>) and reads back empty.
 func TestFixedSizeListColumn(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "v.parquet")
@@ -53,5 +54,13 @@ func TestFixedSizeListColumn(t *testing.T) {
 	_, err = Write(filepath.Join(dir, "bad.parquet"), bad)
 	if err == nil || !strings.Contains(err.Error(), "column item_vector row 1: 2 values, row 0 has 3") {
 		t.Errorf("rows of two lengths: %v", err)
+	}
+
+	empty := filepath.Join(dir, "empty.parquet")
+	if n, err := Write(empty, ExportVectorsCols{}); err != nil || n != 0 {
+		t.Fatalf("a table of no rows: %d rows, %v", n, err)
+	}
+	if got, err := ReadAll[ExportVectorsCols](t.Context(), empty); err != nil || len(got.ID) != 0 {
+		t.Fatalf("reading a table of no rows: %v, %v", got.ID, err)
 	}
 }

@@ -74,11 +74,15 @@ type items struct {
 // the paper's cross-category lists (models.Retriever.TopKLists).
 func (it *items) sameSub(x, y int32) bool { return it.sub[x] == it.sub[y] }
 
-// rows maps each ASIN to its item index.
+// rows maps each ASIN to its item index: the first, for an id given twice
+// (score's new copy of an item of the run comes after the run's copy, and
+// the run's is the candidate an exclude table names).
 func (it *items) rows() map[string]int32 {
 	m := make(map[string]int32, len(it.asin))
 	for i, a := range it.asin {
-		m[a] = int32(i)
+		if _, ok := m[a]; !ok {
+			m[a] = int32(i)
+		}
 	}
 	return m
 }

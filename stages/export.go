@@ -43,6 +43,8 @@ const (
 	exportItemNpy     = "item_vectors.npy"
 	exportOffsetNpy   = "query_offsets.npy"
 	exportVocabulary  = "vocabulary.parquet"
+	// ExportScoreDir holds what score --model-dir reads (ExportModel.Score).
+	ExportScoreDir = "score"
 )
 
 // ExportModel is model.json: what a consumer of the vectors, and `monomer
@@ -88,6 +90,20 @@ type ExportModel struct {
 	FeaturesParams json.RawMessage `json:"features_params"`
 	IngestParams   json.RawMessage `json:"ingest_params"`
 	Vocabulary     string          `json:"vocabulary,omitempty"`
+	// Score is the directory (ScoreDir) of the copies of the run's tables
+	// `monomer score --model-dir` reads, laid out as the run's stage
+	// directories so that score reads them by the same code as a run's:
+	// ingest's items table (ids, subcategories), the features stage's
+	// rows and kept items (the catalogue is projected as publish projects
+	// it), the train node's fits and params (c and the parameters at the
+	// chosen λ). IngestCode and PublishCode are the code parts of those
+	// stages' keys, PublishParams the publish: rules ("" and null without
+	// a publish node), Exclude the copy of its exclude table.
+	Score         string          `json:"score,omitempty"`
+	IngestCode    string          `json:"ingest_code,omitempty"`
+	PublishCode   string          `json:"publish_code,omitempty"`
+	PublishParams json.RawMessage `json:"publish_params,omitempty"`
+	Exclude       string          `json:"exclude,omitempty"`
 	// Files are the other files of the directory with their sha256.
 	Files map[string]string `json:"files"`
 }
@@ -112,7 +128,8 @@ func codeVersion(code string) string {
 // QueryVectors, the retriever's own vectors, in float32), as
 // vectors.parquet and .npy arrays in the same row order, with model.json
 // and what featurising a new item needs (the vocabulary table, the
-// features parameters). LMT and Monomer; WNN only with o.WNNFeatures,
+// features parameters), and under ExportScoreDir the run's tables
+// `monomer score --model-dir` reads (exportScoreFiles). LMT and Monomer; WNN only with o.WNNFeatures,
 // its item side being the features themselves; LDA+WNN, which needs topic
 // inference for new text, is refused with one line (usage, exit 2). The run is only read; Out is
 // written in a temporary directory beside it and renamed into place, so
@@ -183,7 +200,7 @@ func Export(ctx context.Context, o ExportOptions) (*ExportSummary, error) {
 		MonomerVersion: o.Version, TrainCode: trainM.Inputs.Code, TrainCodeVersion: codeVersion(trainM.Inputs.Code),
 		FeaturesCode: featM.Inputs.Code, FeaturesCodeVersion: codeVersion(featM.Inputs.Code),
 		Run: abs, RunID: trainM.RunID, FeaturesParams: featM.Inputs.Params, IngestParams: ingM.Inputs.Params,
-		Files: map[string]string{}}
+		Score: ExportScoreDir, IngestCode: ingM.Inputs.Code, Files: map[string]string{}}
 
 	parent := filepath.Dir(filepath.Clean(o.Out))
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(o.Out)+".export-")
@@ -230,6 +247,11 @@ func Export(ctx context.Context, o ExportOptions) (*ExportSummary, error) {
 	if meta.Vocabulary != "" {
 		names = append(names, exportVocabulary)
 	}
+	copied, err := exportScoreFiles(in, expDir, o.Model, kind, tmp, meta)
+	if err != nil {
+		return nil, err
+	}
+	names = append(names, copied...)
 	for _, name := range names {
 		sum, err := sha256File(filepath.Join(tmp, name))
 		if err != nil {
@@ -254,6 +276,73 @@ func Export(ctx context.Context, o ExportOptions) (*ExportSummary, error) {
 	names = append(names, ExportModelFile)
 	slices.Sort(names)
 	return &ExportSummary{Dir: o.Out, Model: meta, Exported: names, ItemsSkip: len(e.it.asin) - n}, nil
+}
+
+// exportScoreFiles copies into tmp's ExportScoreDir the run's tables
+// score reads (ExportModel.Score), each under its stage's directory name,
+// and records the publish node's code, rules and exclude table in meta. It
+// returns the files' names relative to tmp.
+func exportScoreFiles(in inputs, expDir, model, kind, tmp string, meta *ExportModel) ([]string, error) {
+	feat := []string{"feature_items.parquet", "bow.parquet", "vocabulary.parquet"}
+	if kind != "bow" {
+		feat = []string{"feature_items.parquet", imageMatrixFile}
+	}
+	train := pipeline.PartName(Train{}.Name(), model)
+	var names []string
+	for _, g := range []struct {
+		stage string
+		files []string
+	}{
+		{Ingest{}.Name(), []string{"items.parquet"}},
+		{Features{}.Name(), feat},
+		{train, []string{"fits.parquet", "params.parquet"}},
+	} {
+		if err := os.MkdirAll(filepath.Join(tmp, ExportScoreDir, g.stage), 0o755); err != nil {
+			return nil, fmt.Errorf("stages: export: %w", err)
+		}
+		for _, f := range g.files {
+			src, err := in.file(g.stage, f)
+			if err != nil {
+				return nil, err
+			}
+			name := filepath.ToSlash(filepath.Join(ExportScoreDir, g.stage, f))
+			if err := copyFile(src, filepath.Join(tmp, name)); err != nil {
+				return nil, err
+			}
+			names = append(names, name)
+		}
+	}
+	pubDir := filepath.Join(expDir, Publish{}.Name())
+	if _, err := os.Stat(filepath.Join(pubDir, cache.ManifestName)); err != nil {
+		return names, nil // no publish node: score's k alone
+	}
+	pm, err := cache.ReadManifest(pubDir)
+	if err != nil {
+		return nil, err
+	}
+	meta.PublishCode, meta.PublishParams = pm.Inputs.Code, pm.Inputs.Params
+	var p publishParams
+	if err := json.Unmarshal(pm.Inputs.Params, &p); err != nil {
+		return nil, fmt.Errorf("stages: %s: publish's params: %w", pubDir, err)
+	}
+	if p.HasExclude && len(pm.Inputs.Files) > 0 {
+		// publishParams.Files: the exclude table comes first; the copy is
+		// of the content the run published under.
+		f := pm.Inputs.Files[0]
+		if sum, err := sha256File(f.Path); err != nil || sum != f.SHA256 {
+			return nil, fmt.Errorf("%w: %s: the publish: block's exclude table is gone or changed since the run (sha256 %s)", pipeline.ErrBadInput, f.Path, cache.Short(f.SHA256))
+		}
+		name := filepath.ToSlash(filepath.Join(ExportScoreDir, Publish{}.Name(), "exclude"+filepath.Ext(f.Path)))
+		if err := os.MkdirAll(filepath.Join(tmp, ExportScoreDir, Publish{}.Name()), 0o755); err != nil {
+			return nil, fmt.Errorf("stages: export: %w", err)
+		}
+		if err := copyFile(f.Path, filepath.Join(tmp, name)); err != nil {
+			return nil, err
+		}
+		meta.Exclude = name
+		names = append(names, name)
+	}
+	return names, nil
 }
 
 // exportVectors is q, v (row-major, float32) and the query offsets of

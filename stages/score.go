@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,6 +37,9 @@ import (
 // ScoreOptions are the inputs of one score.
 type ScoreOptions struct {
 	RunDir, Experiment string
+	// ModelDir is a `monomer export` directory read in place of RunDir
+	// (one of the two); Experiment may then be "" (the export's).
+	ModelDir string
 	// Model is the model to score with; "" is the publish: block's model,
 	// or monomer when the experiment has no publish node.
 	Model string
@@ -57,8 +61,11 @@ type ScoreOptions struct {
 
 // ScoreSummary is what a score did, as its manifest records it.
 type ScoreSummary struct {
-	Format     int    `json:"format"`
-	Run        string `json:"run"`
+	Format int    `json:"format"`
+	Run    string `json:"run"`
+	// ModelDir is the export scored with in place of the run (absolute),
+	// "" when the run itself was read.
+	ModelDir   string `json:"model_dir,omitempty"`
 	Experiment string `json:"experiment"`
 	Model      string `json:"model"`
 	Features   string `json:"features"`
@@ -122,6 +129,10 @@ type scoreRun struct {
 	exclude  string // the publish: block's exclude table, "" for none
 	trainC   string
 	featC    string
+	// run is the run directory scored with; modelDir the export read in
+	// its place ("" for a run).
+	run, modelDir string
+	exp           string // the experiment
 }
 
 func readStageManifest(expDir, stage string) (*cache.Manifest, error) {
@@ -149,7 +160,7 @@ func openScoreRun(runDir, exp, model string) (*scoreRun, error) {
 	if fi, err := os.Stat(expDir); err != nil || !fi.IsDir() || exp == "" || strings.ContainsAny(exp, `/\`) {
 		return nil, fmt.Errorf("%w: unknown experiment %q; the run directory %s has %s", pipeline.ErrUsage, exp, runDir, runExperiments(runDir))
 	}
-	r := &scoreRun{in: runInputs(runDir, exp)}
+	r := &scoreRun{in: runInputs(runDir, exp), run: runDir, exp: exp}
 	ing, err := readStageManifest(expDir, Ingest{}.Name())
 	if err != nil {
 		return nil, err
@@ -195,22 +206,99 @@ func openScoreRun(runDir, exp, model string) (*scoreRun, error) {
 		return nil, err
 	}
 	r.trainC, r.featC = tm.Inputs.Code, fm.Inputs.Code
-	// Scope, featurisation, parameters and lists are each the code of a
-	// stage (ingest, features, train, publish): another version of any
-	// may give other items, rows or bits than the run's.
+	if err := checkScoreCodes(expDir, "run", ing.Inputs.Code, fm.Inputs.Code, tm.Inputs.Code, pubCode); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// checkScoreCodes refuses (exit 3) a source (a run, or an export: what)
+// made by other ingest, features, train or publish code than this binary's.
+// Scope, featurisation, parameters and lists are each the code of a stage:
+// another version of any may give other items, rows or bits than the
+// run's. pubCode "" is a run without a publish node.
+func checkScoreCodes(where, what, ingCode, featCode, trainCode, pubCode string) error {
 	checks := []struct{ stage, run, now string }{
-		{"train", codeVersion(tm.Inputs.Code), Train{}.Version()},
-		{"features", codeVersion(fm.Inputs.Code), Features{}.Version()},
-		{"ingest", codeVersion(ing.Inputs.Code), Ingest{}.Version()},
+		{"train", codeVersion(trainCode), Train{}.Version()},
+		{"features", codeVersion(featCode), Features{}.Version()},
+		{"ingest", codeVersion(ingCode), Ingest{}.Version()},
 	}
 	if pubCode != "" {
 		checks = append(checks, struct{ stage, run, now string }{"publish", codeVersion(pubCode), Publish{}.Version()})
 	}
 	for _, c := range checks {
 		if c.run != c.now {
-			return nil, fmt.Errorf("%w: %s: the run's %s code is version %s, this monomer's %s: score with the monomer that made the run, or rerun it", pipeline.ErrBadInput, expDir, c.stage, c.run, c.now)
+			return fmt.Errorf("%w: %s: the %s's %s code is version %s, this monomer's %s: score with the monomer that made the %s, or rerun it", pipeline.ErrBadInput, where, what, c.stage, c.run, c.now, what)
 		}
 	}
+	return nil
+}
+
+// openScoreModelDir reads and checks an export directory (`monomer
+// export`, docs/serving.md) as openScoreRun reads a run: the parameters
+// from model.json, the tables from its score directory, served as the
+// run's stage directories are (inputs), so that Score reads an export by
+// the same code as a run. Every file model.json lists must have its
+// sha256, and its codes this binary's versions (exit 3). exp and model,
+// when given, must be the export's.
+func openScoreModelDir(dir, exp, model string) (*scoreRun, error) {
+	path := filepath.Join(dir, ExportModelFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s has no %s: not a `monomer export` directory", pipeline.ErrUsage, dir, ExportModelFile)
+		}
+		return nil, err
+	}
+	var m ExportModel
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", pipeline.ErrBadInput, path, err)
+	}
+	switch {
+	case m.Score == "" || m.IngestCode == "":
+		return nil, fmt.Errorf("%w: %s: the export holds no %s directory (made by a monomer before score --model-dir): export the run again", pipeline.ErrBadInput, path, ExportScoreDir)
+	case exp != "" && exp != m.Experiment:
+		return nil, fmt.Errorf("%w: --experiment %s: the export at %s is of experiment %s", pipeline.ErrUsage, exp, dir, m.Experiment)
+	case model != "" && model != m.Model:
+		return nil, fmt.Errorf("%w: --model %s: the export at %s is of model %s", pipeline.ErrUsage, model, dir, m.Model)
+	}
+	if err := checkScoreCodes(path, "export", m.IngestCode, m.FeaturesCode, m.TrainCode, m.PublishCode); err != nil {
+		return nil, err
+	}
+	names := slices.Sorted(maps.Keys(m.Files))
+	for _, name := range names {
+		if !filepath.IsLocal(filepath.FromSlash(name)) {
+			return nil, fmt.Errorf("%w: %s: file %q is not inside the export", pipeline.ErrBadInput, path, name)
+		}
+		sum, err := sha256File(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", pipeline.ErrBadInput, path, err)
+		}
+		if sum != m.Files[name] {
+			return nil, fmt.Errorf("%w: %s: sha256 %s, model.json records %s: the export was changed since monomer export wrote it", pipeline.ErrBadInput, filepath.Join(dir, name), cache.Short(sum), cache.Short(m.Files[name]))
+		}
+	}
+	root := filepath.Join(dir, m.Score)
+	r := &scoreRun{in: func(stage string) (string, error) { return filepath.Join(root, stage), nil },
+		trainC: m.TrainCode, featC: m.FeaturesCode, run: m.Run, modelDir: dir, exp: m.Experiment}
+	if err := json.Unmarshal(m.IngestParams, &r.ingest); err != nil {
+		return nil, fmt.Errorf("%w: %s: ingest_params: %v", pipeline.ErrBadInput, path, err)
+	}
+	if err := json.Unmarshal(m.FeaturesParams, &r.features); err != nil {
+		return nil, fmt.Errorf("%w: %s: features_params: %v", pipeline.ErrBadInput, path, err)
+	}
+	if len(m.PublishParams) > 0 && string(m.PublishParams) != "null" {
+		if err := json.Unmarshal(m.PublishParams, &r.pub); err != nil {
+			return nil, fmt.Errorf("%w: %s: publish_params: %v", pipeline.ErrBadInput, path, err)
+		}
+	}
+	if r.pub.HasExclude {
+		if m.Exclude == "" || m.Files[m.Exclude] == "" {
+			return nil, fmt.Errorf("%w: %s: the publish rules exclude a table the export does not hold", pipeline.ErrBadInput, path)
+		}
+		r.exclude = filepath.Join(dir, filepath.FromSlash(m.Exclude))
+	}
+	r.pub.Model = m.Model
 	return r, nil
 }
 
@@ -484,8 +572,8 @@ func (s *stacked) Row(i int) []float32 {
 
 // Score scores the new items of o through the run's model and writes
 // o.Out's recommendations.parquet (the publish table's schema),
-// vectors.parquet, rejects.parquet and manifest.json. It reads the run
-// only.
+// vectors.parquet, rejects.parquet and manifest.json. It reads the run,
+// or the export o.ModelDir in its place (openScoreModelDir), only.
 func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 	if o.Items == "" {
 		return nil, fmt.Errorf("%w: score needs --items (see --help)", pipeline.ErrUsage)
@@ -498,10 +586,20 @@ func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 			return nil, fmt.Errorf("%w: --model %s is not a model that ranks items (use %s)", pipeline.ErrUsage, o.Model, RetrievableNames())
 		}
 	}
-	r, err := openScoreRun(o.RunDir, o.Experiment, o.Model)
+	var r *scoreRun
+	var err error
+	switch {
+	case o.ModelDir != "" && o.RunDir != "":
+		return nil, fmt.Errorf("%w: score reads a run directory or --model-dir, not both", pipeline.ErrUsage)
+	case o.ModelDir != "":
+		r, err = openScoreModelDir(o.ModelDir, o.Experiment, o.Model)
+	default:
+		r, err = openScoreRun(o.RunDir, o.Experiment, o.Model)
+	}
 	if err != nil {
 		return nil, err
 	}
+	o.Experiment = cmp.Or(o.Experiment, r.exp)
 	model := r.pub.Model
 	if registered(model).Topics {
 		return nil, fmt.Errorf("%w: score %s: new text needs topic inference with the run's topics, which score does not do yet (score with lmt, monomer or wnn)", pipeline.ErrUsage, model)
@@ -688,7 +786,7 @@ func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 	dropMatrix() // before the rename: the matrix is not an output
 	dropMatrix = func() {}
 
-	sum := &ScoreSummary{Format: 1, Run: o.RunDir, Experiment: o.Experiment, Model: model, Features: r.features.Kind,
+	sum := &ScoreSummary{Format: 1, Run: r.run, Experiment: o.Experiment, Model: model, Features: r.features.Kind,
 		Monomer: cache.Version(), TrainCode: r.trainC, FeaturesCode: r.featC,
 		Rules: scoreRules{K: r.pub.K, Cross: r.pub.Cross, MinProb: r.pub.MinProb, Exclude: r.exclude},
 		Items: read, Scored: scored, InRun: inRun, Rejects: len(rej.rows), Projection: path}
@@ -699,8 +797,13 @@ func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 		}
 		sum.BLAS = blasEnv()
 	}
-	if abs, err := filepath.Abs(o.RunDir); err == nil {
+	if abs, err := filepath.Abs(r.run); err == nil {
 		sum.Run = abs
+	}
+	if r.modelDir != "" {
+		if sum.ModelDir, err = filepath.Abs(r.modelDir); err != nil {
+			return nil, err
+		}
 	}
 	for _, f := range inputsRead {
 		h, err := sha256File(f)

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -42,6 +43,7 @@ settings:
 publish:
   model: monomer
   k: 7
+  exclude: EXCLUDE
 experiments:
   - name: men-bow
     category: "Clothing, Shoes & Jewelry > Men"
@@ -58,7 +60,22 @@ func scoreTestRun(t *testing.T) string {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	j, err := job.Parse(filepath.Join(dir, "job.yaml"), []byte(strings.ReplaceAll(scoreJob, "DATA", data)))
+	// The publish: block excludes a few Men items (the last of the
+	// metadata, none an original of newItemFiles), so that score applies,
+	// and an export carries, an exclude table.
+	ex := "id\n"
+	lines := gzLines(t, filepath.Join(data, "meta_Demo.json.gz"))
+	for i, n := len(lines)-1, 0; i >= 0 && n < 10; i-- {
+		if _, a, ok := strings.Cut(lines[i], "'asin': '"); ok && strings.Contains(lines[i], "'Men'") {
+			ex += a[:strings.IndexByte(a, '\'')] + "\n"
+			n++
+		}
+	}
+	exclude := filepath.Join(dir, "exclude.csv")
+	if err := os.WriteFile(exclude, []byte(ex), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j, err := job.Parse(filepath.Join(dir, "job.yaml"), []byte(strings.NewReplacer("DATA", data, "EXCLUDE", exclude).Replace(scoreJob)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +95,7 @@ func TestScore(t *testing.T) {
 	t.Run("in_run_items", func(t *testing.T) { scoreInRunItems(t, run) })
 	t.Run("new_items", func(t *testing.T) { scoreNewItems(t, run) })
 	t.Run("version_check", func(t *testing.T) { scoreVersionCheck(t, run) })
+	t.Run("model_dir", func(t *testing.T) { scoreModelDir(t, run) })
 }
 
 // treeSum is a digest of every path, mode and byte under dir.
@@ -222,11 +240,12 @@ func gzLines(t *testing.T, path string) []string {
 	return out
 }
 
-// scoreNewItems scores copies of run items under new ids: a copy's
-// bag of words is the features stage's row of its original, its list
-// holds the original, the bad and featureless rows are counted rejects,
-// and a run of another train code version is refused with exit 3.
-func scoreNewItems(t *testing.T, run string) {
+// newItemFiles writes, in dir, an Amazon metadata and reviews file of
+// copies of three items of run with a bag of words under new ids (newID),
+// and of rows each a reject of its own reason. It returns the files, the
+// originals, and the number of metadata lines.
+func newItemFiles(t *testing.T, run, dir string) (items, text string, orig []string, lines int) {
+	t.Helper()
 	data, _ := filepath.Abs(testData)
 	in := runInputs(run, "men-bow")
 	it, err := readItems(t.Context(), in)
@@ -238,13 +257,11 @@ func scoreNewItems(t *testing.T, run string) {
 		t.Fatal(err)
 	}
 	// Three originals with a bag of words.
-	var orig []string
 	for i, a := range it.asin {
 		if !bowRun.empty(i) && len(orig) < 3 {
 			orig = append(orig, a)
 		}
 	}
-	newID := func(a string) string { return "NEW" + a[3:] }
 	var meta, reviews []string
 	for _, l := range gzLines(t, filepath.Join(data, "meta_Demo.json.gz")) {
 		for _, a := range orig {
@@ -267,16 +284,37 @@ func scoreNewItems(t *testing.T, run string) {
 		`{'asin': 'NEWBROKEN1', 'categories': [[`)
 	reviews = append(reviews, `{"asin": "NEWNOVOCAB", "reviewText": "zzzq", "summary": "", "overall": 5.0, "unixReviewTime": 1}`)
 	meta = append(meta, `{'asin': 'NEWNOVOCAB', 'categories': [['Clothing, Shoes & Jewelry', 'Men', 'Shirts']], 'title': 'qq'}`)
-	dir := t.TempDir()
-	items, text := filepath.Join(dir, "meta_New.json.gz"), filepath.Join(dir, "reviews_New.json.gz")
+	items, text = filepath.Join(dir, "meta_New.json.gz"), filepath.Join(dir, "reviews_New.json.gz")
 	writeGz(t, items, meta)
 	writeGz(t, text, reviews)
+	return items, text, orig, len(meta)
+}
+
+// newID is the id of a copy of item a (newItemFiles).
+func newID(a string) string { return "NEW" + a[3:] }
+
+// scoreNewItems scores copies of run items under new ids: a copy's
+// bag of words is the features stage's row of its original, its list
+// holds the original, the bad and featureless rows are counted rejects,
+// and a run of another train code version is refused with exit 3.
+func scoreNewItems(t *testing.T, run string) {
+	in := runInputs(run, "men-bow")
+	it, err := readItems(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bowRun, err := readBow(t.Context(), filepath.Join(run, "men-bow", "features"), len(it.asin), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	items, text, orig, lines := newItemFiles(t, run, dir)
 	out := filepath.Join(dir, "out")
 	sum, err := Score(t.Context(), ScoreOptions{RunDir: run, Experiment: "men-bow", Model: "lmt", Items: items, Text: text, Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Scored != len(orig) || sum.InRun != 0 || sum.Items != len(meta)-1 {
+	if sum.Scored != len(orig) || sum.InRun != 0 || sum.Items != lines-1 {
 		t.Fatalf("summary %+v", sum)
 	}
 	rej, err := schema.ReadAll[schema.CatalogueRejectsCols](t.Context(), filepath.Join(out, scoreRejectsFile))
@@ -564,5 +602,174 @@ experiments:
 	}
 	if !bytes.Equal(got, want) || sum.Scored == 0 || sum.InRun != sum.Scored || !sum.Rules.Cross || sum.Rules.K != 5 {
 		t.Fatalf("score's lists (%d bytes) differ from the run's publish table (%d bytes), or summary %+v", len(got), len(want), sum)
+	}
+}
+
+// scoreModelDir scores from `monomer export`'s directory in place of the
+// run: the same bytes of recommendations, vectors and rejects as a score
+// of the run, for the run's own items and for new ones, with both models;
+// neither directory touched; and a tampered file, another code version or
+// another experiment refused with one line.
+func scoreModelDir(t *testing.T, run string) {
+	data, _ := filepath.Abs(testData)
+	dir := t.TempDir()
+	newItems, newText, _, _ := newItemFiles(t, run, dir)
+	inputs := []struct{ name, items, text string }{
+		{"in_run", filepath.Join(data, "meta_Demo.json.gz"), filepath.Join(data, "reviews_Demo.json.gz")},
+		{"new", newItems, newText},
+	}
+	exports := map[string]string{}
+	for _, model := range []string{"monomer", "lmt", "wnn"} {
+		ex := filepath.Join(dir, "export-"+model)
+		exports[model] = ex
+		if _, err := Export(t.Context(), ExportOptions{RunDir: run, Experiment: "men-bow", Model: model, Out: ex, WNNFeatures: model == "wnn"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := filepath.Join(ex, ExportScoreDir, "publish", "exclude.csv"); !fileExists(got) {
+			t.Fatalf("%s: the export holds no copy of the exclude table", model)
+		}
+		runBefore, exBefore := treeSum(t, run), treeSum(t, ex)
+		for _, in := range inputs {
+			fromRun, fromEx := filepath.Join(dir, model+"-"+in.name+"-run"), filepath.Join(dir, model+"-"+in.name+"-export")
+			want, err := Score(t.Context(), ScoreOptions{RunDir: run, Experiment: "men-bow", Model: model, Items: in.items, Text: in.text, Out: fromRun})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Score(t.Context(), ScoreOptions{ModelDir: ex, Items: in.items, Text: in.text, Out: fromEx})
+			if err != nil {
+				t.Fatalf("%s %s: %v", model, in.name, err)
+			}
+			if got.Scored != want.Scored || got.Scored == 0 || got.Rejects != want.Rejects || got.Model != model ||
+				got.Experiment != "men-bow" || got.ModelDir != ex || got.Run != want.Run ||
+				got.Rules.K != 7 || want.Rules.Exclude == "" || got.Rules.Exclude != filepath.Join(ex, ExportScoreDir, "publish", "exclude.csv") {
+				t.Errorf("%s %s: summary from the export %+v, from the run %+v", model, in.name, got, want)
+			}
+			// The exclude table applied: its items of the run are queries
+			// but never in a list.
+			exIDs, err := os.ReadFile(filepath.Join(ex, ExportScoreDir, "publish", "exclude.csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			banned := map[string]bool{}
+			for _, id := range strings.Split(strings.TrimSpace(string(exIDs)), "\n")[1:] {
+				banned[id] = true
+			}
+			pub, err := schema.ReadAll[schema.PublishedCols](t.Context(), filepath.Join(fromEx, publishedFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			queried := 0
+			for i, y := range pub.Item {
+				if banned[y] {
+					t.Fatalf("%s %s: excluded %s in %s's list", model, in.name, y, pub.Query[i])
+				}
+				if banned[pub.Query[i]] && pub.Rank[i] == 1 {
+					queried++
+				}
+			}
+			if in.name == "in_run" && queried == 0 {
+				t.Fatalf("%s: no excluded id is an item of the run", model)
+			}
+			for _, f := range []string{publishedFile, scoreVectorsFile, scoreRejectsFile} {
+				a, err := os.ReadFile(filepath.Join(fromRun, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := os.ReadFile(filepath.Join(fromEx, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(a, b) {
+					t.Errorf("%s %s: %s from the export (%d bytes) differs from the run's (%d bytes)", model, in.name, f, len(b), len(a))
+				}
+			}
+		}
+		if treeSum(t, run) != runBefore || treeSum(t, ex) != exBefore {
+			t.Fatalf("%s: score --model-dir changed the run or the export", model)
+		}
+	}
+
+	ex := exports["monomer"]
+	for _, tc := range []struct {
+		name   string
+		change func(t *testing.T, dir string)
+		exp    string
+		err    error
+		msg    string
+	}{
+		{"tampered params", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, ExportScoreDir, "train.monomer", "params.parquet")
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[len(b)/2] ^= 1
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "", pipeline.ErrBadInput, "params.parquet: sha256 "},
+		{"train code", func(t *testing.T, dir string) { editModelJSON(t, dir, "train_code") }, "", pipeline.ErrBadInput,
+			"the export's train code is version 0.0.1, this monomer's " + Train{}.Version()},
+		{"features code", func(t *testing.T, dir string) { editModelJSON(t, dir, "features_code") }, "", pipeline.ErrBadInput,
+			"the export's features code is version 0.0.1, this monomer's " + Features{}.Version()},
+		{"other experiment", func(*testing.T, string) {}, "men-image", pipeline.ErrUsage, "is of experiment men-bow"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := filepath.Join(t.TempDir(), "export")
+			copyTree(t, ex, bad)
+			tc.change(t, bad)
+			out := filepath.Join(t.TempDir(), "out")
+			_, err := Score(t.Context(), ScoreOptions{ModelDir: bad, Experiment: tc.exp, Items: inputs[1].items, Text: inputs[1].text, Out: out})
+			if !errors.Is(err, tc.err) || !strings.Contains(err.Error(), tc.msg) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("got %v; want %v with %q on one line", err, tc.err, tc.msg)
+			}
+			if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("a refused score made %s: %v", out, err)
+			}
+		})
+	}
+}
+
+// editModelJSON sets the version of code field of dir's model.json to 0.0.1.
+func editModelJSON(t *testing.T, dir, field string) {
+	t.Helper()
+	p := filepath.Join(dir, ExportModelFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(m[field].(string), " ")
+	m[field] = "v0.0.1 " + rest
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// copyTree copies the regular files and directories under src to dst.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

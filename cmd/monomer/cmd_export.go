@@ -35,7 +35,10 @@ as fixed_size_list<float>, query_offset), the same as ids.npy,
 query_vectors.npy, item_vectors.npy and query_offsets.npy, model.json
 (model, experiment, dimensions, metric, c, versions, the features'
 parameters) and, for bag-of-words experiments, the run's
-vocabulary.parquet. lmt and monomer; wnn only with --wnn-features, since
+vocabulary.parquet; score/ holds copies of the run's tables that
+` + "`monomer score --model-dir DIR`" + ` reads in place of the run (items'
+ids and subcategories, features, fitted parameters, the publish: exclude
+table), each with its sha256 in model.json. lmt and monomer; wnn only with --wnn-features, since
 its item side is the features themselves (feature dimension + 1 floats an
 item, twice: 33 KB an item for image features); lda is refused, its topic
 proportions needing inference for new text. DIR must not exist or be

@@ -11,17 +11,19 @@ import (
 
 type scoreFlags struct {
 	experiment, model, items, text, out string
+	modelDir                            string
 	images, embeddings                  string
 	k                                   int
 }
 
 const scoreExample = `  monomer score runs/demo --experiment men-also_bought-bow --items meta_New.json.gz --text reviews_New.json.gz --out scored/today
-  monomer score runs/shop --experiment shoes --model lmt --items new_items.csv --text new_text.csv --out scored/2026-12-02`
+  monomer score runs/shop --experiment shoes --model lmt --items new_items.csv --text new_text.csv --out scored/2026-12-02
+  monomer score --model-dir men-bow-monomer --items meta_New.json.gz --text reviews_New.json.gz --out scored/today`
 
 func newScoreCommand() *cobra.Command {
 	var flags scoreFlags
 	cmd := &cobra.Command{
-		Use:   "score RUNDIR --experiment E --items FILE (--text FILE | --image-features FILE | --embeddings FILE) --out DIR [--model M] [--k 10]",
+		Use:   "score (RUNDIR --experiment E | --model-dir DIR) --items FILE (--text FILE | --image-features FILE | --embeddings FILE) --out DIR [--model M] [--k 10]",
 		Short: "Score new items through a finished run's trained model, without retraining",
 		Long: `score places items a run never saw (products added today) with the run's
 trained parameters and lists, for each, the items of the run's catalogue and
@@ -47,15 +49,37 @@ no usable features) and manifest.json (the run, model, code versions,
 rules, projection path, inputs and outputs with their sha256), whole or
 not at all. Nothing in RUNDIR changes. A run made by another train,
 features, ingest or publish code version is refused with one line naming
-both, as are embeddings of another dimension (exit 3). See
-docs/scoring.md.
+both, as are embeddings of another dimension (exit 3).
+
+--model-dir DIR reads a ` + "`monomer export`" + ` directory in place of RUNDIR:
+the export holds copies of what score reads of the run (the items'
+ids and subcategories, the features, the fitted parameters and c, the
+publish: rules and exclude table), each with its sha256 in model.json, and
+score reads them by the same code, so the lists are the bytes a score of
+the run gives. A file whose sha256 is not model.json's, or an export of
+another code version, is refused with one line (exit 3). --experiment and
+--model may be left out (the export's). See docs/scoring.md.
 
 ` + exitCodesHelp,
 		Example: scoreExample,
-		Args:    exactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if flags.modelDir != "" {
+				if len(args) != 0 {
+					return fmt.Errorf("%w: score reads RUNDIR or --model-dir, not both (see %s --help)", pipeline.ErrUsage, cmd.CommandPath())
+				}
+				return nil
+			}
+			return exactArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o := flags
-			for _, f := range []struct{ name, v string }{{"experiment", o.experiment}, {"items", o.items}, {"out", o.out}} {
+			run := ""
+			need := []struct{ name, v string }{{"items", o.items}, {"out", o.out}}
+			if o.modelDir == "" {
+				run = args[0]
+				need = append(need, struct{ name, v string }{"experiment", o.experiment})
+			}
+			for _, f := range need {
 				if f.v == "" {
 					return fmt.Errorf("%w: score needs --%s (see --help)", pipeline.ErrUsage, f.name)
 				}
@@ -63,7 +87,7 @@ docs/scoring.md.
 			if o.k < 0 {
 				return fmt.Errorf("%w: --k %d must be positive", pipeline.ErrUsage, o.k)
 			}
-			sum, err := stages.Score(cmd.Context(), stages.ScoreOptions{RunDir: args[0], Experiment: o.experiment, Model: o.model,
+			sum, err := stages.Score(cmd.Context(), stages.ScoreOptions{RunDir: run, ModelDir: o.modelDir, Experiment: o.experiment, Model: o.model,
 				Items: o.items, Text: o.text, ImageFeatures: o.images, Embeddings: o.embeddings, K: o.k, Out: o.out})
 			if err != nil {
 				return err
@@ -74,7 +98,8 @@ docs/scoring.md.
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&flags.experiment, "experiment", "", "the experiment (required)")
+	f.StringVar(&flags.experiment, "experiment", "", "the experiment (required with RUNDIR)")
+	f.StringVar(&flags.modelDir, "model-dir", "", "a `monomer export` directory to score with in place of RUNDIR")
 	f.StringVar(&flags.model, "model", "", "the model: "+stages.RetrievableNames()+` but lda (default: the publish: block's, else monomer)`)
 	f.StringVar(&flags.items, "items", "", "the new items: a catalogue items table or an Amazon metadata file (required)")
 	f.StringVar(&flags.text, "text", "", "the new items' documents: a catalogue text table or an Amazon reviews file (bag of words)")

@@ -147,6 +147,58 @@ func TestExport(t *testing.T) {
 		t.Error("export changed the run directory")
 	}
 
+	t.Run("score_model_dir", func(t *testing.T) {
+		// The demo's items scored from each export and from the run: the
+		// same recommendations.parquet, byte for byte.
+		data := filepath.Join(dir, "amazon")
+		for i, e := range exports[:4] {
+			feat := []string{"--text", filepath.Join(data, "reviews_Demo.json.gz")}
+			if e.kind == "image" {
+				feat = []string{"--image-features", filepath.Join(data, "image_features_Demo.b")}
+			}
+			common := append([]string{"--items", filepath.Join(data, "meta_Demo.json.gz")}, feat...)
+			a, b := fmt.Sprintf("scored-run-%d", i), fmt.Sprintf("scored-export-%d", i)
+			r := monomer(t, dir, "real", nil, append([]string{"score", "run", "--experiment", e.exp, "--model", e.model, "--out", a}, common...)...)
+			if r.code != 0 {
+				t.Fatalf("score run %s %s: exit %d\n%s", e.exp, e.model, r.code, r.stderr)
+			}
+			r = monomer(t, dir, "real", nil, append([]string{"score", "--model-dir", out(e), "--out", b}, common...)...)
+			if r.code != 0 || !strings.HasPrefix(r.stdout, e.model+": ") {
+				t.Fatalf("score --model-dir %s: exit %d\n%s%s", out(e), r.code, r.stdout, r.stderr)
+			}
+			want, err := os.ReadFile(filepath.Join(dir, a, "recommendations.parquet"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(filepath.Join(dir, b, "recommendations.parquet"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want) == 0 || string(got) != string(want) {
+				t.Errorf("%s %s: recommendations.parquet from the export (%d bytes) is not the run's (%d bytes)", e.exp, e.model, len(got), len(want))
+			}
+		}
+		// A file changed after the export is refused with one line, exit 3.
+		e := exports[0]
+		m := filepath.Join(out(e), "score", "features", "feature_items.parquet")
+		orig, err := os.ReadFile(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := append([]byte{}, orig...)
+		bad[len(bad)/2] ^= 0xff
+		write(t, m, string(bad))
+		defer write(t, m, string(orig))
+		r := monomer(t, dir, "real", nil, "score", "--model-dir", out(e), "--items", filepath.Join(data, "meta_Demo.json.gz"),
+			"--image-features", filepath.Join(data, "image_features_Demo.b"), "--out", "scored-bad")
+		if r.code != 3 || !strings.Contains(r.stderr, "feature_items.parquet: sha256 ") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("tampered export: exit %d, stderr %q; want 3 and one line naming the file", r.code, r.stderr)
+		}
+		if fileExists(filepath.Join(dir, "scored-bad")) {
+			t.Error("a refused score created its directory")
+		}
+	})
+
 	t.Run("faiss", func(t *testing.T) {
 		py := filepath.Join(servingVenv(), "bin", "python")
 		if err := exec.Command(py, "-c", "import faiss, pyarrow, numpy").Run(); err != nil {

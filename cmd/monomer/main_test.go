@@ -279,6 +279,10 @@ func TestExitCodes(t *testing.T) {
 			stderr: "monomer: usage: nowhere is not a run directory (run `monomer run` first)\n"},
 		{name: "score of a run without features", args: []string{"score", "runs/cmdtest", "--experiment", "a", "--items", "meta.txt", "--out", "scored"}, code: 2,
 			stderr: "stage features has not finished (run `monomer run` first)\n"},
+		{name: "score of a run and an export", args: []string{"score", "runs/cmdtest", "--model-dir", "exported", "--items", "meta.txt", "--out", "scored"}, code: 2,
+			stderr: "monomer: usage: score reads RUNDIR or --model-dir, not both (see monomer score --help)\n"},
+		{name: "score from no export", args: []string{"score", "--model-dir", "runs/cmdtest", "--items", "meta.txt", "--out", "scored"}, code: 2,
+			stderr: "monomer: usage: runs/cmdtest has no model.json: not a `monomer export` directory\n"},
 		{name: "dry run that would fail", args: []string{"run", "job.yaml", "--dry-run", "--only", "train", "--run-id", "fresh"}, code: 1,
 			stderr: "monomer: dry run: 2 stage(s) would fail; the first: pipeline: a/train needs the outputs of a/ingest, which has not run (run it, or use --from ingest)\n"},
 	}

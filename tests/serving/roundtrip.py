@@ -81,6 +81,12 @@ def check(export, lists_path, model):
         if voc.num_rows == 0 or voc.column_names[:2] != ["term_id", "term"]:
             fail(f"{export}: vocabulary.parquet: {voc.num_rows} rows, columns {voc.column_names}")
         tables.append(meta["vocabulary"])
+    # The copies score --model-dir reads (score/) are Parquet tables too.
+    for name in sorted(meta.get("files", {})):
+        if name.startswith(meta.get("score", "score") + "/") and name.endswith(".parquet"):
+            if pq.read_table(os.path.join(export, name)).num_rows == 0:
+                fail(f"{export}: {name} has no rows")
+            tables.append(name)
     ids = vt["id"].to_pylist()
     if ids != sorted(ids, key=lambda s: s.encode()):
         fail(f"{export}: ids not in byte order")
