@@ -34,8 +34,9 @@ type PairSettings struct {
 	// them, before negatives, split and training; the recommend stage then
 	// scores them as new items against the rest (docs/scoring.md "Cold
 	// items"). 0, the default, holds out nothing; the cap keeps most of
-	// the graph to train on. Out of the job hash when 0.
-	ColdItems float64 `yaml:"cold_items" json:",omitzero" min:"0" max:"0.5"`
+	// the graph to train on. An Opt out of the job hash when unset, as
+	// Split.
+	ColdItems setting.Opt[float64] `yaml:"cold_items" json:",omitzero" default:"0" min:"0" max:"0.5"`
 }
 
 // CoReviewSettings are the job settings of the co_review graph (CoReview;

@@ -27,10 +27,10 @@ func TestColdItemsKeyUnchanged(t *testing.T) {
 	if want := `{"method":"rewire","swaps_per_edge":20,"graph":"also_bought"}`; string(b) != want {
 		t.Errorf("negatives key %s, want %s", b, want)
 	}
-	if s := string(must(json.Marshal(job.Defaults()))(t)); strings.Contains(s, "ColdItems") {
-		t.Errorf("the default settings' JSON names ColdItems: %s", s)
+	if s := string(must(json.Marshal(j.Settings))(t)); strings.Contains(s, "ColdItems") {
+		t.Errorf("the job's settings JSON names ColdItems: %s", s)
 	}
-	r.Settings.ColdItems = 0.1
+	r.Settings.ColdItems = job.Set(0.1)
 	b = must(json.Marshal(Negatives{}.Params(&r)))(t)
 	if want := `{"method":"rewire","swaps_per_edge":20,"graph":"also_bought","cold_items":0.1}`; string(b) != want {
 		t.Errorf("negatives key %s, want %s", b, want)
@@ -111,7 +111,7 @@ func coldJob(t *testing.T) *job.Job {
 	j := loadTestJob(t)
 	j.Experiments = j.Experiments[:1]
 	j.Experiments[0].Models = []string{"wnn", "lmt", "monomer"}
-	j.Settings.ColdItems = 0.15
+	j.Settings.ColdItems = job.Set(0.15)
 	return j
 }
 

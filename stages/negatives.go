@@ -39,7 +39,7 @@ type negativesParams struct {
 }
 
 func (Negatives) Params(e *job.Resolved) negativesParams {
-	p := negativesParams{Method: e.Settings.Negatives, Graph: e.Graph, ColdItems: e.Settings.ColdItems}
+	p := negativesParams{Method: e.Settings.Negatives, Graph: e.Graph, ColdItems: e.Settings.ColdItems.Get()}
 	if p.Method != "uniform" {
 		p.SwapsPerEdge = e.Settings.SwapsPerEdge
 	}
