@@ -120,7 +120,8 @@ func coldJob(t *testing.T) *job.Job {
 // pair, in no recommendation list, as query or item; every held-out
 // relation touches one and the rest are the positives; cold_items_metrics
 // has a row per ranking model and popularity's, the latter as recomputed
-// here; and the run is byte-identical at GOMAXPROCS 1 and 3.
+// here; monomer score's lists of the held-out items give the same
+// figures; and the run is byte-identical at GOMAXPROCS 1 and 3.
 func TestColdItemsHeldOut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the pipeline twice")
@@ -255,6 +256,38 @@ func TestColdItemsHeldOut(t *testing.T) {
 	}
 	if math.Abs(met.HitRate[3]-hits/nq) > 1e-12 || math.Abs(met.Recall[3]-recall/nq) > 1e-12 {
 		t.Errorf("popularity: hit rate %g, recall %g; by hand %g, %g", met.HitRate[3], met.Recall[3], hits/nq, recall/nq)
+	}
+
+	// monomer score of the experiment's own input files lists the held-out
+	// items against the same catalogue: its lists give the figures of the
+	// recommend stage's row.
+	data, _ := filepath.Abs(testData)
+	out := filepath.Join(t.TempDir(), "scored")
+	if _, err := Score(ctx, ScoreOptions{RunDir: dirs[0], Experiment: exp, Model: "monomer",
+		Items: filepath.Join(data, "meta_Demo.json.gz"), ImageFeatures: filepath.Join(data, "image_features_Demo.b"), Out: out}); err != nil {
+		t.Fatal(err)
+	}
+	scored := must(schema.ReadAll[schema.PublishedCols](ctx, filepath.Join(out, publishedFile)))(t)
+	row := it.rows()
+	lists := map[int32][]models.Hit{}
+	for i, q := range scored.Query {
+		x, y := row[q], row[scored.Item[i]]
+		if cold[y] {
+			t.Fatalf("score lists held-out item %s for %s", scored.Item[i], q)
+		}
+		if cold[x] {
+			lists[x] = append(lists[x], models.Hit{Item: y})
+		}
+	}
+	ce := newColdEval(rand.New(rand.NewPCG(1, 1)), cold, rel, cand, len(cold))
+	var ls [][]models.Hit
+	for _, q := range ce.queries {
+		ls = append(ls, lists[q])
+	}
+	sh := scoreHeldOut(ls, ce.queries, ce.partners, nil, k)
+	if mi := slices.Index(met.Model, "monomer"); met.HitRate[mi] == 0 || sh.HitRate != met.HitRate[mi] || sh.Recall != met.Recall[mi] || sh.NDCG != met.NDCG[mi] {
+		t.Errorf("monomer score's lists give hit rate %g, recall %g, ndcg %g; cold_items_metrics %g, %g, %g",
+			sh.HitRate, sh.Recall, sh.NDCG, met.HitRate[mi], met.Recall[mi], met.NDCG[mi])
 	}
 
 	a, b := parquetFiles(t, dirs[0]), parquetFiles(t, dirs[1])
