@@ -29,6 +29,14 @@ type PairSettings struct {
 	// where the paper's split puts one direction in training and the
 	// other in test (the split stage's stats say how often: ReverseShare).
 	Split setting.Opt[string] `yaml:"split" json:",omitzero" default:"paper" oneof:"paper grouped"` // out of the job hash when unset, as CoReviewSettings
+	// ColdItems is the share of the experiment's related items (with
+	// features) held out of the whole run, with every relation touching
+	// them, before negatives, split and training; the recommend stage then
+	// scores them as new items against the rest (docs/scoring.md "Cold
+	// items"). 0, the default, holds out nothing; the cap keeps most of
+	// the graph to train on. An Opt out of the job hash when unset, as
+	// Split.
+	ColdItems setting.Opt[float64] `yaml:"cold_items" json:",omitzero" default:"0" min:"0" max:"0.5"`
 }
 
 // CoReviewSettings are the job settings of the co_review graph (CoReview;

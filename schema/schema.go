@@ -50,7 +50,9 @@ type ReviewsCols struct {
 }
 
 // EdgesCols: edges, ingest/edges.parquet, and the same columns in
-// negatives/positives.parquet and negatives/negatives.parquet. Kept
+// negatives/positives.parquet, negatives/negatives.parquet and
+// negatives/cold_relations.parquet (the relations of the items held out
+// by cold_items, written only with that setting). Kept
 // relationships (or negative pairs), sorted by (src_idx, dst_idx).
 // Extras: the item indices of both ends.
 type EdgesCols struct {
@@ -143,8 +145,10 @@ type BowShardCols struct {
 	Fingerprint []string  `col:"fingerprint"`
 }
 
-// FeatureItemsCols: feature_items, features/feature_items.parquet. The
-// items that have a feature vector, in item order;
+// FeatureItemsCols: feature_items, features/feature_items.parquet, and
+// the same columns in negatives/cold_items.parquet (the items held out by
+// cold_items, written only with that setting). The
+// items that have a feature vector (or are held out), in item order;
 // for image features, row i of the matrix is item_idx[i].
 type FeatureItemsCols struct {
 	_       keyed
@@ -442,6 +446,31 @@ type ChurnCols struct {
 	InCurrent  []bool    `col:"in_current"`
 }
 
+// ColdItemsMetricsCols: cold_items_metrics,
+// recommend/cold_items_metrics.parquet, written only by a run with the
+// cold_items setting. One row per model, then the popularity baseline's:
+// the items held out of the whole run (cold_items) scored as new items
+// against the run's catalogue (candidates, the items with features not
+// held out). queries are the sampled held-out items with a held-out
+// relation to a catalogue item, relations those relations counted once;
+// hit_rate is the share of queries with a partner in its top k, recall the
+// mean share of its partners found, ndcg and mrr as in recommend_metrics.
+// Not the "cold" slice of slices (test pairs with an end in no training
+// pair, items the run still trained beside).
+type ColdItemsMetricsCols struct {
+	_          keyed
+	Model      []string  `col:"model,dict"`
+	ColdItems  []int32   `col:"cold_items"`
+	Queries    []int32   `col:"queries"`
+	Relations  []int64   `col:"relations"`
+	K          []int32   `col:"k"`
+	Candidates []int32   `col:"candidates"`
+	HitRate    []float64 `col:"hit_rate"`
+	Recall     []float64 `col:"recall"`
+	NDCG       []float64 `col:"ndcg"`
+	MRR        []float64 `col:"mrr"`
+}
+
 // ExportVectorsCols: export_vectors, vectors.parquet in the directory
 // `monomer export` writes (not under a run directory; docs/serving.md),
 // and in a `monomer score` directory for its new items (docs/scoring.md).
@@ -542,6 +571,7 @@ var (
 	ExportVectors    = declare[ExportVectorsCols]("export_vectors")
 	Slices           = declare[SlicesCols]("slices")
 	Comparisons      = declare[ComparisonsCols]("comparisons")
+	ColdItemsMetrics = declare[ColdItemsMetricsCols]("cold_items_metrics")
 )
 
 // NamedSchema is one declared table: its name and schema.

@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"slices"
 
 	"monomer/graph"
 	"monomer/job"
 	"monomer/pipeline"
+	"monomer/schema"
 )
 
 // Negatives draws the non-relationships R̄: by default the degree-preserving
@@ -29,10 +33,13 @@ type negativesParams struct {
 	Method       string `json:"method"`
 	SwapsPerEdge int    `json:"swaps_per_edge,omitempty"`
 	Graph        string `json:"graph"`
+	// ColdItems is the share of items held out (graph.PairSettings);
+	// omitted when 0, so the key of a job without it is unchanged.
+	ColdItems float64 `json:"cold_items,omitempty"`
 }
 
 func (Negatives) Params(e *job.Resolved) negativesParams {
-	p := negativesParams{Method: e.Settings.Negatives, Graph: e.Graph}
+	p := negativesParams{Method: e.Settings.Negatives, Graph: e.Graph, ColdItems: e.Settings.ColdItems.Get()}
 	if p.Method != "uniform" {
 		p.SwapsPerEdge = e.Settings.SwapsPerEdge
 	}
@@ -58,13 +65,34 @@ func (Negatives) Run(ctx context.Context, env *pipeline.Env, p negativesParams) 
 			pos = append(pos, e)
 		}
 	}
+	withFeatures := len(pos)
+	var cold []int32
+	var coldRel []graph.Edge
+	if p.ColdItems > 0 {
+		cold = pickColdItems(pos, p.ColdItems, env.RNG("cold_items"))
+		pos, coldRel = withoutItems(pos, cold, len(it.asin))
+	}
 	if !graph.SplitSizes(len(pos), len(pos), 0).Usable() {
 		return nil, tooFewEdges(env.Experiment, p.Graph, len(all), len(pos))
 	}
 	stats := map[string]any{
 		"positives":                    len(pos),
-		"positives_dropped_no_feature": len(all) - len(pos),
+		"positives_dropped_no_feature": len(all) - withFeatures,
 		"method":                       p.Method,
+	}
+	rows := map[string]int64{}
+	if p.ColdItems > 0 {
+		stats["cold_items"] = len(cold)
+		stats["cold_relations"] = len(coldRel)
+		ni, err := writeItemList(filepath.Join(env.OutDir, coldItemsFile), it, cold)
+		if err != nil {
+			return nil, err
+		}
+		nr, err := writeEdges(filepath.Join(env.OutDir, coldRelationsFile), it, p.Graph, coldRel)
+		if err != nil {
+			return nil, err
+		}
+		rows["cold_items"], rows["cold_relations"] = ni, nr
 	}
 	rng := env.RNG("negatives")
 	var neg []graph.Edge
@@ -121,7 +149,99 @@ func (Negatives) Run(ctx context.Context, env *pipeline.Env, p negativesParams) 
 		return nil, err
 	}
 	stats["negatives"] = nn
-	return &pipeline.Result{Rows: map[string]int64{"positives": np, "negatives": nn}, Stats: stats, Warnings: warnings}, nil
+	rows["positives"], rows["negatives"] = np, nn
+	return &pipeline.Result{Rows: rows, Stats: stats, Warnings: warnings}, nil
+}
+
+// The files of the items held out with cold_items (in the negatives
+// stage's directory, only when the setting is given).
+const (
+	coldItemsFile     = "cold_items.parquet"     // schema feature_items
+	coldRelationsFile = "cold_relations.parquet" // schema edges
+)
+
+// pickColdItems draws the share of the items of pos (those that are an end
+// of a relation) to hold out, at least one, ascending. The holdout is
+// here, after features and before negatives, split and training, so that
+// the items keep their feature rows (the features stage's, which score
+// reproduces byte for byte for the same content: docs/scoring.md) while no
+// pair, negative or training candidate touches them.
+func pickColdItems(pos []graph.Edge, share float64, rng *rand.Rand) []int32 {
+	seen := map[int32]bool{}
+	var active []int32
+	for _, e := range pos {
+		for _, x := range [2]int32{e.Src, e.Dst} {
+			if !seen[x] {
+				seen[x] = true
+				active = append(active, x)
+			}
+		}
+	}
+	slices.Sort(active)
+	n := max(1, int(math.Round(share*float64(len(active)))))
+	n = min(n, len(active))
+	perm := rng.Perm(len(active))
+	cold := make([]int32, n)
+	for i := range cold {
+		cold[i] = active[perm[i]]
+	}
+	slices.Sort(cold)
+	return cold
+}
+
+// withoutItems splits edges into those with neither end in drop (n items)
+// and those with one or both ends in it, each in the order given.
+func withoutItems(edges []graph.Edge, drop []int32, n int) (kept, held []graph.Edge) {
+	out := make([]bool, n)
+	for _, x := range drop {
+		out[x] = true
+	}
+	for _, e := range edges {
+		if out[e.Src] || out[e.Dst] {
+			held = append(held, e)
+		} else {
+			kept = append(kept, e)
+		}
+	}
+	return kept, held
+}
+
+// writeItemList writes items xs (ascending) in the feature_items schema.
+func writeItemList(path string, it *items, xs []int32) (int64, error) {
+	c := schema.FeatureItemsCols{ASIN: make([]string, len(xs)), ItemIdx: slices.Clone(xs)}
+	for i, x := range xs {
+		c.ASIN[i] = it.asin[x]
+	}
+	return schema.Write(path, c)
+}
+
+// readColdItems reads the items the negatives stage held out (cold_items)
+// as a set over n items, and their held-out relations; nil, nil when the
+// run held out none.
+func readColdItems(ctx context.Context, in inputs, n int) ([]bool, []graph.Edge, error) {
+	path, err := in.file("negatives", coldItemsFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	var c schema.FeatureItemsCols
+	if err := schema.ReadFields(ctx, path, &c, &c.ItemIdx); err != nil {
+		return nil, nil, err
+	}
+	cold := make([]bool, n)
+	for _, x := range c.ItemIdx {
+		if x < 0 || int(x) >= n {
+			return nil, nil, fmt.Errorf("%w: %s: item_idx %d out of range [0, %d)", pipeline.ErrBadInput, path, x, n)
+		}
+		cold[x] = true
+	}
+	rel, err := readEdges(ctx, in, "negatives", coldRelationsFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cold, rel, nil
 }
 
 // rewire runs the degree-preserving rewiring, adding its stats to stats.

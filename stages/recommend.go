@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"monomer/graph"
 	"monomer/internal/nearest"
 	"monomer/job"
 	"monomer/models"
@@ -198,6 +200,15 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env, p recommendParams) 
 	if err != nil {
 		return nil, err
 	}
+	// Items held out of the run (cold_items) are no part of its
+	// catalogue: they are queries of their own evaluation only.
+	cold, coldRel, err := readColdItems(ctx, env.InDir, len(e.it.asin))
+	if err != nil {
+		return nil, err
+	}
+	if cold != nil {
+		e.cand = slices.DeleteFunc(e.cand, func(x int32) bool { return cold[x] })
+	}
 	k := p.K
 	queries := models.SampleItems(env.RNG("queries"), e.cand, p.Queries)
 	// Held-out test positives by query, and the positives a model saw.
@@ -209,6 +220,10 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env, p recommendParams) 
 	slices.Sort(withTest)
 	testQueries := models.SampleItems(env.RNG("test_queries"), withTest, p.Queries)
 
+	var ce *coldEval
+	if cold != nil {
+		ce = newColdEval(env.RNG("cold_queries"), cold, coldRel, e.cand, p.Queries)
+	}
 	var rec recTable
 	var met recMetricTable
 	stats := map[string]any{"queries": len(queries), "candidates": len(e.cand), "test_queries": len(testQueries)}
@@ -250,6 +265,13 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env, p recommendParams) 
 			return nil, fmt.Errorf("stages: recommend %s: %w", model, err)
 		}
 		met.add(model, e.it, e.cand, queries, lists, cross, k, len(testQueries), h)
+		if ce != nil {
+			h, err := heldOut(r, ce.queries, ce.partners, nil, k, nil)
+			if err != nil {
+				return nil, fmt.Errorf("stages: recommend %s: cold items: %w", model, err)
+			}
+			ce.add(model, k, len(e.cand), h)
+		}
 	}
 	// The popularity baseline (models.Popularity) on the same queries: the
 	// figure a model's lists must beat to be more than the bestsellers.
@@ -258,6 +280,16 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env, p recommendParams) 
 	popCross := pop.TopK(queries, k, e.it.sameSub)
 	popHeld := scoreHeldOut(pop.TopK(testQueries, k+heldOutExtra(testQueries, known), nil), testQueries, test, known, k)
 	met.add(PopularityModel, e.it, e.cand, queries, popLists, popCross, k, len(testQueries), popHeld)
+	rows := map[string]int64{}
+	if ce != nil {
+		ce.add(PopularityModel, k, len(e.cand), scoreHeldOut(pop.TopK(ce.queries, k, nil), ce.queries, ce.partners, nil, k))
+		n, err := schema.Write(filepath.Join(env.OutDir, coldItemsMetricsFile), ce.met)
+		if err != nil {
+			return nil, err
+		}
+		rows["cold_items_metrics"] = n
+		stats["cold_items"], stats["cold_queries"] = ce.items, len(ce.queries)
+	}
 	neg, err := negativesUsed(env.InDir)
 	if err != nil {
 		return nil, err
@@ -288,7 +320,67 @@ func (Recommend) Run(ctx context.Context, env *pipeline.Env, p recommendParams) 
 	if err != nil {
 		return nil, err
 	}
-	return &pipeline.Result{Rows: map[string]int64{"recommendations": nr, "recommend_metrics": nm}, Stats: stats, Warnings: warnings}, nil
+	rows["recommendations"], rows["recommend_metrics"] = nr, nm
+	return &pipeline.Result{Rows: rows, Stats: stats, Warnings: warnings}, nil
+}
+
+// coldItemsMetricsFile is the recommend stage's table of the items held
+// out with cold_items (schema cold_items_metrics).
+const coldItemsMetricsFile = "cold_items_metrics.parquet"
+
+// coldEval is the evaluation of the items held out of the run: each is a
+// new item whose features are the features stage's row (the row `monomer
+// score` computes for the same content, byte for byte: TestScoreInRun…),
+// ranked against the catalogue by the same Retriever score builds over the
+// run's candidates; its relevant items are its held-out relations' other
+// ends in the catalogue (x → y, as test pairs are read).
+type coldEval struct {
+	items    int               // held out
+	queries  []int32           // sampled, with a partner, ascending
+	partners map[int32][]int32 // catalogue partners by query
+	rels     int64             // distinct (query, partner) pairs
+	met      schema.ColdItemsMetricsCols
+}
+
+// newColdEval samples up to n of the held-out items (cold) with a
+// relation to a candidate of cand as the queries.
+func newColdEval(rng *rand.Rand, cold []bool, rel []graph.Edge, cand []int32, n int) *coldEval {
+	ce := &coldEval{partners: map[int32][]int32{}}
+	for _, c := range cold {
+		if c {
+			ce.items++
+		}
+	}
+	isCand := make([]bool, len(cold))
+	for _, c := range cand {
+		isCand[c] = true
+	}
+	for _, e := range rel {
+		if cold[e.Src] && isCand[e.Dst] {
+			ce.partners[e.Src] = append(ce.partners[e.Src], e.Dst)
+		}
+	}
+	var with []int32
+	for x, ys := range ce.partners {
+		slices.Sort(ys)
+		ce.partners[x] = slices.Compact(ys)
+		with = append(with, x)
+	}
+	slices.Sort(with)
+	ce.queries = models.SampleItems(rng, with, n)
+	slices.Sort(ce.queries)
+	for _, q := range ce.queries {
+		ce.rels += int64(len(ce.partners[q]))
+	}
+	return ce
+}
+
+// add appends model's row.
+func (ce *coldEval) add(model string, k, cand int, h heldOutScores) {
+	m := &ce.met
+	m.Model, m.ColdItems, m.Queries = append(m.Model, model), append(m.ColdItems, int32(ce.items)), append(m.Queries, int32(len(ce.queries)))
+	m.Relations, m.K, m.Candidates = append(m.Relations, ce.rels), append(m.K, int32(k)), append(m.Candidates, int32(cand))
+	m.HitRate, m.Recall, m.NDCG, m.MRR = append(m.HitRate, h.HitRate), append(m.Recall, h.Recall), append(m.NDCG, h.NDCG), append(m.MRR, h.MRR)
 }
 
 // coverage is the share of the candidates in any of lists and the Gini

@@ -656,6 +656,16 @@ func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A run with cold_items held its items out: they are no part of the
+	// catalogue new items are listed against (docs/scoring.md "Cold
+	// items"), as in the recommend stage's evaluation of them.
+	cold, _, err := readColdItems(ctx, r.in, len(run.asin))
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range cold {
+		keepRun[i] = keepRun[i] && !c
+	}
 	fits, err := readTrainedFits(ctx, r.in, []string{model})
 	if err != nil {
 		return nil, err
