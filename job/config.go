@@ -82,9 +82,12 @@ type Job struct {
 	Path string `yaml:"-"`
 	// RunRoot is the directory holding the runs of a --run-id, where the
 	// published links live, and RunID this run's subdirectory of it; both
-	// empty for a run without --run-id. Set by the CLI, never hashed.
+	// empty for a run without --run-id. RunDir is the directory the run
+	// writes (RunRoot/RunID with --run-id, else --run-dir's). Set by the
+	// CLI, never hashed.
 	RunRoot string `yaml:"-" json:"-"`
 	RunID   string `yaml:"-" json:"-"`
+	RunDir  string `yaml:"-" json:"-"`
 }
 
 // Data names raw input files. Empty fields are not used.
@@ -169,9 +172,10 @@ type Resolved struct {
 	// Publish is the job's and the experiment's publish: blocks merged,
 	// defaults filled and paths absolute; nil when neither has one.
 	Publish *Publish `json:",omitempty"`
-	// RunRoot and RunID are the job's (Job.RunRoot).
+	// RunRoot, RunID and RunDir are the job's (Job.RunRoot).
 	RunRoot string `json:"-"`
 	RunID   string `json:"-"`
+	RunDir  string `json:"-"`
 	// Index is the experiment's place in the job, from 0.
 	Index int `json:"-"`
 }
@@ -180,7 +184,7 @@ type Resolved struct {
 // settings merged, and data paths made absolute.
 func (j *Job) Resolve(i int) Resolved {
 	e := j.Experiments[i]
-	r := Resolved{Experiment: e, Seed: j.SeedList()[0], RunRoot: j.RunRoot, RunID: j.RunID, Index: i}
+	r := Resolved{Experiment: e, Seed: j.SeedList()[0], RunRoot: j.RunRoot, RunID: j.RunID, RunDir: j.RunDir, Index: i}
 	if !r.Depth.IsSet() {
 		r.Depth = Set(1)
 	}

@@ -57,7 +57,11 @@ func (p trainParams) Files() []string { return p.Warm.Files() }
 // published does not start from itself. why says why there is none.
 func predecessorRun(e *job.Resolved, from string) (dir, why string) {
 	if from != job.ReservedName {
-		if e.RunRoot != "" && filepath.Clean(from) == filepath.Join(e.RunRoot, e.RunID) {
+		own := e.RunDir
+		if e.RunRoot != "" {
+			own = filepath.Join(e.RunRoot, e.RunID)
+		}
+		if own != "" && sameDir(from, own) {
 			// Its own outputs would change its key on every run.
 			return "", fmt.Sprintf("%s is this run's own directory", from)
 		}
@@ -71,6 +75,20 @@ func predecessorRun(e *job.Resolved, from string) (dir, why string) {
 		return "", fmt.Sprintf("experiment %s has no published run in %s yet", e.Name, e.RunRoot)
 	}
 	return filepath.Join(e.RunRoot, id), ""
+}
+
+// sameDir says whether paths a and b name one directory: the same file
+// once both exist, else the same cleaned absolute path (a run directory is
+// made by the run, so on its first run it may not exist yet).
+func sameDir(a, b string) bool {
+	if fa, err := os.Stat(a); err == nil {
+		if fb, err := os.Stat(b); err == nil {
+			return os.SameFile(fa, fb)
+		}
+	}
+	a, errA := filepath.Abs(a)
+	b, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && a == b
 }
 
 // stageVersion is the version part of a node's code ("v2.13.0 go1.26.8/amd64

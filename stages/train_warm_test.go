@@ -186,3 +186,29 @@ func TestVocabularyFrom(t *testing.T) {
 		t.Errorf("no predecessor: %+v", p)
 	}
 }
+
+// TestWarmFromOwnRunDir: warm_from naming the run's own --run-dir (no
+// --run-id), by another spelling or through a symlink, starts cold with
+// the "own directory" WARN rather than from the run's previous outputs,
+// whose every change would retrain it.
+func TestWarmFromOwnRunDir(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, from := range []string{dir, dir + "/", filepath.Join(dir, "x", ".."), link} {
+		j := loadTestJob(t)
+		j.RunDir, j.WarmFrom = dir, from
+		w := warmFor(ptr(j.Resolve(0)), "lmt")
+		if w.Dir != "" || !strings.Contains(w.Missing, "this run's own directory") {
+			t.Errorf("warm_from %s in run dir %s: %+v, want a cold start naming its own directory", from, dir, w)
+		}
+	}
+	// Not yet made: the paths compare.
+	j := loadTestJob(t)
+	j.RunDir, j.WarmFrom = filepath.Join(dir, "new"), filepath.Join(dir, "new")+"/"
+	if w := warmFor(ptr(j.Resolve(0)), "lmt"); !strings.Contains(w.Missing, "own directory") {
+		t.Errorf("a run dir not made yet: %+v", w)
+	}
+}

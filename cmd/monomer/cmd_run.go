@@ -134,6 +134,8 @@ func (d *dirFlags) load(path string) (*job.Job, pipeline.Options, error) {
 		// The publish nodes compare with and promote in the root of runs.
 		j.RunRoot, j.RunID = base, d.runID
 	}
+	// warm_from and vocabulary_from must not name the run itself.
+	j.RunDir = opts.RunDir
 	return j, opts, nil
 }
 
