@@ -74,8 +74,13 @@ type trainParams struct {
 }
 
 // MarshalJSON is the node's key (setting.Key): a method of trainParams, not
-// of TrainSettings, whose promotion would take over the job's JSON.
-func (p trainParams) MarshalJSON() ([]byte, error) { return setting.Key(p) }
+// of TrainSettings, whose promotion would take over the job's JSON. Why a
+// predecessor is missing is for the WARN only: the fit is a cold one, keyed
+// as without warm_from, wherever the run root lies.
+func (p trainParams) MarshalJSON() ([]byte, error) {
+	p.Warm.Missing = ""
+	return setting.Key(p)
+}
 
 // PartParams are the parameters of node train.<model>: the settings model
 // reads.

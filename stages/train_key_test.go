@@ -3,6 +3,7 @@ package stages
 import (
 	"encoding/json"
 	"math"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -103,5 +104,34 @@ func TestTrainKeysUnchanged(t *testing.T) {
 	}
 	if n != len(trainKeys) {
 		t.Errorf("%d keys compared, %d recorded", n, len(trainKeys))
+	}
+}
+
+// TestTrainKeyNoPredecessor: a warm_from that finds no predecessor keys
+// train as a job without warm_from does (both fit cold), wherever the root
+// of runs lies, so that moving it retrains nothing.
+func TestTrainKeyNoPredecessor(t *testing.T) {
+	key := func(j *job.Job, model string) string {
+		r := j.Resolve(0)
+		b, err := json.Marshal(Train{}.PartParams(&r, model))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, m := range []string{"wnn", "lmt", "monomer"} {
+		cold := key(loadTestJob(t), m)
+		for _, root := range []string{t.TempDir(), t.TempDir()} {
+			for _, from := range []string{job.ReservedName, filepath.Join(root, "nothing-here")} {
+				j := loadTestJob(t)
+				j.RunRoot, j.RunID, j.RunDir, j.WarmFrom = root, "r1", filepath.Join(root, "r1"), from
+				if r := j.Resolve(0); warmFor(&r, m).Missing == "" {
+					t.Fatalf("warm_from %s in %s: a predecessor found", from, root)
+				}
+				if k := key(j, m); k != cold {
+					t.Errorf("%s, warm_from %s without a predecessor: key %s, without warm_from %s", m, from, k, cold)
+				}
+			}
+		}
 	}
 }

@@ -23,8 +23,9 @@ import (
 // jobs as they were.
 type warmParams struct {
 	// Missing says why warm_from names no usable predecessor ("" when it
-	// does): the fit starts cold, with a WARN saying so.
-	Missing string `json:"missing,omitempty"`
+	// does): the fit starts cold, with a WARN saying so. Not keyed
+	// (trainParams.MarshalJSON): it names paths, and the fit is cold.
+	Missing string `json:"-"`
 	// TrainVersion and FeaturesVersion are the code versions of the
 	// predecessor's train.<model> and features nodes.
 	TrainVersion    string `json:"train_version,omitempty"`
