@@ -505,10 +505,14 @@ func finishedRun(runDir, experiment, model string) (string, inputs, error) {
 			return "", nil, fmt.Errorf("%w: %s: stage %s has not finished (run `monomer run` first)", pipeline.ErrUsage, filepath.Join(expDir, st), st)
 		}
 	}
-	// The models trained are the train.<model> nodes that finished.
+	// The models trained are the train.<model> nodes that finished, not
+	// a later seed's replicas (train.<model>.s2, job.Job.SeedTag).
 	var have []string
-	done, _ := filepath.Glob(filepath.Join(expDir, pipeline.PartName(Train{}.Name(), "*"), "manifest.json"))
+	done, _ := filepath.Glob(filepath.Join(expDir, pipeline.PartName(Train{}.Name(), "*"), cache.ManifestName))
 	for _, p := range done {
+		if m, err := cache.ReadManifest(filepath.Dir(p)); err == nil && m.Inputs.Replica != "" {
+			continue
+		}
 		have = append(have, strings.TrimPrefix(filepath.Base(filepath.Dir(p)), Train{}.Name()+"."))
 	}
 	slices.Sort(have)
