@@ -152,7 +152,10 @@ func Export(ctx context.Context, o ExportOptions) (*ExportSummary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := emptyOut(o.Out); err != nil {
+	if err := outOfRun("export", o.Out, o.RunDir); err != nil {
+		return nil, err
+	}
+	if err := emptyOut("export", o.Out); err != nil {
 		return nil, err
 	}
 	expDir := filepath.Join(o.RunDir, o.Experiment)
@@ -391,9 +394,47 @@ func toFloat32(x []float64) []float32 {
 	return out
 }
 
-// emptyOut checks that dir does not exist or is an empty directory: export
-// writes only files it creates.
-func emptyOut(dir string) error {
+// outOfRun refuses an --out that is dir (a run directory, or the export
+// score reads) or lies inside it: the command only reads dir, and a file in
+// a run is the pipeline's. Paths compare absolute and cleaned, symlinks
+// resolved in dir and in out's nearest existing parent, since out itself
+// is yet to be made.
+func outOfRun(command, out, dir string) error {
+	real := func(p string) (string, error) {
+		p, err := filepath.Abs(p)
+		if err != nil {
+			return "", err
+		}
+		var rest []string
+		for {
+			if r, err := filepath.EvalSymlinks(p); err == nil {
+				return filepath.Join(append([]string{r}, rest...)...), nil
+			}
+			parent := filepath.Dir(p)
+			if parent == p {
+				return p, nil
+			}
+			rest = append([]string{filepath.Base(p)}, rest...)
+			p = parent
+		}
+	}
+	o, err := real(out)
+	if err != nil {
+		return fmt.Errorf("%w: --out %s: %v", pipeline.ErrUsage, out, err)
+	}
+	d, err := real(dir)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", pipeline.ErrUsage, dir, err)
+	}
+	if rel, err := filepath.Rel(d, o); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("%w: --out %s is inside %s, which %s only reads: write it elsewhere", pipeline.ErrUsage, out, dir, command)
+	}
+	return nil
+}
+
+// emptyOut checks that dir does not exist or is an empty directory:
+// command (export, score) writes only files it creates.
+func emptyOut(command, dir string) error {
 	fi, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -402,14 +443,14 @@ func emptyOut(dir string) error {
 		return fmt.Errorf("%w: --out %s: %v", pipeline.ErrUsage, dir, err)
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("%w: --out %s is not a directory: export writes a new directory (or fills an empty one)", pipeline.ErrUsage, dir)
+		return fmt.Errorf("%w: --out %s is not a directory: %s writes a new directory (or fills an empty one)", pipeline.ErrUsage, dir, command)
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("%w: --out %s: %v", pipeline.ErrUsage, dir, err)
 	}
 	if len(ents) > 0 {
-		return fmt.Errorf("%w: --out %s is not empty: export writes a new directory (or fills an empty one)", pipeline.ErrUsage, dir)
+		return fmt.Errorf("%w: --out %s is not empty: %s writes a new directory (or fills an empty one)", pipeline.ErrUsage, dir, command)
 	}
 	return nil
 }

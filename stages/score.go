@@ -581,6 +581,9 @@ func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 	if o.Out == "" {
 		return nil, fmt.Errorf("%w: score needs --out (see --help)", pipeline.ErrUsage)
 	}
+	if o.K < 0 || o.K > job.MaxPublishK { // publish.k's bounds (job/publish.go)
+		return nil, fmt.Errorf("%w: --k %d: a list length from 1 to %d (0: 10)", pipeline.ErrUsage, o.K, job.MaxPublishK)
+	}
 	if o.Model != "" {
 		if _, err := models.Lookup(o.Model); err != nil || !retrievable(o.Model) {
 			return nil, fmt.Errorf("%w: --model %s is not a model that ranks items (use %s)", pipeline.ErrUsage, o.Model, RetrievableNames())
@@ -610,11 +613,12 @@ func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 	if source.path == "" {
 		return nil, fmt.Errorf("%w: score: experiment %s has %s features: give the new items' with --%s", pipeline.ErrUsage, o.Experiment, r.features.Kind, source.flag)
 	}
-	if r.pub.K == 0 { // no publish node: k alone
-		r.pub.K = max(o.K, 0)
-		if r.pub.K == 0 {
-			r.pub.K = 10
-		}
+	// docs/scoring.md: the publish: block's k rules; --k only without one.
+	switch {
+	case r.pub.K != 0 && o.K != 0:
+		return nil, fmt.Errorf("%w: --k %d: experiment %s has a publish: block, whose k (%d) the lists follow; drop --k", pipeline.ErrUsage, o.K, o.Experiment, r.pub.K)
+	case r.pub.K == 0: // no publish node: k alone
+		r.pub.K = cmp.Or(o.K, 10)
 	}
 	inputsRead := []string{o.Items, source.path}
 	for _, f := range inputsRead {
@@ -622,7 +626,10 @@ func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 			return nil, fmt.Errorf("%w: %v", pipeline.ErrMissingInput, err)
 		}
 	}
-	if err := emptyOut(o.Out); err != nil {
+	if err := outOfRun("score", o.Out, cmp.Or(o.ModelDir, o.RunDir)); err != nil {
+		return nil, err
+	}
+	if err := emptyOut("score", o.Out); err != nil {
 		return nil, err
 	}
 	// Written in a temporary directory beside Out and renamed into place,

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -96,6 +97,65 @@ func TestScore(t *testing.T) {
 	t.Run("new_items", func(t *testing.T) { scoreNewItems(t, run) })
 	t.Run("version_check", func(t *testing.T) { scoreVersionCheck(t, run) })
 	t.Run("model_dir", func(t *testing.T) { scoreModelDir(t, run) })
+	t.Run("refusals", func(t *testing.T) { scoreRefusals(t, run) })
+}
+
+// scoreRefusals: score and export refuse, with one usage line (exit 2)
+// and nothing written, an --out in the run they read (by any spelling,
+// or through a symlink), a --k beside a publish: block or out of bounds;
+// and a full --out names the command refusing it.
+func scoreRefusals(t *testing.T, run string) {
+	data := must(filepath.Abs(testData))(t)
+	before := treeSum(t, run)
+	link := filepath.Join(t.TempDir(), "run-link")
+	if err := os.Symlink(run, link); err != nil {
+		t.Fatal(err)
+	}
+	full := t.TempDir()
+	if err := os.WriteFile(filepath.Join(full, "x"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fresh := filepath.Join(t.TempDir(), "out")
+	score := func(out string, k int) error {
+		_, err := Score(t.Context(), ScoreOptions{RunDir: run, Experiment: "men-bow", K: k,
+			Items: filepath.Join(data, "meta_Demo.json.gz"), Text: filepath.Join(data, "reviews_Demo.json.gz"), Out: out})
+		return err
+	}
+	export := func(out string, _ int) error {
+		_, err := Export(t.Context(), ExportOptions{RunDir: run, Experiment: "men-bow", Model: "monomer", Out: out})
+		return err
+	}
+	for _, tc := range []struct {
+		name string
+		cmd  func(string, int) error
+		out  string
+		k    int
+		want string
+	}{
+		{"score into the run", score, run, 0, "inside " + run + ", which score only reads"},
+		{"score into the run/", score, run + "/", 0, "which score only reads"},
+		{"score under the run", score, filepath.Join(run, "men-bow", "scored"), 0, "which score only reads"},
+		{"score under the run by ..", score, filepath.Join(run, "x", "..", "new"), 0, "which score only reads"},
+		{"score through a symlink", score, filepath.Join(link, "scored"), 0, "which score only reads"},
+		{"export into the run", export, filepath.Join(run, "exported"), 0, "which export only reads"},
+		{"export through a symlink", export, filepath.Join(link, "men-bow"), 0, "which export only reads"},
+		{"score into a full directory", score, full, 0, "is not empty: score writes a new directory"},
+		{"export into a full directory", export, full, 0, "is not empty: export writes a new directory"},
+		{"--k beside publish:", score, fresh, 5, "has a publish: block, whose k (7) the lists follow"},
+		{"--k above the cap", score, fresh, 1001, "--k 1001: a list length from 1 to 1000"},
+		{"--k negative", score, fresh, -1, "--k -1: a list length"},
+	} {
+		err := tc.cmd(tc.out, tc.k)
+		if !errors.Is(err, pipeline.ErrUsage) || !strings.Contains(fmt.Sprint(err), tc.want) || strings.Contains(fmt.Sprint(err), "\n") {
+			t.Errorf("%s: %v, want a usage error with %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := os.Stat(fresh); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a refused score made --out: %v", err)
+	}
+	if treeSum(t, run) != before {
+		t.Errorf("a refused command changed the run")
+	}
 }
 
 // treeSum is a digest of every path, mode and byte under dir.

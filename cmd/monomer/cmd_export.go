@@ -69,6 +69,6 @@ empty; the run is only read. See docs/serving.md.
 	f.StringVar(&flags.experiment, "experiment", "", "the experiment (required)")
 	f.StringVar(&flags.model, "model", models.ModelMonomer, "lmt or monomer (wnn with --wnn-features)")
 	f.BoolVar(&flags.wnnFeatures, "wnn-features", false, "export a wnn: its vectors are the features themselves, feature dimension + 1 floats an item")
-	f.StringVar(&flags.out, "out", "", "the directory to write (required; must not exist or be empty)")
+	f.StringVar(&flags.out, "out", "", "the directory to write (required; must not exist or be empty, outside the run)")
 	return cmd
 }

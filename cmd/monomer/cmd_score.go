@@ -105,7 +105,7 @@ another code version, is refused with one line (exit 3). --experiment and
 	f.StringVar(&flags.text, "text", "", "the new items' documents: a catalogue text table or an Amazon reviews file (bag of words)")
 	f.StringVar(&flags.images, "image-features", "", "the new items' image-feature file (.b), for features: image")
 	f.StringVar(&flags.embeddings, "embeddings", "", "the new items' embeddings (Parquet, or .npy beside its ids), for features: embeddings")
-	f.StringVar(&flags.out, "out", "", "the directory to write, new or empty (required)")
-	f.IntVar(&flags.k, "k", 0, "list length when the experiment has no publish: block (0: 10; with one, its k)")
+	f.StringVar(&flags.out, "out", "", "the directory to write, new or empty, outside the run (required)")
+	f.IntVar(&flags.k, "k", 0, "list length when the experiment has no publish: block (0: 10, at most 1000; refused with one, whose k the lists follow)")
 	return cmd
 }
