@@ -79,9 +79,14 @@ type ExportModel struct {
 	TrainCodeVersion    string `json:"train_code_version"`
 	FeaturesCode        string `json:"features_code"`
 	FeaturesCodeVersion string `json:"features_code_version"`
-	// Run is the run directory exported (absolute), RunID its run id.
-	Run   string `json:"run"`
-	RunID string `json:"run_id,omitempty"`
+	// Run is the run directory exported (absolute), RunID its run id: the
+	// last run of it to finish with the experiment's stages (its run log,
+	// exportedRunID). TrainedInRun is the run that trained the model, from
+	// its train manifest: another run's when the fit was restored from the
+	// store or was up to date.
+	Run          string `json:"run"`
+	RunID        string `json:"run_id,omitempty"`
+	TrainedInRun string `json:"trained_in_run,omitempty"`
 	// FeaturesParams and IngestParams are the run's features and ingest
 	// parameters as their manifests recorded them (tokeniser settings,
 	// image_scale; category and depth): how a new item is featurised and
@@ -202,7 +207,7 @@ func Export(ctx context.Context, o ExportOptions) (*ExportSummary, error) {
 		Probability: "sigmoid(c - query_offset + dot(query_vector, item_vector))", C: fit.C,
 		MonomerVersion: o.Version, TrainCode: trainM.Inputs.Code, TrainCodeVersion: codeVersion(trainM.Inputs.Code),
 		FeaturesCode: featM.Inputs.Code, FeaturesCodeVersion: codeVersion(featM.Inputs.Code),
-		Run: abs, RunID: trainM.RunID, FeaturesParams: featM.Inputs.Params, IngestParams: ingM.Inputs.Params,
+		Run: abs, RunID: exportedRunID(o.RunDir, o.Experiment), TrainedInRun: trainM.RunID, FeaturesParams: featM.Inputs.Params, IngestParams: ingM.Inputs.Params,
 		Score: ExportScoreDir, IngestCode: ingM.Inputs.Code, Files: map[string]string{}}
 
 	parent := filepath.Dir(filepath.Clean(o.Out))
@@ -392,6 +397,25 @@ func toFloat32(x []float64) []float32 {
 		out[i] = float32(v)
 	}
 	return out
+}
+
+// exportedRunID is the id of the last run of runDir whose end record
+// (pipeline.RunLogName) lists a stage of experiment as run, up to date or
+// restored: the run that left its outputs as they are; "" when the log
+// has none.
+func exportedRunID(runDir, experiment string) string {
+	recs, _, err := pipeline.ReadRunLog(runDir)
+	if err != nil {
+		return ""
+	}
+	ofExp := func(id string) bool { return strings.HasPrefix(id, experiment+"/") }
+	for _, r := range slices.Backward(recs) {
+		if r.Event == "end" && r.Stages != nil &&
+			(slices.ContainsFunc(r.Stages.Run, ofExp) || slices.ContainsFunc(r.Stages.Skipped, ofExp) || slices.ContainsFunc(r.Stages.Restored, ofExp)) {
+			return r.RunID
+		}
+	}
+	return ""
 }
 
 // outOfRun refuses an --out that is dir (a run directory, or the export

@@ -98,6 +98,43 @@ func TestScore(t *testing.T) {
 	t.Run("version_check", func(t *testing.T) { scoreVersionCheck(t, run) })
 	t.Run("model_dir", func(t *testing.T) { scoreModelDir(t, run) })
 	t.Run("refusals", func(t *testing.T) { scoreRefusals(t, run) })
+	t.Run("export_run_id", func(t *testing.T) { exportRunID(t, run) })
+}
+
+// exportRunID: model.json's run_id is the run exported, the last to leave
+// the experiment's outputs as they are (its run log), and trained_in_run
+// the run that trained the fit: after a later run of the directory found
+// train up to date, the two differ.
+func exportRunID(t *testing.T, run string) {
+	read := func(ex string) ExportModel {
+		var m ExportModel
+		if err := json.Unmarshal(must(os.ReadFile(filepath.Join(ex, ExportModelFile)))(t), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	ex := filepath.Join(t.TempDir(), "ex")
+	must(Export(t.Context(), ExportOptions{RunDir: run, Experiment: "men-bow", Model: "monomer", Out: ex}))(t)
+	if m := read(ex); m.RunID != "score-test" || m.TrainedInRun != "score-test" {
+		t.Errorf("export of the run that trained: run_id %q, trained_in_run %q, want score-test for both", m.RunID, m.TrainedInRun)
+	}
+	// A later run of the directory, every stage up to date (its end record).
+	later := filepath.Join(t.TempDir(), "run")
+	if err := os.CopyFS(later, os.DirFS(run)); err != nil {
+		t.Fatal(err)
+	}
+	rec := must(json.Marshal(pipeline.RunRecord{Event: "end", RunID: "later", Job: "score",
+		Stages: &pipeline.Stages{Skipped: []string{"men-bow/ingest", "men-bow/train.monomer"}}}))(t)
+	f := must(os.OpenFile(filepath.Join(later, pipeline.RunLogName), os.O_WRONLY|os.O_APPEND, 0))(t)
+	if _, err := f.Write(append(rec, '\n')); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	ex = filepath.Join(t.TempDir(), "ex")
+	must(Export(t.Context(), ExportOptions{RunDir: later, Experiment: "men-bow", Model: "monomer", Out: ex}))(t)
+	if m := read(ex); m.RunID != "later" || m.TrainedInRun != "score-test" {
+		t.Errorf("export after a later run: run_id %q, trained_in_run %q, want later and score-test", m.RunID, m.TrainedInRun)
+	}
 }
 
 // scoreRefusals: score and export refuse, with one usage line (exit 2)
