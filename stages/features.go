@@ -44,10 +44,12 @@ type featuresParams struct {
 	Embeddings    []string `json:"-"`
 	// Vocabulary is the vocabulary.parquet of vocabulary_from's run,
 	// keyed by content; VocabularyMissing says why that run has none (the
-	// vocabulary is then counted, with a WARN).
+	// vocabulary is then counted, with a WARN). Only a vocabulary found is
+	// keyed: the reason names paths, and without one the features are a
+	// job's without vocabulary_from.
 	Vocabulary        string `json:"-"`
 	VocabularyFixed   bool   `json:"vocabulary_from,omitempty"`
-	VocabularyMissing string `json:"vocabulary_missing,omitempty"`
+	VocabularyMissing string `json:"-"`
 }
 
 // Files is the image-feature file, for image features, or the embeddings
@@ -73,8 +75,8 @@ func (Features) Params(e *job.Resolved) featuresParams {
 	p := featuresParams{Kind: "bow", VocabShards: e.Settings.VocabShards.Get(), VocabSize: e.Settings.VocabSize, UseSummary: e.Settings.UseSummary.Get(),
 		VocabSampleTokens: e.Settings.VocabSampleTokens} // the reviews: ingest's table, an upstream output
 	if e.VocabularyFrom != "" {
-		p.VocabularyFixed = true
 		p.Vocabulary, p.VocabularyMissing = fixedVocabulary(e)
+		p.VocabularyFixed = p.Vocabulary != ""
 	}
 	return p
 }

@@ -135,3 +135,29 @@ func TestTrainKeyNoPredecessor(t *testing.T) {
 		}
 	}
 }
+
+// TestFeaturesKeyNoVocabulary: a vocabulary_from that finds no vocabulary
+// keys features as a job without it does (both count their own), wherever
+// the root of runs lies; the reason stays for the WARN.
+func TestFeaturesKeyNoVocabulary(t *testing.T) {
+	key := func(j *job.Job) (string, featuresParams) {
+		r := j.Resolve(1) // women-bow
+		p := Features{}.Params(&r)
+		b, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b), p
+	}
+	counted, _ := key(loadTestJob(t))
+	for _, root := range []string{t.TempDir(), t.TempDir()} {
+		for _, from := range []string{job.ReservedName, filepath.Join(root, "nothing-here")} {
+			j := loadTestJob(t)
+			j.RunRoot, j.RunID, j.RunDir, j.VocabularyFrom = root, "r1", filepath.Join(root, "r1"), from
+			k, p := key(j)
+			if p.VocabularyMissing == "" || k != counted {
+				t.Errorf("vocabulary_from %s without a vocabulary: key %s (missing %q), without vocabulary_from %s", from, k, p.VocabularyMissing, counted)
+			}
+		}
+	}
+}
