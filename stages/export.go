@@ -451,7 +451,11 @@ func outOfRun(command, out, dir string) error {
 		return fmt.Errorf("%w: %s: %v", pipeline.ErrUsage, dir, err)
 	}
 	if rel, err := filepath.Rel(d, o); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return fmt.Errorf("%w: --out %s is inside %s, which %s only reads: write it elsewhere", pipeline.ErrUsage, out, dir, command)
+		where := "inside "
+		if rel == "." {
+			where = ""
+		}
+		return fmt.Errorf("%w: --out %s is %s%s, which %s only reads: write it elsewhere", pipeline.ErrUsage, out, where, dir, command)
 	}
 	return nil
 }

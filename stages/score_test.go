@@ -169,9 +169,9 @@ func scoreRefusals(t *testing.T, run string) {
 		k    int
 		want string
 	}{
-		{"score into the run", score, run, 0, "inside " + run + ", which score only reads"},
+		{"score into the run", score, run, 0, "--out " + run + " is " + run + ", which score only reads"},
 		{"score into the run/", score, run + "/", 0, "which score only reads"},
-		{"score under the run", score, filepath.Join(run, "men-bow", "scored"), 0, "which score only reads"},
+		{"score under the run", score, filepath.Join(run, "men-bow", "scored"), 0, "is inside " + run + ", which score only reads"},
 		{"score under the run by ..", score, filepath.Join(run, "x", "..", "new"), 0, "which score only reads"},
 		{"score through a symlink", score, filepath.Join(link, "scored"), 0, "which score only reads"},
 		{"export into the run", export, filepath.Join(run, "exported"), 0, "which export only reads"},
