@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"path/filepath"
@@ -44,12 +45,22 @@ type featuresParams struct {
 	Embeddings    []string `json:"-"`
 	// Vocabulary is the vocabulary.parquet of vocabulary_from's run,
 	// keyed by content; VocabularyMissing says why that run has none (the
-	// vocabulary is then counted, with a WARN). Only a vocabulary found is
-	// keyed: the reason names paths, and without one the features are a
-	// job's without vocabulary_from.
+	// vocabulary is then counted, with a WARN). The reason names paths, so
+	// the key holds only that it is missing (MarshalJSON): the same
+	// wherever the root of runs lies.
 	Vocabulary        string `json:"-"`
 	VocabularyFixed   bool   `json:"vocabulary_from,omitempty"`
-	VocabularyMissing string `json:"-"`
+	VocabularyMissing string `json:"vocabulary_missing,omitempty"`
+}
+
+// MarshalJSON is the node's key: the parameters, with why vocabulary_from
+// found no vocabulary reduced to that it found none.
+func (p featuresParams) MarshalJSON() ([]byte, error) {
+	type plain featuresParams
+	if p.VocabularyMissing != "" {
+		p.VocabularyMissing = "no vocabulary"
+	}
+	return json.Marshal(plain(p))
 }
 
 // Files is the image-feature file, for image features, or the embeddings

@@ -75,10 +75,12 @@ type trainParams struct {
 
 // MarshalJSON is the node's key (setting.Key): a method of trainParams, not
 // of TrainSettings, whose promotion would take over the job's JSON. Why a
-// predecessor is missing is for the WARN only: the fit is a cold one, keyed
-// as without warm_from, wherever the run root lies.
+// predecessor is missing is for the WARN: the key holds only that it is
+// missing, so it is the same wherever the run root lies.
 func (p trainParams) MarshalJSON() ([]byte, error) {
-	p.Warm.Missing = ""
+	if p.Warm.Missing != "" {
+		p.Warm.Missing = "no predecessor"
+	}
 	return setting.Key(p)
 }
 

@@ -23,9 +23,10 @@ import (
 // jobs as they were.
 type warmParams struct {
 	// Missing says why warm_from names no usable predecessor ("" when it
-	// does): the fit starts cold, with a WARN saying so. Not keyed
-	// (trainParams.MarshalJSON): it names paths, and the fit is cold.
-	Missing string `json:"-"`
+	// does): the fit starts cold, with a WARN saying so. Keyed as a fixed
+	// token (trainParams.MarshalJSON): the reason names paths, which would
+	// make the key depend on where the run root lies.
+	Missing string `json:"missing,omitempty"`
 	// TrainVersion and FeaturesVersion are the code versions of the
 	// predecessor's train.<model> and features nodes.
 	TrainVersion    string `json:"train_version,omitempty"`
