@@ -17,10 +17,12 @@ import pytest
 from conftest import DEMO_JOB, REPO, RUNS, monomer
 
 # Tables no run here writes: the bag-of-words shards' (only with
-# vocab_shards), the rejects kept beside a stage that failed and monomer
-# export's (not in a run directory; tests/serving reads it). The publish
-# node's tables come from published_run.
-NOT_IN_DEMO = {"counts", "info", "ingest.failed.rejects", "vectors"}
+# vocab_shards), the rejects kept beside a stage that failed, monomer
+# export's (not in a run directory; tests/serving reads it) and the
+# held-out items' (only with settings.cold_items; stages'
+# TestColdItemsHeldOut reads them back). The publish node's tables come
+# from published_run.
+NOT_IN_DEMO = {"counts", "info", "ingest.failed.rejects", "vectors", "cold_items", "cold_relations", "cold_items_metrics"}
 
 
 def doc_tables(page: str) -> dict[str, list[tuple[str, str]]]:
