@@ -2,8 +2,6 @@ package stages
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -261,7 +259,7 @@ func Export(ctx context.Context, o ExportOptions) (*ExportSummary, error) {
 	}
 	names = append(names, copied...)
 	for _, name := range names {
-		sum, err := sha256File(filepath.Join(tmp, name))
+		sum, err := cache.HashFile(filepath.Join(tmp, name))
 		if err != nil {
 			return nil, err
 		}
@@ -337,7 +335,7 @@ func exportScoreFiles(in inputs, expDir, model, kind, tmp string, meta *ExportMo
 		// publishParams.Files: the exclude table comes first; the copy is
 		// of the content the run published under.
 		f := pm.Inputs.Files[0]
-		if sum, err := sha256File(f.Path); err != nil || sum != f.SHA256 {
+		if sum, err := cache.HashFile(f.Path); err != nil || sum != f.SHA256 {
 			return nil, fmt.Errorf("%w: %s: the publish: block's exclude table is gone or changed since the run (sha256 %s)", pipeline.ErrBadInput, f.Path, cache.Short(f.SHA256))
 		}
 		name := filepath.ToSlash(filepath.Join(ExportScoreDir, Publish{}.Name(), "exclude"+filepath.Ext(f.Path)))
@@ -501,19 +499,6 @@ func copyFile(src, dst string) error {
 		return fmt.Errorf("stages: export: %s: %w", dst, err)
 	}
 	return nil
-}
-
-func sha256File(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("stages: %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // exportCols are the export_vectors rows of items rows (indices into it)

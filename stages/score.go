@@ -188,7 +188,7 @@ func openScoreRun(runDir, exp, model string) (*scoreRun, error) {
 		if r.pub.HasExclude && len(pm.Inputs.Files) > 0 {
 			// publishParams.Files: the exclude table comes first.
 			f := pm.Inputs.Files[0]
-			if sum, err := sha256File(f.Path); err != nil || sum != f.SHA256 {
+			if sum, err := cache.HashFile(f.Path); err != nil || sum != f.SHA256 {
 				return nil, fmt.Errorf("%w: %s: the publish: block's exclude table is gone or changed since the run (sha256 %s); score applies the rules the run published under", pipeline.ErrBadInput, f.Path, cache.Short(f.SHA256))
 			}
 			r.exclude = f.Path
@@ -270,7 +270,7 @@ func openScoreModelDir(dir, exp, model string) (*scoreRun, error) {
 		if !filepath.IsLocal(filepath.FromSlash(name)) {
 			return nil, fmt.Errorf("%w: %s: file %q is not inside the export", pipeline.ErrBadInput, path, name)
 		}
-		sum, err := sha256File(filepath.Join(dir, filepath.FromSlash(name)))
+		sum, err := cache.HashFile(filepath.Join(dir, filepath.FromSlash(name)))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", pipeline.ErrBadInput, path, err)
 		}
@@ -823,7 +823,7 @@ func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 		}
 	}
 	for _, f := range inputsRead {
-		h, err := sha256File(f)
+		h, err := cache.HashFile(f)
 		if err != nil {
 			return nil, err
 		}
@@ -835,7 +835,7 @@ func Score(ctx context.Context, o ScoreOptions) (*ScoreSummary, error) {
 	}
 	for _, name := range []string{publishedFile, scoreRejectsFile, scoreVectorsFile} {
 		path := filepath.Join(o.Out, name)
-		h, err := sha256File(path)
+		h, err := cache.HashFile(path)
 		if err != nil {
 			return nil, err
 		}
