@@ -81,14 +81,28 @@ class Cluster:
         self.tmp = tempfile.mkdtemp(prefix="monomer-pgvector.")
         self.bindir = bindir  # psql runs from here, as the caller
         self.as_user = []
+        self.started = False
+        try:
+            self._start()
+        except BaseException:  # fail() exits: the directory goes with it
+            self.close()
+            raise
+
+    def _start(self):
+        bindir = self.bindir
         server = bindir
         if os.geteuid() == 0:
-            # The server refuses to run as root: run it as nobody, from a copy
-            # of its installation, since nobody may not reach the original's
-            # path. The copy keeps the layout the binaries find their files by:
-            # lib and share beside bin, and a wheel's bundled libraries
-            # (auditwheel's PACKAGE.libs, beside the package holding the
-            # installation) where their rpath looks.
+            self.as_user = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--reset-env"]
+        # initdb, as it loads its libraries (postgres --version ran as
+        # nobody from a path nobody could not list).
+        probe = subprocess.run(self.as_user + [os.path.join(bindir, "initdb"), "--version"], capture_output=True)
+        if self.as_user and probe.returncode != 0:
+            # The server refuses to run as root: it runs as nobody, here from
+            # a copy of its installation, as nobody cannot reach the
+            # original's path (a venv under /root). The copy keeps the layout
+            # the binaries find their files by: lib and share beside bin, and
+            # a wheel's bundled libraries (auditwheel's PACKAGE.libs, beside
+            # the package holding the installation) where their rpath looks.
             src = os.path.dirname(bindir)
             pkg = os.path.dirname(src)
             root = os.path.join(self.tmp, "pg", os.path.basename(pkg), os.path.basename(src))
@@ -100,32 +114,32 @@ class Cluster:
             if os.path.isdir(pkg + ".libs"):
                 shutil.copytree(pkg + ".libs", os.path.join(self.tmp, "pg", os.path.basename(pkg) + ".libs"))
             server = os.path.join(root, "bin")
-            self.as_user = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--reset-env"]
+        self.sock = os.path.join(self.tmp, "sock")
+        os.mkdir(self.sock)
+        if self.as_user:
             os.chmod(self.tmp, 0o755)
-            self.sock = os.path.join(self.tmp, "sock")
-            os.mkdir(self.sock)
             shutil.chown(self.sock, "nobody", "nogroup")
-        else:
-            self.sock = os.path.join(self.tmp, "sock")
-            os.mkdir(self.sock)
         self.data = os.path.join(self.sock, "data")
         self.server = server
-        self.started = False
-        log = os.path.join(self.sock, "initdb.log")
         self._server_cmd([os.path.join(server, "initdb"), "-D", self.data, "-U", "postgres", "-A", "trust",
-                          "-N", "-E", "UTF8", "--locale=C.UTF-8"], log)
+                          "-N", "-E", "UTF8", "--locale=C.UTF-8"])
         # No TCP (listen_addresses empty), the socket in the temporary
         # directory; fsync off: the cluster is thrown away.
         opts = f"-c listen_addresses='' -k {self.sock} -c fsync=off"
         self._server_cmd([os.path.join(server, "pg_ctl"), "-D", self.data, "-l", os.path.join(self.sock, "server.log"),
-                          "-w", "-o", opts, "start"], log)
+                          "-w", "-o", opts, "start"])
         self.started = True
         self.version = self.psql("postgres", [], "SHOW server_version;").strip()
 
-    def _server_cmd(self, args, log):
+    def _server_cmd(self, args):
         r = subprocess.run(self.as_user + args, capture_output=True, text=True)
         if r.returncode != 0:
-            fail(f"{' '.join(args[:1])}: exit {r.returncode}: {(r.stderr or r.stdout).strip()[-500:]}")
+            why = (r.stderr or r.stdout).strip()
+            try:
+                why += "; server log: " + open(os.path.join(self.sock, "server.log")).read().strip()
+            except OSError:
+                pass
+            fail(f"{os.path.basename(args[0])}: exit {r.returncode}: {why[-800:]}")
 
     def psql(self, db, variables, script, cwd=None):
         args = [os.path.join(self.bindir, "psql"), "-X", "-q", "--csv", "-t", "-v", "ON_ERROR_STOP=1",
