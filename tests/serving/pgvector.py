@@ -177,6 +177,8 @@ def parse_vector(s):
 
 def check(cluster, blocks, n_case, export, lists_path, model):
     csv_py, load_sql, top_sql = blocks
+    if f'"{DOC_EXPORT}"' not in csv_py:
+        fail(f"{DOC}: the pgvector section's Python no longer names the export \"{DOC_EXPORT}\"")
     export = os.path.abspath(export)
     meta = json.load(open(os.path.join(export, "model.json")))
     d, c = meta["dimension"], meta["c"]
