@@ -5,7 +5,7 @@ BIN := bin/monomer
 # the Go loops into FMAs, which round differently (README, "same bits").
 export GOAMD64 := v1
 
-.PHONY: build build-openblas run test test-purego bench bench-topk bench-sparse lint testdata test-openblas test-kernels bench-openblas test-airflow airflow-venv serving-venv test-serving
+.PHONY: build build-openblas run test test-purego bench bench-topk bench-sparse lint testdata test-openblas test-kernels bench-openblas test-airflow airflow-venv serving-venv test-serving test-pgvector
 
 # Fast by default: build with OpenBLAS (cgo, -tags openblas) when
 # -lopenblas links. When it does not and we are root with apt-get, Debian's
@@ -32,7 +32,7 @@ BLAS_DETECT = if $(BLAS_PROBE); then echo openblas; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && ($(BLAS_INSTALL)) && $(BLAS_PROBE); then echo openblas; \
 	else echo "make: no libopenblas: building pure Go (dense features train about 10x slower)" >&2; echo go; fi
 ifeq ($(origin BLAS),undefined)
-ifneq ($(filter build run test test-airflow test-serving test-kernels bench bench-cores testdata docs test-cpus,$(or $(MAKECMDGOALS),build)),)
+ifneq ($(filter build run test test-airflow test-serving test-pgvector test-kernels bench bench-cores testdata docs test-cpus,$(or $(MAKECMDGOALS),build)),)
 BLAS := $(shell $(BLAS_DETECT))
 endif
 endif
@@ -75,6 +75,15 @@ serving-venv:
 
 test-serving: build serving-venv
 	MONOMER_SERVING_REQUIRED=1 $(BLAS_ENV) $(GO) test $(BLAS_TAGS) -count=1 -timeout 30m -v -run '^TestExport$$' ./cmd/monomer
+
+# docs/serving.md's pgvector recipe, run as the doc has it, in a throwaway
+# PostgreSQL with pgvector (pgserver's, in .venv-serving) on a unix socket
+# of a temporary directory, against monomer's publish and recommend lists
+# (tests/serving/pgvector.sh). PGVECTOR_RUN=runs/demo starts from a copy
+# of that demo run (only publish reruns) instead of a fresh one.
+PGVECTOR_RUN ?=
+test-pgvector: build serving-venv
+	BIN=$(BIN) PY=$(SERVING_VENV)/bin/python tests/serving/pgvector.sh $(PGVECTOR_RUN)
 
 # The models package as the pure-Go build runs it.
 test-purego:
