@@ -127,7 +127,7 @@ func warmFor(e *job.Resolved, model string) warmParams {
 		}
 	}
 	w := warmParams{Dir: dir, TrainVersion: stageVersion(dir)}
-	w.Leak = splitLeak(e.Settings.Split.Get(), filepath.Join(run, e.Name, Split{}.Name()))
+	w.Leak = splitLeak(e.Settings.Split.Get(), e.Seed, filepath.Join(run, e.Name, Split{}.Name()))
 	feat := filepath.Join(run, e.Name, Features{}.Name())
 	w.FeaturesVersion = stageVersion(feat)
 	if e.Features == "bow" {
@@ -144,16 +144,23 @@ func warmFor(e *job.Resolved, model string) warmParams {
 // afresh each night (about 40 % of a day-2 test split were day 1's
 // training pairs, BENCHMARKS.md), and a predecessor that did not split
 // stable dealt its pairs by another rule. "" when both split stable.
-func splitLeak(split, predSplitDir string) string {
+func splitLeak(split string, seed uint64, predSplitDir string) string {
 	if split != graph.SplitStable {
 		return fmt.Sprintf("this run splits %s, so its validation and test pairs include pairs the predecessor trained on: its test error is optimistic and the gate's max_error_increase lenient; set split: stable (docs/scheduling.md)", cmp.Or(split, graph.SplitPaper))
 	}
 	var p string
+	var predSeed uint64
 	if m, err := cache.ReadManifest(predSplitDir); err == nil {
 		p, _ = m.Stats["protocol"].(string)
+		predSeed = m.Seed
 	}
 	if p != graph.SplitStable {
 		return fmt.Sprintf("the predecessor did not split stable (%s), so pairs it trained on can be in this run's test split; once both runs split stable, none are", cmp.Or(p, "its split unread"))
+	}
+	// The pair keys are salted with the seed (StableSalt): another seed
+	// deals other splits, as leaky as the paper's.
+	if predSeed != seed {
+		return fmt.Sprintf("the predecessor split stable with seed %d, this run with seed %d, so pairs it trained on can be in this run's test split", predSeed, seed)
 	}
 	return ""
 }

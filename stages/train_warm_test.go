@@ -229,19 +229,23 @@ func TestWarmFromOwnRunDir(t *testing.T) {
 // TestSplitLeak: a warm start warns of pairs its predecessor trained on in
 // tonight's test split unless both runs split stable.
 func TestSplitLeak(t *testing.T) {
-	if w := splitLeak("", t.TempDir()); !strings.Contains(w, "splits paper") {
+	if w := splitLeak("", 1, t.TempDir()); !strings.Contains(w, "splits paper") {
 		t.Errorf("paper split: %q", w)
 	}
-	if w := splitLeak(graph.SplitStable, t.TempDir()); !strings.Contains(w, "predecessor did not split stable (its split unread)") {
+	if w := splitLeak(graph.SplitStable, 1, t.TempDir()); !strings.Contains(w, "predecessor did not split stable (its split unread)") {
 		t.Errorf("no predecessor manifest: %q", w)
 	}
 	for _, p := range []string{graph.SplitGrouped, graph.SplitStable} {
 		dir := t.TempDir()
-		if err := cache.WriteManifest(dir, &cache.Manifest{Stats: map[string]any{"protocol": p}}); err != nil {
+		if err := cache.WriteManifest(dir, &cache.Manifest{Seed: 1, Stats: map[string]any{"protocol": p}}); err != nil {
 			t.Fatal(err)
 		}
-		if w := splitLeak(graph.SplitStable, dir); (w == "") != (p == graph.SplitStable) {
+		if w := splitLeak(graph.SplitStable, 1, dir); (w == "") != (p == graph.SplitStable) {
 			t.Errorf("predecessor split %s: %q", p, w)
+		}
+		// Another seed salts the pair keys otherwise: a leak as the paper's.
+		if w := splitLeak(graph.SplitStable, 2, dir); !strings.Contains(w, "seed") && p == graph.SplitStable {
+			t.Errorf("predecessor seed 1, tonight 2: %q", w)
 		}
 	}
 }
