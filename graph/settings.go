@@ -27,8 +27,11 @@ type PairSettings struct {
 	// grouped (the two directions of a pair always together,
 	// SplitPairsGrouped), for a graph whose relations are given both ways,
 	// where the paper's split puts one direction in training and the
-	// other in test (the split stage's stats say how often: ReverseShare).
-	Split setting.Opt[string] `yaml:"split" json:",omitzero" default:"paper" oneof:"paper grouped"` // out of the job hash when unset, as CoReviewSettings
+	// other in test (the split stage's stats say how often: ReverseShare),
+	// or stable (a pair's split drawn from a hash of its two ids,
+	// SplitPairsStable, grouped as well), for nightly runs warm-started
+	// from the last, whose test pairs must not be pairs it trained on.
+	Split setting.Opt[string] `yaml:"split" json:",omitzero" default:"paper" oneof:"paper grouped stable"` // out of the job hash when unset, as CoReviewSettings
 	// ColdItems is the share of the experiment's related items (with
 	// features) held out of the whole run, with every relation touching
 	// them, before negatives, split and training; the recommend stage then

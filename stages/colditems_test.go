@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -57,6 +58,54 @@ func TestPickColdItems(t *testing.T) {
 	kept, held := withoutItems(pos, []int32{3}, 13)
 	if len(kept) != 8 || len(held) != 2 || held[0] != (graph.Edge{Src: 2, Dst: 3}) || held[1] != (graph.Edge{Src: 3, Dst: 4}) {
 		t.Errorf("without 3: kept %v, held %v", kept, held)
+	}
+}
+
+// TestPickColdItemsStable: under split: stable the held-out items are
+// those whose id's key is below the share, so an item's fate does not
+// depend on which other items are in tonight's graph or their indices;
+// the key names it.
+func TestPickColdItemsStable(t *testing.T) {
+	ids := func(n int, pre string) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprint(pre, i)
+		}
+		return out
+	}
+	chain := func(n int) []graph.Edge {
+		var pos []graph.Edge
+		for i := range int32(n - 1) {
+			pos = append(pos, graph.Edge{Src: i, Dst: i + 1})
+		}
+		return pos
+	}
+	// Day 2: the same ids, 200 new ones first, so every index moves.
+	asin1 := ids(2000, "a")
+	asin2 := append(ids(200, "b"), asin1...)
+	c1 := pickColdItemsStable(chain(2000), asin1, 0.1, 9)
+	c2 := pickColdItemsStable(chain(2200), asin2, 0.1, 9)
+	held := map[string]bool{}
+	for _, x := range c2 {
+		held[asin2[x]] = true
+	}
+	for _, x := range c1 {
+		if !held[asin1[x]] {
+			t.Fatalf("item %s held out on day 1, not on day 2", asin1[x])
+		}
+	}
+	if len(c1) < 140 || len(c1) > 260 || !slices.IsSorted(c1) {
+		t.Errorf("%d of 2,000 items held out at 0.1 (want about 200), sorted %v", len(c1), slices.IsSorted(c1))
+	}
+	if one := pickColdItemsStable(chain(3), ids(3, "a"), 1e-9, 9); len(one) != 1 {
+		t.Errorf("a tiny share held out %v, want one item", one)
+	}
+	r := loadTestJob(t).Resolve(0)
+	r.Settings.ColdItems = job.Set(0.1)
+	r.Settings.Split = job.Set(graph.SplitStable)
+	b := must(json.Marshal(Negatives{}.Params(&r)))(t)
+	if want := `{"method":"rewire","swaps_per_edge":20,"graph":"also_bought","cold_items":0.1,"cold_by_id":true}`; string(b) != want {
+		t.Errorf("negatives key %s, want %s", b, want)
 	}
 }
 

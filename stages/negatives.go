@@ -36,10 +36,16 @@ type negativesParams struct {
 	// ColdItems is the share of items held out (graph.PairSettings);
 	// omitted when 0, so the key of a job without it is unchanged.
 	ColdItems float64 `json:"cold_items,omitempty"`
+	// ColdByID draws the held-out items by a hash of their ids
+	// (pickColdItemsStable) rather than with the seed's stream: set with
+	// cold_items under split: stable, so they stay held out night after
+	// night as the pairs stay in their split.
+	ColdByID bool `json:"cold_by_id,omitempty"`
 }
 
 func (Negatives) Params(e *job.Resolved) negativesParams {
 	p := negativesParams{Method: e.Settings.Negatives, Graph: e.Graph, ColdItems: e.Settings.ColdItems.Get()}
+	p.ColdByID = p.ColdItems > 0 && e.Settings.Split.Get() == graph.SplitStable
 	if p.Method != "uniform" {
 		p.SwapsPerEdge = e.Settings.SwapsPerEdge
 	}
@@ -69,7 +75,11 @@ func (Negatives) Run(ctx context.Context, env *pipeline.Env, p negativesParams) 
 	var cold []int32
 	var coldRel []graph.Edge
 	if p.ColdItems > 0 {
-		cold = pickColdItems(pos, p.ColdItems, env.RNG("cold_items"))
+		if p.ColdByID {
+			cold = pickColdItemsStable(pos, it.asin, p.ColdItems, StableSalt(env))
+		} else {
+			cold = pickColdItems(pos, p.ColdItems, env.RNG("cold_items"))
+		}
 		pos, coldRel = withoutItems(pos, cold, len(it.asin))
 	}
 	if !graph.SplitSizes(len(pos), len(pos), 0).Usable() {
@@ -184,6 +194,36 @@ func pickColdItems(pos []graph.Edge, share float64, rng *rand.Rand) []int32 {
 	cold := make([]int32, n)
 	for i := range cold {
 		cold[i] = active[perm[i]]
+	}
+	slices.Sort(cold)
+	return cold
+}
+
+// pickColdItemsStable holds out each related item whose id's key
+// (graph.ItemKey) falls below share: about share of them, and an item
+// held out once stays held out while the share and the seed do. With
+// none below it (a handful of items), the one of lowest key.
+func pickColdItemsStable(pos []graph.Edge, asin []string, share float64, salt uint64) []int32 {
+	seen := map[int32]bool{}
+	var cold []int32
+	low, lowKey := int32(-1), uint64(0)
+	for _, e := range pos {
+		for _, x := range [2]int32{e.Src, e.Dst} {
+			if seen[x] {
+				continue
+			}
+			seen[x] = true
+			k := graph.ItemKey(salt, asin[x])
+			if graph.KeyBelow(k, share) {
+				cold = append(cold, x)
+			}
+			if low < 0 || k < lowKey || k == lowKey && asin[x] < asin[low] {
+				low, lowKey = x, k
+			}
+		}
+	}
+	if len(cold) == 0 && low >= 0 {
+		cold = []int32{low}
 	}
 	slices.Sort(cold)
 	return cold

@@ -14,7 +14,9 @@ import (
 
 // Split shuffles R ∪ R̄ with the seed and cuts it 80/10/10, capping the
 // training part at train_cap (graph.SplitPairs), or with split: grouped
-// deals the two directions of a pair together (graph.SplitPairsGrouped).
+// deals the two directions of a pair together (graph.SplitPairsGrouped),
+// or with split: stable by a hash of the pair's item ids
+// (graph.SplitPairsStable), the same split every night.
 // Its stats give the share of test positives whose reverse is in training
 // (graph.ReverseShare), what a model can answer by memory.
 type Split struct{}
@@ -26,15 +28,15 @@ func (Split) Deps() []string { return []string{"ingest", "negatives"} }
 
 type splitParams struct {
 	TrainCap int `json:"train_cap"`
-	// Protocol is graph.SplitGrouped or "" for the paper's (so the key of
-	// the paper's split reads as before).
+	// Protocol is graph.SplitGrouped, graph.SplitStable or "" for the
+	// paper's (so the key of the paper's split reads as before).
 	Protocol string `json:"split,omitempty"`
 }
 
 func (Split) Params(e *job.Resolved) splitParams {
 	p := splitParams{TrainCap: e.Settings.TrainCap}
-	if e.Settings.Split.Get() == graph.SplitGrouped {
-		p.Protocol = graph.SplitGrouped
+	if s := e.Settings.Split.Get(); s == graph.SplitGrouped || s == graph.SplitStable {
+		p.Protocol = s
 	}
 	return p
 }
@@ -61,13 +63,19 @@ func (Split) Run(ctx context.Context, env *pipeline.Env, p splitParams) (*pipeli
 	}
 	var pairs []graph.Pair
 	var st graph.SplitStats
-	if p.Protocol == graph.SplitGrouped {
-		pairs, st = graph.SplitPairsGrouped(pos, neg, env.RNG("split"), p.TrainCap)
-		// Dealt in groups, the sizes can differ from SplitSizes' by a pair
-		// at a boundary.
+	if p.Protocol == graph.SplitGrouped || p.Protocol == graph.SplitStable {
+		if p.Protocol == graph.SplitGrouped {
+			pairs, st = graph.SplitPairsGrouped(pos, neg, env.RNG("split"), p.TrainCap)
+		} else {
+			salt := StableSalt(env)
+			pairs, st = graph.SplitPairsStable(pos, neg, func(e graph.Edge) uint64 {
+				return graph.PairKey(salt, it.asin[e.Src], it.asin[e.Dst])
+			}, p.TrainCap)
+		}
+		// Dealt in groups or by key, the sizes can differ from SplitSizes'.
 		if !st.Usable() {
-			return nil, fmt.Errorf("%w: experiment %s: split: grouped dealt %v/%v/%v pairs with %v positive: a split without a positive or a negative pair",
-				pipeline.ErrBadInput, env.Experiment, st.Pairs[0], st.Pairs[1], st.Pairs[2], st.Related)
+			return nil, fmt.Errorf("%w: experiment %s: split: %s dealt %v/%v/%v pairs with %v positive: a split without a positive or a negative pair",
+				pipeline.ErrBadInput, env.Experiment, p.Protocol, st.Pairs[0], st.Pairs[1], st.Pairs[2], st.Related)
 		}
 	} else {
 		pairs, st = graph.SplitPairs(pos, neg, env.RNG("split"), p.TrainCap)
@@ -93,4 +101,13 @@ func (Split) Run(ctx context.Context, env *pipeline.Env, p splitParams) (*pipeli
 		stats["reverse_in_train_share"] = rev.Share
 	}
 	return &pipeline.Result{Rows: map[string]int64{"pairs": rows}, Stats: stats}, nil
+}
+
+// StableSalt is the salt of graph.PairKey and graph.ItemKey for env's
+// experiment: drawn from the job's seed and the experiment's name alone
+// (the split stage's stream, whichever stage asks; a seed replica's
+// own seed), so it is the same every night they are, and another seed
+// deals other splits.
+func StableSalt(env *pipeline.Env) uint64 {
+	return pipeline.StageRNG(env.Seed, env.Experiment, "split", "stable").Uint64()
 }

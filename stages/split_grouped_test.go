@@ -57,3 +57,45 @@ func TestSplitGroupedStage(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitStableStage: under split: stable every pair's split is the one
+// its two item ids' key gives (graph.PairKey with StableSalt), so it is
+// the same in any run with that pair, whatever this run's item indices;
+// the two directions of a pair share it.
+func TestSplitStableStage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the stages up to the split")
+	}
+	j := loadTestJob(t)
+	j.Experiments = j.Experiments[:1]
+	j.Settings.Split = job.Set(graph.SplitStable)
+	dir := t.TempDir()
+	if _, err := runStages(context.Background(), j, Experiment()[:5], nil, pipeline.Options{RunDir: dir, RunID: runID(dir)}); err != nil {
+		t.Fatal(err)
+	}
+	exp := j.Experiments[0].Name
+	in := runInputs(dir, exp)
+	it := must(readItems(t.Context(), in))(t)
+	pairs := must(readPairs(t.Context(), in))(t)
+	salt := StableSalt(&pipeline.Env{Seed: j.Seed, Experiment: exp})
+	for i, p := range pairs {
+		k := graph.PairKey(salt, it.asin[p.X], it.asin[p.Y])
+		want := graph.Test
+		switch {
+		case graph.KeyBelow(k, 0.8):
+			want = graph.Train
+		case graph.KeyBelow(k, 0.9):
+			want = graph.Valid
+		}
+		if p.Split != want {
+			t.Fatalf("row %d (%s, %s): split %v, its key says %v", i, it.asin[p.X], it.asin[p.Y], p.Split, want)
+		}
+	}
+	if rev := graph.ReverseInTrain(pairs); rev.ReverseInTrain != 0 {
+		t.Errorf("%d test positives reversed in training", rev.ReverseInTrain)
+	}
+	m := must(cache.ReadManifest(filepath.Join(dir, exp, "split")))(t)
+	if m.Stats["protocol"] != graph.SplitStable {
+		t.Errorf("split stats protocol %v", m.Stats["protocol"])
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"monomer/graph"
 	"monomer/job"
 	"monomer/models"
 	"monomer/pipeline"
@@ -88,6 +89,13 @@ func TestWarmFromRun(t *testing.T) {
 			}
 		}
 	}
+	// The test job splits as the paper does: the warm fits say their test
+	// error is optimistic.
+	if m := must(cache.ReadManifest(filepath.Join(day2, "men-image", "train.lmt")))(t); !slices.ContainsFunc(m.Warnings, func(w pipeline.Warning) bool {
+		return strings.Contains(w.Msg, "split: stable")
+	}) {
+		t.Errorf("train.lmt warnings %v, want the split's leak named", m.Warnings)
+	}
 	lda := must(cache.ReadManifest(filepath.Join(day2, "women-bow", "train.lda")))(t)
 	if len(lda.Warnings) == 0 || !strings.Contains(lda.Warnings[0].Msg, "cold start") || !strings.Contains(lda.Warnings[0].Msg, "LDA") {
 		t.Errorf("train.lda warnings %v, want a cold start for its topics", lda.Warnings)
@@ -127,7 +135,7 @@ func TestWarmFromRun(t *testing.T) {
 	if err != nil || st != nil || len(warns) != 1 || !strings.Contains(warns[0].Msg, "features 0.0.1") {
 		t.Errorf("another features version: start %v, warnings %v, %v", st != nil, warns, err)
 	}
-	w.FeaturesVersion, w.TrainVersion = Features{}.Version(), "0.0.1"
+	w.FeaturesVersion, w.TrainVersion, w.Leak = Features{}.Version(), "0.0.1", ""
 	st, warns, err = warmStart(t.Context(), w, spec, "lmt", 4096, nil)
 	if err != nil || st == nil || len(warns) != 1 || !strings.Contains(warns[0].Msg, "train 0.0.1") {
 		t.Errorf("another train version: start %v, warnings %v, %v", st != nil, warns, err)
@@ -210,5 +218,25 @@ func TestWarmFromOwnRunDir(t *testing.T) {
 	j.RunDir, j.WarmFrom = filepath.Join(dir, "new"), filepath.Join(dir, "new")+"/"
 	if w := warmFor(ptr(j.Resolve(0)), "lmt"); !strings.Contains(w.Missing, "own directory") {
 		t.Errorf("a run dir not made yet: %+v", w)
+	}
+}
+
+// TestSplitLeak: a warm start warns of pairs its predecessor trained on in
+// tonight's test split unless both runs split stable.
+func TestSplitLeak(t *testing.T) {
+	if w := splitLeak("", t.TempDir()); !strings.Contains(w, "splits paper") {
+		t.Errorf("paper split: %q", w)
+	}
+	if w := splitLeak(graph.SplitStable, t.TempDir()); !strings.Contains(w, "predecessor did not split stable (its split unread)") {
+		t.Errorf("no predecessor manifest: %q", w)
+	}
+	for _, p := range []string{graph.SplitGrouped, graph.SplitStable} {
+		dir := t.TempDir()
+		if err := cache.WriteManifest(dir, &cache.Manifest{Stats: map[string]any{"protocol": p}}); err != nil {
+			t.Fatal(err)
+		}
+		if w := splitLeak(graph.SplitStable, dir); (w == "") != (p == graph.SplitStable) {
+			t.Errorf("predecessor split %s: %q", p, w)
+		}
 	}
 }
