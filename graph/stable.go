@@ -22,29 +22,26 @@ func PairKey(salt uint64, a, b string) uint64 {
 	if b < a {
 		a, b = b, a
 	}
-	h := fnv.New64a()
-	var s [8]byte
-	for i := range s {
-		s[i] = byte(salt >> (8 * i))
-	}
-	h.Write(s[:])
-	h.Write([]byte(a))
-	h.Write([]byte{0})
-	h.Write([]byte(b))
-	return mix64(h.Sum64())
+	return saltedKey(salt, a, "\x00", b)
 }
 
 // ItemKey is PairKey for one item: what cold_items draws by under a stable
 // split, so an item held out tonight was held out last night too.
 func ItemKey(salt uint64, id string) uint64 {
+	return saltedKey(salt, "\x01", id) // the \x01 keeps it apart from every PairKey
+}
+
+// saltedKey is FNV-1a of salt's eight bytes and parts, finalised by mix64.
+func saltedKey(salt uint64, parts ...string) uint64 {
 	h := fnv.New64a()
 	var s [8]byte
 	for i := range s {
 		s[i] = byte(salt >> (8 * i))
 	}
 	h.Write(s[:])
-	h.Write([]byte{1}) // apart from every PairKey
-	h.Write([]byte(id))
+	for _, p := range parts {
+		h.Write([]byte(p))
+	}
 	return mix64(h.Sum64())
 }
 

@@ -36,7 +36,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from roundtrip import near_tie, read_lists  # noqa: E402
+from roundtrip import near_tie_positions, read_lists  # noqa: E402
 
 DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "serving.md")
 # The export the doc's snippets name; the only text of theirs replaced.
@@ -248,17 +248,11 @@ def check(cluster, blocks, n_case, export, lists_path, model):
         if mine == theirs:
             stats["identical_lists"] += 1
         else:
-            ties = 0
-            for r, (a, b) in enumerate(zip(mine, theirs)):
-                if a == b:
-                    continue
-                ya, yb = row[a], row[b]
-                gap = abs(float(q64[x] @ v64[ya]) - float(q64[x] @ v64[yb]))
-                bound = near_tie(d, qa[x], va[ya], va[yb])
-                if gap > bound:
-                    raise Mismatch(f"{export}: query {q} rank {r + 1}: pgvector has {a}, monomer {b}, "
-                                   f"scores {gap:.3g} apart, more than the float32 near-tie bound {bound:.3g}")
-                ties += 1
+            ties, bad = near_tie_positions(mine, theirs, x, row, q64, v64, qa, va, d)
+            if bad:
+                r, a, b, gap, bound = bad
+                raise Mismatch(f"{export}: query {q} rank {r}: pgvector has {a}, monomer {b}, "
+                               f"scores {gap:.3g} apart, more than the float32 near-tie bound {bound:.3g}")
             stats["near_tie_positions"] += ties
             stats["lists_with_near_ties"] += 1
         prob = dict(found[q])

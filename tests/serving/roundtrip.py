@@ -36,6 +36,23 @@ def near_tie(d, qa_abs, va_abs, vb_abs):
     return (d + 5) * U * (float(qa_abs @ va_abs) + float(qa_abs @ vb_abs))
 
 
+
+def near_tie_positions(mine, theirs, x, row, q64, v64, qa, va, d):
+    """Where lists mine and theirs (of query row x) differ: the number of
+    ranks that differ, and the first (rank, a, b, gap, bound) whose two
+    items are further apart than the float32 near-tie bound, or None."""
+    ties = 0
+    for r, (a, b) in enumerate(zip(mine, theirs)):
+        if a == b:
+            continue
+        ya, yb = row[a], row[b]
+        gap = abs(float(q64[x] @ v64[ya]) - float(q64[x] @ v64[yb]))
+        bound = near_tie(d, qa[x], va[ya], va[yb])
+        if gap > bound:
+            return ties, (r + 1, a, b, gap, bound)
+        ties += 1
+    return ties, None
+
 def fail(msg):
     print("roundtrip: " + msg, file=sys.stderr)
     sys.exit(1)
@@ -125,17 +142,11 @@ def check(export, lists_path, model):
         if mine == theirs:
             stats["identical_lists"] += 1
         else:
-            ties = 0
-            for r, (a, b) in enumerate(zip(mine, theirs)):
-                if a == b:
-                    continue
-                ya, yb = row[a], row[b]
-                gap = abs(float(q64[x] @ v64[ya]) - float(q64[x] @ v64[yb]))
-                bound = near_tie(d, qa[x], va[ya], va[yb])
-                if gap > bound:
-                    fail(f"{export}: query {q} rank {r + 1}: FAISS has {a}, monomer {b}, "
-                         f"scores {gap:.3g} apart, more than the float32 near-tie bound {bound:.3g}")
-                ties += 1
+            ties, bad = near_tie_positions(mine, theirs, x, row, q64, v64, qa, va, d)
+            if bad:
+                r, a, b, gap, bound = bad
+                fail(f"{export}: query {q} rank {r}: FAISS has {a}, monomer {b}, "
+                     f"scores {gap:.3g} apart, more than the float32 near-tie bound {bound:.3g}")
             stats["near_tie_positions"] += ties
             stats["lists_with_near_ties"] += 1
         # Ranking the rounded vectors in float64: how often float32 alone
