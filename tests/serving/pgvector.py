@@ -36,7 +36,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from roundtrip import near_tie_positions, read_lists  # noqa: E402
+from roundtrip import compare_list, read_lists  # noqa: E402
 
 DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "serving.md")
 # The export the doc's snippets name; the only text of theirs replaced.
@@ -245,16 +245,9 @@ def check(cluster, blocks, n_case, export, lists_path, model):
             mine = mine[:len(theirs)]  # a short list: fewer candidates than k
         if len(mine) != len(theirs):
             raise Mismatch(f"{export}: query {q}: pgvector gave {len(mine)} items, monomer {len(theirs)}")
-        if mine == theirs:
-            stats["identical_lists"] += 1
-        else:
-            ties, bad = near_tie_positions(mine, theirs, x, row, q64, v64, qa, va, d)
-            if bad:
-                r, a, b, gap, bound = bad
-                raise Mismatch(f"{export}: query {q} rank {r}: pgvector has {a}, monomer {b}, "
-                               f"scores {gap:.3g} apart, more than the float32 near-tie bound {bound:.3g}")
-            stats["near_tie_positions"] += ties
-            stats["lists_with_near_ties"] += 1
+        bad = compare_list(stats, "pgvector", export, q, mine, theirs, x, row, q64, v64, qa, va, d)
+        if bad:
+            raise Mismatch(bad)
         prob = dict(found[q])
         for _, it, p in lists[q]:
             if it in prob:

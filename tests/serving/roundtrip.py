@@ -37,10 +37,13 @@ def near_tie(d, qa_abs, va_abs, vb_abs):
 
 
 
-def near_tie_positions(mine, theirs, x, row, q64, v64, qa, va, d):
-    """Where lists mine and theirs (of query row x) differ: the number of
-    ranks that differ, and the first (rank, a, b, gap, bound) whose two
-    items are further apart than the float32 near-tie bound, or None."""
+def compare_list(stats, engine, export, q, mine, theirs, x, row, q64, v64, qa, va, d):
+    """Counts list mine (engine's for query q, row x) against monomer's
+    theirs in stats, and returns a one-line failure when two items they
+    rank differently are further apart than the float32 near-tie bound."""
+    if mine == theirs:
+        stats["identical_lists"] += 1
+        return None
     ties = 0
     for r, (a, b) in enumerate(zip(mine, theirs)):
         if a == b:
@@ -49,9 +52,12 @@ def near_tie_positions(mine, theirs, x, row, q64, v64, qa, va, d):
         gap = abs(float(q64[x] @ v64[ya]) - float(q64[x] @ v64[yb]))
         bound = near_tie(d, qa[x], va[ya], va[yb])
         if gap > bound:
-            return ties, (r + 1, a, b, gap, bound)
+            return (f"{export}: query {q} rank {r + 1}: {engine} has {a}, monomer {b}, "
+                    f"scores {gap:.3g} apart, more than the float32 near-tie bound {bound:.3g}")
         ties += 1
-    return ties, None
+    stats["near_tie_positions"] += ties
+    stats["lists_with_near_ties"] += 1
+    return None
 
 def fail(msg):
     print("roundtrip: " + msg, file=sys.stderr)
@@ -139,16 +145,9 @@ def check(export, lists_path, model):
         theirs = [it for _, it, _ in lists[q]]
         if len(theirs) < k and len(mine) > len(theirs):
             mine = mine[:len(theirs)]  # a short list: fewer candidates than k
-        if mine == theirs:
-            stats["identical_lists"] += 1
-        else:
-            ties, bad = near_tie_positions(mine, theirs, x, row, q64, v64, qa, va, d)
-            if bad:
-                r, a, b, gap, bound = bad
-                fail(f"{export}: query {q} rank {r}: FAISS has {a}, monomer {b}, "
-                     f"scores {gap:.3g} apart, more than the float32 near-tie bound {bound:.3g}")
-            stats["near_tie_positions"] += ties
-            stats["lists_with_near_ties"] += 1
+        bad = compare_list(stats, "FAISS", export, q, mine, theirs, x, row, q64, v64, qa, va, d)
+        if bad:
+            fail(bad)
         # Ranking the rounded vectors in float64: how often float32 alone
         # reorders monomer's list.
         # Rows are in id order, so ties go to the lower row, as monomer's.
